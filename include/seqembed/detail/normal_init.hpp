@@ -1,0 +1,38 @@
+/// @file detail/normal_init.hpp
+/// @brief Seeded N(0, 1) initialisation that gives the same table on every platform.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "../types.hpp"
+#include "philox.hpp"
+
+namespace seqembed::detail {
+
+/// Stream ids that keep the tables of different components apart for one seed.
+enum class InitStream : std::uint64_t { token_embedding = 1, learned_positions = 2 };
+
+/// A uniform double in (0, 1] from 64 random bits (53 of them used).
+inline double unit_interval_open_below(std::uint32_t low, std::uint32_t high) {
+    const std::uint64_t bits = (static_cast<std::uint64_t>(high) << 32) | low;
+    return (static_cast<double>(bits >> 11) + 1.0) * 0x1.0p-53;
+}
+
+/// Fills count elements with N(0, 1) draws: Box-Muller in double over Philox blocks, so element
+/// k depends only on (seed, stream, k). std::normal_distribution is not used because its output
+/// differs between standard libraries.
+template <typename Scalar>
+void fill_standard_normal(Scalar* data, Index count, std::uint64_t seed, InitStream stream) {
+    constexpr double two_pi = 6.283185307179586476925286766559;
+    for (Index pair = 0; 2 * pair < count; ++pair) {
+        const PhiloxBlock bits =
+            philox_block(seed, static_cast<std::uint64_t>(stream), static_cast<std::uint64_t>(pair));
+        const double radius = std::sqrt(-2.0 * std::log(unit_interval_open_below(bits[0], bits[1])));
+        const double angle = two_pi * unit_interval_open_below(bits[2], bits[3]);
+        data[2 * pair] = static_cast<Scalar>(radius * std::cos(angle));
+        if (2 * pair + 1 < count) data[2 * pair + 1] = static_cast<Scalar>(radius * std::sin(angle));
+    }
+}
+
+}  // namespace seqembed::detail

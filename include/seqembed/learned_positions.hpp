@@ -1,0 +1,197 @@
+/// @file learned_positions.hpp
+/// @brief LearnedPositionalEmbedding: a trained max_positions x d_model position table.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "detail/checks.hpp"
+#include "detail/normal_init.hpp"
+#include "detail/row_table.hpp"
+#include "error.hpp"
+#include "types.hpp"
+
+namespace seqembed {
+
+/// @brief How a LearnedPositionalEmbedding is built and indexed.
+struct LearnedPositionsOptions {
+    /// @brief Table row of the first token: 0 for BERT and GPT-2, 2 for BART and OPT,
+    ///        padding_idx + 1 for RoBERTa. Token t reads row offset + t.
+    std::int64_t offset = 0;
+    /// @brief Seed of the N(0, 1) initialisation.
+    std::uint64_t seed = 0;
+    /// @brief With weights from the caller: throw if any value is NaN or infinite.
+    bool check_finite = false;
+
+    /// @brief BERT and GPT-2: token t reads row t.
+    static LearnedPositionsOptions bert() { return {}; }
+    /// @brief BART and OPT: the table has two extra leading rows, token t reads row t + 2.
+    static LearnedPositionsOptions bart() {
+        LearnedPositionsOptions options;
+        options.offset = 2;
+        return options;
+    }
+    /// @brief RoBERTa: token t reads row padding_idx + 1 + t (a 514-row table serves 512
+    ///        tokens).
+    /// @param padding_idx the vocabulary's padding id (1 in RoBERTa).
+    static LearnedPositionsOptions roberta(std::int64_t padding_idx = 1) {
+        LearnedPositionsOptions options;
+        options.offset = detail::checked_add("RoBERTa position offset", padding_idx, 1);
+        return options;
+    }
+};
+
+/// @brief A learned position table: max_positions rows of d_model values, token t of a sequence
+///        reading row offset + t.
+///
+/// Seed 003 loads such a table from a pre-trained model (512 rows for inputs of up to 350
+/// tokens). Past the table is an index_error: nothing is clamped or wrapped.
+/// @tparam Scalar float or double.
+/// @code
+/// auto positions = seqembed::LearnedPositionalEmbedding<float>::from_weights(
+///     checkpoint_table, seqembed::LearnedPositionsOptions::bart());
+/// auto rows = positions.rows(0, 350);   // rows 2 .. 351 of the table, a view
+/// @endcode
+template <typename Scalar = float>
+class LearnedPositionalEmbedding {
+    static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
+                  "LearnedPositionalEmbedding<Scalar>: Scalar must be float or double");
+
+public:
+    /// @brief The options type.
+    using Options = LearnedPositionsOptions;
+
+    /// @brief A table initialised with seeded N(0, 1) draws, as nn.Embedding does.
+    /// @param max_positions rows, > 0.
+    /// @param d_model columns, > 0.
+    /// @param options offset (in [0, max_positions)) and seed.
+    /// @throws value_error for a zero size or a table too large; index_error for a bad offset.
+    LearnedPositionalEmbedding(Index max_positions, Index d_model,
+                               const LearnedPositionsOptions& options = {})
+        : m_table(allocate_table(max_positions, d_model)),
+          m_offset(checked_offset(options.offset, max_positions)) {
+        detail::fill_standard_normal(m_table.owned().data(), m_table.owned().size(), options.seed,
+                                     detail::InitStream::learned_positions);
+    }
+
+    /// @brief A table holding a copy of pre-trained weights (max_positions x d_model).
+    /// @param weights the table.
+    /// @param options offset and check_finite.
+    /// @throws value_error for an empty table or, when checked, a non-finite value;
+    ///         index_error for a bad offset.
+    static LearnedPositionalEmbedding from_weights(
+        const Eigen::Ref<const RowMatrix<Scalar>>& weights,
+        const LearnedPositionsOptions& options = {}) {
+        if (options.check_finite)
+            detail::require_finite("learned position weights", weights.data(), weights.rows(),
+                                   weights.cols());
+        return LearnedPositionalEmbedding(
+            detail::RowTable<Scalar>("learned position weights", weights), options);
+    }
+
+    /// @brief A table viewing max_positions x d_model values at data without copying; the
+    ///        caller keeps them alive and unchanged.
+    /// @param data first value of row 0.
+    /// @param max_positions rows.
+    /// @param d_model columns.
+    /// @param options offset and check_finite.
+    /// @throws value_error, index_error as from_weights.
+    static LearnedPositionalEmbedding view(const Scalar* data, Index max_positions, Index d_model,
+                                           const LearnedPositionsOptions& options = {}) {
+        detail::RowTable<Scalar> table("learned position view", data, max_positions, d_model);
+        if (options.check_finite)
+            detail::require_finite("learned position view", data, max_positions, d_model);
+        return LearnedPositionalEmbedding(std::move(table), options);
+    }
+
+    /// @brief Rows of the table.
+    Index max_positions() const noexcept { return m_table.rows(); }
+    /// @brief Width of a row.
+    Index d_model() const noexcept { return m_table.cols(); }
+    /// @brief Row read by the first token.
+    std::int64_t offset() const noexcept { return m_offset; }
+    /// @brief How many token positions the table serves: max_positions - offset.
+    Index capacity() const noexcept { return m_table.rows() - static_cast<Index>(m_offset); }
+    /// @brief The whole table, offset rows included, as a read-only view.
+    Eigen::Map<const RowMatrix<Scalar>> weights() const noexcept { return m_table.matrix(); }
+
+    /// @brief The rows of tokens first .. first + count - 1 (rows offset + first ...), a view.
+    /// @param first token index of the first row (a step offset when decoding).
+    /// @param count number of tokens.
+    /// @throws index_error past the table.
+    Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
+        require_positions(first, count);
+        return {m_table.row(static_cast<Index>(m_offset + first)), count, d_model()};
+    }
+
+    /// @brief A copy of rows(first, count).
+    /// @param first token index of the first row.
+    /// @param count number of tokens.
+    /// @throws index_error past the table.
+    RowMatrix<Scalar> forward(std::int64_t first, Index count) const { return rows(first, count); }
+
+    /// @brief Copies rows(first, out.rows()) into caller memory without allocating.
+    /// @param first token index of the first row.
+    /// @param out out.rows() x d_model.
+    /// @throws shape_error if out.cols() != d_model; index_error past the table.
+    void forward_into(std::int64_t first, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        if (out.cols() != d_model())
+            detail::fail<shape_error>("output of LearnedPositionalEmbedding::forward_into has ",
+                                      out.cols(), " columns, expected d_model = ", d_model());
+        out = rows(first, out.rows());
+    }
+
+    /// @name Positional interface used by InputPipeline
+    /// @{
+
+    /// @brief Throws unless tokens [first, first + count) have rows.
+    /// @param first first token index (plus step offset).
+    /// @param count number of tokens.
+    /// @throws index_error naming the row and the table's size.
+    void require_positions(std::int64_t first, Index count) const {
+        if (first < 0 || count < 0)
+            detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
+                                      ") start before the table");
+        if (first > capacity() || count > capacity() - first)
+            detail::fail<index_error>(
+                "position ", first + count - 1, " (table row ", m_offset + first + count - 1,
+                " with offset ", m_offset, ") is past the learned position table of ",
+                max_positions(), " rows, which serves ", capacity(), " tokens");
+    }
+    /// @brief The row of token index `row`, which require_positions accepted.
+    /// @param row token index.
+    const Scalar* stored_row(std::int64_t row) const noexcept {
+        return m_table.row(static_cast<Index>(m_offset + row));
+    }
+    /// @brief Copies the row of token index `row` to out[0 .. d_model).
+    /// @param row token index.
+    /// @param out d_model values.
+    void row_into(std::int64_t row, Scalar* out) const {
+        const Scalar* stored = stored_row(row);
+        std::copy(stored, stored + d_model(), out);
+    }
+    /// @}
+
+private:
+    LearnedPositionalEmbedding(detail::RowTable<Scalar> table, const LearnedPositionsOptions& options)
+        : m_table(std::move(table)), m_offset(checked_offset(options.offset, m_table.rows())) {}
+
+    static detail::RowTable<Scalar> allocate_table(Index max_positions, Index d_model) {
+        detail::require_positive("max_positions", max_positions);
+        detail::require_positive("d_model", d_model);
+        return detail::RowTable<Scalar>("learned position table", max_positions, d_model);
+    }
+
+    static std::int64_t checked_offset(std::int64_t offset, Index max_positions) {
+        if (offset < 0 || offset >= max_positions)
+            detail::fail<index_error>("learned position offset ", offset, " is outside [0, ",
+                                      max_positions, ")");
+        return offset;
+    }
+
+    detail::RowTable<Scalar> m_table;
+    std::int64_t m_offset;
+};
+
+}  // namespace seqembed

@@ -1,0 +1,144 @@
+/// @file pipeline.hpp
+/// @brief InputPipeline: embeddings x scale + positions, then dropout, over a padded batch.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "detail/checks.hpp"
+#include "detail/fused_rows.hpp"
+#include "dropout.hpp"
+#include "error.hpp"
+#include "padding.hpp"
+#include "sinusoidal.hpp"
+#include "token_embedding.hpp"
+#include "types.hpp"
+
+namespace seqembed {
+
+/// @brief How an InputPipeline applies dropout after the sum.
+struct PipelineOptions {
+    /// @brief Dropout probability in training, in [0, 1) (seed 001 uses 0.1).
+    double dropout = 0.0;
+    /// @brief Key of the dropout mask.
+    std::uint64_t dropout_seed = 0;
+};
+
+/// @brief The input stage of a transformer: for each real token, its embedding times the
+///        embedding's scale plus the encoding of its position, then dropout in training.
+///
+/// ids are a batch x seq matrix; the output is (batch * seq) x d_model, row b * seq + t for
+/// token (b, t). Padding says which tokens are real; each real token's position is the number of
+/// real tokens before it in its sequence (plus a step offset when decoding), so left and right
+/// padding give the same positions; padded rows are zero. forward and forward_into are const
+/// and safe to call from several threads at once.
+/// @tparam Scalar float or double.
+/// @tparam Positional SinusoidalPositionalEncoding<Scalar> or LearnedPositionalEmbedding<Scalar>
+///         (any type with d_model, require_positions, stored_row and row_into).
+/// @code
+/// seqembed::InputPipeline<float> pipeline(
+///     seqembed::TokenEmbedding<float>(32000, 512),
+///     seqembed::SinusoidalPositionalEncoding<float>(512), {/*dropout=*/0.1});
+/// seqembed::RowMatrix<float> x = pipeline.forward(ids, seqembed::Padding::by_id(0));
+/// @endcode
+template <typename Scalar = float, typename Positional = SinusoidalPositionalEncoding<Scalar>>
+class InputPipeline {
+    static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
+                  "InputPipeline<Scalar, Positional>: Scalar must be float or double");
+
+public:
+    /// @brief Joins an embedding and a position table of the same width.
+    /// @param embedding the token table (its scale applies).
+    /// @param positions the position table.
+    /// @param options dropout probability and seed.
+    /// @throws shape_error if the widths differ; value_error for a bad dropout p.
+    InputPipeline(TokenEmbedding<Scalar> embedding, Positional positions,
+                  const PipelineOptions& options = {})
+        : m_embedding(std::move(embedding)),
+          m_positions(std::move(positions)),
+          m_dropout(options.dropout, options.dropout_seed) {
+        if (m_embedding.d_model() != m_positions.d_model())
+            detail::fail<shape_error>("token embedding width ", m_embedding.d_model(),
+                                      " differs from position width ", m_positions.d_model());
+    }
+
+    /// @brief Width of an output row.
+    Index d_model() const noexcept { return m_embedding.d_model(); }
+    /// @brief The token table.
+    const TokenEmbedding<Scalar>& embedding() const noexcept { return m_embedding; }
+    /// @brief The position table.
+    const Positional& positions() const noexcept { return m_positions; }
+    /// @brief The dropout layer (its call counter numbers the training forwards).
+    const Dropout& dropout() const noexcept { return m_dropout; }
+    /// @brief True in training mode.
+    bool is_training() const noexcept { return m_dropout.is_training(); }
+    /// @brief Training mode applies dropout; evaluation mode does not.
+    /// @param training the new mode.
+    void set_training(bool training) noexcept { m_dropout.set_training(training); }
+
+    /// @brief Embeds a batch into a new (batch * seq) x d_model matrix.
+    /// @param ids batch x seq token ids.
+    /// @param padding which tokens are real (default: all).
+    /// @param step_offset added to every position (tokens already decoded).
+    /// @throws as forward_into.
+    RowMatrix<Scalar> forward(const IdsRef& ids, const Padding& padding = Padding::none(),
+                              std::int64_t step_offset = 0) const {
+        RowMatrix<Scalar> out(ids.size(), d_model());
+        forward_into(ids, padding, out, step_offset);
+        return out;
+    }
+
+    /// @brief As forward with every token real, into caller memory.
+    /// @param ids batch x seq token ids.
+    /// @param out (batch * seq) x d_model.
+    /// @throws as the full overload.
+    void forward_into(const IdsRef& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        forward_into(ids, Padding::none(), out);
+    }
+
+    /// @brief Embeds a batch into caller memory without allocating. Everything is checked
+    ///        before the first write, so on an error out is untouched.
+    /// @param ids batch x seq token ids.
+    /// @param padding which tokens are real.
+    /// @param out (batch * seq) x d_model.
+    /// @param step_offset added to every position.
+    /// @throws shape_error for out or padding of the wrong shape; value_error for a bad
+    ///         length; index_error for a real token's id outside the vocabulary or a position
+    ///         past the table.
+    void forward_into(const IdsRef& ids, const Padding& padding, Eigen::Ref<RowMatrix<Scalar>> out,
+                      std::int64_t step_offset = 0) const {
+        detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(),
+                              ids.size(), d_model());
+        padding.require_fits(ids);
+        padding.for_each_token(ids, [&](Index b, Index t, std::int64_t token_index) {
+            if (token_index >= 0) m_embedding.require_id(ids(b, t), b, t);
+        });
+        const Index longest = padding.longest(ids);
+        if (longest > 0) m_positions.require_positions(step_offset, longest);
+
+        const Index width = d_model();
+        const Index seq = ids.cols();
+        const Scalar scale = m_embedding.scale();
+        const bool dropping = m_dropout.is_active();
+        const std::uint64_t call = dropping ? m_dropout.take_call() : 0;
+        padding.for_each_token(ids, [&](Index b, Index t, std::int64_t token_index) {
+            const Index row = b * seq + t;
+            Scalar* out_row = out.row(row).data();
+            if (token_index < 0) {
+                std::fill(out_row, out_row + width, Scalar(0));
+                return;
+            }
+            detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, m_positions,
+                              step_offset + token_index, width);
+            if (dropping)
+                m_dropout.apply(out_row, width, call, static_cast<std::uint64_t>(row * width));
+        });
+    }
+
+private:
+    TokenEmbedding<Scalar> m_embedding;
+    Positional m_positions;
+    Dropout m_dropout;
+};
+
+}  // namespace seqembed

@@ -1,0 +1,16 @@
+/// @file seqembed.hpp
+/// @brief The umbrella header: every component of seqembed. Needs Eigen 3.4+ only.
+///
+/// seqembed turns token ids into the matrix a transformer's first layer reads: token embedding
+/// (scaled by sqrt(d_model)), sinusoidal or learned positions, dropout, over padded batches.
+#pragma once
+
+#include "version.hpp"
+#include "error.hpp"
+#include "types.hpp"
+#include "token_embedding.hpp"
+#include "sinusoidal.hpp"
+#include "learned_positions.hpp"
+#include "dropout.hpp"
+#include "padding.hpp"
+#include "pipeline.hpp"

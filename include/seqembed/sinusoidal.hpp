@@ -1,0 +1,363 @@
+/// @file sinusoidal.hpp
+/// @brief SinusoidalPositionalEncoding: the fixed sin/cos position table of "Attention Is All You
+///        Need", in the conventions of the frameworks that weights are ported from.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "detail/checks.hpp"
+#include "detail/exact_sincos.hpp"
+#include "error.hpp"
+#include "types.hpp"
+
+namespace seqembed {
+
+/// @brief How the seeds write the frequency term; the two are equal in exact arithmetic and
+///        differ only under TablePrecision::follow_scalar.
+enum class DivTermForm {
+    direct_power,  ///< pos / pow(base, e): seeds 000 and 002.
+    log_space      ///< pos * exp(e_numerator * (-ln(base) / e_denominator)): seeds 001 and 004.
+};
+
+/// @brief Where the sines and cosines go in a row.
+enum class SinCosLayout {
+    interleaved,  ///< sin at even columns, cos at odd columns: the paper and every seed.
+    concatenated  ///< [sin | cos]: tensor2tensor, fairseq, Marian, CTranslate2.
+};
+
+/// @brief Which set of frequencies: base^(-e_k) for frequency k.
+enum class FrequencyFamily {
+    paper,         ///< e_k = 2k / d_model (the paper, the seeds, Hugging Face Marian).
+    tensor2tensor  ///< e_k = k / max(d_model/2 - 1, 1) (tensor2tensor, fairseq, Marian, CTranslate2).
+};
+
+/// @brief How the table's values are computed.
+enum class TablePrecision {
+    /// Angles in double-double with a long double frequency, rounded once: a float table is
+    /// within 1 ulp of the exact value for every position below 1,000,000.
+    exact,
+    /// The chosen DivTermForm's arithmetic carried out in Scalar, as the PyTorch seeds do, for
+    /// users who need PyTorch's float32 numbers (which drift from the exact ones: 3.9e-4 at
+    /// position 5000).
+    follow_scalar
+};
+
+/// @brief What the extra column of an odd d_model holds.
+enum class OddWidth {
+    /// One more sine: frequency (d_model-1)/2 (the natural extension of PE(p, 2i) = sin, as
+    /// Hugging Face Marian does for its concatenated layout).
+    extra_sine,
+    /// A zero column at the end (tensor2tensor, fairseq).
+    zero_column
+};
+
+/// @brief What rows past the precomputed table do.
+enum class BeyondTable {
+    throw_error,  ///< throw index_error (seed 002 asserts).
+    compute       ///< compute the rows on the fly, in the table's precision.
+};
+
+/// @brief The configuration of a SinusoidalPositionalEncoding. Start from a preset and change
+///        what differs.
+/// @code
+/// auto options = seqembed::SinusoidalOptions::fairseq(/*padding_idx=*/1);
+/// options.max_len = 1024;
+/// seqembed::SinusoidalPositionalEncoding<float> positions(512, options);
+/// @endcode
+struct SinusoidalOptions {
+    /// @brief Rows precomputed, one per token position (the seed's max_length, 5000).
+    Index max_len = 5000;
+    /// @brief The base of the frequencies (10000).
+    double base = 10000.0;
+    /// @brief Form of the frequency term (matters under TablePrecision::follow_scalar only).
+    DivTermForm form = DivTermForm::log_space;
+    /// @brief Interleaved or concatenated sin/cos.
+    SinCosLayout layout = SinCosLayout::interleaved;
+    /// @brief Paper or tensor2tensor frequencies.
+    FrequencyFamily family = FrequencyFamily::paper;
+    /// @brief Position value of the first token: 0 for the paper, 1 for CTranslate2,
+    ///        padding_idx + 1 for fairseq. Row t of the table encodes position first_position + t.
+    std::int64_t first_position = 0;
+    /// @brief Exact (default) or PyTorch-like Scalar arithmetic.
+    TablePrecision precision = TablePrecision::exact;
+    /// @brief The last column of an odd d_model.
+    OddWidth odd_width = OddWidth::extra_sine;
+    /// @brief Past max_len: throw or compute.
+    BeyondTable beyond = BeyondTable::throw_error;
+
+    /// @brief The paper and the seeds: interleaved, exponent 2i/d, positions from 0, error past
+    ///        the table.
+    static SinusoidalOptions paper() { return {}; }
+    /// @brief tensor2tensor's get_timing_signal_1d: concatenated, exponent i/(d/2-1), positions
+    ///        from 0, computed at any length, zero last column for odd d.
+    static SinusoidalOptions tensor2tensor() {
+        SinusoidalOptions options;
+        options.layout = SinCosLayout::concatenated;
+        options.family = FrequencyFamily::tensor2tensor;
+        options.odd_width = OddWidth::zero_column;
+        options.beyond = BeyondTable::compute;
+        return options;
+    }
+    /// @brief fairseq's SinusoidalPositionalEmbedding: as tensor2tensor, with the first token at
+    ///        position padding_idx + 1.
+    /// @param padding_idx the dictionary's padding index (1 in fairseq's dictionaries).
+    static SinusoidalOptions fairseq(std::int64_t padding_idx = 1) {
+        SinusoidalOptions options = tensor2tensor();
+        options.first_position = detail::checked_add("fairseq first position", padding_idx, 1);
+        return options;
+    }
+    /// @brief Marian (C++): as tensor2tensor, positions from 0 plus the decoding step.
+    static SinusoidalOptions marian() { return tensor2tensor(); }
+    /// @brief Hugging Face MarianSinusoidalPositionalEmbedding: concatenated with the paper's
+    ///        exponent 2i/d, the sine half taking the extra column of an odd width, a 512-row
+    ///        table (max_position_embeddings).
+    static SinusoidalOptions hf_marian() {
+        SinusoidalOptions options;
+        options.layout = SinCosLayout::concatenated;
+        options.form = DivTermForm::direct_power;
+        options.max_len = 512;
+        return options;
+    }
+    /// @brief CTranslate2's sinusoidal encoder: as tensor2tensor, with the first token at
+    ///        position 1.
+    static SinusoidalOptions ctranslate2() {
+        SinusoidalOptions options = tensor2tensor();
+        options.first_position = 1;
+        return options;
+    }
+};
+
+/// @brief The sinusoidal position table, precomputed for max_len positions.
+///
+/// Row t (t = 0, 1, ...) holds the encoding of position value first_position + t. Column
+/// layout, frequencies and precision follow SinusoidalOptions. An odd d_model is defined by
+/// OddWidth: never out of bounds.
+/// @tparam Scalar float or double.
+/// @code
+/// seqembed::SinusoidalPositionalEncoding<float> pe(512);    // the paper, 5000 rows
+/// auto first_ten = pe.rows(0, 10);                         // a 10 x 512 view, no copy
+/// @endcode
+template <typename Scalar = float>
+class SinusoidalPositionalEncoding {
+    static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
+                  "SinusoidalPositionalEncoding<Scalar>: Scalar must be float or double");
+
+public:
+    /// @brief The options type.
+    using Options = SinusoidalOptions;
+
+    /// @brief Computes the table.
+    /// @param d_model width of a row, > 0 (odd widths follow options.odd_width).
+    /// @param options layout, frequencies, origin, precision, max_len (> 0), base (finite, > 0).
+    /// @throws value_error for d_model or max_len <= 0, a bad base, a table too large, or a
+    ///         first_position whose positions would not stay below 2^53 in magnitude.
+    explicit SinusoidalPositionalEncoding(Index d_model, const SinusoidalOptions& options = {})
+        : m_options(checked(d_model, options)), m_d_model(d_model) {
+        plan_columns();
+        m_table.resize(options.max_len, d_model);
+        for (Index t = 0; t < options.max_len; ++t) compute_row(t, m_table.row(t).data());
+    }
+
+    /// @brief Width of a row.
+    Index d_model() const noexcept { return m_d_model; }
+    /// @brief Rows precomputed.
+    Index max_len() const noexcept { return m_table.rows(); }
+    /// @brief The configuration.
+    const SinusoidalOptions& options() const noexcept { return m_options; }
+    /// @brief Position value encoded by row token_index (first_position + token_index).
+    /// @param token_index index of the token in its sequence.
+    std::int64_t position_of(std::int64_t token_index) const noexcept {
+        return m_options.first_position + token_index;
+    }
+
+    /// @brief The whole precomputed table, as a read-only view.
+    Eigen::Map<const RowMatrix<Scalar>> table() const noexcept {
+        return {m_table.data(), m_table.rows(), m_d_model};
+    }
+
+    /// @brief A view of count precomputed rows starting at row first (no copy).
+    /// @param first first row (a step offset during incremental decoding).
+    /// @param count number of rows.
+    /// @throws index_error if [first, first + count) is not inside [0, max_len).
+    Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
+        require_in_table(first, count);
+        return {m_table.data() + first * m_d_model, count, m_d_model};
+    }
+
+    /// @brief count rows starting at row first, computed past the table if options.beyond
+    ///        allows it.
+    /// @param first first row, >= 0.
+    /// @param count number of rows, >= 0.
+    /// @throws index_error past the table when options.beyond is throw_error, or on overflow.
+    RowMatrix<Scalar> forward(std::int64_t first, Index count) const {
+        RowMatrix<Scalar> out(count, m_d_model);
+        forward_into(first, out);
+        return out;
+    }
+
+    /// @brief As forward(first, out.rows()), into caller memory without allocating.
+    /// @param first first row.
+    /// @param out out.rows() x d_model.
+    /// @throws shape_error if out.cols() != d_model; index_error as forward.
+    void forward_into(std::int64_t first, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        if (out.cols() != m_d_model)
+            detail::fail<shape_error>("output of SinusoidalPositionalEncoding::forward_into has ",
+                                      out.cols(), " columns, expected d_model = ", m_d_model);
+        require_positions(first, out.rows());
+        for (Index r = 0; r < out.rows(); ++r) row_into(first + r, out.row(r).data());
+    }
+
+    /// @name Positional interface used by InputPipeline
+    /// @{
+
+    /// @brief Throws unless rows [first, first + count) can be produced.
+    /// @param first first row (token index plus step offset).
+    /// @param count number of rows.
+    /// @throws index_error naming the rows and the table's length.
+    void require_positions(std::int64_t first, Index count) const {
+        if (first < 0 || count < 0)
+            detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
+                                      ") start before the table");
+        const std::int64_t end = detail::checked_add("position range", first, count);
+        if (m_options.beyond == BeyondTable::throw_error) {
+            require_in_table(first, count);
+        } else if (std::abs(static_cast<double>(m_options.first_position) +
+                            static_cast<double>(end)) > max_exact_position) {
+            detail::fail<index_error>("position ", m_options.first_position + end,
+                                      " is beyond 2^53, where positions are no longer exact");
+        }
+    }
+
+    /// @brief The precomputed row, or nullptr past the table.
+    /// @param row row index (token index plus step offset), >= 0.
+    const Scalar* stored_row(std::int64_t row) const noexcept {
+        return row < m_table.rows() ? m_table.row(static_cast<Index>(row)).data() : nullptr;
+    }
+
+    /// @brief Writes row `row` (precomputed or computed) to out[0 .. d_model).
+    /// @param row row index, checked by require_positions.
+    /// @param out d_model values.
+    void row_into(std::int64_t row, Scalar* out) const {
+        if (const Scalar* stored = stored_row(row)) {
+            std::copy(stored, stored + m_d_model, out);
+        } else {
+            compute_row(row, out);
+        }
+    }
+    /// @}
+
+private:
+    static constexpr double max_exact_position = 9007199254740992.0;  // 2^53
+
+    /// What a column holds: which frequency, and sine, cosine or zero.
+    struct Column {
+        Index frequency = 0;
+        enum class Kind : std::uint8_t { sine, cosine, zero } kind = Kind::zero;
+    };
+
+    static const SinusoidalOptions& checked(Index d_model, const SinusoidalOptions& options) {
+        detail::require_positive("d_model", d_model);
+        detail::require_positive("max_len", options.max_len);
+        detail::require_addressable<Scalar>("sinusoidal table", options.max_len, d_model);
+        if (!(std::isfinite(options.base) && options.base > 0.0))
+            detail::fail<value_error>("sinusoidal base must be finite and positive, got ",
+                                      options.base);
+        const double last = static_cast<double>(options.first_position) +
+                            static_cast<double>(options.max_len);
+        if (std::abs(static_cast<double>(options.first_position)) > max_exact_position ||
+            std::abs(last) > max_exact_position)
+            detail::fail<value_error>("first_position ", options.first_position,
+                                      " puts positions beyond 2^53, where they are no longer exact");
+        return options;
+    }
+
+    void require_in_table(std::int64_t first, Index count) const {
+        if (first < 0 || count < 0 || first > m_table.rows() || count > m_table.rows() - first)
+            detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
+                                      ") are past the sinusoidal table of ", m_table.rows(),
+                                      " rows (max_len); raise max_len or set "
+                                      "beyond = BeyondTable::compute");
+    }
+
+    /// Decides, once, what each column holds and its frequency in both precisions.
+    void plan_columns() {
+        const Index half = m_d_model / 2;
+        const bool odd = (m_d_model % 2) != 0;
+        const bool extra_sine = odd && m_options.odd_width == OddWidth::extra_sine;
+        const Index sines = half + (extra_sine ? 1 : 0);
+        m_columns.resize(static_cast<std::size_t>(m_d_model));
+        for (Index j = 0; j < m_d_model; ++j) {
+            Column& column = m_columns[static_cast<std::size_t>(j)];
+            if (m_options.layout == SinCosLayout::interleaved) {
+                column.frequency = j / 2;
+                column.kind = (j % 2 == 0) ? Column::Kind::sine : Column::Kind::cosine;
+                if (odd && j == m_d_model - 1 && !extra_sine) column.kind = Column::Kind::zero;
+            } else if (j < sines) {
+                column = {j, Column::Kind::sine};
+            } else if (j < sines + half) {
+                column = {j - sines, Column::Kind::cosine};
+            }
+        }
+        const Index frequencies = sines;
+        // e_k = numerator_k / denominator.
+        const bool paper = m_options.family == FrequencyFamily::paper;
+        const double denominator =
+            paper ? static_cast<double>(m_d_model) : static_cast<double>(std::max<Index>(half - 1, 1));
+        m_exact_frequency.resize(static_cast<std::size_t>(frequencies));
+        m_scalar_frequency.resize(static_cast<std::size_t>(frequencies));
+        for (Index k = 0; k < frequencies; ++k) {
+            const double numerator = paper ? 2.0 * static_cast<double>(k) : static_cast<double>(k);
+            m_exact_frequency[static_cast<std::size_t>(k)] =
+                detail::inverse_frequency(m_options.base, numerator, denominator);
+            m_scalar_frequency[static_cast<std::size_t>(k)] =
+                scalar_frequency_term(numerator, denominator);
+        }
+    }
+
+    /// The seeds' frequency term in Scalar arithmetic: the denominator pow(base, e) for
+    /// direct_power, the multiplier exp(numerator * (-ln(base) / denominator)) for log_space.
+    Scalar scalar_frequency_term(double numerator, double denominator) const {
+        if (m_options.form == DivTermForm::direct_power) {
+            const Scalar exponent = static_cast<Scalar>(numerator) / static_cast<Scalar>(denominator);
+            return std::pow(static_cast<Scalar>(m_options.base), exponent);
+        }
+        // -math.log(base) / d is a Python double, rounded to Scalar when it meets the tensor.
+        const auto step = static_cast<Scalar>(-std::log(m_options.base) / denominator);
+        return std::exp(static_cast<Scalar>(numerator) * step);
+    }
+
+    void compute_row(std::int64_t row, Scalar* out) const {
+        const std::int64_t position = m_options.first_position + row;
+        for (Index j = 0; j < m_d_model; ++j) {
+            const Column& column = m_columns[static_cast<std::size_t>(j)];
+            out[j] = column.kind == Column::Kind::zero
+                         ? Scalar(0)
+                         : value(position, column.frequency, column.kind == Column::Kind::cosine);
+        }
+    }
+
+    Scalar value(std::int64_t position, Index frequency, bool cosine) const {
+        const auto k = static_cast<std::size_t>(frequency);
+        if (m_options.precision == TablePrecision::exact)
+            return static_cast<Scalar>(detail::exact_sin_or_cos(static_cast<double>(position),
+                                                                m_exact_frequency[k], cosine));
+        const auto scalar_position = static_cast<Scalar>(position);
+        const Scalar angle = m_options.form == DivTermForm::direct_power
+                                 ? scalar_position / m_scalar_frequency[k]
+                                 : scalar_position * m_scalar_frequency[k];
+        return cosine ? std::cos(angle) : std::sin(angle);
+    }
+
+    SinusoidalOptions m_options;
+    Index m_d_model;
+    std::vector<Column> m_columns;
+    std::vector<detail::DoubleDouble> m_exact_frequency;
+    std::vector<Scalar> m_scalar_frequency;
+    RowMatrix<Scalar> m_table;
+};
+
+}  // namespace seqembed

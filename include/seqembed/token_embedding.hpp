@@ -1,0 +1,219 @@
+/// @file token_embedding.hpp
+/// @brief TokenEmbedding: the vocab_size x d_model lookup table, scaled by sqrt(d_model).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+#include "detail/checks.hpp"
+#include "detail/normal_init.hpp"
+#include "detail/row_table.hpp"
+#include "error.hpp"
+#include "types.hpp"
+
+namespace seqembed {
+
+/// @brief The factor a looked-up embedding row is multiplied by.
+///
+/// The Transformer paper (and seed 001) multiplies by sqrt(d_model); BERT and GPT-2 do not
+/// scale; CTranslate2 and fairseq let the model choose.
+/// @code
+/// options.scale = seqembed::EmbeddingScale::none();        // BERT, GPT-2
+/// options.scale = seqembed::EmbeddingScale::value(16.0);   // an explicit factor
+/// @endcode
+class EmbeddingScale {
+public:
+    /// @brief Multiply by sqrt(d_model), the paper's choice and the default.
+    static EmbeddingScale sqrt_d_model() noexcept { return EmbeddingScale(true, 1.0); }
+    /// @brief Do not scale (factor 1).
+    static EmbeddingScale none() noexcept { return EmbeddingScale(false, 1.0); }
+    /// @brief Multiply by a fixed factor.
+    /// @param factor any finite value.
+    /// @throws value_error if factor is not finite.
+    static EmbeddingScale value(double factor) {
+        if (!std::isfinite(factor))
+            detail::fail<value_error>("embedding scale must be finite, got ", factor);
+        return EmbeddingScale(false, factor);
+    }
+    /// @brief The factor for a table of width d_model, in double.
+    /// @param d_model the embedding width.
+    double factor_for(Index d_model) const noexcept {
+        return m_sqrt_d_model ? std::sqrt(static_cast<double>(d_model)) : m_factor;
+    }
+
+private:
+    EmbeddingScale(bool sqrt_d_model, double factor) noexcept
+        : m_sqrt_d_model(sqrt_d_model), m_factor(factor) {}
+    bool m_sqrt_d_model;
+    double m_factor;
+};
+
+/// @brief How a TokenEmbedding is built and scaled.
+struct TokenEmbeddingOptions {
+    /// @brief Factor applied by every lookup (default sqrt(d_model)).
+    EmbeddingScale scale = EmbeddingScale::sqrt_d_model();
+    /// @brief As nn.Embedding's padding_idx: in [-vocab_size, vocab_size), negative counts from
+    ///        the end; its row is zeroed by the seeded initialisation only (weights given by the
+    ///        caller are kept as they are, as nn.Embedding.from_pretrained does).
+    std::optional<TokenId> padding_idx;
+    /// @brief Seed of the N(0, 1) initialisation.
+    std::uint64_t seed = 0;
+    /// @brief With weights from the caller: throw if any value is NaN or infinite.
+    bool check_finite = false;
+};
+
+/// @brief A vocab_size x d_model embedding table: ids in, scaled rows out.
+///
+/// One contiguous row per token, as torch.nn.Embedding stores it. Built with a seeded N(0, 1)
+/// initialisation, from weights (copied), or as a view of the caller's memory. A lookup returns
+/// weights.row(id) * scale, scale being sqrt(d_model) unless the options say otherwise.
+/// @tparam Scalar float or double.
+/// @code
+/// seqembed::TokenEmbedding<float> embedding(32000, 512);          // seeded N(0,1), x sqrt(512)
+/// seqembed::IdMatrix ids(1, 3);
+/// ids << 17, 4, 9;
+/// seqembed::RowMatrix<float> x = embedding.forward(ids);          // 3 x 512
+/// @endcode
+template <typename Scalar = float>
+class TokenEmbedding {
+    static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
+                  "TokenEmbedding<Scalar>: Scalar must be float or double");
+
+public:
+    /// @brief A table initialised with seeded N(0, 1) draws, as nn.Embedding does (the values
+    ///        differ from PyTorch's generator, the distribution is the same).
+    /// @param vocab_size number of rows, > 0.
+    /// @param d_model number of columns, > 0.
+    /// @param options scale, padding_idx (its row is zeroed) and seed.
+    /// @throws value_error for a zero size, a table too large for memory or Eigen::Index.
+    /// @throws index_error for padding_idx outside [-vocab_size, vocab_size).
+    TokenEmbedding(Index vocab_size, Index d_model, const TokenEmbeddingOptions& options = {})
+        : m_table(allocate_table(vocab_size, d_model)),
+          m_padding_idx(normalized_padding_idx(options.padding_idx, vocab_size)),
+          m_scale(scale_for(options.scale, d_model)) {
+        detail::fill_standard_normal(m_table.owned().data(), m_table.owned().size(), options.seed,
+                                     detail::InitStream::token_embedding);
+        if (m_padding_idx) m_table.owned().row(*m_padding_idx).setZero();
+    }
+
+    /// @brief A table holding a copy of weights (vocab_size x d_model).
+    /// @param weights the pre-trained table, one row per token.
+    /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite.
+    /// @throws value_error for an empty table or, with check_finite, a NaN or infinity.
+    /// @throws index_error for padding_idx out of range.
+    static TokenEmbedding from_weights(const Eigen::Ref<const RowMatrix<Scalar>>& weights,
+                                       const TokenEmbeddingOptions& options = {}) {
+        if (options.check_finite)
+            detail::require_finite("token embedding weights", weights.data(), weights.rows(),
+                                   weights.cols());
+        return TokenEmbedding(detail::RowTable<Scalar>("token embedding weights", weights),
+                              options);
+    }
+
+    /// @brief A table that views vocab_size x d_model row-major values at data without copying
+    ///        them (a memory-mapped checkpoint). The caller keeps them alive and unchanged.
+    /// @param data first value of row 0.
+    /// @param vocab_size rows.
+    /// @param d_model columns.
+    /// @param options scale, padding_idx, check_finite.
+    /// @throws value_error for a null pointer, a zero size or a non-finite value when checked.
+    /// @throws index_error for padding_idx out of range.
+    static TokenEmbedding view(const Scalar* data, Index vocab_size, Index d_model,
+                               const TokenEmbeddingOptions& options = {}) {
+        detail::RowTable<Scalar> table("token embedding view", data, vocab_size, d_model);
+        if (options.check_finite)
+            detail::require_finite("token embedding view", data, vocab_size, d_model);
+        return TokenEmbedding(std::move(table), options);
+    }
+
+    /// @brief Number of rows (token ids 0 .. vocab_size-1).
+    Index vocab_size() const noexcept { return m_table.rows(); }
+    /// @brief Width of a row.
+    Index d_model() const noexcept { return m_table.cols(); }
+    /// @brief The factor every lookup multiplies by.
+    Scalar scale() const noexcept { return m_scale; }
+    /// @brief The padding row, counted from 0, if one was given.
+    std::optional<TokenId> padding_idx() const noexcept { return m_padding_idx; }
+    /// @brief True when the table views the caller's memory.
+    bool is_view() const noexcept { return !m_table.owns_data(); }
+    /// @brief The unscaled table, as a read-only view.
+    Eigen::Map<const RowMatrix<Scalar>> weights() const noexcept { return m_table.matrix(); }
+
+    /// @brief Throws unless id is a row of the table.
+    /// @param id the token id.
+    /// @param batch row of the id in its batch (for the message).
+    /// @param position column of the id in its batch (for the message).
+    /// @throws index_error naming the id, where it stood and the vocabulary range.
+    void require_id(TokenId id, Index batch, Index position) const {
+        if (id < 0 || id >= vocab_size())
+            detail::fail<index_error>("token id ", id, " at (batch ", batch, ", position ",
+                                      position, ") is outside the vocabulary [0, ", vocab_size(),
+                                      ")");
+    }
+
+    /// @brief Unscaled row of a valid id (unchecked: call require_id first).
+    /// @param id a token id in [0, vocab_size).
+    const Scalar* row_data(TokenId id) const noexcept { return m_table.row(static_cast<Index>(id)); }
+
+    /// @brief Looks up a batch: row b * seq + t of the result is weights.row(ids(b, t)) * scale.
+    /// @param ids batch x seq token ids.
+    /// @return a (batch * seq) x d_model matrix.
+    /// @throws index_error for an id outside [0, vocab_size).
+    RowMatrix<Scalar> forward(const IdsRef& ids) const {
+        RowMatrix<Scalar> out(ids.size(), d_model());
+        forward_into(ids, out);
+        return out;
+    }
+
+    /// @brief As forward, into caller memory, without allocating. Every id is checked before
+    ///        anything is written.
+    /// @param ids batch x seq token ids.
+    /// @param out a (batch * seq) x d_model matrix.
+    /// @throws shape_error if out has another shape; index_error for an id out of range.
+    void forward_into(const IdsRef& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        detail::require_shape("output of TokenEmbedding::forward_into", out.rows(), out.cols(),
+                              ids.size(), d_model());
+        for (Index b = 0; b < ids.rows(); ++b)
+            for (Index t = 0; t < ids.cols(); ++t) require_id(ids(b, t), b, t);
+        for (Index b = 0; b < ids.rows(); ++b)
+            for (Index t = 0; t < ids.cols(); ++t)
+                out.row(b * ids.cols() + t) =
+                    Eigen::Map<const Eigen::Matrix<Scalar, 1, Eigen::Dynamic>>(
+                        row_data(ids(b, t)), d_model()) *
+                    m_scale;
+    }
+
+private:
+    TokenEmbedding(detail::RowTable<Scalar> table, const TokenEmbeddingOptions& options)
+        : m_table(std::move(table)),
+          m_padding_idx(normalized_padding_idx(options.padding_idx, m_table.rows())),
+          m_scale(scale_for(options.scale, m_table.cols())) {}
+
+    static detail::RowTable<Scalar> allocate_table(Index vocab_size, Index d_model) {
+        detail::require_positive("vocab_size", vocab_size);
+        detail::require_positive("d_model", d_model);
+        return detail::RowTable<Scalar>("token embedding table", vocab_size, d_model);
+    }
+
+    static std::optional<TokenId> normalized_padding_idx(std::optional<TokenId> padding_idx,
+                                                         Index vocab_size) {
+        if (!padding_idx) return std::nullopt;
+        if (*padding_idx < -vocab_size || *padding_idx >= vocab_size)
+            detail::fail<index_error>("padding_idx ", *padding_idx, " is outside [", -vocab_size,
+                                      ", ", vocab_size, ")");
+        return *padding_idx < 0 ? *padding_idx + vocab_size : *padding_idx;
+    }
+
+    static Scalar scale_for(const EmbeddingScale& scale, Index d_model) {
+        // As PyTorch's `x * math.sqrt(d)`: the factor is computed in double, then rounded.
+        return static_cast<Scalar>(scale.factor_for(d_model));
+    }
+
+    detail::RowTable<Scalar> m_table;
+    std::optional<TokenId> m_padding_idx;
+    Scalar m_scale;
+};
+
+}  // namespace seqembed

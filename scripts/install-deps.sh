@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs from Debian's packages whatever seqembed's build needs and the machine lacks.
+#   scripts/install-deps.sh            the build, the tests and the demo (Eigen, Catch2, CMake, compilers)
+#   scripts/install-deps.sh bench      plus Google Benchmark and libtorch (side-by-side comparison)
+#   scripts/install-deps.sh docs       plus Doxygen
+#   scripts/install-deps.sh generator  plus python3-torch and mpmath (tests/reference/ only)
+set -euo pipefail
+
+packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev)
+for extra in "$@"; do
+  case "$extra" in
+    bench) packages+=(libbenchmark-dev libtorch-dev) ;;
+    docs) packages+=(doxygen) ;;
+    generator) packages+=(python3-torch python3-mpmath python3-numpy) ;;
+    *) echo "install-deps.sh: unknown extra '$extra' (bench, docs, generator)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps.sh: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

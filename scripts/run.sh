@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The project's commands. Each installs what it needs from Debian's packages if missing.
+#   scripts/run.sh demo      build and run the seed walkthrough demo
+#   scripts/run.sh test      build and run every test: g++ -Werror, then clang++ with ASan+UBSan
+#   scripts/run.sh bench     build and run the Google Benchmark suite (-O3 -march=native)
+#   scripts/run.sh docs      build the API reference with Doxygen
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=${SEQEMBED_JOBS:-2}
+export CMAKE_BUILD_PARALLEL_LEVEL=$jobs CTEST_PARALLEL_LEVEL=$jobs
+
+case "${1:-}" in
+  demo)
+    scripts/install-deps.sh
+    cmake --workflow --preset demo ;;
+  test)
+    scripts/install-deps.sh
+    cmake --workflow --preset test
+    cmake --workflow --preset test-sanitize ;;
+  bench)
+    scripts/install-deps.sh bench
+    cmake --workflow --preset bench ;;
+  docs)
+    scripts/install-deps.sh docs
+    cmake --workflow --preset docs ;;
+  *)
+    echo "usage: scripts/run.sh demo|test|bench|docs" >&2
+    exit 2 ;;
+esac
