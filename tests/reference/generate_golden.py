@@ -51,8 +51,16 @@ MP_DIGITS = 60
 mpmath.mp.dps = MP_DIGITS
 
 
+SCALAR_KERNELS_FLAG = "--seed-tables-with-scalar-kernels"
+
+
 def check_torch_setup():
     config = torch.__config__.show()
+    if SCALAR_KERNELS_FLAG in sys.argv:
+        if "CPU capability usage: NO AVX" not in config and "CPU capability usage: DEFAULT" not in config:
+            sys.exit("generate_golden.py: the child run did not get PyTorch's scalar kernels")
+        torch.set_num_threads(1)
+        return
     if "CPU capability usage: AVX2" not in config:
         sys.exit(
             "generate_golden.py: torch does not use the AVX2 kernels (ATEN_CPU_CAPABILITY="
@@ -622,8 +630,33 @@ def libm_f32():
     return funcs
 
 
+def seed_tables_with_scalar_kernels():
+    """Seeds 000 and 001 at P_SEED as PyTorch computes them with its scalar (non-SIMD) CPU
+    kernels, which call the C library's exp/pow/sin/cos: a child process, because the kernel
+    choice is fixed when torch is imported."""
+    import json
+    import subprocess
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default")
+    out = subprocess.run([sys.executable, __file__, SCALAR_KERNELS_FLAG], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    tables = json.loads(out)
+    return {name: np.array([[float.fromhex(v) for v in row] for row in rows], dtype=np.float32)
+            for name, rows in tables.items()}
+
+
+def print_seed_tables_with_scalar_kernels():
+    import json
+    seed001 = Seed001PositionalEncoding(512, 5000).pc_enc_matrix[0][P_SEED].numpy()
+    seed000 = Seed000PositionalEncoding(512, 5000).forward()[P_SEED].numpy()
+    print(json.dumps({name: [[float(v).hex() for v in row] for row in table]
+                      for name, table in (("seed001", seed001), ("seed000", seed000))}))
+
+
 def main():
     check_torch_setup()
+    if SCALAR_KERNELS_FLAG in sys.argv:
+        print_seed_tables_with_scalar_kernels()
+        return
     g = Golden()
     diag = []
 
@@ -649,6 +682,12 @@ def main():
     assert seed000_full.dtype == torch.float32 and tuple(seed000_full.shape) == (5000, 512)
     seed000 = seed000_full[P_SEED].numpy()
     g.table("seed000_pe_f32", seed000, positions=P_SEED)
+
+    # The same two tables from PyTorch's scalar kernels (ATEN_CPU_CAPABILITY=default): they
+    # differ from the AVX2 ones by up to 2.4e-4 at position 4999.
+    scalar_kernels = seed_tables_with_scalar_kernels()
+    g.table("seed001_pe_f32_scalar_kernels", scalar_kernels["seed001"], positions=P_SEED)
+    g.table("seed000_pe_f32_scalar_kernels", scalar_kernels["seed000"], positions=P_SEED)
 
     # The seeds' frequency vectors as PyTorch computes them (AVX2 kernels). PyTorch's float32
     # exp/pow are not correctly rounded, and one ulp in a frequency becomes p ulps in the

@@ -1,0 +1,215 @@
+// InputPipeline: the sum, padding on either side, positions from masks (fairseq, OPT), step
+// offsets, dropout in training, threads, empty batches.
+#include <seqembed/seqembed.hpp>
+
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "golden_support.hpp"
+
+using seqembed::IdMatrix;
+using seqembed::Index;
+using seqembed::InputPipeline;
+using seqembed::LearnedPositionalEmbedding;
+using seqembed::MaskMatrix;
+using seqembed::Padding;
+using seqembed::RowMatrix;
+using seqembed::SinusoidalOptions;
+using seqembed::SinusoidalPositionalEncoding;
+using seqembed::TokenEmbedding;
+
+namespace {
+
+IdMatrix sample_ids() {
+    IdMatrix ids(3, 6);
+    ids << 5, 6, 7, 1, 1, 1,  //
+        1, 1, 8, 9, 10, 11,   //
+        12, 13, 14, 15, 16, 17;
+    return ids;
+}
+
+/// Row t of a position table as the pipeline adds it, for any positional type.
+template <typename Scalar, typename Positional>
+RowMatrix<Scalar> position_row(const Positional& positions, std::int64_t row) {
+    RowMatrix<Scalar> out(1, positions.d_model());
+    positions.row_into(row, out.data());
+    return out;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("Each row is embedding x scale + position, rounded as PyTorch rounds it",
+                   "[pipeline]", float, double) {
+    const InputPipeline<TestType> pipeline(TokenEmbedding<TestType>(20, 16),
+                                           SinusoidalPositionalEncoding<TestType>(16));
+    const IdMatrix ids = sample_ids();
+    const RowMatrix<TestType> out = pipeline.forward(ids);
+    REQUIRE(out.rows() == 18);
+    const TestType scale = pipeline.embedding().scale();
+    for (Index b = 0; b < 3; ++b)
+        for (Index t = 0; t < 6; ++t)
+            for (Index j = 0; j < 16; ++j) {
+                const TestType scaled = pipeline.embedding().weights()(ids(b, t), j) * scale;
+                const TestType expected = scaled + pipeline.positions().table()(t, j);
+                REQUIRE(out(b * 6 + t, j) == expected);
+            }
+}
+
+TEST_CASE("Left and right padding give every real token its true position", "[pipeline]") {
+    const InputPipeline<float> pipeline(TokenEmbedding<float>(20, 8),
+                                        SinusoidalPositionalEncoding<float>(8));
+    const IdMatrix ids = sample_ids();
+    MaskMatrix mask(3, 6);
+    mask << 1, 1, 1, 0, 0, 0,  //
+        0, 0, 1, 1, 1, 1,      //
+        1, 1, 1, 1, 1, 1;
+
+    const RowMatrix<float> by_id = pipeline.forward(ids, Padding::by_id(1));
+    const RowMatrix<float> by_mask = pipeline.forward(ids, Padding::from_mask(mask));
+    REQUIRE(by_id == by_mask);
+
+    // Row 0 is right padded, row 1 left padded: check each against the unpadded sequence.
+    IdMatrix first(1, 3), second(1, 4);
+    first << 5, 6, 7;
+    second << 8, 9, 10, 11;
+    const RowMatrix<float> alone_first = pipeline.forward(first);
+    const RowMatrix<float> alone_second = pipeline.forward(second);
+    REQUIRE(by_id.middleRows(0, 3) == alone_first);
+    REQUIRE(by_id.middleRows(3, 3).isZero(0));
+    REQUIRE(by_id.middleRows(6, 2).isZero(0));
+    REQUIRE(by_id.middleRows(8, 4) == alone_second);
+    REQUIRE(by_id.middleRows(12, 6) == pipeline.forward(ids.row(2)));
+
+    // Lengths say the same, with the side given.
+    const std::vector<std::int64_t> right_lengths{3, 6, 6};
+    const RowMatrix<float> right = pipeline.forward(ids, Padding::right(right_lengths));
+    REQUIRE(right.middleRows(0, 6) == by_id.middleRows(0, 6));
+    const std::vector<std::int64_t> left_lengths{6, 4, 6};
+    const RowMatrix<float> left = pipeline.forward(ids, Padding::left(left_lengths));
+    REQUIRE(left.middleRows(6, 6) == by_id.middleRows(6, 6));
+}
+
+TEST_CASE("Positions from the padding mask match fairseq's make_positions", "[pipeline]") {
+    // A zero embedding leaves the position rows visible in the output.
+    const auto zeros = TokenEmbedding<double>::from_weights(RowMatrix<double>::Zero(20, 8));
+    const SinusoidalPositionalEncoding<double> fairseq(8, SinusoidalOptions::fairseq(1));
+    const InputPipeline<double> pipeline(zeros, fairseq);
+    const IdMatrix ids = golden::ids(seqembed_golden::mask_ids_3x6, 3, 6);
+    const RowMatrix<double> out = pipeline.forward(ids, Padding::by_id(1));
+    for (Index i = 0; i < 18; ++i) {
+        const long position = seqembed_golden::fairseq_positions_3x6[i];
+        INFO("token " << i << ", fairseq position " << position);
+        if (position == 1) {  // fairseq's padding_idx: a padded token
+            REQUIRE(out.row(i).isZero(0));
+        } else {
+            REQUIRE(out.row(i) == fairseq.rows(position - fairseq.options().first_position, 1));
+        }
+    }
+}
+
+TEST_CASE("Positions from the attention mask match OPT's, with BART/OPT's offset of 2",
+          "[pipeline]") {
+    RowMatrix<float> table(10, 4);
+    for (Index r = 0; r < 10; ++r) table.row(r).setConstant(static_cast<float>(100 + r));
+    const auto positions = LearnedPositionalEmbedding<float>::from_weights(
+        table, seqembed::LearnedPositionsOptions::bart());
+    const auto zeros = TokenEmbedding<float>::from_weights(RowMatrix<float>::Zero(20, 4));
+    const InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(zeros, positions);
+    const IdMatrix ids = golden::ids(seqembed_golden::mask_ids_3x6, 3, 6);
+    const RowMatrix<float> out = pipeline.forward(ids, Padding::by_id(1));
+    for (Index i = 0; i < 18; ++i) {
+        const long position = seqembed_golden::opt_positions_3x6[i];
+        INFO("token " << i << ", OPT position " << position);
+        if (position < 0) {
+            REQUIRE(out.row(i).isZero(0));
+        } else {
+            REQUIRE(out(i, 0) == static_cast<float>(100 + position + seqembed_golden::opt_position_offset));
+        }
+    }
+}
+
+TEMPLATE_TEST_CASE("A step offset shifts every position (incremental decoding)", "[pipeline]",
+                   float, double) {
+    const InputPipeline<TestType> pipeline(TokenEmbedding<TestType>(20, 8),
+                                           SinusoidalPositionalEncoding<TestType>(8));
+    IdMatrix whole(1, 7), step(1, 1);
+    whole << 3, 1, 4, 1, 5, 9, 2;
+    step << 2;
+    const RowMatrix<TestType> all = pipeline.forward(whole);
+    REQUIRE(pipeline.forward(step, Padding::none(), 6) == all.row(6));
+    // Left padded incremental step: the real token count decides, plus the offset.
+    IdMatrix padded(1, 3);
+    padded << 0, 0, 2;
+    const std::vector<std::int64_t> length{1};
+    REQUIRE(pipeline.forward(padded, Padding::left(length), 6).row(2) == all.row(6));
+}
+
+TEST_CASE("Learned positions serve seed 003's 350 tokens from a 512-row table", "[pipeline]") {
+    const LearnedPositionalEmbedding<float> table(512, 16);
+    const InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        TokenEmbedding<float>(100, 16), table);
+    IdMatrix ids = IdMatrix::Constant(2, 350, 7);
+    const RowMatrix<float> out = pipeline.forward(ids);
+    const float scale = pipeline.embedding().scale();
+    for (const Index t : {0, 1, 349}) {
+        const RowMatrix<float> scaled = pipeline.embedding().weights().row(7) * scale;
+        REQUIRE(out.row(350 + t) == scaled + position_row<float>(table, t));
+    }
+    REQUIRE_THROWS_AS(pipeline.forward(IdMatrix::Constant(1, 513, 7)), seqembed::index_error);
+}
+
+TEST_CASE("Training applies the dropout mask of the call; evaluation does not", "[pipeline]") {
+    InputPipeline<float> pipeline(TokenEmbedding<float>(50, 32), SinusoidalPositionalEncoding<float>(32),
+                                  {/*dropout=*/0.25, /*dropout_seed=*/99});
+    const IdMatrix ids = IdMatrix::Constant(4, 20, 3) + IdMatrix::Identity(4, 20);
+    const RowMatrix<float> evaluation = pipeline.forward(ids);
+    REQUIRE(pipeline.dropout().calls() == 0);
+
+    pipeline.set_training(true);
+    const RowMatrix<float> first = pipeline.forward(ids);
+    const RowMatrix<float> second = pipeline.forward(ids);
+    REQUIRE(pipeline.dropout().calls() == 2);
+    REQUIRE(first != second);
+    const float keep_scale = pipeline.dropout().keep_scale<float>();
+    for (const std::uint64_t call : {0u, 1u}) {
+        const RowMatrix<float>& out = call == 0 ? first : second;
+        const MaskMatrix mask = pipeline.dropout().mask(call, out.rows(), out.cols());
+        for (Index i = 0; i < out.size(); ++i)
+            REQUIRE(out.data()[i] == (mask.data()[i] ? evaluation.data()[i] * keep_scale : 0.0f));
+        const double kept = mask.cast<double>().mean();
+        CHECK(std::abs(kept - 0.75) < 0.03);
+    }
+
+    // The same seed and call number give the same output in another pipeline object.
+    InputPipeline<float> replay(pipeline.embedding(), pipeline.positions(), {0.25, 99});
+    replay.set_training(true);
+    REQUIRE(replay.forward(ids) == first);
+}
+
+TEST_CASE("A const pipeline gives the same answers from several threads", "[pipeline][threads]") {
+    const InputPipeline<float> pipeline(TokenEmbedding<float>(1000, 64),
+                                        SinusoidalPositionalEncoding<float>(64));
+    IdMatrix ids(8, 100);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 37) % 1000;
+    const RowMatrix<float> expected = pipeline.forward(ids);
+    std::vector<RowMatrix<float>> results(4, RowMatrix<float>(ids.size(), 64));
+    std::vector<std::thread> threads;
+    for (auto& result : results)
+        threads.emplace_back([&pipeline, &ids, &result] {
+            for (int repeat = 0; repeat < 5; ++repeat) pipeline.forward_into(ids, result);
+        });
+    for (auto& thread : threads) thread.join();
+    for (const auto& result : results) REQUIRE(result == expected);
+}
+
+TEST_CASE("forward and forward_into agree", "[pipeline]") {
+    const InputPipeline<double> pipeline(TokenEmbedding<double>(20, 8),
+                                         SinusoidalPositionalEncoding<double>(8));
+    const IdMatrix ids = sample_ids();
+    RowMatrix<double> out(18, 8);
+    pipeline.forward_into(ids, Padding::by_id(1), out);
+    REQUIRE(out == pipeline.forward(ids, Padding::by_id(1)));
+    pipeline.forward_into(ids, out);
+    REQUIRE(out == pipeline.forward(ids));
+}

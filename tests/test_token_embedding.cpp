@@ -1,0 +1,140 @@
+// TokenEmbedding: seeded init, padding_idx, scale, lookup == one_hot(ids) * W (seed 002),
+// copies and views.
+#include <seqembed/token_embedding.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "catch.hpp"
+
+using seqembed::IdMatrix;
+using seqembed::Index;
+using seqembed::RowMatrix;
+using seqembed::TokenEmbedding;
+using seqembed::TokenEmbeddingOptions;
+
+namespace {
+IdMatrix batch_of_ids() {
+    IdMatrix ids(2, 5);
+    ids << 2, 5, 7, 3, 1,  // seed 000's input sequence
+        0, 9, 4, 4, 8;
+    return ids;
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("Lookup is the table row times sqrt(d_model)", "[embedding]", float, double) {
+    const TokenEmbedding<TestType> embedding(10, 16);
+    const IdMatrix ids = batch_of_ids();
+    const RowMatrix<TestType> out = embedding.forward(ids);
+    REQUIRE(out.rows() == 10);
+    REQUIRE(out.cols() == 16);
+    const auto scale = static_cast<TestType>(std::sqrt(16.0));
+    REQUIRE(embedding.scale() == scale);
+    for (Index b = 0; b < 2; ++b)
+        for (Index t = 0; t < 5; ++t)
+            for (Index j = 0; j < 16; ++j)
+                REQUIRE(out(b * 5 + t, j) == embedding.weights()(ids(b, t), j) * scale);
+}
+
+TEMPLATE_TEST_CASE("Lookup equals one_hot(ids) x W (seed 002)", "[embedding]", float, double) {
+    TokenEmbeddingOptions options;
+    options.scale = seqembed::EmbeddingScale::none();
+    const TokenEmbedding<TestType> embedding(10, 6, options);
+    const IdMatrix ids = batch_of_ids();
+    RowMatrix<TestType> one_hot = RowMatrix<TestType>::Zero(ids.size(), 10);
+    for (Index b = 0; b < ids.rows(); ++b)
+        for (Index t = 0; t < ids.cols(); ++t) one_hot(b * ids.cols() + t, ids(b, t)) = 1;
+    const RowMatrix<TestType> product = one_hot * embedding.weights();
+    REQUIRE(embedding.forward(ids) == product);
+}
+
+TEST_CASE("Scale can be off or any value", "[embedding]") {
+    TokenEmbeddingOptions options;
+    options.seed = 3;
+    options.scale = seqembed::EmbeddingScale::none();
+    const TokenEmbedding<double> unscaled(7, 9, options);
+    options.scale = seqembed::EmbeddingScale::value(-2.5);
+    const TokenEmbedding<double> scaled(7, 9, options);
+    IdMatrix ids(1, 3);
+    ids << 6, 0, 3;
+    REQUIRE(unscaled.weights() == scaled.weights());
+    REQUIRE(scaled.forward(ids) == unscaled.forward(ids) * -2.5);
+    REQUIRE(unscaled.scale() == 1.0);
+}
+
+TEST_CASE("Seeded initialisation is reproducible, standard normal, and padding_idx is zeroed",
+          "[embedding]") {
+    TokenEmbeddingOptions options;
+    options.seed = 11;
+    const TokenEmbedding<float> a(1000, 64, options), b(1000, 64, options);
+    REQUIRE(a.weights() == b.weights());
+    options.seed = 12;
+    const TokenEmbedding<float> c(1000, 64, options);
+    REQUIRE(a.weights() != c.weights());
+
+    const double mean = a.weights().template cast<double>().mean();
+    const double variance = (a.weights().template cast<double>().array() - mean).square().mean();
+    CHECK(std::abs(mean) < 0.02);          // 5 sigma of 64000 draws is 0.0198
+    CHECK(std::abs(variance - 1) < 0.03);  // 5 sigma is 0.028
+
+    options.padding_idx = 17;
+    const TokenEmbedding<float> padded(1000, 64, options);
+    REQUIRE(padded.padding_idx() == 17);
+    REQUIRE(padded.weights().row(17).isZero(0));
+    REQUIRE(!padded.weights().row(16).isZero(0));
+
+    options.padding_idx = -1;  // counts from the end, as nn.Embedding
+    const TokenEmbedding<float> last(1000, 64, options);
+    REQUIRE(last.padding_idx() == 999);
+    REQUIRE(last.weights().row(999).isZero(0));
+}
+
+TEST_CASE("from_weights copies; padding_idx does not zero given weights", "[embedding]") {
+    RowMatrix<float> weights = RowMatrix<float>::Random(5, 4);
+    TokenEmbeddingOptions options;
+    options.padding_idx = 2;
+    const auto embedding = TokenEmbedding<float>::from_weights(weights, options);
+    const RowMatrix<float> copy = weights;
+    weights.setZero();
+    REQUIRE(embedding.weights() == copy);
+    REQUIRE(!embedding.is_view());
+    REQUIRE(embedding.padding_idx() == 2);
+    REQUIRE(!embedding.weights().row(2).isZero(0));
+}
+
+TEST_CASE("A view reads the caller's memory without copying, and so do its copies",
+          "[embedding]") {
+    std::vector<double> storage(6 * 3);
+    for (std::size_t i = 0; i < storage.size(); ++i) storage[i] = static_cast<double>(i);
+    const auto view = TokenEmbedding<double>::view(storage.data(), 6, 3);
+    REQUIRE(view.is_view());
+    REQUIRE(view.weights().data() == storage.data());
+    const TokenEmbedding<double> copy = view;  // NOLINT(performance-unnecessary-copy-initialization)
+    REQUIRE(copy.weights().data() == storage.data());
+    storage[3 * 4 + 1] = 100.0;  // the caller's update shows through
+    IdMatrix ids(1, 1);
+    ids << 4;
+    REQUIRE(copy.forward(ids)(0, 1) == 100.0 * std::sqrt(3.0));
+}
+
+TEST_CASE("Copies and moves of an owning table are independent and valid", "[embedding]") {
+    TokenEmbedding<float> original(8, 4);
+    const RowMatrix<float> values = original.weights();
+    TokenEmbedding<float> copy = original;
+    REQUIRE(copy.weights().data() != original.weights().data());
+    REQUIRE(copy.weights() == values);
+    TokenEmbedding<float> moved = std::move(original);
+    REQUIRE(moved.weights() == values);
+    TokenEmbedding<float> assigned(2, 2);
+    assigned = moved;
+    REQUIRE(assigned.weights() == values);
+    REQUIRE(assigned.weights().data() != moved.weights().data());
+}
+
+TEST_CASE("forward_into writes caller memory", "[embedding]") {
+    const TokenEmbedding<float> embedding(10, 8);
+    const IdMatrix ids = batch_of_ids();
+    RowMatrix<float> out(10, 8);
+    embedding.forward_into(ids, out);
+    REQUIRE(out == embedding.forward(ids));
+}
