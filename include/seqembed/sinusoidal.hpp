@@ -303,18 +303,37 @@ private:
             }
         }
         const Index frequencies = sines;
+        m_sine_column.assign(static_cast<std::size_t>(frequencies), -1);
+        m_cosine_column.assign(static_cast<std::size_t>(frequencies), -1);
+        for (Index j = 0; j < m_d_model; ++j) {
+            const Column& column = m_columns[static_cast<std::size_t>(j)];
+            if (column.kind == Column::Kind::sine)
+                m_sine_column[static_cast<std::size_t>(column.frequency)] = j;
+            if (column.kind == Column::Kind::cosine)
+                m_cosine_column[static_cast<std::size_t>(column.frequency)] = j;
+            if (column.kind == Column::Kind::zero) m_zero_columns.push_back(j);
+        }
         // e_k = numerator_k / denominator.
         const bool paper = m_options.family == FrequencyFamily::paper;
         const double denominator =
             paper ? static_cast<double>(m_d_model) : static_cast<double>(std::max<Index>(half - 1, 1));
         m_exact_frequency.resize(static_cast<std::size_t>(frequencies));
         m_scalar_frequency.resize(static_cast<std::size_t>(frequencies));
+        // The fast path reads whole blocks: pad with zero frequencies.
+        const std::size_t padded = static_cast<std::size_t>(
+            (frequencies + detail::sin_cos_block - 1) / detail::sin_cos_block * detail::sin_cos_block);
+        m_frequency_high.assign(padded, 0.0);
+        m_frequency_middle.assign(padded, 0.0);
+        m_frequency_low.assign(padded, 0.0);
         for (Index k = 0; k < frequencies; ++k) {
+            const auto slot = static_cast<std::size_t>(k);
             const double numerator = paper ? 2.0 * static_cast<double>(k) : static_cast<double>(k);
-            m_exact_frequency[static_cast<std::size_t>(k)] =
-                detail::inverse_frequency(m_options.base, numerator, denominator);
-            m_scalar_frequency[static_cast<std::size_t>(k)] =
-                scalar_frequency_term(numerator, denominator);
+            m_exact_frequency[slot] = detail::inverse_frequency(m_options.base, numerator, denominator);
+            const detail::SplitFrequency split = detail::split_frequency(m_exact_frequency[slot]);
+            m_frequency_high[slot] = split.high;
+            m_frequency_middle[slot] = split.middle;
+            m_frequency_low[slot] = split.low;
+            m_scalar_frequency[slot] = scalar_frequency_term(numerator, denominator);
         }
     }
 
@@ -332,11 +351,36 @@ private:
 
     void compute_row(std::int64_t row, Scalar* out) const {
         const std::int64_t position = m_options.first_position + row;
+        if (m_options.precision == TablePrecision::exact &&
+            std::abs(static_cast<double>(position)) < detail::fast_path_position_limit) {
+            compute_exact_row(static_cast<double>(position), out);
+            return;
+        }
         for (Index j = 0; j < m_d_model; ++j) {
             const Column& column = m_columns[static_cast<std::size_t>(j)];
             out[j] = column.kind == Column::Kind::zero
                          ? Scalar(0)
                          : value(position, column.frequency, column.kind == Column::Kind::cosine);
+        }
+    }
+
+    /// The exact row through the vectorised kernel, a block of frequencies at a time.
+    void compute_exact_row(double position, Scalar* out) const {
+        for (const Index j : m_zero_columns) out[j] = Scalar(0);
+        const auto frequencies = static_cast<Index>(m_sine_column.size());
+        alignas(64) double sines[detail::sin_cos_block];
+        alignas(64) double cosines[detail::sin_cos_block];
+        for (Index first = 0; first < frequencies; first += detail::sin_cos_block) {
+            const auto offset = static_cast<std::size_t>(first);
+            detail::sin_cos_of_multiples(position, m_frequency_high.data() + offset,
+                                         m_frequency_middle.data() + offset,
+                                         m_frequency_low.data() + offset, sines, cosines);
+            const Index count = std::min<Index>(detail::sin_cos_block, frequencies - first);
+            for (Index i = 0; i < count; ++i) {
+                const auto k = static_cast<std::size_t>(first + i);
+                if (m_sine_column[k] >= 0) out[m_sine_column[k]] = static_cast<Scalar>(sines[i]);
+                if (m_cosine_column[k] >= 0) out[m_cosine_column[k]] = static_cast<Scalar>(cosines[i]);
+            }
         }
     }
 
@@ -355,7 +399,13 @@ private:
     SinusoidalOptions m_options;
     Index m_d_model;
     std::vector<Column> m_columns;
+    std::vector<Index> m_sine_column;    // per frequency: its sine column, or -1
+    std::vector<Index> m_cosine_column;  // per frequency: its cosine column, or -1
+    std::vector<Index> m_zero_columns;
     std::vector<detail::DoubleDouble> m_exact_frequency;
+    std::vector<double> m_frequency_high;  // detail::SplitFrequency, as arrays for the kernel
+    std::vector<double> m_frequency_middle;
+    std::vector<double> m_frequency_low;
     std::vector<Scalar> m_scalar_frequency;
     RowMatrix<Scalar> m_table;
 };
