@@ -1,0 +1,76 @@
+# Install rules and the package files that find_package(seqembed) and pkg-config read.
+#
+# Layout (relative to the install prefix; the same as vcpkg's for a header-only port):
+#   include/seqembed/...                     the headers (the FILE_SET HEADERS of the target)
+#   share/seqembed/seqembedConfig.cmake      find_package(seqembed CONFIG), finds Eigen3 itself
+#   share/seqembed/seqembedConfigVersion.cmake
+#   share/seqembed/seqembedTargets.cmake     the imported target seqembed::seqembed
+#   share/pkgconfig/seqembed.pc              pkg-config (Requires: eigen3)
+#   share/doc/seqembed/LICENSE
+#
+# share/ rather than lib/: nothing here depends on the architecture (the version file is
+# ARCH_INDEPENDENT and the .pc file has no Libs:), so a 32-bit and a 64-bit consumer share one
+# install, and a header-only package installs no lib/ directory at all (vcpkg's own header-only
+# ports and Eigen do the same). Every destination is relative, so the prefix can be moved.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SEQEMBED_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/seqembed"
+    CACHE STRING "Where seqembedConfig.cmake is installed, relative to the prefix")
+set(SEQEMBED_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_DATADIR}/pkgconfig"
+    CACHE STRING "Where seqembed.pc is installed, relative to the prefix")
+mark_as_advanced(SEQEMBED_INSTALL_CMAKEDIR SEQEMBED_INSTALL_PKGCONFIGDIR)
+
+# INCLUDES DESTINATION as well as the file set: consumers on CMake older than 3.23 ignore the
+# exported FILE_SET and would get no include directory at all.
+install(TARGETS seqembed
+  EXPORT seqembedTargets
+  FILE_SET HEADERS DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+  INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+
+install(EXPORT seqembedTargets
+  NAMESPACE seqembed::
+  DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
+
+configure_package_config_file(
+  "${PROJECT_SOURCE_DIR}/cmake/seqembedConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/seqembedConfig.cmake"
+  INSTALL_DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
+
+# SameMajorVersion: find_package(seqembed 0.1) accepts any 0.x >= 0.1. ARCH_INDEPENDENT: no
+# check of CMAKE_SIZEOF_VOID_P, since a header-only package fits every architecture.
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/seqembedConfigVersion.cmake"
+  VERSION "${PROJECT_VERSION}"
+  COMPATIBILITY SameMajorVersion
+  ARCH_INDEPENDENT)
+
+install(FILES
+  "${PROJECT_BINARY_DIR}/seqembedConfig.cmake"
+  "${PROJECT_BINARY_DIR}/seqembedConfigVersion.cmake"
+  DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
+
+# The .pc file finds its prefix from its own location (${pcfiledir}), so it stays right when the
+# prefix is moved (vcpkg moves packages/<port> into installed/<triplet>).
+if(IS_ABSOLUTE "${SEQEMBED_INSTALL_PKGCONFIGDIR}")
+  message(FATAL_ERROR "seqembed: SEQEMBED_INSTALL_PKGCONFIGDIR must be relative to the prefix, "
+                      "not '${SEQEMBED_INSTALL_PKGCONFIGDIR}'")
+endif()
+set(_seqembed_pc_prefix "\${pcfiledir}")
+string(REGEX REPLACE "[^/]+" ".." _seqembed_pc_up "${SEQEMBED_INSTALL_PKGCONFIGDIR}")
+string(REGEX REPLACE "/+$" "" _seqembed_pc_up "${_seqembed_pc_up}")
+string(APPEND _seqembed_pc_prefix "/${_seqembed_pc_up}")
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(_seqembed_pc_includedir "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(_seqembed_pc_includedir "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembed.pc.in" "${PROJECT_BINARY_DIR}/seqembed.pc"
+               @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/seqembed.pc" DESTINATION "${SEQEMBED_INSTALL_PKGCONFIGDIR}")
+
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+
+unset(_seqembed_pc_prefix)
+unset(_seqembed_pc_up)
+unset(_seqembed_pc_includedir)
