@@ -2,6 +2,7 @@
 /// @brief Dropout: inverted dropout whose mask depends only on (seed, call, element).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -101,17 +102,28 @@ public:
     /// @param first_element index of values[0] in the output.
     template <typename Scalar>
     void apply(Scalar* values, Index count, std::uint64_t call, std::uint64_t first_element) const {
+        constexpr int batch = detail::philox_batch;
+        constexpr int span = 8 * batch;  // elements covered by one batch of blocks
         const std::uint32_t limit = threshold();
         const auto scale = keep_scale<Scalar>();
-        std::uint64_t element = first_element;
-        Index i = 0;
-        while (i < count) {
-            const detail::PhiloxBlock bits = detail::philox_block(m_seed, call, element >> 3);
-            for (auto lane = static_cast<std::uint32_t>(element & 7); lane < 8 && i < count;
-                 ++lane, ++i, ++element) {
-                const std::uint32_t draw = (bits[lane >> 1] >> (16 * (lane & 1))) & 0xFFFFu;
-                values[i] = draw >= limit ? values[i] * scale : Scalar(0);
-            }
+        std::uint32_t words[4][batch];
+        std::uint32_t draws[span];
+        // Walk the elements span by span, aligned on the output's span grid so that every call
+        // sees the same blocks whatever its chunk.
+        Index done = 0;
+        while (done < count) {
+            const std::uint64_t element = first_element + static_cast<std::uint64_t>(done);
+            const std::uint64_t span_start = element / span * span;
+            detail::philox_blocks(m_seed, call, span_start / 8, words);
+            for (int i = 0; i < batch; ++i)
+                for (int lane = 0; lane < 8; ++lane)
+                    draws[8 * i + lane] = (words[lane >> 1][i] >> (16 * (lane & 1))) & 0xFFFFu;
+            const auto skip = static_cast<Index>(element - span_start);
+            const Index take = std::min<Index>(span - skip, count - done);
+            Scalar* out = values + done;
+            const std::uint32_t* draw = draws + skip;
+            for (Index j = 0; j < take; ++j) out[j] = draw[j] >= limit ? out[j] * scale : Scalar(0);
+            done += take;
         }
     }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 #include "detail/checks.hpp"
@@ -153,11 +155,16 @@ public:
         if (first < 0 || count < 0)
             detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
                                       ") start before the table");
-        if (first > capacity() || count > capacity() - first)
+        if (first > capacity() || count > capacity() - first) {
+            // Name the first position without a row; its table row cannot overflow below.
+            const std::int64_t missing = std::max<std::int64_t>(first, capacity());
+            const bool row_fits = missing <= std::numeric_limits<std::int64_t>::max() - m_offset;
             detail::fail<index_error>(
-                "position ", first + count - 1, " (table row ", m_offset + first + count - 1,
+                "position ", missing, " (table row ",
+                row_fits ? std::to_string(missing + m_offset) : std::string("past 2^63"),
                 " with offset ", m_offset, ") is past the learned position table of ",
-                max_positions(), " rows, which serves ", capacity(), " tokens");
+                max_positions(), " rows, which serves positions [0, ", capacity(), ")");
+        }
     }
     /// @brief The row of token index `row`, which require_positions accepted.
     /// @param row token index.
@@ -170,6 +177,13 @@ public:
     void row_into(std::int64_t row, Scalar* out) const {
         const Scalar* stored = stored_row(row);
         std::copy(stored, stored + d_model(), out);
+    }
+    /// @brief Adds the row of token index `row` to out[0 .. d_model).
+    /// @param row token index.
+    /// @param out d_model values.
+    void add_row_to(std::int64_t row, Scalar* out) const {
+        const Scalar* stored = stored_row(row);
+        for (Index j = 0; j < d_model(); ++j) out[j] += stored[j];
     }
     /// @}
 

@@ -34,7 +34,7 @@ struct PipelineOptions {
 /// and safe to call from several threads at once.
 /// @tparam Scalar float or double.
 /// @tparam Positional SinusoidalPositionalEncoding<Scalar> or LearnedPositionalEmbedding<Scalar>
-///         (any type with d_model, require_positions, stored_row and row_into).
+///         (any type with d_model, require_positions, stored_row and add_row_to).
 /// @code
 /// seqembed::InputPipeline<float> pipeline(
 ///     seqembed::TokenEmbedding<float>(32000, 512),
@@ -121,8 +121,15 @@ public:
         const Scalar scale = m_embedding.scale();
         const bool dropping = m_dropout.is_active();
         const std::uint64_t call = dropping ? m_dropout.take_call() : 0;
+        const Index tokens = ids.size();
+        constexpr Index lookahead = 2;  // rows fetched ahead of their use
         padding.for_each_token(ids, [&](Index b, Index t, std::int64_t token_index) {
             const Index row = b * seq + t;
+            if (row + lookahead < tokens) {
+                const TokenId ahead = ids((row + lookahead) / seq, (row + lookahead) % seq);
+                if (ahead >= 0 && ahead < m_embedding.vocab_size())
+                    detail::prefetch(m_embedding.row_data(ahead), sizeof(Scalar) * width);
+            }
             Scalar* out_row = out.row(row).data();
             if (token_index < 0) {
                 std::fill(out_row, out_row + width, Scalar(0));

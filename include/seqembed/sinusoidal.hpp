@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -157,9 +159,17 @@ public:
     ///         first_position whose positions would not stay below 2^53 in magnitude.
     explicit SinusoidalPositionalEncoding(Index d_model, const SinusoidalOptions& options = {})
         : m_options(checked(d_model, options)), m_d_model(d_model) {
-        plan_columns();
-        m_table.resize(options.max_len, d_model);
-        for (Index t = 0; t < options.max_len; ++t) compute_row(t, m_table.row(t).data());
+        try {
+            plan_columns();
+            m_table.resize(options.max_len, d_model);
+        } catch (const std::bad_alloc&) {
+            detail::fail<value_error>("sinusoidal table of ", options.max_len, " x ", d_model,
+                                      " does not fit in memory");
+        } catch (const std::length_error&) {
+            detail::fail<value_error>("sinusoidal table of ", options.max_len, " x ", d_model,
+                                      " does not fit in memory");
+        }
+        for (Index t = 0; t < options.max_len; ++t) compute_row<false>(t, m_table.row(t).data());
     }
 
     /// @brief Width of a row.
@@ -194,6 +204,7 @@ public:
     /// @param count number of rows, >= 0.
     /// @throws index_error past the table when options.beyond is throw_error, or on overflow.
     RowMatrix<Scalar> forward(std::int64_t first, Index count) const {
+        require_positions(first, count);
         RowMatrix<Scalar> out(count, m_d_model);
         forward_into(first, out);
         return out;
@@ -245,7 +256,18 @@ public:
         if (const Scalar* stored = stored_row(row)) {
             std::copy(stored, stored + m_d_model, out);
         } else {
-            compute_row(row, out);
+            compute_row<false>(row, out);
+        }
+    }
+
+    /// @brief Adds row `row` (precomputed or computed) to out[0 .. d_model).
+    /// @param row row index, checked by require_positions.
+    /// @param out d_model values.
+    void add_row_to(std::int64_t row, Scalar* out) const {
+        if (const Scalar* stored = stored_row(row)) {
+            for (Index j = 0; j < m_d_model; ++j) out[j] += stored[j];
+        } else {
+            compute_row<true>(row, out);
         }
     }
     /// @}
@@ -349,24 +371,38 @@ private:
         return std::exp(static_cast<Scalar>(numerator) * step);
     }
 
+    /// Writes (or, when Accumulate, adds) the row of table row `row` to out.
+    template <bool Accumulate>
     void compute_row(std::int64_t row, Scalar* out) const {
         const std::int64_t position = m_options.first_position + row;
         if (m_options.precision == TablePrecision::exact &&
             std::abs(static_cast<double>(position)) < detail::fast_path_position_limit) {
-            compute_exact_row(static_cast<double>(position), out);
+            compute_exact_row<Accumulate>(static_cast<double>(position), out);
             return;
         }
         for (Index j = 0; j < m_d_model; ++j) {
             const Column& column = m_columns[static_cast<std::size_t>(j)];
-            out[j] = column.kind == Column::Kind::zero
-                         ? Scalar(0)
-                         : value(position, column.frequency, column.kind == Column::Kind::cosine);
+            const Scalar v = column.kind == Column::Kind::zero
+                                 ? Scalar(0)
+                                 : value(position, column.frequency, column.kind == Column::Kind::cosine);
+            store<Accumulate>(out[j], v);
+        }
+    }
+
+    template <bool Accumulate>
+    static void store(Scalar& out, Scalar value) noexcept {
+        if constexpr (Accumulate) {
+            out += value;
+        } else {
+            out = value;
         }
     }
 
     /// The exact row through the vectorised kernel, a block of frequencies at a time.
+    template <bool Accumulate>
     void compute_exact_row(double position, Scalar* out) const {
-        for (const Index j : m_zero_columns) out[j] = Scalar(0);
+        if constexpr (!Accumulate)
+            for (const Index j : m_zero_columns) out[j] = Scalar(0);
         const auto frequencies = static_cast<Index>(m_sine_column.size());
         alignas(64) double sines[detail::sin_cos_block];
         alignas(64) double cosines[detail::sin_cos_block];
@@ -378,8 +414,10 @@ private:
             const Index count = std::min<Index>(detail::sin_cos_block, frequencies - first);
             for (Index i = 0; i < count; ++i) {
                 const auto k = static_cast<std::size_t>(first + i);
-                if (m_sine_column[k] >= 0) out[m_sine_column[k]] = static_cast<Scalar>(sines[i]);
-                if (m_cosine_column[k] >= 0) out[m_cosine_column[k]] = static_cast<Scalar>(cosines[i]);
+                if (m_sine_column[k] >= 0)
+                    store<Accumulate>(out[m_sine_column[k]], static_cast<Scalar>(sines[i]));
+                if (m_cosine_column[k] >= 0)
+                    store<Accumulate>(out[m_cosine_column[k]], static_cast<Scalar>(cosines[i]));
             }
         }
     }
