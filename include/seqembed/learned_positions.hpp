@@ -27,8 +27,10 @@ struct LearnedPositionsOptions {
     bool check_finite = false;
 
     /// @brief BERT and GPT-2: token t reads row t.
+    /// @return default options: offset 0, seed 0, check_finite off.
     static LearnedPositionsOptions bert() { return {}; }
     /// @brief BART and OPT: the table has two extra leading rows, token t reads row t + 2.
+    /// @return options with offset 2, seed 0, check_finite off.
     static LearnedPositionsOptions bart() {
         LearnedPositionsOptions options;
         options.offset = 2;
@@ -37,6 +39,8 @@ struct LearnedPositionsOptions {
     /// @brief RoBERTa: token t reads row padding_idx + 1 + t (a 514-row table serves 512
     ///        tokens).
     /// @param padding_idx the vocabulary's padding id (1 in RoBERTa).
+    /// @return options with offset padding_idx + 1, seed 0, check_finite off.
+    /// @throws index_error if padding_idx + 1 overflows std::int64_t.
     static LearnedPositionsOptions roberta(std::int64_t padding_idx = 1) {
         LearnedPositionsOptions options;
         options.offset = detail::checked_add("RoBERTa position offset", padding_idx, 1);
@@ -68,7 +72,8 @@ public:
     /// @param max_positions rows, > 0.
     /// @param d_model columns, > 0.
     /// @param options offset (in [0, max_positions)) and seed.
-    /// @throws value_error for a zero size or a table too large; index_error for a bad offset.
+    /// @throws value_error for a size <= 0 or a table too large; index_error for an offset
+    ///         outside [0, max_positions).
     LearnedPositionalEmbedding(Index max_positions, Index d_model,
                                const LearnedPositionsOptions& options = {})
         : m_table(allocate_table(max_positions, d_model)),
@@ -80,8 +85,10 @@ public:
     /// @brief A table holding a copy of pre-trained weights (max_positions x d_model).
     /// @param weights the table.
     /// @param options offset and check_finite.
-    /// @throws value_error for an empty table or, when checked, a non-finite value;
-    ///         index_error for a bad offset.
+    /// @return a table that owns its copy of weights, so weights may be freed or changed
+    ///         afterwards.
+    /// @throws value_error for an empty table, one too large for memory or, when checked, a
+    ///         non-finite value; index_error for an offset outside [0, weights.rows()).
     static LearnedPositionalEmbedding from_weights(
         const Eigen::Ref<const RowMatrix<Scalar>>& weights,
         const LearnedPositionsOptions& options = {}) {
@@ -98,7 +105,10 @@ public:
     /// @param max_positions rows.
     /// @param d_model columns.
     /// @param options offset and check_finite.
-    /// @throws value_error, index_error as from_weights.
+    /// @return a table reading data in place; it and every copy of it are valid only while the
+    ///         max_positions x d_model values at data live.
+    /// @throws value_error for a null pointer, a size <= 0 or, when checked, a non-finite value;
+    ///         index_error for an offset outside [0, max_positions).
     static LearnedPositionalEmbedding view(const Scalar* data, Index max_positions, Index d_model,
                                            const LearnedPositionsOptions& options = {}) {
         detail::RowTable<Scalar> table("learned position view", data, max_positions, d_model);
@@ -108,20 +118,29 @@ public:
     }
 
     /// @brief Rows of the table.
+    /// @return the number of rows, offset rows included, > 0.
     Index max_positions() const noexcept { return m_table.rows(); }
     /// @brief Width of a row.
+    /// @return the number of columns, > 0.
     Index d_model() const noexcept { return m_table.cols(); }
     /// @brief Row read by the first token.
+    /// @return the offset of the options, in [0, max_positions).
     std::int64_t offset() const noexcept { return m_offset; }
-    /// @brief How many token positions the table serves: max_positions - offset.
+    /// @brief How many token positions the table serves.
+    /// @return max_positions - offset, >= 1: tokens 0 .. capacity - 1 have a row.
     Index capacity() const noexcept { return m_table.rows() - static_cast<Index>(m_offset); }
     /// @brief The whole table, offset rows included, as a read-only view.
+    /// @return a max_positions x d_model row-major view (no copy), valid while this table lives
+    ///         (for a view(), while the caller's memory does).
     Eigen::Map<const RowMatrix<Scalar>> weights() const noexcept { return m_table.matrix(); }
 
     /// @brief The rows of tokens first .. first + count - 1 (rows offset + first ...), a view.
     /// @param first token index of the first row (a step offset when decoding).
     /// @param count number of tokens.
-    /// @throws index_error past the table.
+    /// @return a count x d_model row-major view (no copy) of table rows offset + first ..
+    ///         offset + first + count - 1, valid while this table lives.
+    /// @throws index_error for a negative first or count, or past the table (first + count >
+    ///         capacity).
     Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
         require_positions(first, count);
         return {m_table.row(static_cast<Index>(m_offset + first)), count, d_model()};
@@ -130,7 +149,8 @@ public:
     /// @brief A copy of rows(first, count).
     /// @param first token index of the first row.
     /// @param count number of tokens.
-    /// @throws index_error past the table.
+    /// @return a new count x d_model matrix holding the same values as rows(first, count).
+    /// @throws index_error as rows.
     RowMatrix<Scalar> forward(std::int64_t first, Index count) const { return rows(first, count); }
 
     /// @brief Copies rows(first, out.rows()) into caller memory without allocating.
@@ -168,6 +188,8 @@ public:
     }
     /// @brief The row of token index `row`, which require_positions accepted.
     /// @param row token index.
+    /// @return a pointer to the d_model contiguous values of table row offset + row; never
+    ///         nullptr (every accepted row is stored).
     const Scalar* stored_row(std::int64_t row) const noexcept {
         return m_table.row(static_cast<Index>(m_offset + row));
     }

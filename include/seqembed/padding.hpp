@@ -22,7 +22,8 @@ enum class PaddingSide {
 /// Every real token gets its true position: the number of real tokens before it in its
 /// sequence, whatever the padding side, as fairseq and OPT derive positions from the mask.
 /// Padded tokens are not looked up and give zero rows. Padding views the caller's lengths or
-/// mask (no copy): keep them alive for the call.
+/// mask (no copy): keep them alive and unchanged until the forward that uses the Padding has
+/// returned (a Padding made from a temporary vector dangles once that statement ends).
 /// @code
 /// std::vector<std::int64_t> lengths{3, 5};
 /// pipeline.forward(ids, seqembed::Padding::left(lengths));
@@ -31,15 +32,24 @@ enum class PaddingSide {
 class Padding {
 public:
     /// @brief Every token is real.
+    /// @return a Padding under which token t of every sequence is real with position t; it
+    ///         views nothing. It is the default of InputPipeline::forward.
     static Padding none() noexcept { return Padding(Kind::none); }
 
     /// @brief Sequence b has lengths[b] real tokens at its start.
-    /// @param lengths one length per sequence, each in [0, seq].
+    /// @param lengths one length per sequence, each in [0, seq] (checked by require_fits, not
+    ///        here).
+    /// @return a Padding viewing lengths.data(): keep lengths alive and unresized for as long as
+    ///         the Padding is used.
     static Padding right(const std::vector<std::int64_t>& lengths) noexcept {
         return lengths_of(lengths.data(), static_cast<Index>(lengths.size()), PaddingSide::right);
     }
     /// @brief Sequence b has lengths[b] real tokens at its end.
-    /// @param lengths one length per sequence, each in [0, seq].
+    /// @param lengths one length per sequence, each in [0, seq] (checked by require_fits, not
+    ///        here).
+    /// @return a Padding viewing lengths.data(): keep lengths alive and unresized for as long as
+    ///         the Padding is used. Token t of sequence b is real from t = seq - lengths[b] on,
+    ///         with position t - (seq - lengths[b]).
     static Padding left(const std::vector<std::int64_t>& lengths) noexcept {
         return lengths_of(lengths.data(), static_cast<Index>(lengths.size()), PaddingSide::left);
     }
@@ -47,6 +57,8 @@ public:
     /// @param data the lengths.
     /// @param count how many (must equal the batch size).
     /// @param side where the padding is.
+    /// @return a Padding viewing the count values at data (not copied), as right() or left()
+    ///         build for side.
     static Padding lengths_of(const std::int64_t* data, Index count, PaddingSide side) noexcept {
         Padding padding(Kind::lengths);
         padding.m_lengths = data;
@@ -56,6 +68,8 @@ public:
     }
     /// @brief Tokens equal to padding_id are padding, wherever they stand.
     /// @param padding_id the padding token.
+    /// @return a Padding that views nothing: a real token's position is the number of tokens
+    ///         other than padding_id before it in its sequence.
     static Padding by_id(TokenId padding_id) noexcept {
         Padding padding(Kind::padding_id);
         padding.m_padding_id = padding_id;
@@ -63,6 +77,9 @@ public:
     }
     /// @brief An attention mask of the ids' shape: nonzero marks a real token.
     /// @param mask batch x seq; viewed, not copied.
+    /// @return a Padding viewing mask's data: keep mask alive and unresized for as long as the
+    ///         Padding is used. A real token's position is the number of nonzero entries
+    ///         before it in its row.
     static Padding from_mask(const MaskMatrix& mask) noexcept {
         Padding padding(Kind::mask);
         padding.m_mask = mask.data();
@@ -125,6 +142,8 @@ public:
 
     /// @brief The largest number of real tokens in one sequence of ids.
     /// @param ids the ids (require_fits must have passed).
+    /// @return the number of positions a forward of ids reads, in [0, seq]: seq for none() (0
+    ///         for an empty batch), otherwise the largest count of real tokens in a sequence.
     Index longest(const IdsRef& ids) const {
         if (m_kind == Kind::none) return ids.rows() > 0 ? ids.cols() : 0;
         std::int64_t longest = 0;

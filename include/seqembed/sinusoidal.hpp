@@ -93,9 +93,13 @@ struct SinusoidalOptions {
 
     /// @brief The paper and the seeds: interleaved, exponent 2i/d, positions from 0, error past
     ///        the table.
+    /// @return every member at its default: max_len 5000, base 10000, log_space, interleaved,
+    ///         FrequencyFamily::paper, first_position 0, exact, extra_sine, throw_error.
     static SinusoidalOptions paper() { return {}; }
     /// @brief tensor2tensor's get_timing_signal_1d: concatenated, exponent i/(d/2-1), positions
     ///        from 0, computed at any length, zero last column for odd d.
+    /// @return paper() with layout concatenated, family tensor2tensor, odd_width zero_column and
+    ///         beyond compute (rows past max_len computed on the fly).
     static SinusoidalOptions tensor2tensor() {
         SinusoidalOptions options;
         options.layout = SinCosLayout::concatenated;
@@ -107,16 +111,22 @@ struct SinusoidalOptions {
     /// @brief fairseq's SinusoidalPositionalEmbedding: as tensor2tensor, with the first token at
     ///        position padding_idx + 1.
     /// @param padding_idx the dictionary's padding index (1 in fairseq's dictionaries).
+    /// @return tensor2tensor() with first_position padding_idx + 1.
+    /// @throws index_error if padding_idx + 1 overflows std::int64_t.
     static SinusoidalOptions fairseq(std::int64_t padding_idx = 1) {
         SinusoidalOptions options = tensor2tensor();
         options.first_position = detail::checked_add("fairseq first position", padding_idx, 1);
         return options;
     }
     /// @brief Marian (C++): as tensor2tensor, positions from 0 plus the decoding step.
+    /// @return the same options as tensor2tensor(); pass the step as InputPipeline's
+    ///         step_offset.
     static SinusoidalOptions marian() { return tensor2tensor(); }
     /// @brief Hugging Face MarianSinusoidalPositionalEmbedding: concatenated with the paper's
     ///        exponent 2i/d, the sine half taking the extra column of an odd width, a 512-row
     ///        table (max_position_embeddings).
+    /// @return paper() with layout concatenated, form direct_power (np.power) and max_len 512;
+    ///         rows past 512 throw.
     static SinusoidalOptions hf_marian() {
         SinusoidalOptions options;
         options.layout = SinCosLayout::concatenated;
@@ -126,6 +136,7 @@ struct SinusoidalOptions {
     }
     /// @brief CTranslate2's sinusoidal encoder: as tensor2tensor, with the first token at
     ///        position 1.
+    /// @return tensor2tensor() with first_position 1.
     static SinusoidalOptions ctranslate2() {
         SinusoidalOptions options = tensor2tensor();
         options.first_position = 1;
@@ -173,25 +184,38 @@ public:
     }
 
     /// @brief Width of a row.
+    /// @return the d_model given to the constructor, > 0.
     Index d_model() const noexcept { return m_d_model; }
     /// @brief Rows precomputed.
+    /// @return options().max_len, > 0.
     Index max_len() const noexcept { return m_table.rows(); }
     /// @brief The configuration.
+    /// @return the options given to the constructor, valid while this encoding lives.
     const SinusoidalOptions& options() const noexcept { return m_options; }
     /// @brief Position value encoded by row token_index (first_position + token_index).
-    /// @param token_index index of the token in its sequence.
+    /// @param token_index index of the token in its sequence (plus any step offset).
+    /// @return first_position + token_index, the position value whose sines and cosines row
+    ///         token_index holds.
     std::int64_t position_of(std::int64_t token_index) const noexcept {
         return m_options.first_position + token_index;
     }
 
     /// @brief The whole precomputed table, as a read-only view.
+    /// @return a max_len x d_model row-major view (no copy), valid while this encoding lives.
     Eigen::Map<const RowMatrix<Scalar>> table() const noexcept {
         return {m_table.data(), m_table.rows(), m_d_model};
     }
 
     /// @brief A view of count precomputed rows starting at row first (no copy).
+    /// @code
+    /// seqembed::SinusoidalPositionalEncoding<float> pe(512);
+    /// auto step = pe.rows(/*first=*/7, /*count=*/1);   // 1 x 512: row 7, the 8th token
+    /// @endcode
     /// @param first first row (a step offset during incremental decoding).
     /// @param count number of rows.
+    /// @return a count x d_model row-major view of rows first .. first + count - 1, valid while
+    ///         this encoding lives. Only precomputed rows can be viewed, whatever
+    ///         options.beyond says: use forward for rows past max_len.
     /// @throws index_error if [first, first + count) is not inside [0, max_len).
     Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
         require_in_table(first, count);
@@ -202,7 +226,11 @@ public:
     ///        allows it.
     /// @param first first row, >= 0.
     /// @param count number of rows, >= 0.
-    /// @throws index_error past the table when options.beyond is throw_error, or on overflow.
+    /// @return a new count x d_model matrix: rows first .. first + count - 1, those past
+    ///         max_len computed in the table's precision.
+    /// @throws index_error for a negative first or count, when first + count overflows, past
+    ///         the table when options.beyond is throw_error, and otherwise for a position
+    ///         beyond 2^53 in magnitude.
     RowMatrix<Scalar> forward(std::int64_t first, Index count) const {
         require_positions(first, count);
         RowMatrix<Scalar> out(count, m_d_model);
@@ -245,6 +273,9 @@ public:
 
     /// @brief The precomputed row, or nullptr past the table.
     /// @param row row index (token index plus step offset), >= 0.
+    /// @return a pointer to the d_model contiguous values of row `row`, valid while this
+    ///         encoding lives, or nullptr when row >= max_len (the row must be computed, as
+    ///         row_into and add_row_to do).
     const Scalar* stored_row(std::int64_t row) const noexcept {
         return row < m_table.rows() ? m_table.row(static_cast<Index>(row)).data() : nullptr;
     }

@@ -1,5 +1,6 @@
 /// @file token_embedding.hpp
-/// @brief TokenEmbedding: the vocab_size x d_model lookup table, scaled by sqrt(d_model).
+/// @brief TokenEmbedding: the vocab_size x d_model lookup table, scaled by sqrt(d_model) unless
+///        its options say otherwise.
 #pragma once
 
 #include <cmath>
@@ -26,11 +27,14 @@ namespace seqembed {
 class EmbeddingScale {
 public:
     /// @brief Multiply by sqrt(d_model), the paper's choice and the default.
+    /// @return a scale whose factor_for(d_model) is sqrt(d_model).
     static EmbeddingScale sqrt_d_model() noexcept { return EmbeddingScale(true, 1.0); }
     /// @brief Do not scale (factor 1).
+    /// @return a scale whose factor_for(d_model) is 1 for every d_model.
     static EmbeddingScale none() noexcept { return EmbeddingScale(false, 1.0); }
     /// @brief Multiply by a fixed factor.
-    /// @param factor any finite value.
+    /// @param factor any finite value (zero and negative values are accepted).
+    /// @return a scale whose factor_for(d_model) is factor, whatever d_model.
     /// @throws value_error if factor is not finite.
     static EmbeddingScale value(double factor) {
         if (!std::isfinite(factor))
@@ -38,7 +42,9 @@ public:
         return EmbeddingScale(false, factor);
     }
     /// @brief The factor for a table of width d_model, in double.
-    /// @param d_model the embedding width.
+    /// @param d_model the embedding width (read only by sqrt_d_model()).
+    /// @return sqrt(d_model) computed in double for sqrt_d_model(), otherwise the fixed factor
+    ///         (1 for none()). TokenEmbedding rounds it once to Scalar.
     double factor_for(Index d_model) const noexcept {
         return m_sqrt_d_model ? std::sqrt(static_cast<double>(d_model)) : m_factor;
     }
@@ -87,7 +93,7 @@ public:
     /// @param vocab_size number of rows, > 0.
     /// @param d_model number of columns, > 0.
     /// @param options scale, padding_idx (its row is zeroed) and seed.
-    /// @throws value_error for a zero size, a table too large for memory or Eigen::Index.
+    /// @throws value_error for a size <= 0, a table too large for memory or Eigen::Index.
     /// @throws index_error for padding_idx outside [-vocab_size, vocab_size).
     TokenEmbedding(Index vocab_size, Index d_model, const TokenEmbeddingOptions& options = {})
         : m_table(allocate_table(vocab_size, d_model)),
@@ -101,7 +107,10 @@ public:
     /// @brief A table holding a copy of weights (vocab_size x d_model).
     /// @param weights the pre-trained table, one row per token.
     /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite.
-    /// @throws value_error for an empty table or, with check_finite, a NaN or infinity.
+    /// @return an embedding that owns its copy of weights (is_view() is false), so weights may
+    ///         be freed or changed afterwards.
+    /// @throws value_error for an empty table, one too large for memory or, with check_finite,
+    ///         a NaN or infinity.
     /// @throws index_error for padding_idx out of range.
     static TokenEmbedding from_weights(const Eigen::Ref<const RowMatrix<Scalar>>& weights,
                                        const TokenEmbeddingOptions& options = {}) {
@@ -117,8 +126,10 @@ public:
     /// @param data first value of row 0.
     /// @param vocab_size rows.
     /// @param d_model columns.
-    /// @param options scale, padding_idx, check_finite.
-    /// @throws value_error for a null pointer, a zero size or a non-finite value when checked.
+    /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite.
+    /// @return an embedding reading data in place (is_view() is true); it and every copy of it
+    ///         are valid only while the vocab_size x d_model values at data live.
+    /// @throws value_error for a null pointer, a size <= 0 or a non-finite value when checked.
     /// @throws index_error for padding_idx out of range.
     static TokenEmbedding view(const Scalar* data, Index vocab_size, Index d_model,
                                const TokenEmbeddingOptions& options = {}) {
@@ -129,16 +140,24 @@ public:
     }
 
     /// @brief Number of rows (token ids 0 .. vocab_size-1).
+    /// @return the vocabulary size, > 0.
     Index vocab_size() const noexcept { return m_table.rows(); }
     /// @brief Width of a row.
+    /// @return the number of columns of the table and of every looked-up row, > 0.
     Index d_model() const noexcept { return m_table.cols(); }
     /// @brief The factor every lookup multiplies by.
+    /// @return options.scale.factor_for(d_model()), computed in double and rounded to Scalar.
     Scalar scale() const noexcept { return m_scale; }
     /// @brief The padding row, counted from 0, if one was given.
+    /// @return the padding_idx of the options, a negative one turned into vocab_size +
+    ///         padding_idx (so in [0, vocab_size)), or std::nullopt if none was given.
     std::optional<TokenId> padding_idx() const noexcept { return m_padding_idx; }
-    /// @brief True when the table views the caller's memory.
+    /// @brief Whether the table views the caller's memory.
+    /// @return true for an embedding made by view(), false for one that owns its values.
     bool is_view() const noexcept { return !m_table.owns_data(); }
     /// @brief The unscaled table, as a read-only view.
+    /// @return a vocab_size x d_model row-major view (no copy), valid while this embedding
+    ///         lives (for a view(), while the caller's memory does).
     Eigen::Map<const RowMatrix<Scalar>> weights() const noexcept { return m_table.matrix(); }
 
     /// @brief Throws unless id is a row of the table.
@@ -155,11 +174,13 @@ public:
 
     /// @brief Unscaled row of a valid id (unchecked: call require_id first).
     /// @param id a token id in [0, vocab_size).
+    /// @return a pointer to the d_model contiguous, unscaled values of row id, valid while this
+    ///         embedding lives (for a view(), while the caller's memory does).
     const Scalar* row_data(TokenId id) const noexcept { return m_table.row(static_cast<Index>(id)); }
 
     /// @brief Looks up a batch: row b * seq + t of the result is weights.row(ids(b, t)) * scale.
     /// @param ids batch x seq token ids.
-    /// @return a (batch * seq) x d_model matrix.
+    /// @return a new (batch * seq) x d_model matrix.
     /// @throws index_error for an id outside [0, vocab_size).
     RowMatrix<Scalar> forward(const IdsRef& ids) const {
         RowMatrix<Scalar> out(ids.size(), d_model());
