@@ -3,6 +3,8 @@
 #include <seqembed/token_embedding.hpp>
 
 #include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
@@ -137,4 +139,19 @@ TEST_CASE("forward_into writes caller memory", "[embedding]") {
     RowMatrix<float> out(10, 8);
     embedding.forward_into(ids, out);
     REQUIRE(out == embedding.forward(ids));
+}
+
+TEST_CASE("check_finite looks at the block it is given, not the memory around it", "[embedding]") {
+    RowMatrix<double> big = RowMatrix<double>::Ones(4, 5);
+    big(1, 4) = std::numeric_limits<double>::quiet_NaN();  // outside the 4 x 3 block
+    TokenEmbeddingOptions options;
+    options.check_finite = true;
+    REQUIRE_NOTHROW(TokenEmbedding<double>::from_weights(big.leftCols(3), options));
+    big(2, 1) = std::numeric_limits<double>::infinity();
+    try {
+        (void)TokenEmbedding<double>::from_weights(big.leftCols(3), options);
+        FAIL("no exception");
+    } catch (const seqembed::value_error& e) {
+        REQUIRE(std::string(e.what()).find("(row 2, column 1)") != std::string::npos);
+    }
 }

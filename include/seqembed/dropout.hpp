@@ -18,12 +18,14 @@ namespace seqembed {
 ///        probability p and kept values are multiplied by 1 / (1 - p); in evaluation it is the
 ///        identity.
 ///
-/// The mask is a pure function of (seed, call number, element index): element e of call c is
-/// kept when a 16-bit draw from Philox4x32-10, keyed by the seed at counter (e / 8, c), is at
-/// least round(p * 65536). So the mask is the same for every thread count and chunking, can be
-/// recomputed for a backward pass (mask()), and p is honoured to 1/65536. Each training forward
-/// takes the next call number from an atomic counter, so a const forward is safe from several
-/// threads.
+/// The mask is a pure function of (seed, call number, element index), so it is the same for
+/// every thread count and chunking and can be recomputed for a backward pass (mask()). Element e
+/// of call c is kept when its 16-bit draw is at least round(p * 65536) (p is honoured to
+/// 1/65536). The draws come from Philox4x32-10 keyed by the seed, 128 elements per 16 blocks:
+/// with e = 128 s + j, the draw is half j / 64 (low 16 bits first) of word (j / 16) % 4 of block
+/// 16 s + j % 16 at counter (block, c). That layout lets 16 consecutive elements take their
+/// draws from one word of 16 consecutive blocks, which vectorises. Each training forward takes
+/// the next call number from an atomic counter, so a const forward is safe from several threads.
 /// @code
 /// seqembed::Dropout dropout(0.1, /*seed=*/42);
 /// dropout.set_training(true);
@@ -39,10 +41,13 @@ public:
     explicit Dropout(double p = 0.0, std::uint64_t seed = 0) : m_p(checked_p(p)), m_seed(seed) {}
 
     /// @brief Copies the configuration, the mode and the call counter.
+    /// @param other the layer to copy.
     Dropout(const Dropout& other) noexcept
         : m_p(other.m_p), m_seed(other.m_seed), m_training(other.m_training),
           m_calls(other.m_calls.load()) {}
     /// @brief Copies the configuration, the mode and the call counter.
+    /// @param other the layer to copy.
+    /// @return this layer.
     Dropout& operator=(const Dropout& other) noexcept {
         m_p = other.m_p;
         m_seed = other.m_seed;
@@ -53,32 +58,40 @@ public:
     ~Dropout() = default;
 
     /// @brief Probability of zeroing an element.
+    /// @return p, in [0, 1).
     double p() const noexcept { return m_p; }
     /// @brief Key of the mask.
+    /// @return the seed given at construction.
     std::uint64_t seed() const noexcept { return m_seed; }
-    /// @brief True in training mode.
+    /// @brief Whether the layer is in training mode.
+    /// @return true in training mode, false in evaluation mode.
     bool is_training() const noexcept { return m_training; }
     /// @brief Switches between training (drop) and evaluation (identity).
     /// @param training the new mode.
     void set_training(bool training) noexcept { m_training = training; }
-    /// @brief True when a forward would change values (training with p > 0).
+    /// @brief Whether a forward would change values.
+    /// @return true in training mode with round(p * 65536) > 0.
     bool is_active() const noexcept { return m_training && threshold() != 0; }
-    /// @brief Number of training forwards so far: the next call number.
+    /// @brief The call number the next training forward will take.
+    /// @return the number of training forwards so far, plus any set_calls start.
     std::uint64_t calls() const noexcept { return m_calls.load(); }
     /// @brief Sets the next call number (to resume a run).
     /// @param next the call number of the next training forward.
     void set_calls(std::uint64_t next) noexcept { m_calls.store(next); }
     /// @brief Takes a call number for one training forward (what forward does).
+    /// @return the call number taken; the counter moves past it.
     std::uint64_t take_call() const noexcept { return m_calls.fetch_add(1); }
 
-    /// @brief The factor applied to kept values: 1 / (1 - p) in Scalar, as PyTorch computes it.
+    /// @brief The factor applied to kept values.
     /// @tparam Scalar the element type.
+    /// @return Scalar(1) / Scalar(1 - p), as PyTorch computes it in the tensor's type.
     template <typename Scalar>
     Scalar keep_scale() const noexcept {
         return Scalar(1) / static_cast<Scalar>(1.0 - m_p);
     }
 
-    /// @brief 16-bit draws below this are dropped.
+    /// @brief The drop threshold.
+    /// @return round(p * 65536): 16-bit draws below it are dropped.
     std::uint32_t threshold() const noexcept {
         return static_cast<std::uint32_t>(std::lround(m_p * 65536.0));
     }
@@ -86,11 +99,13 @@ public:
     /// @brief Whether element `element` is kept by call `call`.
     /// @param call the call number.
     /// @param element index of the element in the row-major output.
+    /// @return true if the element is kept (and scaled), false if it is zeroed.
     bool keeps(std::uint64_t call, std::uint64_t element) const noexcept {
-        const detail::PhiloxBlock bits = detail::philox_block(m_seed, call, element >> 3);
-        const std::uint32_t lane = static_cast<std::uint32_t>(element & 7);
-        const std::uint32_t draw = (bits[lane >> 1] >> (16 * (lane & 1))) & 0xFFFFu;
-        return draw >= threshold();
+        const std::uint64_t in_span = element % span;
+        const detail::PhiloxBlock bits =
+            detail::philox_block(m_seed, call, element / span * blocks_per_span + in_span % blocks_per_span);
+        const std::uint32_t word = bits[(in_span / blocks_per_span) % 4];
+        return ((word >> (in_span < span / 2 ? 0 : 16)) & 0xFFFFu) >= threshold();
     }
 
     /// @brief Applies the mask of call `call` to count values that are elements
@@ -102,35 +117,44 @@ public:
     /// @param first_element index of values[0] in the output.
     template <typename Scalar>
     void apply(Scalar* values, Index count, std::uint64_t call, std::uint64_t first_element) const {
-        constexpr int batch = detail::philox_batch;
-        constexpr int span = 8 * batch;  // elements covered by one batch of blocks
         const std::uint32_t limit = threshold();
         const auto scale = keep_scale<Scalar>();
-        std::uint32_t words[4][batch];
-        std::uint32_t draws[span];
-        // Walk the elements span by span, aligned on the output's span grid so that every call
-        // sees the same blocks whatever its chunk.
+        std::uint32_t words[4][blocks_per_span];
         Index done = 0;
         while (done < count) {
             const std::uint64_t element = first_element + static_cast<std::uint64_t>(done);
             const std::uint64_t span_start = element / span * span;
-            detail::philox_blocks(m_seed, call, span_start / 8, words);
-            for (int i = 0; i < batch; ++i)
-                for (int lane = 0; lane < 8; ++lane)
-                    draws[8 * i + lane] = (words[lane >> 1][i] >> (16 * (lane & 1))) & 0xFFFFu;
+            detail::philox_blocks(m_seed, call, span_start / span * blocks_per_span, words);
             const auto skip = static_cast<Index>(element - span_start);
-            const Index take = std::min<Index>(span - skip, count - done);
-            Scalar* out = values + done;
-            const std::uint32_t* draw = draws + skip;
-            for (Index j = 0; j < take; ++j) out[j] = draw[j] >= limit ? out[j] * scale : Scalar(0);
+            const Index take = std::min<Index>(static_cast<Index>(span) - skip, count - done);
+            Scalar* out = values + done;  // element `element`, position `skip` in its span
+            if (skip == 0 && take == static_cast<Index>(span)) {
+                // A whole span: 8 runs of 16 elements, each from one word of the 16 blocks.
+                for (int half = 0; half < 2; ++half)
+                    for (int w = 0; w < 4; ++w) {
+                        Scalar* run = out + half * 64 + w * 16;
+                        for (int i = 0; i < blocks_per_span; ++i) {
+                            const std::uint32_t draw = (words[w][i] >> (16 * half)) & 0xFFFFu;
+                            run[i] = draw >= limit ? run[i] * scale : Scalar(0);
+                        }
+                    }
+            } else {
+                for (Index k = 0; k < take; ++k) {
+                    const Index j = skip + k;
+                    const std::uint32_t word = words[(j / blocks_per_span) % 4][j % blocks_per_span];
+                    const std::uint32_t draw = (word >> (j < 64 ? 0 : 16)) & 0xFFFFu;
+                    out[k] = draw >= limit ? out[k] * scale : Scalar(0);
+                }
+            }
             done += take;
         }
     }
 
-    /// @brief The mask of call `call` over a rows x cols output: 1 kept, 0 dropped.
+    /// @brief The mask of call `call` over a rows x cols output.
     /// @param call the call number.
     /// @param rows rows of the output.
     /// @param cols columns of the output.
+    /// @return rows x cols bytes, 1 where the element is kept, 0 where it is zeroed.
     MaskMatrix mask(std::uint64_t call, Index rows, Index cols) const {
         MaskMatrix kept(rows, cols);
         for (Index r = 0; r < rows; ++r)
@@ -165,6 +189,9 @@ public:
     }
 
 private:
+    static constexpr int blocks_per_span = detail::philox_batch;  // 16 blocks, 4 words each
+    static constexpr std::uint64_t span = 8 * blocks_per_span;    // 128 elements of 16 bits
+
     static double checked_p(double p) {
         if (!(p >= 0.0 && p < 1.0))
             detail::fail<value_error>("dropout probability p = ", p, " is outside [0, 1)");

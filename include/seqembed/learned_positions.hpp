@@ -92,11 +92,11 @@ public:
     static LearnedPositionalEmbedding from_weights(
         const Eigen::Ref<const RowMatrix<Scalar>>& weights,
         const LearnedPositionsOptions& options = {}) {
+        // Checked after the copy: weights may be a strided block, the copy is packed.
+        detail::RowTable<Scalar> table("learned position weights", weights);
         if (options.check_finite)
-            detail::require_finite("learned position weights", weights.data(), weights.rows(),
-                                   weights.cols());
-        return LearnedPositionalEmbedding(
-            detail::RowTable<Scalar>("learned position weights", weights), options);
+            detail::require_finite("learned position weights", table.row(0), table.rows(), table.cols());
+        return LearnedPositionalEmbedding(std::move(table), options);
     }
 
     /// @brief A table viewing max_positions x d_model values at data without copying; the

@@ -7,6 +7,7 @@
 
 #include "detail/checks.hpp"
 #include "detail/fused_rows.hpp"
+#include "detail/streaming_stores.hpp"
 #include "dropout.hpp"
 #include "error.hpp"
 #include "padding.hpp"
@@ -16,12 +17,25 @@
 
 namespace seqembed {
 
-/// @brief How an InputPipeline applies dropout after the sum.
+/// @brief How an InputPipeline writes its output rows.
+enum class OutputStores {
+    /// Streaming stores for outputs of 4 MiB or more, plain stores below.
+    automatic,
+    /// Plain stores: the output stays in cache for the next layer.
+    cached,
+    /// Streaming (non-temporal) stores: the output bypasses the cache and is written once
+    /// instead of read and written; best when it is larger than the cache.
+    streaming
+};
+
+/// @brief How an InputPipeline applies dropout after the sum, and how it writes.
 struct PipelineOptions {
     /// @brief Dropout probability in training, in [0, 1) (seed 001 uses 0.1).
     double dropout = 0.0;
     /// @brief Key of the dropout mask.
     std::uint64_t dropout_seed = 0;
+    /// @brief Plain or streaming stores for the output.
+    OutputStores output_stores = OutputStores::automatic;
 };
 
 /// @brief The input stage of a transformer: for each real token, its embedding times the
@@ -56,21 +70,28 @@ public:
                   const PipelineOptions& options = {})
         : m_embedding(std::move(embedding)),
           m_positions(std::move(positions)),
-          m_dropout(options.dropout, options.dropout_seed) {
+          m_dropout(options.dropout, options.dropout_seed),
+          m_output_stores(options.output_stores) {
         if (m_embedding.d_model() != m_positions.d_model())
             detail::fail<shape_error>("token embedding width ", m_embedding.d_model(),
                                       " differs from position width ", m_positions.d_model());
     }
 
     /// @brief Width of an output row.
+    /// @return d_model, the same for the embedding and the positions.
     Index d_model() const noexcept { return m_embedding.d_model(); }
     /// @brief The token table.
+    /// @return the embedding this pipeline owns (its scale applies to every lookup).
     const TokenEmbedding<Scalar>& embedding() const noexcept { return m_embedding; }
     /// @brief The position table.
+    /// @return the positional encoding this pipeline owns.
     const Positional& positions() const noexcept { return m_positions; }
-    /// @brief The dropout layer (its call counter numbers the training forwards).
+    /// @brief The dropout layer.
+    /// @return the layer whose call counter numbers the training forwards; its mask(call, rows,
+    ///         cols) recomputes the mask a forward used.
     const Dropout& dropout() const noexcept { return m_dropout; }
-    /// @brief True in training mode.
+    /// @brief Whether the pipeline is in training mode.
+    /// @return true in training mode (dropout applies), false in evaluation mode.
     bool is_training() const noexcept { return m_dropout.is_training(); }
     /// @brief Training mode applies dropout; evaluation mode does not.
     /// @param training the new mode.
@@ -80,6 +101,7 @@ public:
     /// @param ids batch x seq token ids.
     /// @param padding which tokens are real (default: all).
     /// @param step_offset added to every position (tokens already decoded).
+    /// @return a (batch * seq) x d_model matrix, row b * seq + t for token (b, t).
     /// @throws as forward_into.
     RowMatrix<Scalar> forward(const IdsRef& ids, const Padding& padding = Padding::none(),
                               std::int64_t step_offset = 0) const {
@@ -123,6 +145,9 @@ public:
         const std::uint64_t call = dropping ? m_dropout.take_call() : 0;
         const Index tokens = ids.size();
         constexpr Index lookahead = 2;  // rows fetched ahead of their use
+        // Streaming: each row is finished in an L1 scratch row, then written around the cache.
+        alignas(64) Scalar scratch[streaming_scratch_elements];
+        const bool streaming = uses_streaming_stores(out.size()) && width <= streaming_scratch_elements;
         padding.for_each_token(ids, [&](Index b, Index t, std::int64_t token_index) {
             const Index row = b * seq + t;
             if (row + lookahead < tokens) {
@@ -131,21 +156,38 @@ public:
                     detail::prefetch(m_embedding.row_data(ahead), sizeof(Scalar) * width);
             }
             Scalar* out_row = out.row(row).data();
+            Scalar* target = streaming ? scratch : out_row;
             if (token_index < 0) {
-                std::fill(out_row, out_row + width, Scalar(0));
-                return;
+                std::fill(target, target + width, Scalar(0));
+            } else {
+                detail::embed_row(target, m_embedding.row_data(ids(b, t)), scale, m_positions,
+                                  step_offset + token_index, width);
+                if (dropping)
+                    m_dropout.apply(target, width, call, static_cast<std::uint64_t>(row * width));
             }
-            detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, m_positions,
-                              step_offset + token_index, width);
-            if (dropping)
-                m_dropout.apply(out_row, width, call, static_cast<std::uint64_t>(row * width));
+            if (streaming) detail::stream_copy(out_row, target, width);
         });
+        if (streaming) detail::streaming_fence();
     }
 
 private:
+    // 16 KiB of floats (32 KiB of doubles) on the stack: wider rows are written in place.
+    static constexpr Index streaming_scratch_elements = 4096;
+
+    bool uses_streaming_stores(Index elements) const noexcept {
+        switch (m_output_stores) {
+            case OutputStores::cached: return false;
+            case OutputStores::streaming: return true;
+            case OutputStores::automatic: break;
+        }
+        return static_cast<std::size_t>(elements) * sizeof(Scalar) >=
+               detail::streaming_threshold_bytes;
+    }
+
     TokenEmbedding<Scalar> m_embedding;
     Positional m_positions;
     Dropout m_dropout;
+    OutputStores m_output_stores;
 };
 
 }  // namespace seqembed

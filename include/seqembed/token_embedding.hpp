@@ -114,11 +114,11 @@ public:
     /// @throws index_error for padding_idx out of range.
     static TokenEmbedding from_weights(const Eigen::Ref<const RowMatrix<Scalar>>& weights,
                                        const TokenEmbeddingOptions& options = {}) {
+        // Checked after the copy: weights may be a strided block, the copy is packed.
+        detail::RowTable<Scalar> table("token embedding weights", weights);
         if (options.check_finite)
-            detail::require_finite("token embedding weights", weights.data(), weights.rows(),
-                                   weights.cols());
-        return TokenEmbedding(detail::RowTable<Scalar>("token embedding weights", weights),
-                              options);
+            detail::require_finite("token embedding weights", table.row(0), table.rows(), table.cols());
+        return TokenEmbedding(std::move(table), options);
     }
 
     /// @brief A table that views vocab_size x d_model row-major values at data without copying

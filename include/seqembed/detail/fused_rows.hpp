@@ -8,6 +8,19 @@
 #include "../dropout.hpp"
 #include "../types.hpp"
 
+// Turns off the fusion of a * b + c into an FMA for one function, so that a product is
+// rounded before its sum as PyTorch rounds it, whatever -ffp-contract the user builds with.
+#if defined(__clang__)
+#define SEQEMBED_DETAIL_NO_FP_CONTRACT
+#define SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY _Pragma("clang fp contract(off)")
+#elif defined(__GNUC__)
+#define SEQEMBED_DETAIL_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
+#define SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
+#else  // MSVC contracts only under /fp:fast or /fp:contract
+#define SEQEMBED_DETAIL_NO_FP_CONTRACT
+#define SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
+#endif
+
 namespace seqembed::detail {
 
 /// out = embedding * scale.
@@ -18,16 +31,17 @@ void scale_into(Scalar* out, const Scalar* embedding, Scalar scale, Index width)
         Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>>(embedding, width) * scale;
 }
 
-/// out = embedding * scale, then out += position, in two loops over a row that stays in L1:
-/// each product is rounded before the sum, as PyTorch's separate `*` and `+` kernels round it,
-/// and no compiler can fuse the two into an FMA (GCC does so across statements in C++ by
-/// default, -ffp-contract=fast).
+/// out = embedding * scale + position, each product rounded before the sum as PyTorch's
+/// separate `*` and `+` kernels round it: FMA contraction is off for this function (GCC
+/// contracts by default in C++, -ffp-contract=fast).
 template <typename Scalar>
-void scale_and_add(Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
-                   Index width) noexcept {
-    scale_into(out, embedding, scale, width);
-    Eigen::Map<Eigen::Array<Scalar, Eigen::Dynamic, 1>>(out, width) +=
-        Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>>(position, width);
+SEQEMBED_DETAIL_NO_FP_CONTRACT void scale_and_add(Scalar* out, const Scalar* embedding,
+                                                  Scalar scale, const Scalar* position,
+                                                  Index width) noexcept {
+    SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
+    using Row = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+    Eigen::Map<Row>(out, width) =
+        Eigen::Map<const Row>(embedding, width) * scale + Eigen::Map<const Row>(position, width);
 }
 
 /// Asks the cache for bytes at data ahead of their use (a gathered embedding row is a run of
