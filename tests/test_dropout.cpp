@@ -1,0 +1,426 @@
+// Dropout: identity in evaluation and at p = 0, the statistics and exact values of training,
+// determinism in (seed, call, element), mask(), chunking independence, the call counter, copies,
+// in-place forwards and concurrent forwards. (Philox's known-answer vectors are in
+// test_philox.cpp.)
+#include <seqembed/dropout.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+
+using seqembed::Dropout;
+using seqembed::Index;
+using seqembed::MaskMatrix;
+using seqembed::RowMatrix;
+
+namespace {
+
+/// rows x cols values with no zero among them (so a zero output always means "dropped"),
+/// positive and negative, of several magnitudes.
+template <typename Scalar>
+RowMatrix<Scalar> nonzero_input(Index rows, Index cols) {
+    RowMatrix<Scalar> x(rows, cols);
+    for (Index i = 0; i < x.size(); ++i) {
+        const double magnitude = 0.25 + 0.125 * static_cast<double>(i % 29);
+        x.data()[i] = static_cast<Scalar>(i % 3 == 1 ? -magnitude : magnitude);
+    }
+    return x;
+}
+
+/// True when the two matrices hold the same bytes (NaN and -0.0 included).
+template <typename Scalar>
+bool bit_equal(const RowMatrix<Scalar>& a, const RowMatrix<Scalar>& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
+    // memcmp must not see the null data pointer of an empty matrix.
+    return a.size() == 0 || std::memcmp(a.data(), b.data(),
+                                        sizeof(Scalar) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+/// Values that an identity must pass through unchanged, bit for bit.
+template <typename Scalar>
+RowMatrix<Scalar> special_input() {
+    RowMatrix<Scalar> x(3, 5);
+    x << Scalar(1), Scalar(-2.5), Scalar(0), -Scalar(0), std::numeric_limits<Scalar>::denorm_min(),
+        std::numeric_limits<Scalar>::quiet_NaN(), std::numeric_limits<Scalar>::infinity(),
+        -std::numeric_limits<Scalar>::infinity(), std::numeric_limits<Scalar>::max(),
+        std::numeric_limits<Scalar>::lowest(), Scalar(1e-3), Scalar(7), Scalar(-7), Scalar(0.1),
+        Scalar(3.25);
+    return x;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("Dropout in evaluation mode is the identity, bit for bit", "[dropout]", float,
+                   double) {
+    const RowMatrix<TestType> x = special_input<TestType>();
+    for (const double p : {0.0, 0.1, 0.5, 0.9}) {
+        CAPTURE(p);
+        Dropout dropout(p, 1234);
+        REQUIRE_FALSE(dropout.is_training());  // evaluation is the default
+        REQUIRE_FALSE(dropout.is_active());
+        const RowMatrix<TestType> y = dropout.template forward<TestType>(x);
+        REQUIRE(bit_equal(y, x));
+        RowMatrix<TestType> out = RowMatrix<TestType>::Constant(3, 5, TestType(42));
+        dropout.template forward_into<TestType>(x, out);
+        REQUIRE(bit_equal(out, x));
+        REQUIRE(dropout.calls() == 0);
+    }
+}
+
+TEMPLATE_TEST_CASE("Dropout with p = 0 in training is the identity, bit for bit", "[dropout]",
+                   float, double) {
+    Dropout dropout(0.0, 77);
+    dropout.set_training(true);
+    REQUIRE(dropout.is_training());
+    REQUIRE_FALSE(dropout.is_active());
+    const RowMatrix<TestType> x = special_input<TestType>();
+    for (int call = 0; call < 3; ++call)
+        REQUIRE(bit_equal(dropout.template forward<TestType>(x), x));
+    const RowMatrix<TestType> big = nonzero_input<TestType>(64, 33);
+    REQUIRE(bit_equal(dropout.template forward<TestType>(big), big));
+}
+
+TEMPLATE_TEST_CASE("Dropout keeps 1 - p of the elements, scales them exactly and keeps the mean",
+                   "[dropout]", float, double) {
+    // 2^20 elements: within 5 sigma of 1 - p for every p.
+    const Index rows = 1024;
+    const Index cols = 1024;
+    const RowMatrix<TestType> x = nonzero_input<TestType>(rows, cols);
+    const auto n = static_cast<double>(x.size());
+    double x_sum = 0.0;
+    double x_square_sum = 0.0;
+    for (Index i = 0; i < x.size(); ++i) {
+        x_sum += static_cast<double>(x.data()[i]);
+        x_square_sum += static_cast<double>(x.data()[i]) * static_cast<double>(x.data()[i]);
+    }
+    for (const double p : {0.1, 0.5, 0.9}) {
+        CAPTURE(p);
+        Dropout dropout(p, 20240601);
+        dropout.set_training(true);
+        REQUIRE(dropout.is_active());
+        // As torch: 1 / (1 - p) computed in the tensor's dtype.
+        const TestType scale = TestType(1) / static_cast<TestType>(1.0 - p);
+        REQUIRE(dropout.template keep_scale<TestType>() == scale);
+
+        RowMatrix<TestType> y(rows, cols);
+        dropout.template forward_into<TestType>(x, y);
+        Index kept = 0;
+        Index wrong = 0;
+        double y_sum = 0.0;
+        for (Index i = 0; i < y.size(); ++i) {
+            const TestType value = y.data()[i];
+            if (value == TestType(0)) continue;  // dropped (x has no zeros)
+            ++kept;
+            if (value != x.data()[i] * scale) ++wrong;
+            y_sum += static_cast<double>(value);
+        }
+        REQUIRE(wrong == 0);
+
+        const double expected = 1.0 - p;
+        const double sigma = std::sqrt(p * (1.0 - p) / n);
+        const double fraction = static_cast<double>(kept) / n;
+        CAPTURE(fraction, expected, sigma);
+        REQUIRE(std::abs(fraction - expected) < 5.0 * sigma);
+
+        // E[y] = x; the mean's standard error is sqrt(mean(x^2) * p / (1 - p) / n).
+        const double mean_sigma = std::sqrt(x_square_sum / n * p / (1.0 - p) / n);
+        CAPTURE(y_sum / n, x_sum / n, mean_sigma);
+        REQUIRE(std::abs(y_sum / n - x_sum / n) < 5.0 * mean_sigma);
+    }
+}
+
+TEMPLATE_TEST_CASE("Dropout's kept values are x * (1 / (1 - p)) with 1 / (1 - p) in Scalar",
+                   "[dropout]", float, double) {
+    // For these p, float(1.0 / (1.0 - p)) (the division in double, then rounded) differs from
+    // 1.0f / float(1.0 - p), which is what torch computes for a float32 tensor.
+    const RowMatrix<TestType> x = nonzero_input<TestType>(32, 64);
+    for (const double p : {0.15, 0.42, 0.71, 0.97}) {
+        CAPTURE(p);
+        Dropout dropout(p, 31);
+        dropout.set_training(true);
+        const TestType scale = TestType(1) / static_cast<TestType>(1.0 - p);
+        REQUIRE(dropout.template keep_scale<TestType>() == scale);
+        const RowMatrix<TestType> y = dropout.template forward<TestType>(x);
+        const MaskMatrix mask = dropout.mask(0, x.rows(), x.cols());
+        Index kept = 0;
+        for (Index i = 0; i < x.size(); ++i) {
+            REQUIRE(y.data()[i] == (mask.data()[i] != 0 ? x.data()[i] * scale : TestType(0)));
+            kept += mask.data()[i];
+        }
+        REQUIRE(kept > 0);
+    }
+}
+
+TEST_CASE("Dropout honours p to 1/65536: p = 0.9 keeps about 10 %", "[dropout]") {
+    // A coarser threshold (for example 8 bits) would keep 25/256 = 9.77 %: 7.5 sigma away over
+    // 2^20 elements.
+    Dropout dropout(0.9, 5);
+    dropout.set_training(true);
+    const RowMatrix<float> x = RowMatrix<float>::Ones(1024, 1024);
+    const RowMatrix<float> y = dropout.forward<float>(x);
+    const auto kept = static_cast<double>((y.array() != 0.0f).count());
+    const double fraction = kept / static_cast<double>(y.size());
+    REQUIRE(std::abs(fraction - 0.1) < 5.0 * std::sqrt(0.09 / static_cast<double>(y.size())));
+}
+
+TEMPLATE_TEST_CASE("Dropout is deterministic in (seed, call) and differs across both", "[dropout]",
+                   float, double) {
+    const RowMatrix<TestType> x = nonzero_input<TestType>(16, 40);
+    Dropout a(0.5, 42);
+    Dropout b(0.5, 42);
+    Dropout other_seed(0.5, 43);
+    a.set_training(true);
+    b.set_training(true);
+    other_seed.set_training(true);
+
+    const RowMatrix<TestType> a0 = a.template forward<TestType>(x);
+    const RowMatrix<TestType> a1 = a.template forward<TestType>(x);
+    const RowMatrix<TestType> b0 = b.template forward<TestType>(x);
+    const RowMatrix<TestType> b1 = b.template forward<TestType>(x);
+    const RowMatrix<TestType> c0 = other_seed.template forward<TestType>(x);
+
+    REQUIRE(bit_equal(a0, b0));  // same seed, same call
+    REQUIRE(bit_equal(a1, b1));
+    REQUIRE_FALSE(bit_equal(a0, a1));  // same seed, next call
+    REQUIRE_FALSE(bit_equal(a0, c0));  // other seed, same call
+    // Not just different values: different masks.
+    REQUIRE(a.mask(0, 16, 40) != a.mask(1, 16, 40));
+    REQUIRE(a.mask(0, 16, 40) != other_seed.mask(0, 16, 40));
+    REQUIRE(a.mask(0, 16, 40) == b.mask(0, 16, 40));
+}
+
+TEMPLATE_TEST_CASE("Dropout's mask() and keeps() say which outputs are zero", "[dropout]", float,
+                   double) {
+    const Index rows = 13;
+    const Index cols = 37;  // not a multiple of 8: rows straddle Philox blocks
+    const RowMatrix<TestType> x = nonzero_input<TestType>(rows, cols);
+    Dropout dropout(0.3, 99);
+    dropout.set_training(true);
+    dropout.set_calls(5);
+    const std::uint64_t call = dropout.calls();
+    const RowMatrix<TestType> y = dropout.template forward<TestType>(x);
+    const MaskMatrix mask = dropout.mask(call, rows, cols);
+    REQUIRE(mask.rows() == rows);
+    REQUIRE(mask.cols() == cols);
+    Index kept = 0;
+    for (Index r = 0; r < rows; ++r)
+        for (Index c = 0; c < cols; ++c) {
+            CAPTURE(r, c);
+            const std::uint8_t m = mask(r, c);
+            REQUIRE((m == 0 || m == 1));
+            REQUIRE((y(r, c) != TestType(0)) == (m == 1));
+            REQUIRE(dropout.keeps(call, static_cast<std::uint64_t>(r * cols + c)) == (m == 1));
+            kept += m;
+        }
+    // Both kinds occur (p = 0.3 over 481 elements).
+    REQUIRE(kept > 0);
+    REQUIRE(kept < rows * cols);
+}
+
+TEMPLATE_TEST_CASE("Dropout::apply in chunks equals one apply over the whole buffer", "[dropout]",
+                   float, double) {
+    const Dropout dropout(0.5, 314159);
+    const Index n = 1000;
+    const RowMatrix<TestType> x = nonzero_input<TestType>(1, n);
+    const std::vector<Index> pattern{1, 7, 8, 13};
+    // Element offsets inside a Philox block, past 2^32 blocks, and huge call numbers.
+    const std::vector<std::uint64_t> first_elements{0, 3, 8, 1001, (std::uint64_t{1} << 35) + 5};
+    const std::vector<std::uint64_t> calls{0, 1, 0xFFFFFFFFu, std::uint64_t{1} << 40};
+    for (const std::uint64_t first : first_elements)
+        for (const std::uint64_t call : calls)
+            for (std::size_t phase = 0; phase < pattern.size(); ++phase) {
+                CAPTURE(first, call, phase);
+                RowMatrix<TestType> whole = x;
+                dropout.apply(whole.data(), n, call, first);
+
+                RowMatrix<TestType> chunked = x;
+                Index done = 0;
+                for (std::size_t k = phase; done < n; ++k) {
+                    const Index size = std::min(pattern[k % pattern.size()], n - done);
+                    dropout.apply(chunked.data() + done, size, call,
+                                  first + static_cast<std::uint64_t>(done));
+                    done += size;
+                }
+                REQUIRE(bit_equal(whole, chunked));
+
+                // And every element follows keeps().
+                for (Index i = 0; i < n; ++i) {
+                    const bool kept = dropout.keeps(call, first + static_cast<std::uint64_t>(i));
+                    REQUIRE(whole(0, i) == (kept ? x(0, i) * dropout.template keep_scale<TestType>()
+                                                 : TestType(0)));
+                }
+            }
+    // The chunks really depend on the element index: a shifted start gives another mask.
+    RowMatrix<TestType> at0 = x;
+    RowMatrix<TestType> at1 = x;
+    dropout.apply(at0.data(), n, 0, 0);
+    dropout.apply(at1.data(), n, 0, 1);
+    REQUIRE_FALSE(bit_equal(at0, at1));
+}
+
+TEMPLATE_TEST_CASE("Dropout's forward uses call calls() and element r * cols + c", "[dropout]",
+                   float, double) {
+    const RowMatrix<TestType> x = nonzero_input<TestType>(9, 11);
+    Dropout dropout(0.25, 8);
+    dropout.set_training(true);
+    for (std::uint64_t call = 0; call < 3; ++call) {
+        RowMatrix<TestType> expected = x;
+        dropout.apply(expected.data(), expected.size(), call, 0);
+        REQUIRE(bit_equal(dropout.template forward<TestType>(x), expected));
+    }
+}
+
+TEST_CASE("Dropout's calls() advances by one per training forward, not in evaluation",
+          "[dropout]") {
+    const RowMatrix<float> x = nonzero_input<float>(4, 6);
+    Dropout dropout(0.5, 3);
+    REQUIRE(dropout.calls() == 0);
+    (void)dropout.forward<float>(x);  // evaluation
+    REQUIRE(dropout.calls() == 0);
+    dropout.set_training(true);
+    (void)dropout.forward<float>(x);
+    REQUIRE(dropout.calls() == 1);
+    RowMatrix<float> out(4, 6);
+    dropout.forward_into<float>(x, out);
+    REQUIRE(dropout.calls() == 2);
+    REQUIRE(dropout.take_call() == 2);
+    REQUIRE(dropout.calls() == 3);
+    dropout.set_training(false);
+    dropout.forward_into<float>(x, out);
+    REQUIRE(dropout.calls() == 3);
+    REQUIRE(bit_equal(out, x));
+}
+
+TEMPLATE_TEST_CASE("Dropout's set_calls resumes a run", "[dropout]", float, double) {
+    const RowMatrix<TestType> x = nonzero_input<TestType>(8, 24);
+    Dropout run(0.4, 2718);
+    run.set_training(true);
+    std::vector<RowMatrix<TestType>> outputs;
+    for (int i = 0; i < 4; ++i) outputs.push_back(run.template forward<TestType>(x));
+    REQUIRE(run.calls() == 4);
+
+    Dropout resumed(0.4, 2718);
+    resumed.set_training(true);
+    resumed.set_calls(2);
+    REQUIRE(resumed.calls() == 2);
+    REQUIRE(bit_equal(resumed.template forward<TestType>(x), outputs[2]));
+    REQUIRE(bit_equal(resumed.template forward<TestType>(x), outputs[3]));
+    REQUIRE(resumed.calls() == 4);
+
+    // Far ahead: call numbers above 2^32 use the counter's high word.
+    resumed.set_calls((std::uint64_t{1} << 33) + 2);
+    const RowMatrix<TestType> far = resumed.template forward<TestType>(x);
+    REQUIRE_FALSE(bit_equal(far, outputs[2]));
+    RowMatrix<TestType> expected = x;
+    resumed.apply(expected.data(), expected.size(), (std::uint64_t{1} << 33) + 2, 0);
+    REQUIRE(bit_equal(far, expected));
+}
+
+TEST_CASE("Dropout copies keep p, seed, mode and counter", "[dropout]") {
+    const RowMatrix<double> x = nonzero_input<double>(6, 10);
+    Dropout original(0.3, 555);
+    original.set_training(true);
+    (void)original.forward<double>(x);
+    (void)original.forward<double>(x);
+
+    Dropout copy(original);
+    REQUIRE(copy.p() == 0.3);
+    REQUIRE(copy.seed() == 555);
+    REQUIRE(copy.is_training());
+    REQUIRE(copy.calls() == 2);
+
+    Dropout assigned(0.9, 1);
+    REQUIRE_FALSE(assigned.is_training());
+    assigned = original;
+    REQUIRE(assigned.p() == 0.3);
+    REQUIRE(assigned.seed() == 555);
+    REQUIRE(assigned.is_training());
+    REQUIRE(assigned.calls() == 2);
+
+    const RowMatrix<double> next = original.forward<double>(x);  // call 2
+    REQUIRE(bit_equal(copy.forward<double>(x), next));
+    REQUIRE(bit_equal(assigned.forward<double>(x), next));
+    // The counters are independent after the copy.
+    REQUIRE(original.calls() == 3);
+    (void)copy.forward<double>(x);
+    REQUIRE(copy.calls() == 4);
+    REQUIRE(original.calls() == 3);
+    REQUIRE(assigned.calls() == 3);
+
+    // A copy made in evaluation mode stays there.
+    Dropout evaluating(0.5, 2);
+    const Dropout evaluating_copy(evaluating);
+    REQUIRE_FALSE(evaluating_copy.is_training());
+    REQUIRE(bit_equal(evaluating_copy.forward<double>(x), x));
+}
+
+TEMPLATE_TEST_CASE("Dropout::forward_into works in place", "[dropout]", float, double) {
+    const RowMatrix<TestType> x = nonzero_input<TestType>(12, 21);
+    Dropout reference(0.5, 11);
+    reference.set_training(true);
+    const RowMatrix<TestType> expected = reference.template forward<TestType>(x);
+
+    Dropout dropout(0.5, 11);
+    dropout.set_training(true);
+    RowMatrix<TestType> y = x;
+    dropout.template forward_into<TestType>(y, y);  // out aliases x
+    REQUIRE(bit_equal(y, expected));
+    REQUIRE(dropout.calls() == 1);
+
+    // In evaluation, in place leaves the values as they were.
+    dropout.set_training(false);
+    RowMatrix<TestType> z = x;
+    dropout.template forward_into<TestType>(z, z);
+    REQUIRE(bit_equal(z, x));
+}
+
+TEST_CASE("Concurrent forwards on one const Dropout take distinct call numbers", "[dropout]") {
+    constexpr int threads = 4;
+    constexpr int per_thread = 25;
+    constexpr int total = threads * per_thread;
+    const RowMatrix<float> x = nonzero_input<float>(1, 64);
+    Dropout layer(0.5, 4242);
+    layer.set_training(true);
+    const Dropout& dropout = layer;
+
+    std::vector<std::vector<RowMatrix<float>>> outputs(threads);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+        workers.emplace_back([&dropout, &x, &outputs, t] {
+            for (int i = 0; i < per_thread; ++i)
+                outputs[static_cast<std::size_t>(t)].push_back(dropout.forward<float>(x));
+        });
+    for (std::thread& worker : workers) worker.join();
+    REQUIRE(dropout.calls() == static_cast<std::uint64_t>(total));
+
+    // Each output is the result of one call in [0, total), and no call was used twice.
+    std::vector<RowMatrix<float>> by_call;
+    for (std::uint64_t call = 0; call < total; ++call) {
+        RowMatrix<float> expected = x;
+        dropout.apply(expected.data(), expected.size(), call, 0);
+        by_call.push_back(expected);
+    }
+    std::set<std::uint64_t> used;
+    for (const auto& thread_outputs : outputs) {
+        REQUIRE(thread_outputs.size() == static_cast<std::size_t>(per_thread));
+        for (const RowMatrix<float>& y : thread_outputs) {
+            int matches = 0;
+            for (std::uint64_t call = 0; call < total; ++call)
+                if (bit_equal(y, by_call[call])) {
+                    ++matches;
+                    used.insert(call);
+                }
+            REQUIRE(matches == 1);
+        }
+    }
+    REQUIRE(used.size() == static_cast<std::size_t>(total));
+    REQUIRE(*used.begin() == 0);
+    REQUIRE(*used.rbegin() == static_cast<std::uint64_t>(total - 1));
+}
