@@ -424,3 +424,29 @@ TEST_CASE("Concurrent forwards on one const Dropout take distinct call numbers",
     REQUIRE(*used.begin() == 0);
     REQUIRE(*used.rbegin() == static_cast<std::uint64_t>(total - 1));
 }
+
+TEST_CASE("Dropout multiplies by its scaled mask as PyTorch does: dropped NaN stays NaN, dropped "
+          "negatives become -0",
+          "[dropout]") {
+    seqembed::Dropout dropout(0.5, 3);
+    dropout.set_training(true);
+    seqembed::RowMatrix<float> x(1, 256);
+    for (seqembed::Index j = 0; j < 256; ++j)
+        x(0, j) = j % 3 == 0 ? std::numeric_limits<float>::quiet_NaN() : -1.5f;
+    const seqembed::RowMatrix<float> y = dropout.forward(x);
+    const seqembed::MaskMatrix kept = dropout.mask(0, 1, 256);
+    const float scale = dropout.keep_scale<float>();
+    seqembed::Index dropped_negatives = 0;
+    for (seqembed::Index j = 0; j < 256; ++j) {
+        if (j % 3 == 0) {
+            REQUIRE(std::isnan(y(0, j)));
+        } else if (kept(0, j)) {
+            REQUIRE(y(0, j) == -1.5f * scale);
+        } else {
+            REQUIRE(y(0, j) == 0.0f);
+            REQUIRE(std::signbit(y(0, j)));
+            ++dropped_negatives;
+        }
+    }
+    REQUIRE(dropped_negatives > 0);
+}

@@ -213,3 +213,59 @@ TEST_CASE("forward and forward_into agree", "[pipeline]") {
     pipeline.forward_into(ids, out);
     REQUIRE(out == pipeline.forward(ids));
 }
+
+TEST_CASE("Any number of threads gives the same output, dropout included", "[pipeline][threads]") {
+    const Index width = 256;
+    IdMatrix ids(12, 200);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 131) % 500;
+    ids.row(3).tail(50).setConstant(0);  // some padding
+    std::vector<RowMatrix<float>> outputs;
+    for (const int threads : {1, 2, 3, 0}) {
+        seqembed::PipelineOptions options;
+        options.dropout = 0.3;
+        options.dropout_seed = 5;
+        options.threads = threads;
+        InputPipeline<float> pipeline(TokenEmbedding<float>(500, width),
+                                      SinusoidalPositionalEncoding<float>(width), options);
+        pipeline.set_training(true);
+        outputs.push_back(pipeline.forward(ids, Padding::by_id(0)));
+        pipeline.set_training(false);
+        outputs.push_back(pipeline.forward(ids, Padding::by_id(0)));
+    }
+    for (std::size_t i = 2; i < outputs.size(); ++i) REQUIRE(outputs[i] == outputs[i % 2]);
+    REQUIRE(outputs[0] != outputs[1]);
+}
+
+TEST_CASE("Streaming and cached stores write the same output", "[pipeline]") {
+    IdMatrix ids(3, 40);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 7) % 50;
+    std::vector<RowMatrix<double>> outputs;
+    for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming}) {
+        seqembed::PipelineOptions options;
+        options.output_stores = stores;
+        options.dropout = 0.5;
+        InputPipeline<double> pipeline(TokenEmbedding<double>(50, 24),
+                                       SinusoidalPositionalEncoding<double>(24), options);
+        pipeline.set_training(true);
+        // An output that starts off 16-byte alignment exercises the unaligned head.
+        RowMatrix<double> out(ids.size() * 24 + 1, 1);
+        Eigen::Map<RowMatrix<double>> shifted(out.data() + 1, ids.size(), 24);
+        pipeline.forward_into(ids, Padding::none(), shifted);
+        outputs.emplace_back(shifted);
+    }
+    REQUIRE(outputs[0] == outputs[1]);
+}
+
+TEST_CASE("A pipeline over a bfloat16 table gives the float pipeline's answer on its values",
+          "[pipeline][storage]") {
+    const RowMatrix<float> weights = RowMatrix<float>::Random(64, 32);
+    const RowMatrix<Eigen::bfloat16> narrow = weights.cast<Eigen::bfloat16>();
+    using Narrow = seqembed::TokenEmbedding<float, Eigen::bfloat16>;
+    const InputPipeline<float, SinusoidalPositionalEncoding<float>, Narrow> compact(
+        Narrow::from_weights(narrow), SinusoidalPositionalEncoding<float>(32));
+    const InputPipeline<float> wide(TokenEmbedding<float>::from_weights(narrow.cast<float>()),
+                                    SinusoidalPositionalEncoding<float>(32));
+    IdMatrix ids(3, 9);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 5) % 64;
+    REQUIRE(compact.forward(ids, Padding::by_id(0)) == wide.forward(ids, Padding::by_id(0)));
+}

@@ -155,3 +155,29 @@ TEST_CASE("check_finite looks at the block it is given, not the memory around it
         REQUIRE(std::string(e.what()).find("(row 2, column 1)") != std::string::npos);
     }
 }
+
+TEMPLATE_TEST_CASE("A bfloat16 or half table widens each value exactly before scaling",
+                   "[embedding][storage]", Eigen::bfloat16, Eigen::half) {
+    const RowMatrix<float> weights = RowMatrix<float>::Random(12, 40) * 3.0f;
+    const RowMatrix<TestType> narrow = weights.cast<TestType>();
+    const auto embedding = TokenEmbedding<float, TestType>::from_weights(narrow);
+    REQUIRE(sizeof(*embedding.row_data(0)) == 2);  // half the memory of float
+    IdMatrix ids(2, 3);
+    ids << 0, 11, 5, 5, 3, 7;
+    const RowMatrix<float> out = embedding.forward(ids);
+    const float scale = std::sqrt(40.0f);
+    for (Index i = 0; i < ids.size(); ++i)
+        for (Index j = 0; j < 40; ++j) {
+            const float widened = static_cast<float>(narrow(ids.data()[i], j));
+            REQUIRE(out(i, j) == widened * scale);
+            // and the rounding to 16 bits was a rounding, not a truncation gone wrong
+            REQUIRE(std::abs(widened - weights(ids.data()[i], j)) <=
+                    std::abs(weights(ids.data()[i], j)) * (std::is_same_v<TestType, Eigen::half> ? 1e-3f : 4e-3f));
+        }
+    // Seeded init works for narrow storage too, and the padding row is zero.
+    TokenEmbeddingOptions options;
+    options.padding_idx = 3;
+    const TokenEmbedding<float, TestType> seeded(100, 16, options);
+    REQUIRE(seeded.weights().row(3).template cast<float>().isZero(0));
+    REQUIRE(seeded.weights().template cast<float>().allFinite());
+}

@@ -109,7 +109,9 @@ public:
     }
 
     /// @brief Applies the mask of call `call` to count values that are elements
-    ///        first_element .. first_element + count - 1 of the output, in place.
+    ///        first_element .. first_element + count - 1 of the output, in place: each value is
+    ///        multiplied by keep_scale() or by 0, as PyTorch multiplies by its scaled mask (so a
+    ///        dropped NaN stays NaN and a dropped negative value becomes -0).
     /// @tparam Scalar the element type.
     /// @param values the values.
     /// @param count how many.
@@ -135,7 +137,7 @@ public:
                         Scalar* run = out + half * 64 + w * 16;
                         for (int i = 0; i < blocks_per_span; ++i) {
                             const std::uint32_t draw = (words[w][i] >> (16 * half)) & 0xFFFFu;
-                            run[i] = draw >= limit ? run[i] * scale : Scalar(0);
+                            run[i] *= draw >= limit ? scale : Scalar(0);
                         }
                     }
             } else {
@@ -143,7 +145,7 @@ public:
                     const Index j = skip + k;
                     const std::uint32_t word = words[(j / blocks_per_span) % 4][j % blocks_per_span];
                     const std::uint32_t draw = (word >> (j < 64 ? 0 : 16)) & 0xFFFFu;
-                    out[k] = draw >= limit ? out[k] * scale : Scalar(0);
+                    out[k] *= draw >= limit ? scale : Scalar(0);
                 }
             }
             done += take;
@@ -163,7 +165,37 @@ public:
         return kept;
     }
 
-    /// @brief Applies dropout to x: the identity in evaluation, the next call's mask in training.
+    /// @brief Applies dropout to a float matrix (see the template overload).
+    /// @param x the input.
+    /// @return the result, same shape.
+    RowMatrix<float> forward(const Eigen::Ref<const RowMatrix<float>>& x) const {
+        return forward<float>(x);
+    }
+    /// @brief Applies dropout to a double matrix (see the template overload).
+    /// @param x the input.
+    /// @return the result, same shape.
+    RowMatrix<double> forward(const Eigen::Ref<const RowMatrix<double>>& x) const {
+        return forward<double>(x);
+    }
+    /// @brief As forward, into caller memory (see the template overload).
+    /// @param x the input.
+    /// @param out the output, same shape as x (may be x itself).
+    /// @throws shape_error if out's shape differs from x's.
+    void forward_into(const Eigen::Ref<const RowMatrix<float>>& x,
+                      Eigen::Ref<RowMatrix<float>> out) const {
+        forward_into<float>(x, out);
+    }
+    /// @brief As forward, into caller memory (see the template overload).
+    /// @param x the input.
+    /// @param out the output, same shape as x (may be x itself).
+    /// @throws shape_error if out's shape differs from x's.
+    void forward_into(const Eigen::Ref<const RowMatrix<double>>& x,
+                      Eigen::Ref<RowMatrix<double>> out) const {
+        forward_into<double>(x, out);
+    }
+
+    /// @brief Applies dropout to x: the identity in evaluation, the next call's mask in training
+    ///        (a training forward with p = 0 changes nothing and takes no call number).
     /// @tparam Scalar float or double.
     /// @param x the input.
     /// @return the result, same shape.

@@ -113,8 +113,20 @@ public:
     /// @param visit the callback.
     template <typename Visit>
     void for_each_token(const IdsRef& ids, Visit&& visit) const {
+        for_each_token_in_rows(ids, 0, ids.rows(), visit);
+    }
+
+    /// @brief As for_each_token, for the sequences first_row .. end_row - 1 only (so that
+    ///        several threads can share a batch).
+    /// @param ids the ids.
+    /// @param first_row first sequence visited.
+    /// @param end_row one past the last sequence visited.
+    /// @param visit the callback.
+    template <typename Visit>
+    void for_each_token_in_rows(const IdsRef& ids, Index first_row, Index end_row,
+                                Visit&& visit) const {
         const Index seq = ids.cols();
-        for (Index b = 0; b < ids.rows(); ++b) {
+        for (Index b = first_row; b < end_row; ++b) {
             switch (m_kind) {
                 case Kind::none:
                     for (Index t = 0; t < seq; ++t) visit(b, t, static_cast<std::int64_t>(t));

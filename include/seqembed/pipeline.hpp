@@ -2,8 +2,12 @@
 /// @brief InputPipeline: embeddings x scale + positions, then dropout, over a padded batch.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <system_error>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "detail/checks.hpp"
 #include "detail/fused_rows.hpp"
@@ -36,6 +40,12 @@ struct PipelineOptions {
     std::uint64_t dropout_seed = 0;
     /// @brief Plain or streaming stores for the output.
     OutputStores output_stores = OutputStores::automatic;
+    /// @brief Threads a forward may use, 0 for one per hardware thread. Sequences are shared
+    ///        out between them (a batch of one sequence uses one), never more than one per
+    ///        256 Ki output elements; the output is the same bit for bit whatever the number.
+    ///        With more than one, each forward starts its threads (OpenMP's pool when built
+    ///        with OpenMP), which allocates; with one, forward_into does not allocate.
+    int threads = 1;
 };
 
 /// @brief The input stage of a transformer: for each real token, its embedding times the
@@ -49,16 +59,22 @@ struct PipelineOptions {
 /// @tparam Scalar float or double.
 /// @tparam Positional SinusoidalPositionalEncoding<Scalar> or LearnedPositionalEmbedding<Scalar>
 ///         (any type with d_model, require_positions, stored_row and add_row_to).
+/// @tparam Embedding TokenEmbedding<Scalar> (default) or TokenEmbedding<Scalar, Storage> with a
+///         bfloat16 or half table.
 /// @code
 /// seqembed::InputPipeline<float> pipeline(
 ///     seqembed::TokenEmbedding<float>(32000, 512),
 ///     seqembed::SinusoidalPositionalEncoding<float>(512), {/*dropout=*/0.1});
 /// seqembed::RowMatrix<float> x = pipeline.forward(ids, seqembed::Padding::by_id(0));
 /// @endcode
-template <typename Scalar = float, typename Positional = SinusoidalPositionalEncoding<Scalar>>
+template <typename Scalar = float, typename Positional = SinusoidalPositionalEncoding<Scalar>,
+          typename Embedding = TokenEmbedding<Scalar>>
 class InputPipeline {
     static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
-                  "InputPipeline<Scalar, Positional>: Scalar must be float or double");
+                  "InputPipeline<Scalar, Positional, Embedding>: Scalar must be float or double");
+    static_assert(std::is_same_v<typename Embedding::ScalarType, Scalar>,
+                  "InputPipeline<Scalar, Positional, Embedding>: Embedding must produce Scalar, "
+                  "e.g. TokenEmbedding<Scalar> or TokenEmbedding<Scalar, Eigen::bfloat16>");
 
 public:
     /// @brief Joins an embedding and a position table of the same width.
@@ -66,12 +82,13 @@ public:
     /// @param positions the position table.
     /// @param options dropout probability and seed.
     /// @throws shape_error if the widths differ; value_error for a bad dropout p.
-    InputPipeline(TokenEmbedding<Scalar> embedding, Positional positions,
+    InputPipeline(Embedding embedding, Positional positions,
                   const PipelineOptions& options = {})
         : m_embedding(std::move(embedding)),
           m_positions(std::move(positions)),
           m_dropout(options.dropout, options.dropout_seed),
-          m_output_stores(options.output_stores) {
+          m_output_stores(options.output_stores),
+          m_threads(checked_threads(options.threads)) {
         if (m_embedding.d_model() != m_positions.d_model())
             detail::fail<shape_error>("token embedding width ", m_embedding.d_model(),
                                       " differs from position width ", m_positions.d_model());
@@ -82,7 +99,7 @@ public:
     Index d_model() const noexcept { return m_embedding.d_model(); }
     /// @brief The token table.
     /// @return the embedding this pipeline owns (its scale applies to every lookup).
-    const TokenEmbedding<Scalar>& embedding() const noexcept { return m_embedding; }
+    const Embedding& embedding() const noexcept { return m_embedding; }
     /// @brief The position table.
     /// @return the positional encoding this pipeline owns.
     const Positional& positions() const noexcept { return m_positions; }
@@ -138,19 +155,67 @@ public:
         const Index longest = padding.longest(ids);
         if (longest > 0) m_positions.require_positions(step_offset, longest);
 
-        const Index width = d_model();
-        const Index seq = ids.cols();
-        const Scalar scale = m_embedding.scale();
+        const Index workers = worker_count(ids);
+        std::vector<std::thread> helpers;
+        if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));  // may throw: before any effect
         const bool dropping = m_dropout.is_active();
         const std::uint64_t call = dropping ? m_dropout.take_call() : 0;
-        const Index tokens = ids.size();
+        // Sequences are split evenly between the workers; each element's dropout draw depends on
+        // its index only, so the output is the same for any number of workers.
+        const auto rows_of = [&](Index worker) { return ids.rows() * worker / workers; };
+        const auto work = [&](Index worker) {
+            write_rows(ids, padding, out, step_offset, dropping, call, rows_of(worker),
+                       rows_of(worker + 1));
+        };
+#if defined(_OPENMP)
+        if (workers > 1) {
+#pragma omp parallel for num_threads(static_cast<int>(workers)) schedule(static)
+            for (Index worker = 0; worker < workers; ++worker) work(worker);
+            return;
+        }
+#endif
+        for (Index worker = 1; worker < workers; ++worker) {
+            try {
+                helpers.emplace_back(work, worker);
+            } catch (const std::system_error&) {
+                work(worker);  // no thread to be had: this one does that share too
+            }
+        }
+        work(0);
+        for (std::thread& helper : helpers) helper.join();
+    }
+
+private:
+    // 16 KiB of floats (32 KiB of doubles) on the stack: wider rows are written in place.
+    static constexpr Index streaming_scratch_elements = 4096;
+    // Below this many output elements a second thread costs more than it saves.
+    static constexpr Index elements_per_extra_worker = Index{1} << 18;
+
+    Index worker_count(const IdsRef& ids) const noexcept {
+        const Index wanted = m_threads > 0 ? m_threads
+                                           : std::max<Index>(1, std::thread::hardware_concurrency());
+        const Index useful = std::max<Index>(1, ids.size() * d_model() / elements_per_extra_worker);
+        return std::max<Index>(1, std::min({wanted, useful, ids.rows()}));
+    }
+
+    /// The rows of sequences first_row .. end_row - 1: gather, scale, add the position, drop,
+    /// write. Everything was checked before.
+    void write_rows(const IdsRef& ids, const Padding& padding, Eigen::Ref<RowMatrix<Scalar>>& out,
+                    std::int64_t step_offset, bool dropping, std::uint64_t call, Index first_row,
+                    Index end_row) const {
+        const Index width = d_model();
+        const Index seq = ids.cols();
+        const Index end_token = end_row * seq;
+        const Scalar scale = m_embedding.scale();
         constexpr Index lookahead = 2;  // rows fetched ahead of their use
         // Streaming: each row is finished in an L1 scratch row, then written around the cache.
         alignas(64) Scalar scratch[streaming_scratch_elements];
-        const bool streaming = uses_streaming_stores(out.size()) && width <= streaming_scratch_elements;
-        padding.for_each_token(ids, [&](Index b, Index t, std::int64_t token_index) {
+        const bool streaming =
+            uses_streaming_stores(out.size()) && width <= streaming_scratch_elements;
+        padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
+                                                                     std::int64_t token_index) {
             const Index row = b * seq + t;
-            if (row + lookahead < tokens) {
+            if (row + lookahead < end_token) {
                 const TokenId ahead = ids((row + lookahead) / seq, (row + lookahead) % seq);
                 if (ahead >= 0 && ahead < m_embedding.vocab_size())
                     detail::prefetch(m_embedding.row_data(ahead), sizeof(Scalar) * width);
@@ -170,9 +235,10 @@ public:
         if (streaming) detail::streaming_fence();
     }
 
-private:
-    // 16 KiB of floats (32 KiB of doubles) on the stack: wider rows are written in place.
-    static constexpr Index streaming_scratch_elements = 4096;
+    static Index checked_threads(int threads) {
+        if (threads < 0) detail::fail<value_error>("threads must be 0 (all) or more, got ", threads);
+        return threads;
+    }
 
     bool uses_streaming_stores(Index elements) const noexcept {
         switch (m_output_stores) {
@@ -184,10 +250,11 @@ private:
                detail::streaming_threshold_bytes;
     }
 
-    TokenEmbedding<Scalar> m_embedding;
+    Embedding m_embedding;
     Positional m_positions;
     Dropout m_dropout;
     OutputStores m_output_stores;
+    Index m_threads;
 };
 
 }  // namespace seqembed

@@ -75,19 +75,38 @@ struct TokenEmbeddingOptions {
 /// One contiguous row per token, as torch.nn.Embedding stores it. Built with a seeded N(0, 1)
 /// initialisation, from weights (copied), or as a view of the caller's memory. A lookup returns
 /// weights.row(id) * scale, scale being sqrt(d_model) unless the options say otherwise.
-/// @tparam Scalar float or double.
+/// The table may be stored in a narrower type than the output (Storage = Eigen::bfloat16 or
+/// Eigen::half with Scalar = float): half the memory and memory traffic; each value is widened
+/// exactly to Scalar before it is scaled, as PyTorch's `emb(ids).float() * scale` does.
+/// @tparam Scalar float or double: the type of the output and of the scale.
+/// @tparam Storage the type of the table's values: Scalar, or Eigen::bfloat16 or Eigen::half
+///         with a float Scalar.
 /// @code
 /// seqembed::TokenEmbedding<float> embedding(32000, 512);          // seeded N(0,1), x sqrt(512)
 /// seqembed::IdMatrix ids(1, 3);
 /// ids << 17, 4, 9;
 /// seqembed::RowMatrix<float> x = embedding.forward(ids);          // 3 x 512
+///
+/// // A bfloat16 table (a checkpoint's float weights rounded once), float output:
+/// auto compact = seqembed::TokenEmbedding<float, Eigen::bfloat16>::from_weights(
+///     float_weights.cast<Eigen::bfloat16>());
 /// @endcode
-template <typename Scalar = float>
+template <typename Scalar = float, typename Storage = Scalar>
 class TokenEmbedding {
     static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
-                  "TokenEmbedding<Scalar>: Scalar must be float or double");
+                  "TokenEmbedding<Scalar, Storage>: Scalar must be float or double");
+    static_assert(std::is_same_v<Storage, Scalar> ||
+                      (std::is_same_v<Scalar, float> &&
+                       (std::is_same_v<Storage, Eigen::bfloat16> || std::is_same_v<Storage, Eigen::half>)),
+                  "TokenEmbedding<Scalar, Storage>: Storage must be Scalar, or Eigen::bfloat16 or "
+                  "Eigen::half with a float Scalar");
 
 public:
+    /// @brief The type of the output and of the scale.
+    using ScalarType = Scalar;
+    /// @brief The type of the table's values.
+    using StorageType = Storage;
+
     /// @brief A table initialised with seeded N(0, 1) draws, as nn.Embedding does (the values
     ///        differ from PyTorch's generator, the distribution is the same).
     /// @param vocab_size number of rows, > 0.
@@ -112,10 +131,10 @@ public:
     /// @throws value_error for an empty table, one too large for memory or, with check_finite,
     ///         a NaN or infinity.
     /// @throws index_error for padding_idx out of range.
-    static TokenEmbedding from_weights(const Eigen::Ref<const RowMatrix<Scalar>>& weights,
+    static TokenEmbedding from_weights(const Eigen::Ref<const RowMatrix<Storage>>& weights,
                                        const TokenEmbeddingOptions& options = {}) {
         // Checked after the copy: weights may be a strided block, the copy is packed.
-        detail::RowTable<Scalar> table("token embedding weights", weights);
+        detail::RowTable<Storage> table("token embedding weights", weights);
         if (options.check_finite)
             detail::require_finite("token embedding weights", table.row(0), table.rows(), table.cols());
         return TokenEmbedding(std::move(table), options);
@@ -131,9 +150,9 @@ public:
     ///         are valid only while the vocab_size x d_model values at data live.
     /// @throws value_error for a null pointer, a size <= 0 or a non-finite value when checked.
     /// @throws index_error for padding_idx out of range.
-    static TokenEmbedding view(const Scalar* data, Index vocab_size, Index d_model,
+    static TokenEmbedding view(const Storage* data, Index vocab_size, Index d_model,
                                const TokenEmbeddingOptions& options = {}) {
-        detail::RowTable<Scalar> table("token embedding view", data, vocab_size, d_model);
+        detail::RowTable<Storage> table("token embedding view", data, vocab_size, d_model);
         if (options.check_finite)
             detail::require_finite("token embedding view", data, vocab_size, d_model);
         return TokenEmbedding(std::move(table), options);
@@ -158,7 +177,7 @@ public:
     /// @brief The unscaled table, as a read-only view.
     /// @return a vocab_size x d_model row-major view (no copy), valid while this embedding
     ///         lives (for a view(), while the caller's memory does).
-    Eigen::Map<const RowMatrix<Scalar>> weights() const noexcept { return m_table.matrix(); }
+    Eigen::Map<const RowMatrix<Storage>> weights() const noexcept { return m_table.matrix(); }
 
     /// @brief Throws unless id is a row of the table.
     /// @param id the token id.
@@ -176,7 +195,7 @@ public:
     /// @param id a token id in [0, vocab_size).
     /// @return a pointer to the d_model contiguous, unscaled values of row id, valid while this
     ///         embedding lives (for a view(), while the caller's memory does).
-    const Scalar* row_data(TokenId id) const noexcept { return m_table.row(static_cast<Index>(id)); }
+    const Storage* row_data(TokenId id) const noexcept { return m_table.row(static_cast<Index>(id)); }
 
     /// @brief Looks up a batch: row b * seq + t of the result is weights.row(ids(b, t)) * scale.
     /// @param ids batch x seq token ids.
@@ -201,21 +220,22 @@ public:
         for (Index b = 0; b < ids.rows(); ++b)
             for (Index t = 0; t < ids.cols(); ++t)
                 out.row(b * ids.cols() + t) =
-                    Eigen::Map<const Eigen::Matrix<Scalar, 1, Eigen::Dynamic>>(
-                        row_data(ids(b, t)), d_model()) *
+                    Eigen::Map<const Eigen::Matrix<Storage, 1, Eigen::Dynamic>>(
+                        row_data(ids(b, t)), d_model())
+                        .template cast<Scalar>() *
                     m_scale;
     }
 
 private:
-    TokenEmbedding(detail::RowTable<Scalar> table, const TokenEmbeddingOptions& options)
+    TokenEmbedding(detail::RowTable<Storage> table, const TokenEmbeddingOptions& options)
         : m_table(std::move(table)),
           m_padding_idx(normalized_padding_idx(options.padding_idx, m_table.rows())),
           m_scale(scale_for(options.scale, m_table.cols())) {}
 
-    static detail::RowTable<Scalar> allocate_table(Index vocab_size, Index d_model) {
+    static detail::RowTable<Storage> allocate_table(Index vocab_size, Index d_model) {
         detail::require_positive("vocab_size", vocab_size);
         detail::require_positive("d_model", d_model);
-        return detail::RowTable<Scalar>("token embedding table", vocab_size, d_model);
+        return detail::RowTable<Storage>("token embedding table", vocab_size, d_model);
     }
 
     static std::optional<TokenId> normalized_padding_idx(std::optional<TokenId> padding_idx,
@@ -232,7 +252,7 @@ private:
         return static_cast<Scalar>(scale.factor_for(d_model));
     }
 
-    detail::RowTable<Scalar> m_table;
+    detail::RowTable<Storage> m_table;
     std::optional<TokenId> m_padding_idx;
     Scalar m_scale;
 };

@@ -23,25 +23,29 @@
 
 namespace seqembed::detail {
 
-/// out = embedding * scale.
-template <typename Scalar>
-void scale_into(Scalar* out, const Scalar* embedding, Scalar scale, Index width) noexcept {
-    // Eigen's own packets: vectorised at -O2 too, where GCC's loop vectoriser stays off.
-    Eigen::Map<Eigen::Array<Scalar, Eigen::Dynamic, 1>>(out, width) =
-        Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>>(embedding, width) * scale;
+/// A row of width values of type Value, as an Eigen array.
+template <typename Value>
+using RowArray = Eigen::Array<Value, Eigen::Dynamic, 1>;
+
+/// out = Scalar(embedding) * scale. Eigen's own packets: vectorised at -O2 too, where GCC's
+/// loop vectoriser stays off.
+template <typename Scalar, typename Storage>
+void scale_into(Scalar* out, const Storage* embedding, Scalar scale, Index width) noexcept {
+    Eigen::Map<RowArray<Scalar>>(out, width) =
+        Eigen::Map<const RowArray<Storage>>(embedding, width).template cast<Scalar>() * scale;
 }
 
 /// out = embedding * scale + position, each product rounded before the sum as PyTorch's
 /// separate `*` and `+` kernels round it: FMA contraction is off for this function (GCC
 /// contracts by default in C++, -ffp-contract=fast).
-template <typename Scalar>
-SEQEMBED_DETAIL_NO_FP_CONTRACT void scale_and_add(Scalar* out, const Scalar* embedding,
+template <typename Scalar, typename Storage>
+SEQEMBED_DETAIL_NO_FP_CONTRACT void scale_and_add(Scalar* out, const Storage* embedding,
                                                   Scalar scale, const Scalar* position,
                                                   Index width) noexcept {
     SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
-    using Row = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
-    Eigen::Map<Row>(out, width) =
-        Eigen::Map<const Row>(embedding, width) * scale + Eigen::Map<const Row>(position, width);
+    Eigen::Map<RowArray<Scalar>>(out, width) =
+        Eigen::Map<const RowArray<Storage>>(embedding, width).template cast<Scalar>() * scale +
+        Eigen::Map<const RowArray<Scalar>>(position, width);
 }
 
 /// Asks the cache for bytes at data ahead of their use (a gathered embedding row is a run of
@@ -58,8 +62,8 @@ inline void prefetch(const void* data, std::size_t bytes) noexcept {
 
 /// One output row: the token's scaled embedding plus its position row. Positional provides
 /// stored_row (nullptr when the row must be computed) and add_row_to.
-template <typename Scalar, typename Positional>
-void embed_row(Scalar* out, const Scalar* embedding, Scalar scale, const Positional& positions,
+template <typename Scalar, typename Storage, typename Positional>
+void embed_row(Scalar* out, const Storage* embedding, Scalar scale, const Positional& positions,
                std::int64_t position_row, Index width) {
     if (const Scalar* stored = positions.stored_row(position_row)) {
         scale_and_add(out, embedding, scale, stored, width);
