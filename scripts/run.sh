@@ -3,6 +3,7 @@
 #   scripts/run.sh demo      build and run the seed walkthrough demo
 #   scripts/run.sh test      build and run every test: g++ -Werror, then clang++ with ASan+UBSan
 #   scripts/run.sh bench     build and run the Google Benchmark suite (-O3 -march=native)
+#   scripts/run.sh compare   seqembed vs memcpy vs libtorch, side by side (native and -O2 builds)
 #   scripts/run.sh docs      build the API reference with Doxygen
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +22,14 @@ case "${1:-}" in
   bench)
     scripts/install-deps.sh bench
     cmake --workflow --preset bench ;;
+  compare)
+    scripts/install-deps.sh bench
+    cmake --workflow --preset compare
+    cmake --workflow --preset compare-portable ;;
   docs)
     scripts/install-deps.sh docs
     cmake --workflow --preset docs ;;
   *)
-    echo "usage: scripts/run.sh demo|test|bench|docs" >&2
+    echo "usage: scripts/run.sh demo|test|bench|compare|docs" >&2
     exit 2 ;;
 esac

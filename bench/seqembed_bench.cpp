@@ -1,0 +1,402 @@
+// seqembed's Google Benchmark suite: every component's forward_into and the sinusoidal table
+// generation over a sparse grid of sizes, in float and double, one thread.
+//
+// Each benchmark reports wall-clock time (UseRealTime, as compare.cpp measures), bytes_per_second
+// counted over the OUTPUT bytes (the floor a memcpy of them sets) and items_per_second counted in
+// tokens (output rows). The benchmark named with "headline" is issue 3's workload: batch 32,
+// length 512, d_model 512, vocab 32000, float.
+//
+//   build/bench/bench/seqembed_bench --benchmark_filter=headline
+//   ctest --preset bench          (5 repetitions, medians; see bench/README.md)
+//
+// Inputs are built once per size and kept while the benchmarks of that size run (one at a time,
+// so the suite stays below about 2 GB): the registration order groups the benchmarks that share
+// a workload.
+#include <seqembed/seqembed.hpp>
+#include <seqembed/version.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "bench_support.hpp"
+
+namespace {
+
+using seqembed::Index;
+using seqembed::RowMatrix;
+using seqembed_bench::fill_uniform;
+using seqembed_bench::random_ids;
+
+constexpr double dropout_p = 0.1;
+
+template <typename Scalar>
+const char* scalar_name() {
+    return std::is_same_v<Scalar, float> ? "float" : "double";
+}
+
+/// The one workload alive at a time, keyed by a description of its sizes: building a 256k-row
+/// table for every repetition would dominate the run, keeping them all would need gigabytes.
+class WorkloadCache {
+public:
+    template <typename T, typename Make>
+    static T& get(const std::string& key, Make&& make) {
+        Slot& slot = slot_();  // one slot for every type: the previous workload is freed
+        if (slot.key != key) {
+            slot.object.reset();  // before the next one is allocated
+            slot.key.clear();
+            slot.object = std::shared_ptr<T>(make());
+            slot.key = key;
+        }
+        return *static_cast<T*>(slot.object.get());
+    }
+
+private:
+    struct Slot {
+        std::string key;
+        std::shared_ptr<void> object;
+    };
+    static Slot& slot_() {
+        static Slot slot;
+        return slot;
+    }
+};
+
+/// An uninitialised array of count values, then filled with uniform draws.
+template <typename Scalar>
+std::unique_ptr<Scalar[]> uniform_array(std::size_t count, std::uint64_t seed) {
+    std::unique_ptr<Scalar[]> values(new Scalar[count]);
+    fill_uniform(values.get(), count, seed);
+    return values;
+}
+
+template <typename Scalar>
+void set_rates(benchmark::State& state, Index tokens, Index d_model) {
+    const auto iterations = static_cast<std::int64_t>(state.iterations());
+    state.SetItemsProcessed(iterations * static_cast<std::int64_t>(tokens));
+    state.SetBytesProcessed(iterations * static_cast<std::int64_t>(tokens) *
+                            static_cast<std::int64_t>(d_model) *
+                            static_cast<std::int64_t>(sizeof(Scalar)));
+}
+
+/// Registers fn under name with the suite's common settings.
+benchmark::internal::Benchmark* add(const std::string& name,
+                                    std::function<void(benchmark::State&)> fn) {
+    return benchmark::RegisterBenchmark(name.c_str(),
+                                        [fn = std::move(fn)](benchmark::State& state) { fn(state); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sizes
+
+struct BatchSize {
+    Index batch;
+    Index length;
+    Index d_model;
+    Index vocab;
+    bool headline = false;
+
+    std::string name() const {
+        return "B" + std::to_string(batch) + "/L" + std::to_string(length) + "/D" +
+               std::to_string(d_model) + "/V" + std::to_string(vocab) +
+               (headline ? "/headline" : "");
+    }
+    Index tokens() const { return batch * length; }
+};
+
+// The grid: the headline, one decoding step, a tiny cache-resident vocabulary, one long
+// sequence, the widest rows, the largest vocabulary. Largest tables: 256000 x 768 (786 MB in
+// float, 1.5 GB in double) and 32000 x 4096 (512 MB in float).
+const BatchSize headline{32, 512, 512, 32000, true};
+const std::vector<BatchSize> float_batches{
+    headline,                    //
+    {1, 1, 512, 32000},          // one token: the fixed cost of a call
+    {64, 128, 64, 1000},         // narrow rows, a table that fits in L2
+    {1, 8192, 1024, 50000},      // one long sequence
+    {8, 256, 4096, 32000},       // wide rows
+    {16, 512, 768, 256000},      // a large vocabulary (multilingual models)
+};
+const std::vector<BatchSize> double_batches{
+    headline,
+    {64, 128, 64, 1000},
+    {16, 512, 768, 256000},
+};
+
+// ---------------------------------------------------------------------------------------------
+// InputPipeline
+
+template <typename Scalar, typename Positional>
+struct PipelineCase {
+    std::unique_ptr<Scalar[]> weights;
+    seqembed::IdMatrix ids;
+    RowMatrix<Scalar> out;
+    seqembed::InputPipeline<Scalar, Positional> pipeline;
+
+    PipelineCase(const BatchSize& size, Positional positions)
+        : weights(uniform_array<Scalar>(static_cast<std::size_t>(size.vocab * size.d_model), 1)),
+          ids(random_ids(size.batch, size.length, size.vocab, 2)),
+          out(RowMatrix<Scalar>::Zero(size.tokens(), size.d_model)),
+          pipeline(seqembed::TokenEmbedding<Scalar>::view(weights.get(), size.vocab, size.d_model),
+                   std::move(positions), {dropout_p, /*dropout_seed=*/3}) {}
+};
+
+/// Sinusoidal positions: a table of exactly `length` rows (the rows the batch reads), so that
+/// setting up the 8192 x 1024 case does not compute 5000-row tables it never reads.
+template <typename Scalar>
+seqembed::SinusoidalPositionalEncoding<Scalar> sinusoidal_for(const BatchSize& size) {
+    seqembed::SinusoidalOptions options;
+    options.max_len = size.length;
+    return seqembed::SinusoidalPositionalEncoding<Scalar>(size.d_model, options);
+}
+
+template <typename Scalar>
+void register_pipeline(const BatchSize& size) {
+    using Case = PipelineCase<Scalar, seqembed::SinusoidalPositionalEncoding<Scalar>>;
+    const std::string key = std::string("pipeline/") + scalar_name<Scalar>() + "/" + size.name();
+    for (const bool training : {false, true}) {
+        const std::string name = std::string("pipeline/") + (training ? "train_p0.1" : "eval") +
+                                 "/" + scalar_name<Scalar>() + "/" + size.name();
+        add(name, [size, key, training](benchmark::State& state) {
+            Case& c = WorkloadCache::get<Case>(
+                key, [&] { return std::make_unique<Case>(size, sinusoidal_for<Scalar>(size)); });
+            c.pipeline.set_training(training);
+            for (auto _ : state) {
+                c.pipeline.forward_into(c.ids, c.out);
+                benchmark::DoNotOptimize(c.out.data());
+                benchmark::ClobberMemory();
+            }
+            set_rates<Scalar>(state, size.tokens(), size.d_model);
+        });
+    }
+}
+
+/// BERT-base's shape: learned positions (512 rows), d_model 768, vocab 30522.
+void register_learned_pipeline() {
+    using Positions = seqembed::LearnedPositionalEmbedding<float>;
+    using Case = PipelineCase<float, Positions>;
+    const BatchSize size{32, 512, 768, 30522};
+    const std::string key = "pipeline_learned/float/" + size.name();
+    for (const bool training : {false, true}) {
+        const std::string name = std::string("pipeline_learned/") +
+                                 (training ? "train_p0.1" : "eval") + "/float/" + size.name();
+        add(name, [size, key, training](benchmark::State& state) {
+            Case& c = WorkloadCache::get<Case>(key, [&] {
+                return std::make_unique<Case>(size, Positions(size.length, size.d_model));
+            });
+            c.pipeline.set_training(training);
+            for (auto _ : state) {
+                c.pipeline.forward_into(c.ids, c.out);
+                benchmark::DoNotOptimize(c.out.data());
+                benchmark::ClobberMemory();
+            }
+            set_rates<float>(state, size.tokens(), size.d_model);
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TokenEmbedding
+
+template <typename Scalar>
+struct EmbeddingCase {
+    std::unique_ptr<Scalar[]> weights;
+    seqembed::IdMatrix ids;
+    RowMatrix<Scalar> out;
+    seqembed::TokenEmbedding<Scalar> embedding;
+
+    explicit EmbeddingCase(const BatchSize& size)
+        : weights(uniform_array<Scalar>(static_cast<std::size_t>(size.vocab * size.d_model), 1)),
+          ids(random_ids(size.batch, size.length, size.vocab, 2)),
+          out(RowMatrix<Scalar>::Zero(size.tokens(), size.d_model)),
+          embedding(seqembed::TokenEmbedding<Scalar>::view(weights.get(), size.vocab,
+                                                           size.d_model)) {}
+};
+
+template <typename Scalar>
+void register_embedding(const BatchSize& size) {
+    using Case = EmbeddingCase<Scalar>;
+    const std::string name =
+        std::string("token_embedding/") + scalar_name<Scalar>() + "/" + size.name();
+    add(name, [size, name](benchmark::State& state) {
+        Case& c = WorkloadCache::get<Case>(name, [&] { return std::make_unique<Case>(size); });
+        for (auto _ : state) {
+            c.embedding.forward_into(c.ids, c.out);
+            benchmark::DoNotOptimize(c.out.data());
+            benchmark::ClobberMemory();
+        }
+        set_rates<Scalar>(state, size.tokens(), size.d_model);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// LearnedPositionalEmbedding
+
+template <typename Scalar>
+struct LearnedCase {
+    std::unique_ptr<Scalar[]> weights;
+    RowMatrix<Scalar> out;
+    seqembed::LearnedPositionalEmbedding<Scalar> positions;
+
+    LearnedCase(Index count, Index d_model)
+        : weights(uniform_array<Scalar>(static_cast<std::size_t>(count * d_model), 4)),
+          out(RowMatrix<Scalar>::Zero(count, d_model)),
+          positions(seqembed::LearnedPositionalEmbedding<Scalar>::view(weights.get(), count,
+                                                                       d_model)) {}
+};
+
+/// forward_into copies rows [0, count) of a count-row table.
+template <typename Scalar>
+void register_learned(Index count, Index d_model) {
+    using Case = LearnedCase<Scalar>;
+    const std::string name = std::string("learned_positions/forward_into/") +
+                             scalar_name<Scalar>() + "/L" + std::to_string(count) + "/D" +
+                             std::to_string(d_model);
+    add(name, [count, d_model, name](benchmark::State& state) {
+        Case& c = WorkloadCache::get<Case>(name,
+                                           [&] { return std::make_unique<Case>(count, d_model); });
+        for (auto _ : state) {
+            c.positions.forward_into(0, c.out);
+            benchmark::DoNotOptimize(c.out.data());
+            benchmark::ClobberMemory();
+        }
+        set_rates<Scalar>(state, count, d_model);
+    });
+}
+
+/// rows() hands out a view: the cost of the bounds check, whatever the size (no bytes written).
+void register_learned_rows_view() {
+    using Case = LearnedCase<float>;
+    const Index count = 512;
+    const Index d_model = 768;
+    const std::string name = "learned_positions/rows_view/float/L512/D768";
+    add(name, [count, d_model, name](benchmark::State& state) {
+        Case& c = WorkloadCache::get<Case>(name,
+                                           [&] { return std::make_unique<Case>(count, d_model); });
+        for (auto _ : state) {
+            auto rows = c.positions.rows(0, count);
+            benchmark::DoNotOptimize(rows.data());
+        }
+        state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * count);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dropout
+
+template <typename Scalar>
+struct DropoutCase {
+    RowMatrix<Scalar> x;
+    RowMatrix<Scalar> out;
+    seqembed::Dropout dropout{dropout_p, /*seed=*/5};
+
+    DropoutCase(Index rows, Index cols) : x(rows, cols), out(RowMatrix<Scalar>::Zero(rows, cols)) {
+        fill_uniform(x.data(), static_cast<std::size_t>(x.size()), 6);
+    }
+};
+
+/// Out of place (x is left intact, so every call sees the same input): a copy plus the mask in
+/// training, the copy alone in evaluation.
+template <typename Scalar>
+void register_dropout(Index rows, Index cols, bool training) {
+    using Case = DropoutCase<Scalar>;
+    const std::string key = std::string("dropout/") + scalar_name<Scalar>() + "/R" +
+                            std::to_string(rows) + "/D" + std::to_string(cols);
+    const std::string name = std::string("dropout/") + (training ? "train_p0.1" : "eval") + "/" +
+                             scalar_name<Scalar>() + "/R" + std::to_string(rows) + "/D" +
+                             std::to_string(cols);
+    add(name, [rows, cols, key, training](benchmark::State& state) {
+        Case& c = WorkloadCache::get<Case>(key, [&] { return std::make_unique<Case>(rows, cols); });
+        c.dropout.set_training(training);
+        for (auto _ : state) {
+            c.dropout.template forward_into<Scalar>(c.x, c.out);
+            benchmark::DoNotOptimize(c.out.data());
+            benchmark::ClobberMemory();
+        }
+        set_rates<Scalar>(state, rows, cols);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// SinusoidalPositionalEncoding: building the table (allocation included, as in PyTorch)
+
+template <typename Scalar>
+void register_table(Index max_len, Index d_model, seqembed::TablePrecision precision) {
+    const bool exact = precision == seqembed::TablePrecision::exact;
+    const bool is_headline = max_len == 5000 && d_model == 512;
+    const std::string name = std::string("sinusoidal_table/") +
+                             (exact ? "exact" : "follow_scalar") + "/" + scalar_name<Scalar>() +
+                             "/L" + std::to_string(max_len) + "/D" + std::to_string(d_model) +
+                             (is_headline ? "/headline" : "");
+    add(name, [max_len, d_model, precision](benchmark::State& state) {
+        seqembed::SinusoidalOptions options;
+        options.max_len = max_len;
+        options.precision = precision;
+        for (auto _ : state) {
+            seqembed::SinusoidalPositionalEncoding<Scalar> table(d_model, options);
+            benchmark::DoNotOptimize(table.table().data());
+            benchmark::ClobberMemory();
+        }
+        set_rates<Scalar>(state, max_len, d_model);
+    });
+}
+
+void register_all() {
+    for (const BatchSize& size : float_batches) {
+        register_pipeline<float>(size);
+        register_embedding<float>(size);
+    }
+    for (const BatchSize& size : double_batches) {
+        register_pipeline<double>(size);
+        register_embedding<double>(size);
+    }
+    register_learned_pipeline();
+
+    for (const auto& [count, d_model] : std::vector<std::pair<Index, Index>>{
+             {512, 768}, {1, 4096}, {8192, 1024}, {128, 64}})
+        register_learned<float>(count, d_model);
+    register_learned<double>(512, 768);
+    register_learned_rows_view();
+
+    for (const bool training : {false, true}) {
+        register_dropout<float>(headline.tokens(), headline.d_model, training);
+    }
+    register_dropout<float>(1, 512, true);
+    register_dropout<float>(512, 4096, true);
+    register_dropout<double>(headline.tokens(), headline.d_model, true);
+
+    for (const auto precision :
+         {seqembed::TablePrecision::exact, seqembed::TablePrecision::follow_scalar}) {
+        for (const auto& [max_len, d_model] : std::vector<std::pair<Index, Index>>{
+                 {5000, 512}, {8192, 64}, {256, 4096}}) {
+            register_table<float>(max_len, d_model, precision);
+            register_table<double>(max_len, d_model, precision);
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::AddCustomContext("cpu_model", seqembed_bench::cpu_model());
+    benchmark::AddCustomContext("compiler", seqembed_bench::compiler());
+    benchmark::AddCustomContext("build_type", SEQEMBED_BENCH_BUILD_TYPE);
+    benchmark::AddCustomContext("cxx_flags", SEQEMBED_BENCH_CXX_FLAGS);
+    benchmark::AddCustomContext("vector_isa", seqembed_bench::vector_isa());
+    benchmark::AddCustomContext("seqembed", seqembed_bench::seqembed_version());
+    benchmark::AddCustomContext("eigen", seqembed_bench::eigen_summary());
+    benchmark::AddCustomContext("threads", "1 (seqembed is single-threaded)");
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
