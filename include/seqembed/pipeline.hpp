@@ -11,7 +11,6 @@
 
 #include "detail/checks.hpp"
 #include "detail/fused_rows.hpp"
-#include "detail/streaming_stores.hpp"
 #include "dropout.hpp"
 #include "error.hpp"
 #include "padding.hpp"
@@ -21,25 +20,12 @@
 
 namespace seqembed {
 
-/// @brief How an InputPipeline writes its output rows.
-enum class OutputStores {
-    /// Streaming stores for outputs of 4 MiB or more, plain stores below.
-    automatic,
-    /// Plain stores: the output stays in cache for the next layer.
-    cached,
-    /// Streaming (non-temporal) stores: the output bypasses the cache and is written once
-    /// instead of read and written; best when it is larger than the cache.
-    streaming
-};
-
-/// @brief How an InputPipeline applies dropout after the sum, and how it writes.
+/// @brief How an InputPipeline applies dropout after the sum, and how many threads it uses.
 struct PipelineOptions {
     /// @brief Dropout probability in training, in [0, 1) (seed 001 uses 0.1).
     double dropout = 0.0;
     /// @brief Key of the dropout mask.
     std::uint64_t dropout_seed = 0;
-    /// @brief Plain or streaming stores for the output.
-    OutputStores output_stores = OutputStores::automatic;
     /// @brief Threads a forward may use, 0 for one per hardware thread. Sequences are shared
     ///        out between them (a batch of one sequence uses one), never more than one per
     ///        256 Ki output elements; the output is the same bit for bit whatever the number.
@@ -87,7 +73,6 @@ public:
         : m_embedding(std::move(embedding)),
           m_positions(std::move(positions)),
           m_dropout(options.dropout, options.dropout_seed),
-          m_output_stores(options.output_stores),
           m_threads(checked_threads(options.threads)) {
         if (m_embedding.d_model() != m_positions.d_model())
             detail::fail<shape_error>("token embedding width ", m_embedding.d_model(),
@@ -186,8 +171,6 @@ public:
     }
 
 private:
-    // 16 KiB of floats (32 KiB of doubles) on the stack: wider rows are written in place.
-    static constexpr Index streaming_scratch_elements = 4096;
     // Below this many output elements a second thread costs more than it saves.
     static constexpr Index elements_per_extra_worker = Index{1} << 18;
 
@@ -207,32 +190,30 @@ private:
         const Index seq = ids.cols();
         const Index end_token = end_row * seq;
         const Scalar scale = m_embedding.scale();
-        constexpr Index lookahead = 2;  // rows fetched ahead of their use
-        // Streaming: each row is finished in an L1 scratch row, then written around the cache.
-        alignas(64) Scalar scratch[streaming_scratch_elements];
-        const bool streaming =
-            uses_streaming_stores(out.size()) && width <= streaming_scratch_elements;
+        // The embedding row two tokens ahead is requested early: its first cache lines, enough
+        // to start the hardware prefetcher on the rest (all 32 lines of a 2 KiB row only
+        // stall on the line fill buffers; measured on the headline workload).
+        constexpr Index lookahead = 2;
+        const std::size_t prefetch_bytes = std::min<std::size_t>(
+            sizeof(typename Embedding::StorageType) * static_cast<std::size_t>(width), 256);
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
             if (row + lookahead < end_token) {
                 const TokenId ahead = ids((row + lookahead) / seq, (row + lookahead) % seq);
                 if (ahead >= 0 && ahead < m_embedding.vocab_size())
-                    detail::prefetch(m_embedding.row_data(ahead), sizeof(Scalar) * width);
+                    detail::prefetch(m_embedding.row_data(ahead), prefetch_bytes);
             }
             Scalar* out_row = out.row(row).data();
-            Scalar* target = streaming ? scratch : out_row;
             if (token_index < 0) {
-                std::fill(target, target + width, Scalar(0));
-            } else {
-                detail::embed_row(target, m_embedding.row_data(ids(b, t)), scale, m_positions,
-                                  step_offset + token_index, width);
-                if (dropping)
-                    m_dropout.apply(target, width, call, static_cast<std::uint64_t>(row * width));
+                std::fill(out_row, out_row + width, Scalar(0));
+                return;
             }
-            if (streaming) detail::stream_copy(out_row, target, width);
+            detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, m_positions,
+                              step_offset + token_index, width);
+            if (dropping)
+                m_dropout.apply(out_row, width, call, static_cast<std::uint64_t>(row * width));
         });
-        if (streaming) detail::streaming_fence();
     }
 
     static Index checked_threads(int threads) {
@@ -240,20 +221,10 @@ private:
         return threads;
     }
 
-    bool uses_streaming_stores(Index elements) const noexcept {
-        switch (m_output_stores) {
-            case OutputStores::cached: return false;
-            case OutputStores::streaming: return true;
-            case OutputStores::automatic: break;
-        }
-        return static_cast<std::size_t>(elements) * sizeof(Scalar) >=
-               detail::streaming_threshold_bytes;
-    }
 
     Embedding m_embedding;
     Positional m_positions;
     Dropout m_dropout;
-    OutputStores m_output_stores;
     Index m_threads;
 };
 
