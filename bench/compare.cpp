@@ -297,6 +297,36 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
                               escape(allocated.data());
                           }});
 
+    // Two threads (PipelineOptions::threads): the same output bit for bit, more memory
+    // requests in flight.
+    seqembed::PipelineOptions two_threads{dropout_p, /*seed=*/3};
+    two_threads.threads = 2;
+    seqembed::InputPipeline<float> eval_two(eval_pipeline.embedding(), eval_pipeline.positions(),
+                                            two_threads);
+    seqembed::InputPipeline<float> train_two = eval_two;
+    train_two.set_training(true);
+    contenders.push_back({"(info) seqembed eval forward_into, threads = 2", [&] {
+                              eval_two.forward_into(ids, out);
+                              escape(out.data());
+                          }});
+    contenders.push_back({"(info) seqembed train forward_into, threads = 2", [&] {
+                              train_two.forward_into(ids, out);
+                              escape(out.data());
+                          }});
+
+    // A bfloat16 token table: half the bytes gathered.
+    using Bf16Embedding = seqembed::TokenEmbedding<float, Eigen::bfloat16>;
+    const seqembed::RowMatrix<Eigen::bfloat16> narrow_weights =
+        Eigen::Map<const RowMatrix<float>>(weights.data(), w.vocab, w.d_model)
+            .cast<Eigen::bfloat16>();
+    const seqembed::InputPipeline<float, seqembed::SinusoidalPositionalEncoding<float>,
+                                  Bf16Embedding>
+        eval_bf16(Bf16Embedding::from_weights(narrow_weights), eval_pipeline.positions());
+    contenders.push_back({"(info) seqembed eval forward_into, bfloat16 table", [&] {
+                              eval_bf16.forward_into(ids, out);
+                              escape(out.data());
+                          }});
+
 #if SEQEMBED_HAVE_TORCH
     torch::NoGradGuard no_grad;
     torch::nn::Embedding embedding{torch::nn::EmbeddingOptions(w.vocab, w.d_model)};

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "../dropout.hpp"
 #include "../types.hpp"
@@ -43,9 +45,22 @@ SEQEMBED_DETAIL_NO_FP_CONTRACT void scale_and_add(Scalar* out, const Storage* em
                                                   Scalar scale, const Scalar* position,
                                                   Index width) noexcept {
     SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
-    Eigen::Map<RowArray<Scalar>>(out, width) =
-        Eigen::Map<const RowArray<Storage>>(embedding, width).template cast<Scalar>() * scale +
-        Eigen::Map<const RowArray<Scalar>>(position, width);
+    if constexpr (std::is_same_v<Storage, Eigen::bfloat16>) {
+        // A bfloat16 is the top half of a float: widening is a shift, which vectorises, where
+        // Eigen's scalar conversion does not.
+        for (Index j = 0; j < width; ++j) {
+            std::uint16_t half_bits;
+            std::memcpy(&half_bits, embedding + j, sizeof half_bits);
+            const std::uint32_t bits = static_cast<std::uint32_t>(half_bits) << 16;
+            float widened;
+            std::memcpy(&widened, &bits, sizeof widened);
+            out[j] = widened * scale + position[j];
+        }
+    } else {
+        Eigen::Map<RowArray<Scalar>>(out, width) =
+            Eigen::Map<const RowArray<Storage>>(embedding, width).template cast<Scalar>() * scale +
+            Eigen::Map<const RowArray<Scalar>>(position, width);
+    }
 }
 
 /// Asks the cache for bytes at data ahead of their use (a gathered embedding row is a run of
