@@ -1,0 +1,43 @@
+# cmake -DPNG=file.png -DWIDTH=w -DHEIGHT=h -P check_png.cmake
+# Fails unless file.png exists, starts with the PNG signature and an IHDR chunk of w x h pixels
+# (8-bit RGB), and ends with the IEND chunk (so it was written completely).
+foreach(_var PNG WIDTH HEIGHT)
+  if(NOT DEFINED ${_var})
+    message(FATAL_ERROR "check_png.cmake: pass -D${_var}=...")
+  endif()
+endforeach()
+if(NOT EXISTS "${PNG}")
+  message(FATAL_ERROR "${PNG} was not written")
+endif()
+file(SIZE "${PNG}" _size)
+if(_size LESS 57)  # signature 8 + IHDR 25 + an IDAT of at least 12 + IEND 12
+  message(FATAL_ERROR "${PNG} has ${_size} bytes, too few for a PNG")
+endif()
+
+file(READ "${PNG}" _head LIMIT 33 HEX)
+string(SUBSTRING "${_head}" 0 16 _signature)
+string(SUBSTRING "${_head}" 16 16 _ihdr)         # length 13, "IHDR"
+string(SUBSTRING "${_head}" 32 8 _width_hex)
+string(SUBSTRING "${_head}" 40 8 _height_hex)
+string(SUBSTRING "${_head}" 48 4 _depth_colour)  # bit depth 8, colour type 2 (RGB)
+if(NOT _signature STREQUAL "89504e470d0a1a0a")
+  message(FATAL_ERROR "${PNG} does not start with the PNG signature (got ${_signature})")
+endif()
+if(NOT _ihdr STREQUAL "0000000d49484452")
+  message(FATAL_ERROR "${PNG} has no IHDR chunk first (got ${_ihdr})")
+endif()
+if(NOT _depth_colour STREQUAL "0802")
+  message(FATAL_ERROR "${PNG} is not 8-bit RGB (bit depth, colour type = ${_depth_colour})")
+endif()
+math(EXPR _width "0x${_width_hex}")
+math(EXPR _height "0x${_height_hex}")
+if(NOT _width EQUAL WIDTH OR NOT _height EQUAL HEIGHT)
+  message(FATAL_ERROR "${PNG} is ${_width} x ${_height} pixels, expected ${WIDTH} x ${HEIGHT}")
+endif()
+
+math(EXPR _tail_offset "${_size} - 12")
+file(READ "${PNG}" _tail OFFSET ${_tail_offset} HEX)
+if(NOT _tail STREQUAL "0000000049454e44ae426082")
+  message(FATAL_ERROR "${PNG} does not end with an IEND chunk (truncated?)")
+endif()
+message(STATUS "${PNG}: a complete ${_width} x ${_height} RGB PNG of ${_size} bytes")
