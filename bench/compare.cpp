@@ -314,6 +314,20 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
                               escape(out.data());
                           }});
 
+    // The reference point: the same sum as one plain Eigen expression per row, no
+    // checks, no dropout (FMA contraction allowed, so not bit-identical to libtorch).
+    const Eigen::Map<const RowMatrix<float>> plain_table(weights.data(), w.vocab, w.d_model);
+    const auto plain_positions = eval_pipeline.positions().table();
+    const float plain_scale = eval_pipeline.embedding().scale();
+    contenders.push_back({"(info) a plain Eigen loop of the same sum", [&] {
+                              for (Index b = 0; b < w.batch; ++b)
+                                  for (Index t = 0; t < w.length; ++t)
+                                      out.row(b * w.length + t) =
+                                          plain_table.row(ids(b, t)) * plain_scale +
+                                          plain_positions.row(t);
+                              escape(out.data());
+                          }});
+
     // A bfloat16 token table: half the bytes gathered.
     using Bf16Embedding = seqembed::TokenEmbedding<float, Eigen::bfloat16>;
     const seqembed::RowMatrix<Eigen::bfloat16> narrow_weights =
