@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "bit_equal.hpp"
 #include "catch.hpp"
 
 using seqembed::Dropout;
@@ -92,14 +93,6 @@ IdMatrix valid_ids(Index batch, Index seq, Index vocab) {
 template <typename Scalar>
 RowMatrix<Scalar> sentinel(Index rows, Index cols) {
     return RowMatrix<Scalar>::Constant(rows, cols, Scalar(12345));
-}
-
-template <typename Scalar>
-bool bit_equal(const RowMatrix<Scalar>& a, const RowMatrix<Scalar>& b) {
-    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
-    // memcmp must not see the null data pointer of an empty matrix.
-    return a.size() == 0 || std::memcmp(a.data(), b.data(),
-                                        sizeof(Scalar) * static_cast<std::size_t>(a.size())) == 0;
 }
 
 template <typename Scalar>

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "bit_equal.hpp"
 #include "catch.hpp"
 
 using seqembed::Dropout;
@@ -35,14 +36,6 @@ RowMatrix<Scalar> nonzero_input(Index rows, Index cols) {
 }
 
 /// True when the two matrices hold the same bytes (NaN and -0.0 included).
-template <typename Scalar>
-bool bit_equal(const RowMatrix<Scalar>& a, const RowMatrix<Scalar>& b) {
-    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
-    // memcmp must not see the null data pointer of an empty matrix.
-    return a.size() == 0 || std::memcmp(a.data(), b.data(),
-                                        sizeof(Scalar) * static_cast<std::size_t>(a.size())) == 0;
-}
-
 /// Values that an identity must pass through unchanged, bit for bit.
 template <typename Scalar>
 RowMatrix<Scalar> special_input() {
