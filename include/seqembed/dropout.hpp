@@ -159,9 +159,14 @@ public:
     /// @return rows x cols bytes, 1 where the element is kept, 0 where it is zeroed.
     MaskMatrix mask(std::uint64_t call, Index rows, Index cols) const {
         MaskMatrix kept(rows, cols);
-        for (Index r = 0; r < rows; ++r)
-            for (Index c = 0; c < cols; ++c)
-                kept(r, c) = keeps(call, static_cast<std::uint64_t>(r * cols + c)) ? 1 : 0;
+        // The mask is what apply() does to ones, a row at a time (one implementation of the
+        // draw layout, vectorised).
+        Eigen::Matrix<float, 1, Eigen::Dynamic> ones(cols);
+        for (Index r = 0; r < rows; ++r) {
+            ones.setOnes();
+            apply(ones.data(), cols, call, static_cast<std::uint64_t>(r * cols));
+            kept.row(r) = (ones.array() != 0.0f).cast<std::uint8_t>();
+        }
         return kept;
     }
 
