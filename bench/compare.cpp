@@ -263,7 +263,8 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     const seqembed::IdMatrix ids = seqembed_bench::random_ids(w.batch, w.length, w.vocab, 2);
 
     seqembed::InputPipeline<float> eval_pipeline(
-        seqembed::TokenEmbedding<float>::view(weights.data(), w.vocab, w.d_model),
+        seqembed::TokenEmbedding<float>::from_weights(
+            Eigen::Map<const RowMatrix<float>>(weights.data(), w.vocab, w.d_model)),
         seqembed::SinusoidalPositionalEncoding<float>(w.d_model), {dropout_p, /*seed=*/3});
     seqembed::InputPipeline<float> train_pipeline = eval_pipeline;
     train_pipeline.set_training(true);
@@ -316,7 +317,7 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
 
     // The reference point: the same sum as one plain Eigen expression per row, no
     // checks, no dropout (FMA contraction allowed, so not bit-identical to libtorch).
-    const Eigen::Map<const RowMatrix<float>> plain_table(weights.data(), w.vocab, w.d_model);
+    const auto plain_table = eval_pipeline.embedding().weights();  // the same memory
     const auto plain_positions = eval_pipeline.positions().table();
     const float plain_scale = eval_pipeline.embedding().scale();
     contenders.push_back({"(info) a plain Eigen loop of the same sum", [&] {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "version.hpp"
+#include "assert.hpp"
 #include "error.hpp"
 #include "types.hpp"
 #include "token_embedding.hpp"
