@@ -598,7 +598,7 @@ TEMPLATE_TEST_CASE("bad input 4: an odd d_model gives a defined sinusoidal table
 // ---------------------------------------------------------------------------------------------
 // 5. Dropout p < 0, p >= 1, or NaN.
 // ---------------------------------------------------------------------------------------------
-TEST_CASE("bad input 5: dropout probability outside [0, 1)", "[bad_inputs]") {
+TEST_CASE("bad input 5: dropout probability below 0, at or above 1, or NaN", "[bad_inputs]") {
     struct Bad {
         double p;
         const char* printed;
@@ -637,7 +637,7 @@ TEST_CASE("bad input 5: dropout probability outside [0, 1)", "[bad_inputs]") {
 // ---------------------------------------------------------------------------------------------
 // 6. padding_idx outside [-vocab, vocab).
 // ---------------------------------------------------------------------------------------------
-TEST_CASE("bad input 6: padding_idx outside [-vocab, vocab)", "[bad_inputs]") {
+TEST_CASE("bad input 6: padding_idx below -vocab or at or above vocab", "[bad_inputs]") {
     constexpr Index vocab = 100;
     constexpr Index d_model = 4;
     const RowMatrix<float> weights = RowMatrix<float>::Ones(vocab, d_model);

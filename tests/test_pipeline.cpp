@@ -159,7 +159,7 @@ TEST_CASE("Learned positions serve seed 003's 350 tokens from a 512-row table", 
     REQUIRE_THROWS_AS(pipeline.forward(IdMatrix::Constant(1, 513, 7)), seqembed::index_error);
 }
 
-TEST_CASE("Training applies the dropout mask of the call; evaluation does not", "[pipeline]") {
+TEST_CASE("Training applies the dropout mask of the call, evaluation does not", "[pipeline]") {
     InputPipeline<float> pipeline(TokenEmbedding<float>(50, 32), SinusoidalPositionalEncoding<float>(32),
                                   {/*dropout=*/0.25, /*dropout_seed=*/99});
     const IdMatrix ids = IdMatrix::Constant(4, 20, 3) + IdMatrix::Identity(4, 20);

@@ -237,7 +237,7 @@ TEST_CASE("Odd d_model is defined: an extra sine or a zero column", "[sinusoidal
     }
 }
 
-TEST_CASE("first_position sets the origin; rows() gives step offsets", "[sinusoidal]") {
+TEST_CASE("first_position sets the origin, rows() gives step offsets", "[sinusoidal]") {
     SinusoidalOptions shifted = SinusoidalOptions::paper();
     shifted.first_position = 5;
     const SinusoidalPositionalEncoding<float> base(16), moved(16, shifted);

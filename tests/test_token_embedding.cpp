@@ -91,7 +91,7 @@ TEST_CASE("Seeded initialisation is reproducible, standard normal, and padding_i
     REQUIRE(last.weights().row(999).isZero(0));
 }
 
-TEST_CASE("from_weights copies; padding_idx does not zero given weights", "[embedding]") {
+TEST_CASE("from_weights copies, and padding_idx does not zero given weights", "[embedding]") {
     RowMatrix<float> weights = RowMatrix<float>::Random(5, 4);
     TokenEmbeddingOptions options;
     options.padding_idx = 2;

@@ -24,8 +24,10 @@ namespace seqembed {
 /// 1/65536). The draws come from Philox4x32-10 keyed by the seed, 128 elements per 16 blocks:
 /// with e = 128 s + j, the draw is half j / 64 (low 16 bits first) of word (j / 16) % 4 of block
 /// 16 s + j % 16 at counter (block, c). That layout lets 16 consecutive elements take their
-/// draws from one word of 16 consecutive blocks, which vectorises. Each training forward takes
-/// the next call number from an atomic counter, so a const forward is safe from several threads.
+/// draws from one word of 16 consecutive blocks, which vectorises. Each training forward that
+/// drops anything takes the next call number from an atomic counter, so a const forward is safe
+/// from several threads. Call numbers stay below 2^63: the streams above are the seeded
+/// initialisations', so masks and tables of one seed never share random bits.
 /// @code
 /// seqembed::Dropout dropout(0.1, /*seed=*/42);
 /// dropout.set_training(true);
@@ -158,6 +160,9 @@ public:
     /// @param cols columns of the output.
     /// @return rows x cols bytes, 1 where the element is kept, 0 where it is zeroed.
     MaskMatrix mask(std::uint64_t call, Index rows, Index cols) const {
+        if (rows < 0 || cols < 0)
+            detail::fail<value_error>("dropout mask of ", rows, " x ", cols, " has a negative size");
+        detail::require_addressable<std::uint8_t>("dropout mask", rows, cols);
         MaskMatrix kept(rows, cols);
         // The mask is what apply() does to ones, a row at a time (one implementation of the
         // draw layout, vectorised).
@@ -200,7 +205,8 @@ public:
     }
 
     /// @brief Applies dropout to x: the identity in evaluation, the next call's mask in training
-    ///        (a training forward with p = 0 changes nothing and takes no call number).
+    ///        (a training forward with round(p * 65536) = 0, p below 2^-17, changes nothing
+    ///        and takes no call number).
     /// @tparam Scalar float or double.
     /// @param x the input.
     /// @return the result, same shape.
@@ -222,7 +228,11 @@ public:
         detail::require_shape("output of Dropout::forward_into", out.rows(), out.cols(), x.rows(),
                               x.cols());
         if (out.data() != x.data()) out = x;
-        if (is_active()) apply(out.data(), out.size(), take_call(), 0);
+        if (!is_active()) return;
+        // Row by row: out may be a block of a wider matrix, its rows not adjacent in memory.
+        const std::uint64_t call = take_call();
+        for (Index r = 0; r < out.rows(); ++r)
+            apply(out.row(r).data(), out.cols(), call, static_cast<std::uint64_t>(r * out.cols()));
     }
 
 private:

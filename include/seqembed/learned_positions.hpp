@@ -164,7 +164,7 @@ public:
         out = rows(first, out.rows());
     }
 
-    /// @name Positional interface used by InputPipeline
+    /// @name Row access (InputPipeline calls require_positions, stored_row and add_row_to)
     /// @{
 
     /// @brief Throws unless tokens [first, first + count) have rows.

@@ -53,6 +53,12 @@ public:
     static Padding left(const std::vector<std::int64_t>& lengths) noexcept {
         return lengths_of(lengths.data(), static_cast<Index>(lengths.size()), PaddingSide::left);
     }
+    /// @brief Deleted: a Padding would outlive the temporary lengths it views. Name them.
+    /// @return nothing: this overload cannot be called.
+    static Padding right(std::vector<std::int64_t>&&) = delete;
+    /// @brief Deleted: a Padding would outlive the temporary lengths it views. Name them.
+    /// @return nothing: this overload cannot be called.
+    static Padding left(std::vector<std::int64_t>&&) = delete;
     /// @brief count lengths at data, real tokens on the side opposite the padding.
     /// @param data the lengths.
     /// @param count how many (must equal the batch size).
@@ -87,6 +93,9 @@ public:
         padding.m_cols = mask.cols();
         return padding;
     }
+    /// @brief Deleted: a Padding would outlive the temporary mask it views. Name it.
+    /// @return nothing: this overload cannot be called.
+    static Padding from_mask(MaskMatrix&&) = delete;
 
     /// @brief Throws unless the lengths or mask fit a batch x seq id matrix.
     /// @param ids the ids the padding describes.

@@ -58,6 +58,11 @@ template <typename Scalar = float, typename Positional = SinusoidalPositionalEnc
 class InputPipeline {
     static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
                   "InputPipeline<Scalar, Positional, Embedding>: Scalar must be float or double");
+    static_assert(std::is_same_v<std::remove_const_t<std::remove_pointer_t<decltype(
+                      std::declval<const Positional&>().stored_row(0))>>,
+                                 Scalar>,
+                  "InputPipeline<Scalar, Positional, Embedding>: Positional must hold Scalar rows, "
+                  "e.g. SinusoidalPositionalEncoding<Scalar>");
     static_assert(std::is_same_v<typename Embedding::ScalarType, Scalar>,
                   "InputPipeline<Scalar, Positional, Embedding>: Embedding must produce Scalar, "
                   "e.g. TokenEmbedding<Scalar> or TokenEmbedding<Scalar, Eigen::bfloat16>");
@@ -162,8 +167,8 @@ public:
         for (Index worker = 1; worker < workers; ++worker) {
             try {
                 helpers.emplace_back(work, worker);
-            } catch (const std::system_error&) {
-                work(worker);  // no thread to be had: this one does that share too
+            } catch (...) {  // std::system_error or std::bad_alloc: no thread to be had
+                work(worker);  // this thread does that share too
             }
         }
         work(0);

@@ -196,8 +196,9 @@ public:
     /// @param token_index index of the token in its sequence (plus any step offset).
     /// @return first_position + token_index, the position value whose sines and cosines row
     ///         token_index holds.
-    std::int64_t position_of(std::int64_t token_index) const noexcept {
-        return m_options.first_position + token_index;
+    /// @throws index_error if the sum overflows std::int64_t.
+    std::int64_t position_of(std::int64_t token_index) const {
+        return detail::checked_add("position", m_options.first_position, token_index);
     }
 
     /// @brief The whole precomputed table, as a read-only view.
@@ -233,7 +234,14 @@ public:
     ///         beyond 2^53 in magnitude.
     RowMatrix<Scalar> forward(std::int64_t first, Index count) const {
         require_positions(first, count);
-        RowMatrix<Scalar> out(count, m_d_model);
+        detail::require_addressable<Scalar>("sinusoidal rows", count, m_d_model);
+        RowMatrix<Scalar> out;
+        try {
+            out.resize(count, m_d_model);
+        } catch (const std::bad_alloc&) {
+            detail::fail<value_error>(count, " x ", m_d_model,
+                                      " sinusoidal rows do not fit in memory");
+        }
         forward_into(first, out);
         return out;
     }
@@ -250,7 +258,7 @@ public:
         for (Index r = 0; r < out.rows(); ++r) row_into(first + r, out.row(r).data());
     }
 
-    /// @name Positional interface used by InputPipeline
+    /// @name Row access (InputPipeline calls require_positions, stored_row and add_row_to)
     /// @{
 
     /// @brief Throws unless rows [first, first + count) can be produced.
@@ -264,10 +272,11 @@ public:
         const std::int64_t end = detail::checked_add("position range", first, count);
         if (m_options.beyond == BeyondTable::throw_error) {
             require_in_table(first, count);
-        } else if (std::abs(static_cast<double>(m_options.first_position) +
-                            static_cast<double>(end)) > max_exact_position) {
-            detail::fail<index_error>("position ", m_options.first_position + end,
-                                      " is beyond 2^53, where positions are no longer exact");
+        } else if (count > 0 && end - 1 > max_exact_position - m_options.first_position) {
+            // |first_position| <= 2^53 (checked at construction), so neither side overflows.
+            detail::fail<index_error>("row ", end - 1, " encodes position first_position (",
+                                      m_options.first_position, ") + ", end - 1,
+                                      ", beyond 2^53, where positions are no longer exact");
         }
     }
 
@@ -304,7 +313,7 @@ public:
     /// @}
 
 private:
-    static constexpr double max_exact_position = 9007199254740992.0;  // 2^53
+    static constexpr std::int64_t max_exact_position = std::int64_t{1} << 53;
 
     /// What a column holds: which frequency, and sine, cosine or zero.
     struct Column {
@@ -319,17 +328,20 @@ private:
         if (!(std::isfinite(options.base) && options.base > 0.0))
             detail::fail<value_error>("sinusoidal base must be finite and positive, got ",
                                       options.base);
-        const double last = static_cast<double>(options.first_position) +
-                            static_cast<double>(options.max_len);
-        if (std::abs(static_cast<double>(options.first_position)) > max_exact_position ||
-            std::abs(last) > max_exact_position)
-            detail::fail<value_error>("first_position ", options.first_position,
+        // Every row of the table, first_position .. first_position + max_len - 1, within 2^53.
+        if (options.first_position < -max_exact_position ||
+            options.first_position > max_exact_position - (options.max_len - 1))
+            detail::fail<value_error>("first_position ", options.first_position, " with max_len ",
+                                      options.max_len,
                                       " puts positions beyond 2^53, where they are no longer exact");
         return options;
     }
 
     void require_in_table(std::int64_t first, Index count) const {
-        if (first < 0 || count < 0 || first > m_table.rows() || count > m_table.rows() - first)
+        if (first < 0 || count < 0)
+            detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
+                                      ") start before the table");
+        if (first > m_table.rows() || count > m_table.rows() - first)
             detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
                                       ") are past the sinusoidal table of ", m_table.rows(),
                                       " rows (max_len); raise max_len or set "
@@ -371,7 +383,7 @@ private:
         const double denominator =
             paper ? static_cast<double>(m_d_model) : static_cast<double>(std::max<Index>(half - 1, 1));
         m_exact_frequency.resize(static_cast<std::size_t>(frequencies));
-        m_scalar_frequency.resize(static_cast<std::size_t>(frequencies));
+        m_scalar_div_term.resize(static_cast<std::size_t>(frequencies));
         // The fast path reads whole blocks: pad with zero frequencies.
         const std::size_t padded = static_cast<std::size_t>(
             (frequencies + detail::sin_cos_block - 1) / detail::sin_cos_block * detail::sin_cos_block);
@@ -386,7 +398,7 @@ private:
             m_frequency_high[slot] = split.high;
             m_frequency_middle[slot] = split.middle;
             m_frequency_low[slot] = split.low;
-            m_scalar_frequency[slot] = scalar_frequency_term(numerator, denominator);
+            m_scalar_div_term[slot] = scalar_frequency_term(numerator, denominator);
         }
     }
 
@@ -460,8 +472,8 @@ private:
                                                                 m_exact_frequency[k], cosine));
         const auto scalar_position = static_cast<Scalar>(position);
         const Scalar angle = m_options.form == DivTermForm::direct_power
-                                 ? scalar_position / m_scalar_frequency[k]
-                                 : scalar_position * m_scalar_frequency[k];
+                                 ? scalar_position / m_scalar_div_term[k]
+                                 : scalar_position * m_scalar_div_term[k];
         return cosine ? std::cos(angle) : std::sin(angle);
     }
 
@@ -475,7 +487,7 @@ private:
     std::vector<double> m_frequency_high;  // detail::SplitFrequency, as arrays for the kernel
     std::vector<double> m_frequency_middle;
     std::vector<double> m_frequency_low;
-    std::vector<Scalar> m_scalar_frequency;
+    std::vector<Scalar> m_scalar_div_term;  // follow_scalar: pow(base, e) or exp(-e ln base)
     RowMatrix<Scalar> m_table;
 };
 

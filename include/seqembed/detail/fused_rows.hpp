@@ -7,7 +7,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "../dropout.hpp"
 #include "../types.hpp"
 
 // Turns off the fusion of a * b + c into an FMA for one function, so that a product is

@@ -10,8 +10,12 @@
 
 namespace seqembed::detail {
 
-/// Stream ids that keep the tables of different components apart for one seed.
-enum class InitStream : std::uint64_t { token_embedding = 1, learned_positions = 2 };
+/// Stream ids that keep the tables of different components apart for one seed. The top bit
+/// keeps them apart from Dropout too, whose streams are its call numbers (below 2^63).
+enum class InitStream : std::uint64_t {
+    token_embedding = (std::uint64_t{1} << 63) | 1,
+    learned_positions = (std::uint64_t{1} << 63) | 2
+};
 
 /// A uniform double in (0, 1] from 64 random bits (53 of them used).
 inline double unit_interval_open_below(std::uint32_t low, std::uint32_t high) {

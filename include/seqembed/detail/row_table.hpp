@@ -53,7 +53,12 @@ public:
             m_data = static_cast<const Scalar*>(m_owned.get());
         }
     }
-    RowTable(RowTable&& other) noexcept = default;
+    /// The moved-from table is empty (0 x 0, no data), so it rejects every row.
+    RowTable(RowTable&& other) noexcept
+        : m_owned(std::move(other.m_owned)),
+          m_data(std::exchange(other.m_data, nullptr)),
+          m_rows(std::exchange(other.m_rows, 0)),
+          m_cols(std::exchange(other.m_cols, 0)) {}
     RowTable& operator=(RowTable other) noexcept {
         std::swap(m_owned, other.m_owned);
         std::swap(m_data, other.m_data);
