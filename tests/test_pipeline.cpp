@@ -266,3 +266,33 @@ TEST_CASE("A pipeline over a bfloat16 table gives the float pipeline's answer on
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 5) % 64;
     REQUIRE(compact.forward(ids, Padding::by_id(0)) == wide.forward(ids, Padding::by_id(0)));
 }
+
+TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout included",
+                   "[pipeline][streaming]", float, double) {
+    IdMatrix ids(3, 40);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 7) % 50;
+    ids(1, 0) = 0;  // a padded token
+    // Widths that are not a multiple of any vector, and an output that starts off alignment.
+    for (const Index width : {24, 37, 64}) {
+        std::vector<RowMatrix<TestType>> outputs;
+        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
+            for (const bool training : {false, true}) {
+                seqembed::PipelineOptions options;
+                options.output_stores = stores;
+                options.dropout = 0.5;
+                options.dropout_seed = 11;
+                InputPipeline<TestType> pipeline(TokenEmbedding<TestType>(50, width),
+                                                 SinusoidalPositionalEncoding<TestType>(width),
+                                                 options);
+                pipeline.set_training(training);
+                RowMatrix<TestType> storage(ids.size() * width + 1, 1);
+                Eigen::Map<RowMatrix<TestType>> shifted(storage.data() + 1, ids.size(), width);
+                pipeline.forward_into(ids, Padding::by_id(0), shifted);
+                outputs.emplace_back(shifted);
+            }
+        INFO("width " << width);
+        REQUIRE(outputs[0] == outputs[2]);  // evaluation
+        REQUIRE(outputs[1] == outputs[3]);  // training
+        REQUIRE(outputs[0] != outputs[1]);
+    }
+}

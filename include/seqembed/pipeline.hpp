@@ -11,6 +11,7 @@
 
 #include "detail/checks.hpp"
 #include "detail/fused_rows.hpp"
+#include "detail/streaming_rows.hpp"
 #include "dropout.hpp"
 #include "error.hpp"
 #include "padding.hpp"
@@ -20,7 +21,20 @@
 
 namespace seqembed {
 
-/// @brief How an InputPipeline applies dropout after the sum, and how many threads it uses.
+/// @brief How an InputPipeline writes its output rows.
+enum class OutputStores {
+    /// Streaming stores for outputs of 4 MiB or more (larger than a core's L2), plain below.
+    automatic,
+    /// Plain stores: the output stays in cache for whatever reads it next.
+    cached,
+    /// Streaming (non-temporal) stores: each output line is written once instead of read and
+    /// written, and does not evict the tables from the cache. x86 only (plain elsewhere), and
+    /// only for a table of Scalar (a bfloat16 or half table is written with plain stores).
+    streaming
+};
+
+/// @brief How an InputPipeline applies dropout after the sum, how it writes, and how many
+///        threads it uses.
 struct PipelineOptions {
     /// @brief Dropout probability in training, in [0, 1) (seed 001 uses 0.1).
     double dropout = 0.0;
@@ -32,6 +46,8 @@ struct PipelineOptions {
     ///        With more than one, each forward starts its threads (OpenMP's pool when built
     ///        with OpenMP), which allocates; with one, forward_into does not allocate.
     int threads = 1;
+    /// @brief Plain or streaming stores for the output (the values are the same).
+    OutputStores output_stores = OutputStores::automatic;
 };
 
 /// @brief The input stage of a transformer: for each real token, its embedding times the
@@ -78,7 +94,8 @@ public:
         : m_embedding(std::move(embedding)),
           m_positions(std::move(positions)),
           m_dropout(options.dropout, options.dropout_seed),
-          m_threads(checked_threads(options.threads)) {
+          m_threads(checked_threads(options.threads)),
+          m_output_stores(options.output_stores) {
         if (m_embedding.d_model() != m_positions.d_model())
             detail::fail<shape_error>("token embedding width ", m_embedding.d_model(),
                                       " differs from position width ", m_positions.d_model());
@@ -176,6 +193,11 @@ public:
     }
 
 private:
+    // Outputs this large go around the cache under OutputStores::automatic: more than a core's
+    // L2, so the next layer would not find them there anyway.
+    static constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
+    // Rows wider than this (16 KiB of floats of dropout factors on the stack) use plain stores.
+    static constexpr Index max_streaming_width = 4096;
     // Below this many output elements a second thread costs more than it saves.
     static constexpr Index elements_per_extra_worker = Index{1} << 18;
 
@@ -201,6 +223,10 @@ private:
         constexpr Index lookahead = 4;
         const std::size_t prefetch_bytes = std::min<std::size_t>(
             sizeof(typename Embedding::StorageType) * static_cast<std::size_t>(width), 512);
+        // Streaming rows are computed in registers and written once; their dropout factors
+        // (keep_scale or 0) are drawn first into this L1 row.
+        const bool streaming = uses_streaming_stores(out.size()) && width <= max_streaming_width;
+        alignas(64) Scalar factors[max_streaming_width];
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
@@ -214,11 +240,36 @@ private:
                 std::fill(out_row, out_row + width, Scalar(0));
                 return;
             }
+            const auto first_element = static_cast<std::uint64_t>(row * width);
+            const Scalar* stored = m_positions.stored_row(step_offset + token_index);
+            if constexpr (std::is_same_v<typename Embedding::StorageType, Scalar>) {
+                if (streaming && stored != nullptr) {
+                    if (dropping) {
+                        std::fill(factors, factors + width, Scalar(1));
+                        m_dropout.apply(factors, width, call, first_element);
+                    }
+                    detail::stream_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored,
+                                       dropping ? factors : nullptr, width);
+                    return;
+                }
+            }
             detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, m_positions,
                               step_offset + token_index, width);
-            if (dropping)
-                m_dropout.apply(out_row, width, call, static_cast<std::uint64_t>(row * width));
+            if (dropping) m_dropout.apply(out_row, width, call, first_element);
         });
+        if (streaming) detail::streaming_fence();
+    }
+
+    bool uses_streaming_stores(Index elements) const noexcept {
+        if (!detail::streaming_available ||
+            !std::is_same_v<typename Embedding::StorageType, Scalar>)
+            return false;
+        switch (m_output_stores) {
+            case OutputStores::cached: return false;
+            case OutputStores::streaming: return true;
+            case OutputStores::automatic: break;
+        }
+        return static_cast<std::size_t>(elements) * sizeof(Scalar) >= streaming_threshold_bytes;
     }
 
     static Index checked_threads(int threads) {
@@ -231,6 +282,7 @@ private:
     Positional m_positions;
     Dropout m_dropout;
     Index m_threads;
+    OutputStores m_output_stores;
 };
 
 }  // namespace seqembed
