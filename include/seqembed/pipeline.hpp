@@ -23,7 +23,9 @@ namespace seqembed {
 
 /// @brief How an InputPipeline writes its output rows.
 enum class OutputStores {
-    /// Streaming stores for outputs of 4 MiB or more (larger than a core's L2), plain below.
+    /// Streaming stores for outputs of 4 MiB or more (larger than a core's L2) in builds with
+    /// AVX or AVX-512; plain stores below that size, and in SSE2-only builds (where 16-byte
+    /// streaming stores measured slower).
     automatic,
     /// Plain stores: the output stays in cache for whatever reads it next.
     cached,
@@ -269,7 +271,8 @@ private:
             case OutputStores::streaming: return true;
             case OutputStores::automatic: break;
         }
-        return static_cast<std::size_t>(elements) * sizeof(Scalar) >= streaming_threshold_bytes;
+        return detail::streaming_by_default &&
+               static_cast<std::size_t>(elements) * sizeof(Scalar) >= streaming_threshold_bytes;
     }
 
     static Index checked_threads(int threads) {

@@ -26,6 +26,15 @@ namespace seqembed::detail {
 /// Whether this build can write rows with streaming stores.
 inline constexpr bool streaming_available = SEQEMBED_DETAIL_STREAMING != 0;
 
+/// Whether streaming pays off by default: with 32- or 64-byte vectors (AVX, AVX-512) it did,
+/// with SSE2's 16-byte stores it was slower than plain stores (measured at -O2 on the headline
+/// workload: 6.0 against 5.3 ms), so OutputStores::automatic leaves SSE2 builds cached.
+#if defined(__AVX__)
+inline constexpr bool streaming_by_default = true;
+#else
+inline constexpr bool streaming_by_default = false;
+#endif
+
 #if SEQEMBED_DETAIL_STREAMING
 /// The widest vector of Scalar the build targets, with the five operations the row needs.
 template <typename Scalar>
