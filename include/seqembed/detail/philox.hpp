@@ -9,6 +9,14 @@
 #include <array>
 #include <cstdint>
 
+// Keeps GCC from unrolling a loop completely at -O3, which would leave its body to the
+// straight-line vectoriser (which fails here) instead of the loop vectoriser (which succeeds).
+#if defined(__GNUC__) && !defined(__clang__)
+#define SEQEMBED_DETAIL_NO_UNROLL _Pragma("GCC unroll 1")
+#else
+#define SEQEMBED_DETAIL_NO_UNROLL
+#endif
+
 namespace seqembed::detail {
 
 /// Four 32-bit words, the block Philox4x32 maps.
@@ -42,18 +50,6 @@ inline PhiloxBlock philox_block(std::uint64_t key, std::uint64_t stream, std::ui
                           static_cast<std::uint32_t>(stream >> 32)},
                          key);
 }
-
-}  // namespace seqembed::detail
-
-// Keeps GCC from unrolling a loop completely at -O3, which would leave its body to the
-// straight-line vectoriser (which fails here) instead of the loop vectoriser (which succeeds).
-#if defined(__GNUC__) && !defined(__clang__)
-#define SEQEMBED_DETAIL_NO_UNROLL _Pragma("GCC unroll 1")
-#else
-#define SEQEMBED_DETAIL_NO_UNROLL
-#endif
-
-namespace seqembed::detail {
 
 /// Blocks computed together by philox_blocks.
 inline constexpr int philox_batch = 16;
