@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cpu_dispatch.hpp"
+
 // Tells the compiler that the arrays of a kernel do not overlap, so that it vectorises the loop
 // without runtime checks (GCC's -O2 vectorises only loops that need none).
 #if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
@@ -68,7 +70,7 @@ inline constexpr int sin_cos_block = 64;
 /// Taylor polynomials to degree 17 (sin) and 18 (cos) leave a truncation below 1e-19 on
 /// |r| <= pi/4. The error is about 1e-16 relative to each result: a float rounding of it is
 /// within 1 ulp of the exact value.
-inline void sin_cos_of_multiples(double position, const double* SEQEMBED_DETAIL_RESTRICT high,
+SEQEMBED_DETAIL_TARGET_CLONES inline void sin_cos_of_multiples(double position, const double* SEQEMBED_DETAIL_RESTRICT high,
                                  const double* SEQEMBED_DETAIL_RESTRICT middle,
                                  const double* SEQEMBED_DETAIL_RESTRICT low,
                                  double* SEQEMBED_DETAIL_RESTRICT sines,

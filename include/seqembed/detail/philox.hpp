@@ -9,6 +9,8 @@
 #include <array>
 #include <cstdint>
 
+#include "cpu_dispatch.hpp"
+
 // Keeps GCC from unrolling a loop completely at -O3, which would leave its body to the
 // straight-line vectoriser (which fails here) instead of the loop vectoriser (which succeeds).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -57,7 +59,7 @@ inline constexpr int philox_batch = 16;
 /// philox_block for blocks first_block .. first_block + philox_batch - 1 of one stream, written
 /// as words[w][i] (word w of block first_block + i): the same values as philox_block, laid out
 /// so that compilers run the rounds on several blocks per instruction.
-inline void philox_blocks(std::uint64_t key, std::uint64_t stream, std::uint64_t first_block,
+SEQEMBED_DETAIL_TARGET_CLONES inline void philox_blocks(std::uint64_t key, std::uint64_t stream, std::uint64_t first_block,
                           std::uint32_t (&words)[4][philox_batch]) noexcept {
     constexpr std::uint64_t multiplier0 = 0xD2511F53u;
     constexpr std::uint64_t multiplier1 = 0xCD9E8D57u;
