@@ -158,15 +158,20 @@ public:
         detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(),
                               ids.size(), d_model());
         padding.require_fits(ids);
+        // One pass over the ids: every real token's id, and the longest run of positions.
+        std::int64_t longest = 0;
         padding.for_each_token(ids, [&](Index b, Index t, std::int64_t token_index) {
-            if (token_index >= 0) m_embedding.require_id(ids(b, t), b, t);
+            if (token_index < 0) return;
+            m_embedding.require_id(ids(b, t), b, t);
+            longest = std::max(longest, token_index + 1);
         });
-        const Index longest = padding.longest(ids);
-        if (longest > 0) m_positions.require_positions(step_offset, longest);
+        if (longest > 0) m_positions.require_positions(step_offset, static_cast<Index>(longest));
 
         const Index workers = worker_count(ids);
         std::vector<std::thread> helpers;
+#if !defined(_OPENMP)  // OpenMP brings its own pool
         if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));  // may throw: before any effect
+#endif
         const bool dropping = m_dropout.is_active();
         const std::uint64_t call = dropping ? m_dropout.take_call() : 0;
         // Sequences are split evenly between the workers; each element's dropout draw depends on
@@ -255,7 +260,7 @@ private:
                     return;
                 }
             }
-            detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, m_positions,
+            detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored, m_positions,
                               step_offset + token_index, width);
             if (dropping) m_dropout.apply(out_row, width, call, first_element);
         });

@@ -74,12 +74,12 @@ inline void prefetch(const void* data, std::size_t bytes) noexcept {
 #endif
 }
 
-/// One output row: the token's scaled embedding plus its position row. Positional provides
-/// stored_row (nullptr when the row must be computed) and add_row_to.
+/// One output row: the token's scaled embedding plus its position row, `stored` (the caller's
+/// positions.stored_row(position_row)) or, when that is null, computed by add_row_to.
 template <typename Scalar, typename Storage, typename Positional>
-void embed_row(Scalar* out, const Storage* embedding, Scalar scale, const Positional& positions,
-               std::int64_t position_row, Index width) {
-    if (const Scalar* stored = positions.stored_row(position_row)) {
+void embed_row(Scalar* out, const Storage* embedding, Scalar scale, const Scalar* stored,
+               const Positional& positions, std::int64_t position_row, Index width) {
+    if (stored != nullptr) {
         scale_and_add(out, embedding, scale, stored, width);
     } else {
         scale_into(out, embedding, scale, width);
