@@ -12,15 +12,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "compiler_hints.hpp"
 #include "cpu_dispatch.hpp"
-
-// Tells the compiler that the arrays of a kernel do not overlap, so that it vectorises the loop
-// without runtime checks (GCC's -O2 vectorises only loops that need none).
-#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
-#define SEQEMBED_DETAIL_RESTRICT __restrict
-#else
-#define SEQEMBED_DETAIL_RESTRICT
-#endif
 
 namespace seqembed::detail {
 

@@ -9,15 +9,8 @@
 #include <array>
 #include <cstdint>
 
+#include "compiler_hints.hpp"
 #include "cpu_dispatch.hpp"
-
-// Keeps GCC from unrolling a loop completely at -O3, which would leave its body to the
-// straight-line vectoriser (which fails here) instead of the loop vectoriser (which succeeds).
-#if defined(__GNUC__) && !defined(__clang__)
-#define SEQEMBED_DETAIL_NO_UNROLL _Pragma("GCC unroll 1")
-#else
-#define SEQEMBED_DETAIL_NO_UNROLL
-#endif
 
 namespace seqembed::detail {
 
