@@ -2,6 +2,7 @@
 // determinism in (seed, call, element), mask(), chunking independence, the call counter, copies,
 // in-place forwards and concurrent forwards. (Philox's known-answer vectors are in
 // test_philox.cpp.)
+#include <seqembed/detail/philox.hpp>
 #include <seqembed/dropout.hpp>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bit_equal.hpp"
@@ -163,6 +165,74 @@ TEST_CASE("Dropout honours p to 1/65536: p = 0.9 keeps about 10 %", "[dropout]")
     REQUIRE(std::abs(fraction - 0.1) < 5.0 * std::sqrt(0.09 / static_cast<double>(y.size())));
 }
 
+namespace {
+
+/// Byte n (0..15, low byte of word 0 first) of a Philox block.
+std::uint32_t block_byte(const seqembed::detail::PhiloxBlock& block, int n) {
+    return (block[static_cast<std::size_t>(n / 4)] >> (8 * (n % 4))) & 0xFFu;
+}
+
+/// What the documentation says, one element at a time and nothing shared with the library but
+/// Philox (whose known answers test_philox.cpp checks). Element 240 s + 16 r + i reads as its
+/// coarse byte byte r / 4 of word r % 4 of block 16 s + i; a tie with the threshold's high byte
+/// reads the fine byte of the block's n-th tie: byte 3 of word 3 of the block for the first,
+/// byte n - 1 of block 2^63 + 16 s + i for the others. Kept when coarse * 256 + fine >=
+/// threshold. `further` counts the elements that needed the second block.
+bool documented_keeps(std::uint64_t seed, std::uint64_t call, std::uint64_t element,
+                      std::uint32_t threshold, int& further) {
+    using seqembed::detail::philox_block;
+    const std::uint64_t span = element / 240;
+    const int r = static_cast<int>(element % 240) / 16;
+    const std::uint64_t block = 16 * span + element % 16;
+    const seqembed::detail::PhiloxBlock bits = philox_block(seed, call, block);
+    const auto coarse_of = [&](int run) { return block_byte(bits, 4 * (run % 4) + run / 4); };
+    const std::uint32_t coarse = coarse_of(r);
+    const std::uint32_t high = threshold >> 8;
+    if (coarse != high) return coarse > high;
+    int earlier_ties = 0;
+    for (int run = 0; run < r; ++run) earlier_ties += coarse_of(run) == high ? 1 : 0;
+    std::uint32_t fine = block_byte(bits, 15);
+    if (earlier_ties > 0) {
+        ++further;
+        fine = block_byte(philox_block(seed, call, (std::uint64_t{1} << 63) | block), earlier_ties - 1);
+    }
+    return coarse * 256 + fine >= threshold;
+}
+
+}  // namespace
+
+TEST_CASE("Dropout's mask is the documented function of Philox4x32-10's bytes", "[dropout]") {
+    // Thresholds with and without a low byte, the extremes, and p = 0.1 (6554 = 25 * 256 + 154).
+    const std::vector<double> ps{0.1, 0.3, 0.5, 0.9, 1.0 / 65536, 100.5 / 65536, 0.99999};
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> keys{
+        {0, 0}, {42, 7}, {0xDEADBEEFCAFEull, (std::uint64_t{1} << 40) + 3}};
+    const Index rows = 61;
+    const Index cols = 97;  // rows straddle spans
+    int ties = 0;
+    int further = 0;
+    for (const double p : ps)
+        for (const auto& [seed, call] : keys) {
+            const Dropout dropout(p, seed);
+            const MaskMatrix mask = dropout.mask(call, rows, cols);
+            for (Index e = 0; e < mask.size(); ++e) {
+                const auto element = static_cast<std::uint64_t>(e);
+                const std::uint64_t block = 16 * (element / 240) + element % 16;
+                const int r = static_cast<int>(element % 240) / 16;
+                const std::uint32_t coarse =
+                    block_byte(seqembed::detail::philox_block(seed, call, block), 4 * (r % 4) + r / 4);
+                ties += coarse == dropout.threshold() >> 8 ? 1 : 0;
+                const bool expected = documented_keeps(seed, call, element, dropout.threshold(), further);
+                if ((mask.data()[e] == 1) != expected) {
+                    CAPTURE(p, seed, call, e);
+                    REQUIRE((mask.data()[e] == 1) == expected);
+                }
+            }
+        }
+    // Both kinds of tie occurred: about one element in 256, and blocks that tie twice.
+    CHECK(ties > 300);
+    CHECK(further > 0);
+}
+
 TEMPLATE_TEST_CASE("Dropout is deterministic in (seed, call) and differs across both", "[dropout]",
                    float, double) {
     const RowMatrix<TestType> x = nonzero_input<TestType>(16, 40);
@@ -219,7 +289,7 @@ TEMPLATE_TEST_CASE("Dropout's mask() and keeps() say which outputs are zero", "[
 
 TEMPLATE_TEST_CASE("Dropout::apply in chunks equals one apply over the whole buffer", "[dropout]",
                    float, double) {
-    const Dropout dropout(0.5, 314159);
+    const Dropout dropout(0.3, 314159);  // a threshold with a low byte: ties occur
     const Index n = 1000;
     const RowMatrix<TestType> x = nonzero_input<TestType>(1, n);
     const std::vector<Index> pattern{1, 7, 8, 13};

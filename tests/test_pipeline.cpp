@@ -161,7 +161,7 @@ TEST_CASE("Learned positions serve seed 003's 350 tokens from a 512-row table", 
 
 TEST_CASE("Training applies the dropout mask of the call, evaluation does not", "[pipeline]") {
     InputPipeline<float> pipeline(TokenEmbedding<float>(50, 32), SinusoidalPositionalEncoding<float>(32),
-                                  {/*dropout=*/0.25, /*dropout_seed=*/99});
+                                  {/*dropout=*/0.3, /*dropout_seed=*/99});
     const IdMatrix ids = IdMatrix::Constant(4, 20, 3) + IdMatrix::Identity(4, 20);
     const RowMatrix<float> evaluation = pipeline.forward(ids);
     REQUIRE(pipeline.dropout().calls() == 0);
@@ -178,11 +178,11 @@ TEST_CASE("Training applies the dropout mask of the call, evaluation does not", 
         for (Index i = 0; i < out.size(); ++i)
             REQUIRE(out.data()[i] == (mask.data()[i] ? evaluation.data()[i] * keep_scale : 0.0f));
         const double kept = mask.cast<double>().mean();
-        CHECK(std::abs(kept - 0.75) < 0.03);
+        CHECK(std::abs(kept - 0.7) < 0.03);
     }
 
     // The same seed and call number give the same output in another pipeline object.
-    InputPipeline<float> replay(pipeline.embedding(), pipeline.positions(), {0.25, 99});
+    InputPipeline<float> replay(pipeline.embedding(), pipeline.positions(), {0.3, 99});
     replay.set_training(true);
     REQUIRE(replay.forward(ids) == first);
 }
@@ -240,7 +240,7 @@ TEST_CASE("forward_into writes into a strided or unaligned view of caller memory
     IdMatrix ids(3, 40);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 7) % 50;
     seqembed::PipelineOptions options;
-    options.dropout = 0.5;
+    options.dropout = 0.3;
     InputPipeline<double> pipeline(TokenEmbedding<double>(50, 24),
                                    SinusoidalPositionalEncoding<double>(24), options);
     pipeline.set_training(true);
@@ -272,14 +272,15 @@ TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout inc
     IdMatrix ids(3, 40);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 7) % 50;
     ids(1, 0) = 0;  // a padded token
-    // Widths that are not a multiple of any vector, and an output that starts off alignment.
-    for (const Index width : {24, 37, 64}) {
+    // Widths that are not a multiple of any vector, rows shorter and longer than a mask span
+    // (240 elements), and an output that starts off alignment.
+    for (const Index width : {24, 37, 64, 250, 480}) {
         std::vector<RowMatrix<TestType>> outputs;
         for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
             for (const bool training : {false, true}) {
                 seqembed::PipelineOptions options;
                 options.output_stores = stores;
-                options.dropout = 0.5;
+                options.dropout = 0.3;  // round(0.3 * 65536) has a low byte: ties occur
                 options.dropout_seed = 11;
                 InputPipeline<TestType> pipeline(TokenEmbedding<TestType>(50, width),
                                                  SinusoidalPositionalEncoding<TestType>(width),

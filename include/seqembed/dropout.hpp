@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "detail/checks.hpp"
-#include "detail/philox.hpp"
+#include "detail/dropout_draws.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -21,10 +21,10 @@ namespace seqembed {
 /// The mask is a pure function of (seed, call number, element index), so it is the same for
 /// every thread count and chunking and can be recomputed for a backward pass (mask()). Element e
 /// of call c is kept when its 16-bit draw is at least round(p * 65536) (p is honoured to
-/// 1/65536). The draws come from Philox4x32-10 keyed by the seed, 128 elements per 16 blocks:
-/// with e = 128 s + j, the draw is half j / 64 (low 16 bits first) of word (j / 16) % 4 of block
-/// 16 s + j % 16 at counter (block, c). That layout lets 16 consecutive elements take their
-/// draws from one word of 16 consecutive blocks, which vectorises. Each training forward that
+/// 1/65536). The draws come from Philox4x32-10 keyed by the seed, at counter (block, c), read a
+/// byte at a time: a coarse byte per element, 240 elements per 16 blocks, and a fine byte from
+/// the same blocks for the one element in 256 whose coarse byte ties with the threshold's high
+/// byte (the layout is in detail/dropout_draws.hpp). Each training forward that
 /// drops anything takes the next call number from an atomic counter, so a const forward is safe
 /// from several threads. Call numbers stay below 2^63: the streams above are the seeded
 /// initialisations', so masks and tables of one seed never share random bits.
@@ -103,11 +103,21 @@ public:
     /// @param element index of the element in the row-major output.
     /// @return true if the element is kept (and scaled), false if it is zeroed.
     bool keeps(std::uint64_t call, std::uint64_t element) const noexcept {
-        const std::uint64_t in_span = element % span;
-        const detail::PhiloxBlock bits =
-            detail::philox_block(m_seed, call, element / span * blocks_per_span + in_span % blocks_per_span);
-        const std::uint32_t word = bits[(in_span / blocks_per_span) % 4];
-        return ((word >> (in_span < span / 2 ? 0 : 16)) & 0xFFFFu) >= threshold();
+        float factor = 0.0f;
+        factors<float>(call).write(&factor, 1, element);
+        return factor != 0.0f;
+    }
+
+    /// @brief The factors of call `call` (keep_scale() or 0 per element), drawn span by span:
+    ///        what apply() multiplies by, for callers that fuse the multiplication into their own
+    ///        pass (InputPipeline does). One object serves consecutive rows of one call.
+    /// @tparam Scalar the element type.
+    /// @param call the call number.
+    /// @return the factors' source, with write(factors, count, first_element) and
+    ///         apply(values, count, first_element).
+    template <typename Scalar>
+    detail::MaskFactors<Scalar> factors(std::uint64_t call) const noexcept {
+        return detail::MaskFactors<Scalar>(m_seed, call, threshold(), keep_scale<Scalar>());
     }
 
     /// @brief Applies the mask of call `call` to count values that are elements
@@ -121,37 +131,7 @@ public:
     /// @param first_element index of values[0] in the output.
     template <typename Scalar>
     void apply(Scalar* values, Index count, std::uint64_t call, std::uint64_t first_element) const {
-        const std::uint32_t limit = threshold();
-        const auto scale = keep_scale<Scalar>();
-        std::uint32_t words[4][blocks_per_span];
-        Index done = 0;
-        while (done < count) {
-            const std::uint64_t element = first_element + static_cast<std::uint64_t>(done);
-            const std::uint64_t span_start = element / span * span;
-            detail::philox_blocks(m_seed, call, span_start / span * blocks_per_span, words);
-            const auto skip = static_cast<Index>(element - span_start);
-            const Index take = std::min<Index>(static_cast<Index>(span) - skip, count - done);
-            Scalar* out = values + done;  // element `element`, position `skip` in its span
-            if (skip == 0 && take == static_cast<Index>(span)) {
-                // A whole span: 8 runs of 16 elements, each from one word of the 16 blocks.
-                for (int half = 0; half < 2; ++half)
-                    for (int w = 0; w < 4; ++w) {
-                        Scalar* run = out + half * 64 + w * 16;
-                        for (int i = 0; i < blocks_per_span; ++i) {
-                            const std::uint32_t draw = (words[w][i] >> (16 * half)) & 0xFFFFu;
-                            run[i] *= draw >= limit ? scale : Scalar(0);
-                        }
-                    }
-            } else {
-                for (Index k = 0; k < take; ++k) {
-                    const Index j = skip + k;
-                    const std::uint32_t word = words[(j / blocks_per_span) % 4][j % blocks_per_span];
-                    const std::uint32_t draw = (word >> (j < 64 ? 0 : 16)) & 0xFFFFu;
-                    out[k] *= draw >= limit ? scale : Scalar(0);
-                }
-            }
-            done += take;
-        }
+        factors<Scalar>(call).apply(values, count, first_element);
     }
 
     /// @brief The mask of call `call` over a rows x cols output.
@@ -164,13 +144,12 @@ public:
             detail::fail<value_error>("dropout mask of ", rows, " x ", cols, " has a negative size");
         detail::require_addressable<std::uint8_t>("dropout mask", rows, cols);
         MaskMatrix kept(rows, cols);
-        // The mask is what apply() does to ones, a row at a time (one implementation of the
-        // draw layout, vectorised).
-        Eigen::Matrix<float, 1, Eigen::Dynamic> ones(cols);
+        // The mask is where the factors are nonzero, a row at a time.
+        Eigen::Matrix<float, 1, Eigen::Dynamic> row(cols);
+        detail::MaskFactors<float> draws = factors<float>(call);
         for (Index r = 0; r < rows; ++r) {
-            ones.setOnes();
-            apply(ones.data(), cols, call, static_cast<std::uint64_t>(r * cols));
-            kept.row(r) = (ones.array() != 0.0f).cast<std::uint8_t>();
+            draws.write(row.data(), cols, static_cast<std::uint64_t>(r * cols));
+            kept.row(r) = (row.array() != 0.0f).cast<std::uint8_t>();
         }
         return kept;
     }
@@ -230,15 +209,12 @@ public:
         if (out.data() != x.data()) out = x;
         if (!is_active()) return;
         // Row by row: out may be a block of a wider matrix, its rows not adjacent in memory.
-        const std::uint64_t call = take_call();
+        detail::MaskFactors<Scalar> draws = factors<Scalar>(take_call());
         for (Index r = 0; r < out.rows(); ++r)
-            apply(out.row(r).data(), out.cols(), call, static_cast<std::uint64_t>(r * out.cols()));
+            draws.apply(out.row(r).data(), out.cols(), static_cast<std::uint64_t>(r * out.cols()));
     }
 
 private:
-    static constexpr int blocks_per_span = detail::philox_batch;  // 16 blocks, 4 words each
-    static constexpr std::uint64_t span = 8 * blocks_per_span;    // 128 elements of 16 bits
-
     static double checked_p(double p) {
         if (!(p >= 0.0 && p < 1.0))
             detail::fail<value_error>("dropout probability p = ", p, " is outside [0, 1)");

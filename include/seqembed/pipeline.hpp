@@ -224,24 +224,30 @@ private:
         const Index seq = ids.cols();
         const Index end_token = end_row * seq;
         const Scalar scale = m_embedding.scale();
-        // The embedding row four tokens ahead is requested early: its first 512 bytes, enough
-        // to start the hardware prefetcher on the rest. Tuned on the headline workload (2 KiB
-        // rows): a whole row stalls on the line fill buffers, 2 rows ahead is too late.
-        constexpr Index lookahead = 4;
+        // Embedding rows are requested ahead of their use (tuned on the headline workload, 2 KiB
+        // rows). In evaluation, the first 512 bytes of the row four tokens ahead: enough to start
+        // the hardware prefetcher on the rest (a whole row at once stalls on the line fill
+        // buffers; two rows ahead is too late). In training, streaming rows are written in
+        // pieces, each requesting its part of the row two tokens ahead.
         const std::size_t prefetch_bytes = std::min<std::size_t>(
             sizeof(typename Embedding::StorageType) * static_cast<std::size_t>(width), 512);
+        const auto row_ahead = [&](Index row, Index distance) -> const void* {
+            if (row + distance >= end_token) return nullptr;
+            const TokenId ahead = ids((row + distance) / seq, (row + distance) % seq);
+            return ahead >= 0 && ahead < m_embedding.vocab_size() ? m_embedding.row_data(ahead) : nullptr;
+        };
         // Streaming rows are computed in registers and written once; their dropout factors
         // (keep_scale or 0) are drawn first into this L1 row.
         const bool streaming = uses_streaming_stores(out.size()) && width <= max_streaming_width;
+        const bool streaming_pieces =
+            streaming && dropping && std::is_same_v<typename Embedding::StorageType, Scalar>;
         alignas(64) Scalar factors[max_streaming_width];
+        detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
-            if (row + lookahead < end_token) {
-                const TokenId ahead = ids((row + lookahead) / seq, (row + lookahead) % seq);
-                if (ahead >= 0 && ahead < m_embedding.vocab_size())
-                    detail::prefetch(m_embedding.row_data(ahead), prefetch_bytes);
-            }
+            if (!streaming_pieces)
+                if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
             Scalar* out_row = out.row(row).data();
             if (token_index < 0) {
                 std::fill(out_row, out_row + width, Scalar(0));
@@ -251,18 +257,32 @@ private:
             const Scalar* stored = m_positions.stored_row(step_offset + token_index);
             if constexpr (std::is_same_v<typename Embedding::StorageType, Scalar>) {
                 if (streaming && stored != nullptr) {
-                    if (dropping) {
-                        std::fill(factors, factors + width, Scalar(1));
-                        m_dropout.apply(factors, width, call, first_element);
+                    const Scalar* embedding = m_embedding.row_data(ids(b, t));
+                    if (!dropping) {
+                        detail::stream_row<Scalar>(out_row, embedding, scale, stored, nullptr, width);
+                        return;
                     }
-                    detail::stream_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored,
-                                       dropping ? factors : nullptr, width);
+                    // A piece per mask span: drawing its factors overlaps the previous piece's
+                    // stores and the prefetch of the next row, where a whole row's draws at once
+                    // would leave the memory idle.
+                    const auto* ahead = static_cast<const Scalar*>(row_ahead(row, 2));
+                    for (Index j = 0; j < width;) {
+                        const auto element = first_element + static_cast<std::uint64_t>(j);
+                        const Index n = std::min<Index>(
+                            width - j, static_cast<Index>(detail::draw_span - element % detail::draw_span));
+                        if (ahead != nullptr) detail::prefetch(ahead + j, sizeof(Scalar) * static_cast<std::size_t>(n));
+                        draws.write(factors, n, element);
+                        detail::stream_row(out_row + j, embedding + j, scale, stored + j, factors, n);
+                        j += n;
+                    }
                     return;
                 }
             }
+            if (streaming_pieces)  // a row computed in one go after all
+                if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
             detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored, m_positions,
                               step_offset + token_index, width);
-            if (dropping) m_dropout.apply(out_row, width, call, first_element);
+            if (dropping) draws.apply(out_row, width, first_element);
         });
         if (streaming) detail::streaming_fence();
     }
