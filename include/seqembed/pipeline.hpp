@@ -203,8 +203,6 @@ private:
     // Outputs this large go around the cache under OutputStores::automatic: more than a core's
     // L2, so the next layer would not find them there anyway.
     static constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
-    // Rows wider than this (16 KiB of floats of dropout factors on the stack) use plain stores.
-    static constexpr Index max_streaming_width = 4096;
     // Below this many output elements a second thread costs more than it saves.
     static constexpr Index elements_per_extra_worker = Index{1} << 18;
 
@@ -236,12 +234,11 @@ private:
             const TokenId ahead = ids((row + distance) / seq, (row + distance) % seq);
             return ahead >= 0 && ahead < m_embedding.vocab_size() ? m_embedding.row_data(ahead) : nullptr;
         };
-        // Streaming rows are computed in registers and written once; their dropout factors
-        // (keep_scale or 0) are drawn first into this L1 row.
-        const bool streaming = uses_streaming_stores(out.size()) && width <= max_streaming_width;
+        // Streaming rows are computed in registers and written once; in training they multiply
+        // by the dropout factors (keep_scale or 0) of the mask span in `draws`.
+        const bool streaming = uses_streaming_stores(out.size());
         const bool streaming_pieces =
             streaming && dropping && std::is_same_v<typename Embedding::StorageType, Scalar>;
-        alignas(64) Scalar factors[max_streaming_width];
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
@@ -271,8 +268,8 @@ private:
                         const Index n = std::min<Index>(
                             width - j, static_cast<Index>(detail::draw_span - element % detail::draw_span));
                         if (ahead != nullptr) detail::prefetch(ahead + j, sizeof(Scalar) * static_cast<std::size_t>(n));
-                        draws.write(factors, n, element);
-                        detail::stream_row(out_row + j, embedding + j, scale, stored + j, factors, n);
+                        detail::stream_row(out_row + j, embedding + j, scale, stored + j,
+                                           draws.at(element), n);
                         j += n;
                     }
                     return;

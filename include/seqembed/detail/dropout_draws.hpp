@@ -129,6 +129,12 @@ public:
         });
     }
 
+    /// The factors of element `element` and of the rest of its span (draw_span - element %
+    /// draw_span of them), valid until the next call.
+    const Scalar* at(std::uint64_t element) noexcept {
+        return cached_span(element / draw_span) + element % draw_span;
+    }
+
     /// values[k] *= the factor of element first_element + k, for k < count (so a dropped NaN
     /// stays NaN, as in PyTorch's multiplication by the scaled mask).
     void apply(Scalar* values, Index count, std::uint64_t first_element) noexcept {
