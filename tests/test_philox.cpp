@@ -22,6 +22,44 @@ TEST_CASE("Philox4x32-10 matches Random123's known answers", "[philox]") {
           PhiloxBlock{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u});
 }
 
+TEST_CASE("philox_blocks computes philox_block for 16 consecutive blocks, on every path",
+          "[philox]") {
+    using seqembed::detail::philox_batch;
+    using Words = std::uint32_t[4][philox_batch];
+    const auto check = [](void (*blocks)(std::uint64_t, std::uint64_t, std::uint64_t, Words&)) {
+        // Block indices that carry into the high word inside the batch, and the top of the range.
+        for (const std::uint64_t first : {std::uint64_t{0}, std::uint64_t{5}, std::uint64_t{0xFFFFFFF8u},
+                                          (std::uint64_t{3} << 32) - 1, ~std::uint64_t{0} - 20})
+            for (const std::uint64_t stream : {std::uint64_t{0}, (std::uint64_t{1} << 40) + 9})
+                for (const std::uint64_t key : {std::uint64_t{0}, std::uint64_t{0x0123456789ABCDEFull}}) {
+                    Words words;
+                    blocks(key, stream, first, words);
+                    for (int i = 0; i < philox_batch; ++i) {
+                        CAPTURE(first, stream, key, i);
+                        const PhiloxBlock expected = seqembed::detail::philox_block(
+                            key, stream, first + static_cast<std::uint64_t>(i));
+                        for (int w = 0; w < 4; ++w)
+                            REQUIRE(words[w][i] == expected[static_cast<std::size_t>(w)]);
+                    }
+                }
+    };
+    check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
+        seqembed::detail::philox_blocks(key, stream, first, words);
+    });
+    check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
+        seqembed::detail::philox_blocks_portable(key, stream, first, words);
+    });
+#if SEQEMBED_DETAIL_PHILOX_AVX512
+    if (seqembed::detail::philox_avx512_supported()) {
+        check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
+            seqembed::detail::philox_blocks_avx512(key, stream, first, words);
+        });
+    } else {
+        WARN("this CPU has no AVX-512F: philox_blocks_avx512 not tested");
+    }
+#endif
+}
+
 TEST_CASE("Seeded N(0,1) initialisation is reproducible and standard normal", "[init]") {
     constexpr seqembed::Index count = 200001;  // odd: the last pair is half used
     std::vector<double> a(count), b(count), c(count);
