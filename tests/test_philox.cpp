@@ -49,8 +49,8 @@ TEST_CASE("philox_blocks computes philox_block for 16 consecutive blocks, on eve
     check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
         seqembed::detail::philox_blocks_portable(key, stream, first, words);
     });
-#if SEQEMBED_DETAIL_PHILOX_AVX512
-    if (seqembed::detail::philox_avx512_supported()) {
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+    if (seqembed::detail::cpu_has_avx512f()) {
         check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
             seqembed::detail::philox_blocks_avx512(key, stream, first, words);
         });

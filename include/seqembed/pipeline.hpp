@@ -23,9 +23,10 @@ namespace seqembed {
 
 /// @brief How an InputPipeline writes its output rows.
 enum class OutputStores {
-    /// Streaming stores for outputs of 4 MiB or more (larger than a core's L2) in builds with
-    /// AVX or AVX-512; plain stores below that size, and in SSE2-only builds (where 16-byte
-    /// streaming stores measured slower).
+    /// Streaming stores for outputs of 4 MiB or more (larger than a core's L2) with 32- or
+    /// 64-byte vectors: builds with AVX, or any x86-64 build (GCC, clang) on a CPU with
+    /// AVX-512F, picked at run time. Plain stores below that size, and where only SSE2's
+    /// 16-byte streaming stores are at hand (they measured slower).
     automatic,
     /// Plain stores: the output stays in cache for whatever reads it next.
     cached,
@@ -266,7 +267,7 @@ private:
                     for (Index j = 0; j < width;) {
                         const auto element = first_element + static_cast<std::uint64_t>(j);
                         const Index n = std::min<Index>(
-                            width - j, static_cast<Index>(detail::draw_span - element % detail::draw_span));
+                            width - j, static_cast<Index>(detail::span_elements - element % detail::span_elements));
                         if (ahead != nullptr) detail::prefetch(ahead + j, sizeof(Scalar) * static_cast<std::size_t>(n));
                         detail::stream_row(out_row + j, embedding + j, scale, stored + j,
                                            draws.at(element), n);
@@ -293,7 +294,7 @@ private:
             case OutputStores::streaming: return true;
             case OutputStores::automatic: break;
         }
-        return detail::streaming_by_default &&
+        return detail::streaming_by_default() &&
                static_cast<std::size_t>(elements) * sizeof(Scalar) >= streaming_threshold_bytes;
     }
 

@@ -1,12 +1,17 @@
 /// @file detail/cpu_dispatch.hpp
-/// @brief SEQEMBED_DETAIL_TARGET_CLONES: the compute-bound kernels compiled for several x86
-///        levels and picked at load time, so a build without -march flags still uses AVX2 or
-///        AVX-512 where the CPU has them.
+/// @brief Kernels picked by what the CPU has, so that a build without -march flags still uses
+///        AVX2 or AVX-512 where they exist.
 ///
-/// GCC's target_clones (an ifunc resolved once by the dynamic loader) on x86-64 Linux: measured
-/// on the headline workload at -O2, the 5000 x 512 exact table goes from 12.2 to 3.5 ms and
-/// training from 16.1 to 11.3 ms. Elsewhere (clang, other systems, or a build that already
-/// targets AVX-512) the macro is empty. Define SEQEMBED_NO_TARGET_CLONES to turn it off.
+/// Two mechanisms, both for GCC and clang on x86-64 only (elsewhere the kernels are compiled for
+/// the build's own flags):
+/// - SEQEMBED_DETAIL_TARGET_CLONES, for portable loops that compilers vectorise: GCC's
+///   target_clones (an ifunc resolved once by the dynamic loader, x86-64 Linux). Measured on the
+///   headline workload at -O2, the 5000 x 512 exact table goes from 12.2 to 3.5 ms. Empty with
+///   clang, elsewhere, or in builds that already target AVX-512. Define SEQEMBED_NO_TARGET_CLONES
+///   to turn it off.
+/// - SEQEMBED_DETAIL_AVX512_KERNELS, for kernels written with AVX-512F intrinsics (Philox, the
+///   streaming row): compiled under a target attribute whatever the flags, and called when
+///   cpu_has_avx512f().
 #pragma once
 
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && \
@@ -16,3 +21,41 @@
 #else
 #define SEQEMBED_DETAIL_TARGET_CLONES
 #endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define SEQEMBED_DETAIL_AVX512_KERNELS 1
+#define SEQEMBED_DETAIL_TARGET_AVX512 __attribute__((target("avx512f")))
+#else
+#define SEQEMBED_DETAIL_AVX512_KERNELS 0
+#define SEQEMBED_DETAIL_TARGET_AVX512
+#endif
+
+// Around AVX-512 intrinsics: GCC 12's start from an undefined vector, which its -Wuninitialized
+// reports in the caller (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#define SEQEMBED_DETAIL_AVX512_WARNINGS_OFF                         \
+    _Pragma("GCC diagnostic push")                                  \
+    _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")           \
+    _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define SEQEMBED_DETAIL_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
+#define SEQEMBED_DETAIL_AVX512_WARNINGS_ON
+#endif
+
+namespace seqembed::detail {
+
+/// Whether the CPU runs AVX-512F code (asked once; always true in builds that target it).
+inline bool cpu_has_avx512f() noexcept {
+#if defined(__AVX512F__)
+    return true;
+#elif SEQEMBED_DETAIL_AVX512_KERNELS
+    static const bool supported = __builtin_cpu_supports("avx512f") != 0;
+    return supported;
+#else
+    return false;
+#endif
+}
+
+}  // namespace seqembed::detail

@@ -31,7 +31,7 @@ namespace seqembed::detail {
 /// Runs of 16 elements (one byte of one word of the 16 blocks) per span.
 inline constexpr int span_runs = 15;
 /// Elements per span, one coarse byte each; the 16th run's bytes are the first ties' fine bytes.
-inline constexpr std::uint64_t draw_span = 16 * span_runs;
+inline constexpr std::uint64_t span_elements = 16 * span_runs;
 /// Block index bit of the blocks that hold the fine bytes of ties past the 16th of a span.
 inline constexpr std::uint64_t fine_block_bit = std::uint64_t{1} << 63;
 
@@ -61,10 +61,10 @@ inline std::uint32_t further_fine_byte(std::uint64_t seed, std::uint64_t call, s
     return (bits[n / 4] >> (8 * (n % 4))) & 0xFFu;
 }
 
-/// factors[j] = keep_scale or 0 for the draw_span elements of span `span` of call `call`, from
+/// factors[j] = keep_scale or 0 for the span_elements elements of span `span` of call `call`, from
 /// the span's words (seed and call are needed only for blocks that tie twice).
 template <typename Scalar>
-SEQEMBED_DETAIL_TARGET_CLONES void span_factors(const SpanWords& words, DrawThreshold limit, Scalar scale, std::uint64_t seed,
+SEQEMBED_DETAIL_ALWAYS_INLINE void span_factors(const SpanWords& words, DrawThreshold limit, Scalar scale, std::uint64_t seed,
                   std::uint64_t call, std::uint64_t span, Scalar* SEQEMBED_DETAIL_RESTRICT factors) noexcept {
     const std::uint32_t keep = limit.coarse_keep;
     const std::uint32_t tie = limit.fine_keep != 0 ? keep - 1 : 256;  // 256: no byte ties
@@ -78,6 +78,7 @@ SEQEMBED_DETAIL_TARGET_CLONES void span_factors(const SpanWords& words, DrawThre
         bonus[i] = limit.fine_keep != 0 && (words[3][i] >> 24) >= limit.fine_keep ? 1 : 0;
         ties[i] = 0;
     }
+    SEQEMBED_DETAIL_UNROLL_RUNS
     for (int r = 0; r < span_runs; ++r) {
         const std::uint32_t* word = words[r % 4];
         const int shift = 8 * (r / 4);
@@ -107,6 +108,28 @@ SEQEMBED_DETAIL_TARGET_CLONES void span_factors(const SpanWords& words, DrawThre
     }
 }
 
+/// The factors of span `span` of call `call`: its Philox blocks, then span_factors.
+template <typename Scalar>
+SEQEMBED_DETAIL_TARGET_CLONES void draw_span_factors(std::uint64_t seed, std::uint64_t call, DrawThreshold limit,
+                                             Scalar scale, std::uint64_t span, Scalar* factors) noexcept {
+    alignas(64) SpanWords words;
+    philox_blocks_portable(seed, call, span * philox_batch, words);
+    span_factors(words, limit, scale, seed, call, span, factors);
+}
+
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+/// draw_span_factors with AVX-512F, whatever the build's flags: the blocks stay in registers between
+/// Philox and span_factors, both inlined here.
+template <typename Scalar>
+SEQEMBED_DETAIL_TARGET_AVX512 void draw_span_factors_avx512(std::uint64_t seed, std::uint64_t call,
+                                                    DrawThreshold limit, Scalar scale,
+                                                    std::uint64_t span, Scalar* factors) noexcept {
+    alignas(64) SpanWords words;
+    philox_blocks_avx512(seed, call, span * philox_batch, words);
+    span_factors(words, limit, scale, seed, call, span, factors);
+}
+#endif
+
 /// The dropout factors of one call, keep_scale or 0 for each element, produced span by span.
 /// The last partly used span is kept, so that rows which share a span (every row whose width is
 /// not a multiple of 240) draw it once.
@@ -120,7 +143,7 @@ public:
     /// factors[k] = the factor of element first_element + k, for k < count.
     void write(Scalar* factors, Index count, std::uint64_t first_element) noexcept {
         for_each_piece(count, first_element, [&](std::uint64_t span, Index skip, Index take, Index done) {
-            if (take == static_cast<Index>(draw_span)) {
+            if (take == static_cast<Index>(span_elements)) {
                 draw(span, factors + done);
             } else {
                 const Scalar* cached = cached_span(span) + skip;
@@ -129,10 +152,10 @@ public:
         });
     }
 
-    /// The factors of element `element` and of the rest of its span (draw_span - element %
-    /// draw_span of them), valid until the next call.
+    /// The factors of element `element` and of the rest of its span (span_elements - element %
+    /// span_elements of them), valid until the next call.
     const Scalar* at(std::uint64_t element) noexcept {
-        return cached_span(element / draw_span) + element % draw_span;
+        return cached_span(element / span_elements) + element % span_elements;
     }
 
     /// values[k] *= the factor of element first_element + k, for k < count (so a dropped NaN
@@ -155,9 +178,9 @@ private:
         Index done = 0;
         while (done < count) {
             const std::uint64_t element = first_element + static_cast<std::uint64_t>(done);
-            const auto skip = static_cast<Index>(element % draw_span);
-            const Index take = std::min<Index>(static_cast<Index>(draw_span) - skip, count - done);
-            piece(element / draw_span, skip, take, done);
+            const auto skip = static_cast<Index>(element % span_elements);
+            const Index take = std::min<Index>(static_cast<Index>(span_elements) - skip, count - done);
+            piece(element / span_elements, skip, take, done);
             done += take;
         }
     }
@@ -171,9 +194,13 @@ private:
     }
 
     void draw(std::uint64_t span, Scalar* factors) const noexcept {
-        SpanWords words;
-        philox_blocks(m_seed, m_call, span * philox_batch, words);
-        span_factors(words, m_limit, m_scale, m_seed, m_call, span, factors);
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+        if (cpu_has_avx512f()) {
+            draw_span_factors_avx512(m_seed, m_call, m_limit, m_scale, span, factors);
+            return;
+        }
+#endif
+        draw_span_factors(m_seed, m_call, m_limit, m_scale, span, factors);
     }
 
     std::uint64_t m_seed;
@@ -181,7 +208,7 @@ private:
     DrawThreshold m_limit;
     Scalar m_scale;
     std::uint64_t m_cached = ~std::uint64_t{0};  // no span has this index
-    alignas(64) Scalar m_factors[draw_span];
+    alignas(64) Scalar m_factors[span_elements];
 };
 
 }  // namespace seqembed::detail

@@ -12,15 +12,6 @@
 #include "compiler_hints.hpp"
 #include "cpu_dispatch.hpp"
 
-// An AVX-512 Philox, compiled whatever the build's flags (a target attribute) and used when the
-// CPU has AVX-512F: GCC and clang on x86-64.
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#include <immintrin.h>
-#define SEQEMBED_DETAIL_PHILOX_AVX512 1
-#else
-#define SEQEMBED_DETAIL_PHILOX_AVX512 0
-#endif
-
 namespace seqembed::detail {
 
 /// Four 32-bit words, the block Philox4x32 maps.
@@ -100,18 +91,12 @@ SEQEMBED_DETAIL_TARGET_CLONES inline void philox_blocks_portable(
     }
 }
 
-#if SEQEMBED_DETAIL_PHILOX_AVX512
-// GCC 12's AVX-512 intrinsics start from an undefined vector, which its -Wuninitialized reports
-// in the caller (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
 /// philox_blocks with AVX-512F intrinsics, one vector per word of the 16 blocks: each 32 x 32-bit
 /// product is taken on the even and the odd lanes (vpmuludq) and the halves put back with masked
 /// moves. Measured 1.6x faster than what GCC 12 makes of the portable loop.
-__attribute__((target("avx512f"))) inline void philox_blocks_avx512(
+SEQEMBED_DETAIL_TARGET_AVX512 inline void philox_blocks_avx512(
     std::uint64_t key, std::uint64_t stream, std::uint64_t first_block,
     std::uint32_t (&words)[4][philox_batch]) noexcept {
     static_assert(philox_batch == 16, "one vector of 16 words");
@@ -149,28 +134,16 @@ __attribute__((target("avx512f"))) inline void philox_blocks_avx512(
     _mm512_storeu_si512(words[2], c2);
     _mm512_storeu_si512(words[3], c3);
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
-/// Whether this CPU runs philox_blocks_avx512 (asked once).
-inline bool philox_avx512_supported() noexcept {
-#if defined(__AVX512F__)
-    return true;
-#else
-    static const bool supported = __builtin_cpu_supports("avx512f") != 0;
-    return supported;
-#endif
-}
-#endif
+SEQEMBED_DETAIL_AVX512_WARNINGS_ON
+#endif  // SEQEMBED_DETAIL_AVX512_KERNELS
 
 /// philox_block for blocks first_block .. first_block + philox_batch - 1 of one stream, written
 /// as words[w][i] (word w of block first_block + i): the same values as philox_block, with
 /// AVX-512 where the CPU has it (GCC and clang on x86-64), else the portable loop.
 inline void philox_blocks(std::uint64_t key, std::uint64_t stream, std::uint64_t first_block,
                           std::uint32_t (&words)[4][philox_batch]) noexcept {
-#if SEQEMBED_DETAIL_PHILOX_AVX512
-    if (philox_avx512_supported()) {
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+    if (cpu_has_avx512f()) {
         philox_blocks_avx512(key, stream, first_block, words);
         return;
     }
