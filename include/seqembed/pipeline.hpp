@@ -264,11 +264,12 @@ private:
                     // stores and the prefetch of the next row, where a whole row's draws at once
                     // would leave the memory idle.
                     const auto* ahead = static_cast<const Scalar*>(row_ahead(row, 2));
+                    constexpr auto span = detail::span_elements;
                     for (Index j = 0; j < width;) {
                         const auto element = first_element + static_cast<std::uint64_t>(j);
-                        const Index n = std::min<Index>(
-                            width - j, static_cast<Index>(detail::span_elements - element % detail::span_elements));
-                        if (ahead != nullptr) detail::prefetch(ahead + j, sizeof(Scalar) * static_cast<std::size_t>(n));
+                        const Index n = std::min(width - j, static_cast<Index>(span - element % span));
+                        if (ahead != nullptr)
+                            detail::prefetch(ahead + j, sizeof(Scalar) * static_cast<std::size_t>(n));
                         detail::stream_row(out_row + j, embedding + j, scale, stored + j,
                                            draws.at(element), n);
                         j += n;

@@ -30,9 +30,10 @@ namespace seqembed::detail {
 
 /// Runs of 16 elements (one byte of one word of the 16 blocks) per span.
 inline constexpr int span_runs = 15;
-/// Elements per span, one coarse byte each; the 16th run's bytes are the first ties' fine bytes.
+/// Elements per span, one coarse byte each; the 16th run's bytes (byte 3 of word 3) are the
+/// fine bytes of the blocks' first ties.
 inline constexpr std::uint64_t span_elements = 16 * span_runs;
-/// Block index bit of the blocks that hold the fine bytes of ties past the 16th of a span.
+/// Block index bit of the blocks that hold the fine bytes of a block's second and further ties.
 inline constexpr std::uint64_t fine_block_bit = std::uint64_t{1} << 63;
 
 /// The 16-bit threshold split into its coarse (high) and fine (low) bytes.
@@ -61,11 +62,14 @@ inline std::uint32_t further_fine_byte(std::uint64_t seed, std::uint64_t call, s
     return (bits[n / 4] >> (8 * (n % 4))) & 0xFFu;
 }
 
-/// factors[j] = keep_scale or 0 for the span_elements elements of span `span` of call `call`, from
-/// the span's words (seed and call are needed only for blocks that tie twice).
+/// factors[j] = keep_scale or 0 for the span_elements elements of span `span` of call `call`,
+/// from the span's words (seed and call are needed only for blocks that tie twice). Inlined into
+/// each caller, so that it is vectorised for the caller's target.
 template <typename Scalar>
-SEQEMBED_DETAIL_ALWAYS_INLINE void span_factors(const SpanWords& words, DrawThreshold limit, Scalar scale, std::uint64_t seed,
-                  std::uint64_t call, std::uint64_t span, Scalar* SEQEMBED_DETAIL_RESTRICT factors) noexcept {
+SEQEMBED_DETAIL_ALWAYS_INLINE void span_factors(const SpanWords& words, DrawThreshold limit,
+                                                Scalar scale, std::uint64_t seed,
+                                                std::uint64_t call, std::uint64_t span,
+                                                Scalar* SEQEMBED_DETAIL_RESTRICT factors) noexcept {
     const std::uint32_t keep = limit.coarse_keep;
     const std::uint32_t tie = limit.fine_keep != 0 ? keep - 1 : 256;  // 256: no byte ties
     // Per block: `bonus` is 1 while the block has had no tie yet and its first tie would be kept
