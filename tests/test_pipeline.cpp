@@ -2,6 +2,7 @@
 // offsets, dropout in training, threads, empty batches.
 #include <seqembed/seqembed.hpp>
 
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -272,28 +273,76 @@ TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout inc
     IdMatrix ids(3, 40);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 7) % 50;
     ids(1, 0) = 0;  // a padded token
-    // Widths that are not a multiple of any vector, rows shorter and longer than a mask span
-    // (240 elements), and an output that starts off alignment.
-    for (const Index width : {24, 37, 64, 250, 480}) {
-        std::vector<RowMatrix<TestType>> outputs;
-        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
-            for (const bool training : {false, true}) {
-                seqembed::PipelineOptions options;
-                options.output_stores = stores;
-                options.dropout = 0.3;  // round(0.3 * 65536) has a low byte: ties occur
-                options.dropout_seed = 11;
-                InputPipeline<TestType> pipeline(TokenEmbedding<TestType>(50, width),
-                                                 SinusoidalPositionalEncoding<TestType>(width),
-                                                 options);
-                pipeline.set_training(training);
-                RowMatrix<TestType> storage(ids.size() * width + 1, 1);
-                Eigen::Map<RowMatrix<TestType>> shifted(storage.data() + 1, ids.size(), width);
-                pipeline.forward_into(ids, Padding::by_id(0), shifted);
-                outputs.emplace_back(shifted);
+    // Widths below, at and above a 64-byte line and a mask span (240 elements), not multiples
+    // of any vector; outputs that start off alignment, and rows apart (an outer stride): lines
+    // shared by rows, by a row and a gap, or by a row and memory outside the output.
+    for (const Index width : {5, 13, 24, 37, 64, 250, 480})
+        for (const Index shift : {0, 1, 3})
+            for (const Index gap : {0, 3}) {
+                INFO("width " << width << ", shift " << shift << ", gap " << gap);
+                const Index stride = width + gap;
+                const TestType sentinel = TestType(-12345.5);
+                std::vector<RowMatrix<TestType>> outputs;
+                for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
+                    for (const bool training : {false, true}) {
+                        seqembed::PipelineOptions options;
+                        options.output_stores = stores;
+                        options.dropout = 0.3;  // round(0.3 * 65536) has a low byte: ties occur
+                        options.dropout_seed = 11;
+                        InputPipeline<TestType> pipeline(TokenEmbedding<TestType>(50, width),
+                                                         SinusoidalPositionalEncoding<TestType>(width),
+                                                         options);
+                        pipeline.set_training(training);
+                        // Storage from a 64-byte boundary, so that `shift` sets the alignment.
+                        const Index used = ids.size() * stride + 64;
+                        std::vector<TestType> raw(static_cast<std::size_t>(used + 64), sentinel);
+                        const auto misaligned = reinterpret_cast<std::uintptr_t>(raw.data()) % 64;
+                        TestType* storage = raw.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(TestType));
+                        Eigen::Map<RowMatrix<TestType>, 0, Eigen::OuterStride<>> view(
+                            storage + shift, ids.size(), width, Eigen::OuterStride<>(stride));
+                        pipeline.forward_into(ids, Padding::by_id(0), view);
+                        outputs.emplace_back(view);
+                        // Nothing written outside the rows: before, between and after them.
+                        for (Index k = 0; k < used; ++k) {
+                            const Index at = k - shift;
+                            const bool inside = at >= 0 && at < ids.size() * stride && at % stride < width;
+                            if (!inside && !(storage[k] == sentinel)) {
+                                CAPTURE(k);
+                                REQUIRE(storage[k] == sentinel);
+                            }
+                        }
+                    }
+                REQUIRE(outputs[0] == outputs[2]);  // evaluation
+                REQUIRE(outputs[1] == outputs[3]);  // training
+                REQUIRE(outputs[0] != outputs[1]);
             }
-        INFO("width " << width);
-        REQUIRE(outputs[0] == outputs[2]);  // evaluation
-        REQUIRE(outputs[1] == outputs[3]);  // training
-        REQUIRE(outputs[0] != outputs[1]);
-    }
+}
+
+TEMPLATE_TEST_CASE("The build's own streaming row writes what the AVX-512 one does",
+                   "[pipeline][streaming]", float, double) {
+    // The pipeline picks the AVX-512 row where the CPU has it; the build's own (AVX or SSE2)
+    // serves the others, so it is checked here directly, at every alignment.
+    const Index width = 77;
+    RowMatrix<TestType> embedding = RowMatrix<TestType>::Random(1, width);
+    RowMatrix<TestType> position = RowMatrix<TestType>::Random(1, width);
+    RowMatrix<TestType> factors(1, width);
+    for (Index j = 0; j < width; ++j) factors(0, j) = j % 3 == 0 ? TestType(0) : TestType(1.25);
+    const TestType scale = TestType(22.627417);
+    for (const bool dropping : {false, true})
+        for (Index shift = 0; shift < 16; ++shift) {
+            CAPTURE(dropping, shift);
+            const TestType* f = dropping ? factors.data() : nullptr;
+            std::vector<TestType> expected(static_cast<std::size_t>(width + 16)), own = expected,
+                                                                              picked = expected;
+            for (Index j = 0; j < width; ++j)
+                seqembed::detail::stream_element(expected.data() + shift, embedding.data(), scale,
+                                                 position.data(), f, j);
+            seqembed::detail::stream_row_with<seqembed::detail::StreamVector<TestType>>(
+                own.data() + shift, embedding.data(), scale, position.data(), f, width);
+            seqembed::detail::RowStreamer<TestType> streamer;
+            streamer.write(picked.data() + shift, embedding.data(), scale, position.data(), f, width);
+            streamer.finish();
+            REQUIRE(own == expected);
+            REQUIRE(picked == expected);
+        }
 }

@@ -241,6 +241,7 @@ private:
         const bool streaming_pieces =
             streaming && dropping && std::is_same_v<typename Embedding::StorageType, Scalar>;
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
+        detail::RowStreamer<Scalar> streamer;
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
@@ -257,7 +258,7 @@ private:
                 if (streaming && stored != nullptr) {
                     const Scalar* embedding = m_embedding.row_data(ids(b, t));
                     if (!dropping) {
-                        detail::stream_row<Scalar>(out_row, embedding, scale, stored, nullptr, width);
+                        streamer.write(out_row, embedding, scale, stored, nullptr, width);
                         return;
                     }
                     // A piece per mask span: drawing its factors overlaps the previous piece's
@@ -270,8 +271,8 @@ private:
                         const Index n = std::min(width - j, static_cast<Index>(span - element % span));
                         if (ahead != nullptr)
                             detail::prefetch(ahead + j, sizeof(Scalar) * static_cast<std::size_t>(n));
-                        detail::stream_row(out_row + j, embedding + j, scale, stored + j,
-                                           draws.at(element), n);
+                        streamer.write(out_row + j, embedding + j, scale, stored + j,
+                                       draws.at(element), n);
                         j += n;
                     }
                     return;
@@ -283,7 +284,7 @@ private:
                               step_offset + token_index, width);
             if (dropping) draws.apply(out_row, width, first_element);
         });
-        if (streaming) detail::streaming_fence();
+        if (streaming) streamer.finish();
     }
 
     bool uses_streaming_stores(Index elements) const noexcept {

@@ -26,9 +26,15 @@
 #include <immintrin.h>
 #define SEQEMBED_DETAIL_AVX512_KERNELS 1
 #define SEQEMBED_DETAIL_TARGET_AVX512 __attribute__((target("avx512f")))
+// A small AVX-512 helper, inlined into its AVX-512 caller; and the same for a lambda's call
+// operator (GCC does not give a lambda its enclosing function's target).
+#define SEQEMBED_DETAIL_AVX512_INLINE __attribute__((target("avx512f"), always_inline)) inline
+#define SEQEMBED_DETAIL_AVX512_LAMBDA __attribute__((target("avx512f"), always_inline))
 #else
 #define SEQEMBED_DETAIL_AVX512_KERNELS 0
 #define SEQEMBED_DETAIL_TARGET_AVX512
+#define SEQEMBED_DETAIL_AVX512_INLINE inline
+#define SEQEMBED_DETAIL_AVX512_LAMBDA
 #endif
 
 // Around AVX-512 intrinsics: GCC 12's start from an undefined vector, which its -Wuninitialized
