@@ -7,12 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <new>
-#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "detail/checks.hpp"
 #include "detail/exact_sincos.hpp"
+#include "detail/row_table.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -169,18 +169,17 @@ public:
     /// @throws value_error for d_model or max_len <= 0, a bad base, a table too large, or a
     ///         first_position whose positions would not stay below 2^53 in magnitude.
     explicit SinusoidalPositionalEncoding(Index d_model, const SinusoidalOptions& options = {})
-        : m_options(checked(d_model, options)), m_d_model(d_model) {
+        : m_options(checked(d_model, options)),
+          m_d_model(d_model),
+          m_table("sinusoidal table", m_options.max_len, d_model) {
         try {
             plan_columns();
-            m_table.resize(options.max_len, d_model);
         } catch (const std::bad_alloc&) {
             detail::fail<value_error>("sinusoidal table of ", options.max_len, " x ", d_model,
                                       " does not fit in memory");
-        } catch (const std::length_error&) {
-            detail::fail<value_error>("sinusoidal table of ", options.max_len, " x ", d_model,
-                                      " does not fit in memory");
         }
-        for (Index t = 0; t < options.max_len; ++t) compute_row<false>(t, m_table.row(t).data());
+        auto table = m_table.owned();
+        for (Index t = 0; t < options.max_len; ++t) compute_row<false>(t, table.row(t).data());
     }
 
     /// @brief Width of a row.
@@ -204,7 +203,7 @@ public:
     /// @brief The whole precomputed table, as a read-only view.
     /// @return a max_len x d_model row-major view (no copy), valid while this encoding lives.
     Eigen::Map<const RowMatrix<Scalar>> table() const noexcept {
-        return {m_table.data(), m_table.rows(), m_d_model};
+        return m_table.matrix();
     }
 
     /// @brief A view of count precomputed rows starting at row first (no copy).
@@ -220,7 +219,7 @@ public:
     /// @throws index_error if [first, first + count) is not inside [0, max_len).
     Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
         require_in_table(first, count);
-        return {m_table.data() + first * m_d_model, count, m_d_model};
+        return {m_table.row(static_cast<Index>(first)), count, m_d_model};
     }
 
     /// @brief count rows starting at row first, computed past the table if options.beyond
@@ -286,7 +285,7 @@ public:
     ///         encoding lives, or nullptr when row >= max_len (the row must be computed, as
     ///         row_into and add_row_to do).
     const Scalar* stored_row(std::int64_t row) const noexcept {
-        return row < m_table.rows() ? m_table.row(static_cast<Index>(row)).data() : nullptr;
+        return row < m_table.rows() ? m_table.row(static_cast<Index>(row)) : nullptr;
     }
 
     /// @brief Writes row `row` (precomputed or computed) to out[0 .. d_model).
@@ -488,7 +487,9 @@ private:
     std::vector<double> m_frequency_middle;
     std::vector<double> m_frequency_low;
     std::vector<Scalar> m_scalar_div_term;  // follow_scalar: pow(base, e) or exp(-e ln base)
-    RowMatrix<Scalar> m_table;
+    // Owned table memory: 64-byte aligned rows whatever Eigen's alignment (the pipeline's
+    // streaming rows read it in 64-byte vectors), huge pages when large.
+    detail::RowTable<Scalar> m_table;
 };
 
 }  // namespace seqembed

@@ -136,8 +136,12 @@ struct Avx512Lanes<float> {
     static constexpr Mask all = 0xFFFF;
     SEQEMBED_DETAIL_AVX512_INLINE static V broadcast(float x) noexcept { return _mm512_set1_ps(x); }
     SEQEMBED_DETAIL_AVX512_INLINE static V load(Mask used, const float* p) noexcept { return _mm512_maskz_loadu_ps(used, p); }
-    /// popcount(used) values from p, into the lanes of `used` (the others zero).
-    SEQEMBED_DETAIL_AVX512_INLINE static V expand(Mask used, const float* p) noexcept { return _mm512_maskz_expandloadu_ps(used, p); }
+    SEQEMBED_DETAIL_AVX512_INLINE static V load(const float* p) noexcept { return _mm512_loadu_ps(p); }
+    /// Lane i takes lane i + shift of v (lanes outside `used` zero).
+    SEQEMBED_DETAIL_AVX512_INLINE static V move_lanes(Mask used, V v, Index shift) noexcept {
+        const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        return _mm512_maskz_permutexvar_ps(used, _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(shift))), v);
+    }
     SEQEMBED_DETAIL_AVX512_INLINE static V blend(Mask used, V old, V v) noexcept { return _mm512_mask_mov_ps(old, used, v); }
     SEQEMBED_DETAIL_AVX512_INLINE static V mul(V a, V b) noexcept { return _mm512_mul_ps(a, b); }
     SEQEMBED_DETAIL_AVX512_INLINE static V add(V a, V b) noexcept { return _mm512_add_ps(a, b); }
@@ -151,8 +155,12 @@ struct Avx512Lanes<double> {
     static constexpr Mask all = 0xFF;
     SEQEMBED_DETAIL_AVX512_INLINE static V broadcast(double x) noexcept { return _mm512_set1_pd(x); }
     SEQEMBED_DETAIL_AVX512_INLINE static V load(Mask used, const double* p) noexcept { return _mm512_maskz_loadu_pd(used, p); }
-    /// popcount(used) values from p, into the lanes of `used` (the others zero).
-    SEQEMBED_DETAIL_AVX512_INLINE static V expand(Mask used, const double* p) noexcept { return _mm512_maskz_expandloadu_pd(used, p); }
+    SEQEMBED_DETAIL_AVX512_INLINE static V load(const double* p) noexcept { return _mm512_loadu_pd(p); }
+    /// Lane i takes lane i + shift of v (lanes outside `used` zero).
+    SEQEMBED_DETAIL_AVX512_INLINE static V move_lanes(Mask used, V v, Index shift) noexcept {
+        const __m512i lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+        return _mm512_maskz_permutexvar_pd(used, _mm512_add_epi64(lanes, _mm512_set1_epi64(shift)), v);
+    }
     SEQEMBED_DETAIL_AVX512_INLINE static V blend(Mask used, V old, V v) noexcept { return _mm512_mask_mov_pd(old, used, v); }
     SEQEMBED_DETAIL_AVX512_INLINE static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
     SEQEMBED_DETAIL_AVX512_INLINE static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
@@ -224,21 +232,35 @@ private:
             auto* line = reinterpret_cast<Scalar*>(address - address % 64);
             if (line != m_line_start && m_filled != 0) flush_avx512();
             const auto used = static_cast<Mask>(first(count) << offset);
-            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::expand(used, factors);
-            const auto v = value(L::expand(used, embedding), L::expand(used, position), f);
+            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : run(factors, width, 0, count, offset);
+            const auto v = value(run(embedding, width, 0, count, offset), run(position, width, 0, count, offset), f);
             carry(line, used, v);
             j = count;
         }
-        for (; j + lanes <= width; j += lanes) {  // out + j is on a line boundary
-            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(L::all, factors + j);
-            L::stream(out + j, value(L::load(L::all, embedding + j), L::load(L::all, position + j), f));
+        const Index body_end = j + (width - j) / lanes * lanes;  // out + j is on a line boundary
+        for (; j < body_end; j += lanes) {
+            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(factors + j);
+            L::stream(out + j, value(L::load(embedding + j), L::load(position + j), f));
         }
         if (j < width) {  // the row ends inside a line: its first values are carried
             if (m_filled != 0) flush_avx512();
             const Mask used = first(width - j);
-            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(used, factors + j);
-            carry(out + j, used, value(L::load(used, embedding + j), L::load(used, position + j), f));
+            const Index count = width - j;
+            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : run(factors, width, j, count, 0);
+            carry(out + j, used, value(run(embedding, width, j, count, 0), run(position, width, j, count, 0), f));
         }
+    }
+
+    /// row[first .. first + count) in lanes at .. at + count - 1, the other lanes zero, for
+    /// count <= lanes - at: one whole-vector load inside the row and a permutation (a masked
+    /// load, or vexpandps, that misses the cache measured slower), or a masked load when the
+    /// row is narrower than a vector.
+    SEQEMBED_DETAIL_TARGET_AVX512 static typename Lanes::V run(const Scalar* row, Index width, Index first,
+                                                               Index count, Index at) noexcept {
+        const auto used = static_cast<Mask>(((1u << count) - 1) << at);
+        if (width < lanes) return Lanes::move_lanes(used, Lanes::load(static_cast<Mask>((1u << count) - 1), row + first), -at);
+        const Index window = std::min(first, width - lanes);  // [window, window + lanes) in the row
+        return Lanes::move_lanes(used, Lanes::load(row + window), first - window - at);
     }
 
     /// Puts v's lanes `used` into the carried line at `line`, streaming the line once whole.
