@@ -233,6 +233,42 @@ TEST_CASE("Dropout's mask is the documented function of Philox4x32-10's bytes", 
     CHECK(further > 0);
 }
 
+TEMPLATE_TEST_CASE("Every version of the mask kernel draws the same factors", "[dropout]", float,
+                   double) {
+    // MaskFactors picks the AVX-512 kernel where the CPU has it; the portable one serves the
+    // others, so both are run here on the same spans.
+    using seqembed::detail::DrawThreshold;
+    using seqembed::detail::span_elements;
+    int spans_with_double_ties = 0;
+    for (const double p : {0.1, 0.5, 0.9, 1.0 / 65536})
+        for (std::uint64_t span = 0; span < 200; ++span) {
+            const Dropout dropout(p, 77);
+            const DrawThreshold limit = DrawThreshold::of(dropout.threshold());
+            const TestType scale = dropout.template keep_scale<TestType>();
+            std::vector<TestType> portable(span_elements), expected(span_elements);
+            seqembed::detail::draw_span_factors(dropout.seed(), 3, limit, scale, span, portable.data());
+            // The reference: keeps(), one element at a time.
+            for (std::uint64_t j = 0; j < span_elements; ++j)
+                expected[j] = dropout.keeps(3, span * span_elements + j) ? scale : TestType(0);
+            CAPTURE(p, span);
+            REQUIRE(portable == expected);
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+            if (seqembed::detail::cpu_has_avx512f()) {
+                std::vector<TestType> avx512(span_elements);
+                seqembed::detail::draw_span_factors_avx512(dropout.seed(), 3, limit, scale, span,
+                                                           avx512.data());
+                REQUIRE(avx512 == expected);
+            }
+#endif
+            // Count spans where some block ties twice (the second block's path).
+            int further = 0;
+            for (std::uint64_t j = 0; j < span_elements; ++j)
+                documented_keeps(dropout.seed(), 3, span * span_elements + j, dropout.threshold(), further);
+            spans_with_double_ties += further > 0 ? 1 : 0;
+        }
+    CHECK(spans_with_double_ties > 0);
+}
+
 TEMPLATE_TEST_CASE("Dropout is deterministic in (seed, call) and differs across both", "[dropout]",
                    float, double) {
     const RowMatrix<TestType> x = nonzero_input<TestType>(16, 40);

@@ -318,6 +318,7 @@ TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout inc
             }
 }
 
+#if SEQEMBED_DETAIL_STREAMING
 TEMPLATE_TEST_CASE("The build's own streaming row writes what the AVX-512 one does",
                    "[pipeline][streaming]", float, double) {
     // The pipeline picks the AVX-512 row where the CPU has it; the build's own (AVX or SSE2)
@@ -345,4 +346,34 @@ TEMPLATE_TEST_CASE("The build's own streaming row writes what the AVX-512 one do
             REQUIRE(own == expected);
             REQUIRE(picked == expected);
         }
+}
+#endif
+
+TEST_CASE("Workers that share cache lines stream the same bits as one thread", "[pipeline][threads][streaming]") {
+    // Enough elements for three workers (2^18 each), a width that is no multiple of a vector and
+    // an output off alignment: workers' first and last rows share 64-byte lines.
+    const Index width = 133;
+    IdMatrix ids(6, 700);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 131) % 500;
+    ids.row(2).tail(40).setConstant(0);  // padding
+    const float sentinel = -4321.0f;
+    std::vector<RowMatrix<float>> outputs;
+    for (const int threads : {1, 3})
+        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming}) {
+            seqembed::PipelineOptions options;
+            options.dropout = 0.3;
+            options.dropout_seed = 9;
+            options.threads = threads;
+            options.output_stores = stores;
+            InputPipeline<float> pipeline(TokenEmbedding<float>(500, width),
+                                          SinusoidalPositionalEncoding<float>(width), options);
+            pipeline.set_training(true);
+            std::vector<float> storage(static_cast<std::size_t>(ids.size() * width + 2), sentinel);
+            Eigen::Map<RowMatrix<float>> view(storage.data() + 1, ids.size(), width);
+            pipeline.forward_into(ids, Padding::by_id(0), view);
+            REQUIRE(storage.front() == sentinel);
+            REQUIRE(storage.back() == sentinel);
+            outputs.emplace_back(view);
+        }
+    for (std::size_t i = 1; i < outputs.size(); ++i) REQUIRE(outputs[i] == outputs[0]);
 }

@@ -22,9 +22,10 @@ namespace seqembed {
 /// every thread count and chunking and can be recomputed for a backward pass (mask()). Element e
 /// of call c is kept when its 16-bit draw is at least round(p * 65536) (p is honoured to
 /// 1/65536). The draws come from Philox4x32-10 keyed by the seed, at counter (block, c), read a
-/// byte at a time: a coarse byte per element, 240 elements per 16 blocks, and a fine byte from
-/// the same blocks for the one element in 256 whose coarse byte ties with the threshold's high
-/// byte (the layout is in detail/dropout_draws.hpp). Each training forward that
+/// byte at a time: a coarse byte per element, 240 elements per 16 blocks, and a fine byte for
+/// the one element in 256 whose coarse byte ties with the threshold's high byte, from a byte of
+/// the block no element uses (or, for a block's further ties, from another block; the layout is
+/// in detail/dropout_draws.hpp). Each training forward that
 /// drops anything takes the next call number from an atomic counter, so a const forward is safe
 /// from several threads. Call numbers stay below 2^63: the streams above are the seeded
 /// initialisations', so masks and tables of one seed never share random bits.

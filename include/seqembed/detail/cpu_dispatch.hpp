@@ -10,8 +10,9 @@
 ///   clang, elsewhere, or in builds that already target AVX-512. Define SEQEMBED_NO_TARGET_CLONES
 ///   to turn it off.
 /// - SEQEMBED_DETAIL_AVX512_KERNELS, for kernels written with AVX-512F intrinsics (Philox, the
-///   streaming row): compiled under a target attribute whatever the flags, and called when
-///   cpu_has_avx512f().
+///   dropout mask, the streaming row): compiled under a target attribute whatever the flags, and
+///   called when cpu_has_avx512f(). Not with clang-cl or clang for the MSVC ABI, whose linker
+///   lacks what __builtin_cpu_supports needs. Define SEQEMBED_NO_AVX512_KERNELS to turn them off.
 #pragma once
 
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && \
@@ -22,7 +23,8 @@
 #define SEQEMBED_DETAIL_TARGET_CLONES
 #endif
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_MSC_VER) && \
+    !defined(SEQEMBED_NO_AVX512_KERNELS)
 #include <immintrin.h>
 #define SEQEMBED_DETAIL_AVX512_KERNELS 1
 #define SEQEMBED_DETAIL_TARGET_AVX512 __attribute__((target("avx512f")))

@@ -10,7 +10,10 @@
 #include "../types.hpp"
 
 // Turns off the fusion of a * b + c into an FMA for one function, so that a product is
-// rounded before its sum as PyTorch rounds it, whatever -ffp-contract the user builds with.
+// rounded before its sum as PyTorch rounds it. GCC honours it whatever -ffp-contract the user
+// builds with; clang honours its pragma except under -ffp-contract=fast (its "fast" mode ignores
+// pragmas), where only the AVX-512 streaming row, written with rounding-mode intrinsics, is
+// safe. README says so.
 #if defined(__clang__)
 #define SEQEMBED_DETAIL_NO_FP_CONTRACT
 #define SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY _Pragma("clang fp contract(off)")

@@ -129,6 +129,9 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
 /// nothing outside `used` (no read past a row).
 template <typename Scalar>
 struct Avx512Lanes;
+/// Round to nearest even, exceptions not reported: the default, spelled out for the rounding-mode
+/// intrinsics.
+inline constexpr int round_nearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 template <>
 struct Avx512Lanes<float> {
     using V = __m512;
@@ -143,8 +146,10 @@ struct Avx512Lanes<float> {
         return _mm512_maskz_permutexvar_ps(used, _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(shift))), v);
     }
     SEQEMBED_DETAIL_AVX512_INLINE static V blend(Mask used, V old, V v) noexcept { return _mm512_mask_mov_ps(old, used, v); }
-    SEQEMBED_DETAIL_AVX512_INLINE static V mul(V a, V b) noexcept { return _mm512_mul_ps(a, b); }
-    SEQEMBED_DETAIL_AVX512_INLINE static V add(V a, V b) noexcept { return _mm512_add_ps(a, b); }
+    // Rounding-mode forms: a compiler never fuses them into an FMA, which clang does to a plain
+    // multiply and add under -ffp-contract=fast whatever the function's pragma says.
+    SEQEMBED_DETAIL_AVX512_INLINE static V mul(V a, V b) noexcept { return _mm512_mul_round_ps(a, b, round_nearest); }
+    SEQEMBED_DETAIL_AVX512_INLINE static V add(V a, V b) noexcept { return _mm512_add_round_ps(a, b, round_nearest); }
     SEQEMBED_DETAIL_AVX512_INLINE static void store(Mask used, float* p, V v) noexcept { _mm512_mask_storeu_ps(p, used, v); }
     SEQEMBED_DETAIL_AVX512_INLINE static void stream(float* p, V v) noexcept { _mm512_stream_ps(p, v); }
 };
@@ -162,8 +167,9 @@ struct Avx512Lanes<double> {
         return _mm512_maskz_permutexvar_pd(used, _mm512_add_epi64(lanes, _mm512_set1_epi64(shift)), v);
     }
     SEQEMBED_DETAIL_AVX512_INLINE static V blend(Mask used, V old, V v) noexcept { return _mm512_mask_mov_pd(old, used, v); }
-    SEQEMBED_DETAIL_AVX512_INLINE static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
-    SEQEMBED_DETAIL_AVX512_INLINE static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
+    // Rounding-mode forms: never fused into an FMA (see the float case).
+    SEQEMBED_DETAIL_AVX512_INLINE static V mul(V a, V b) noexcept { return _mm512_mul_round_pd(a, b, round_nearest); }
+    SEQEMBED_DETAIL_AVX512_INLINE static V add(V a, V b) noexcept { return _mm512_add_round_pd(a, b, round_nearest); }
     SEQEMBED_DETAIL_AVX512_INLINE static void store(Mask used, double* p, V v) noexcept { _mm512_mask_storeu_pd(p, used, v); }
     SEQEMBED_DETAIL_AVX512_INLINE static void stream(double* p, V v) noexcept { _mm512_stream_pd(p, v); }
 };
