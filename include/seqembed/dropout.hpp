@@ -2,7 +2,6 @@
 /// @brief Dropout: inverted dropout whose mask depends only on (seed, call, element).
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "../types.hpp"
@@ -55,11 +56,9 @@ struct DrawThreshold {
 /// The 16 blocks of a span, words[w][i] = word w of block 16 s + i.
 using SpanWords = std::uint32_t[4][philox_batch];
 
-/// Byte n of block 2^63 + block: the fine byte of block `block`'s (n + 2)-th tie.
-inline std::uint32_t further_fine_byte(std::uint64_t seed, std::uint64_t call, std::uint64_t block,
-                                       int n) noexcept {
-    const PhiloxBlock bits = philox_block(seed, call, fine_block_bit | block);
-    return (bits[n / 4] >> (8 * (n % 4))) & 0xFFu;
+/// Byte n (0 .. 15, low byte of word 0 first) of a Philox block.
+inline std::uint32_t byte_of(const PhiloxBlock& block, int n) noexcept {
+    return (block[static_cast<std::size_t>(n / 4)] >> (8 * (n % 4))) & 0xFFu;
 }
 
 /// factors[j] = keep_scale or 0 for the span_elements elements of span `span` of call `call`,
@@ -99,15 +98,17 @@ SEQEMBED_DETAIL_ALWAYS_INLINE void span_factors(const SpanWords& words, DrawThre
     std::uint32_t most = 0;
     for (int i = 0; i < philox_batch; ++i) most = std::max(most, ties[i]);
     if (most < 2) return;
-    // A block with two ties or more (rare): its further ties read their own block.
+    // A block with two ties or more (rare): the first was decided above, the others read bytes
+    // 0, 1, ... of block 2^63 + 16 s + i in the order of r.
     for (int i = 0; i < philox_batch; ++i) {
         if (ties[i] < 2) continue;
-        const std::uint64_t block = span * philox_batch + static_cast<std::uint64_t>(i);
-        int n = -1;  // ties of block i met so far, minus one
+        const PhiloxBlock further =
+            philox_block(seed, call, fine_block_bit | (span * philox_batch + static_cast<std::uint64_t>(i)));
+        int met = 0;  // ties of block i met so far
         for (int r = 0; r < span_runs; ++r) {
-            if (((words[r % 4][i] >> (8 * (r / 4))) & 0xFFu) != tie || ++n == 0) continue;
-            const bool kept = further_fine_byte(seed, call, block, n - 1) >= limit.fine_keep;
-            factors[16 * r + i] = kept ? scale : Scalar(0);
+            if (((words[r % 4][i] >> (8 * (r / 4))) & 0xFFu) != tie) continue;
+            if (met > 0) factors[16 * r + i] = byte_of(further, met - 1) >= limit.fine_keep ? scale : Scalar(0);
+            ++met;
         }
     }
 }
