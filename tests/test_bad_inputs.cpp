@@ -95,6 +95,16 @@ RowMatrix<Scalar> sentinel(Index rows, Index cols) {
     return RowMatrix<Scalar>::Constant(rows, cols, Scalar(12345));
 }
 
+/// `call` given a rows x cols output of sentinels throws a shape_error whose message holds
+/// `parts`, and leaves the output as it was.
+template <typename Call>
+void require_shape_refused(Index rows, Index cols, std::initializer_list<std::string> parts,
+                           Call&& call) {
+    RowMatrix<float> out = sentinel<float>(rows, cols);
+    require_message(message_of<seqembed::shape_error>([&] { call(out); }), parts);
+    REQUIRE(bit_equal(out, sentinel<float>(rows, cols)));
+}
+
 template <typename Scalar>
 InputPipeline<Scalar> sinusoidal_pipeline(Index vocab, Index d_model, Index max_len = 64,
                                           double p = 0.0) {
@@ -801,32 +811,25 @@ TEST_CASE("bad input 8: forward_into with an output of the wrong shape", "[bad_i
         const TokenEmbedding<float> embedding(10, d_model);
         for (const Shape s : wrong_token_shapes) {
             CAPTURE(s.rows, s.cols);
-            RowMatrix<float> out = sentinel<float>(s.rows, s.cols);
-            require_message(
-                message_of<seqembed::shape_error>([&] { embedding.forward_into(ids, out); }),
-                {std::to_string(s.rows) + " x " + std::to_string(s.cols), "6 x 4"});
-            REQUIRE(bit_equal(out, sentinel<float>(s.rows, s.cols)));
+            require_shape_refused(s.rows, s.cols,
+                                  {std::to_string(s.rows) + " x " + std::to_string(s.cols), "6 x 4"},
+                                  [&](RowMatrix<float>& out) { embedding.forward_into(ids, out); });
         }
     }
     SECTION("SinusoidalPositionalEncoding") {
         const SinusoidalPositionalEncoding<float> pe(d_model);
         for (const Index cols : {Index{3}, Index{5}, Index{0}}) {
             CAPTURE(cols);
-            RowMatrix<float> out = sentinel<float>(3, cols);
-            require_message(message_of<seqembed::shape_error>([&] { pe.forward_into(0, out); }),
-                            {std::to_string(cols) + " columns", "d_model = 4"});
-            REQUIRE(bit_equal(out, sentinel<float>(3, cols)));
+            require_shape_refused(3, cols, {std::to_string(cols) + " columns", "d_model = 4"},
+                                  [&](RowMatrix<float>& out) { pe.forward_into(0, out); });
         }
     }
     SECTION("LearnedPositionalEmbedding") {
         const LearnedPositionalEmbedding<float> positions(16, d_model);
         for (const Index cols : {Index{3}, Index{5}, Index{0}}) {
             CAPTURE(cols);
-            RowMatrix<float> out = sentinel<float>(3, cols);
-            require_message(
-                message_of<seqembed::shape_error>([&] { positions.forward_into(0, out); }),
-                {std::to_string(cols) + " columns", "d_model = 4"});
-            REQUIRE(bit_equal(out, sentinel<float>(3, cols)));
+            require_shape_refused(3, cols, {std::to_string(cols) + " columns", "d_model = 4"},
+                                  [&](RowMatrix<float>& out) { positions.forward_into(0, out); });
         }
     }
     SECTION("Dropout") {
@@ -835,11 +838,9 @@ TEST_CASE("bad input 8: forward_into with an output of the wrong shape", "[bad_i
         const RowMatrix<float> x = RowMatrix<float>::Ones(3, 4);
         for (const Shape s : std::vector<Shape>{{4, 3}, {3, 5}, {2, 4}, {0, 0}, {1, 12}}) {
             CAPTURE(s.rows, s.cols);
-            RowMatrix<float> out = sentinel<float>(s.rows, s.cols);
-            require_message(
-                message_of<seqembed::shape_error>([&] { dropout.forward_into<float>(x, out); }),
-                {std::to_string(s.rows) + " x " + std::to_string(s.cols), "3 x 4"});
-            REQUIRE(bit_equal(out, sentinel<float>(s.rows, s.cols)));
+            require_shape_refused(s.rows, s.cols,
+                                  {std::to_string(s.rows) + " x " + std::to_string(s.cols), "3 x 4"},
+                                  [&](RowMatrix<float>& out) { dropout.forward_into<float>(x, out); });
             REQUIRE(dropout.calls() == 0);  // no call number taken
         }
     }
