@@ -224,10 +224,9 @@ private:
         const Index end_token = end_row * seq;
         const Scalar scale = m_embedding.scale();
         // Embedding rows are requested ahead of their use (tuned on the headline workload, 2 KiB
-        // rows). In evaluation, the first 512 bytes of the row four tokens ahead: enough to start
-        // the hardware prefetcher on the rest (a whole row at once stalls on the line fill
-        // buffers; two rows ahead is too late). In training, streaming rows are written in
-        // pieces, each requesting its part of the row two tokens ahead.
+        // rows). Streamed rows request the row two tokens on, a line per line written (see
+        // RowStreamer). Other rows request the first 512 bytes of the row four tokens on: enough
+        // to start the hardware prefetcher on the rest.
         const std::size_t prefetch_bytes = std::min<std::size_t>(
             sizeof(typename Embedding::StorageType) * static_cast<std::size_t>(width), 512);
         const auto row_ahead = [&](Index row, Index distance) -> const void* {
@@ -238,14 +237,12 @@ private:
         // Streaming rows are computed in registers and written once; in training they multiply
         // by the dropout factors (keep_scale or 0) of the mask span in `draws`.
         const bool streaming = uses_streaming_stores(out.size());
-        const bool streaming_pieces =
-            streaming && dropping && std::is_same_v<typename Embedding::StorageType, Scalar>;
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
         detail::RowStreamer<Scalar> streamer;
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
-            if (!streaming_pieces)
+            if (!streaming)
                 if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
             Scalar* out_row = out.row(row).data();
             if (token_index < 0) {
@@ -257,28 +254,26 @@ private:
             if constexpr (std::is_same_v<typename Embedding::StorageType, Scalar>) {
                 if (streaming && stored != nullptr) {
                     const Scalar* embedding = m_embedding.row_data(ids(b, t));
+                    const auto* ahead = static_cast<const Scalar*>(row_ahead(row, 2));
                     if (!dropping) {
-                        streamer.write(out_row, embedding, scale, stored, nullptr, width);
+                        streamer.write(out_row, embedding, scale, stored, nullptr, width, ahead);
                         return;
                     }
                     // A piece per mask span: drawing its factors overlaps the previous piece's
-                    // stores and the prefetch of the next row, where a whole row's draws at once
-                    // would leave the memory idle.
-                    const auto* ahead = static_cast<const Scalar*>(row_ahead(row, 2));
+                    // stores and requests, where a whole row's draws at once would leave the
+                    // memory idle.
                     constexpr auto span = detail::span_elements;
                     for (Index j = 0; j < width;) {
                         const auto element = first_element + static_cast<std::uint64_t>(j);
                         const Index n = std::min(width - j, static_cast<Index>(span - element % span));
-                        if (ahead != nullptr)
-                            detail::prefetch(ahead + j, sizeof(Scalar) * static_cast<std::size_t>(n));
                         streamer.write(out_row + j, embedding + j, scale, stored + j,
-                                       draws.at(element), n);
+                                       draws.at(element), n, ahead == nullptr ? nullptr : ahead + j);
                         j += n;
                     }
                     return;
                 }
             }
-            if (streaming_pieces)  // a row computed in one go after all
+            if (streaming)  // a row computed in one go after all
                 if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
             detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored, m_positions,
                               step_offset + token_index, width);

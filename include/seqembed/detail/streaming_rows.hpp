@@ -103,24 +103,43 @@ struct StreamVector<double> {
 };
 #endif
 
+/// Asks for the line at `line` to be brought into L2 (a prefetch, which never faults).
+inline void request_line(const void* line) noexcept {
+    _mm_prefetch(static_cast<const char*>(line), _MM_HINT_T2);
+}
+
+/// Requests the lines of bytes [from, end) of a row, from its line at `from` on, that are left
+/// after a row's writing requested one line per line written.
+inline void request_rest(const char* from, const char* end) noexcept {
+    for (; from < end; from += 64) request_line(from);
+}
+
 /// A row written with Vector: plain stores up to the first aligned element, then whole vectors
-/// streamed, then plain stores.
+/// streamed, then plain stores; the lines of `ahead` (if not null) are requested one per 64 bytes
+/// written.
 template <typename Vector, typename Scalar>
 SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_row_with(
     Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position, const Scalar* factors,
-    Index width) noexcept {
+    Index width, const Scalar* ahead) noexcept {
     SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
     constexpr std::uintptr_t vector_bytes = sizeof(Scalar) * Vector::lanes;
+    constexpr Index lanes_per_line = 64 / vector_bytes;
+    const char* next_line = reinterpret_cast<const char*>(ahead);
     Index j = 0;
     for (; j < width && reinterpret_cast<std::uintptr_t>(out + j) % vector_bytes != 0; ++j)
         stream_element(out, embedding, scale, position, factors, j);
     const auto scales = Vector::broadcast(scale);
-    for (; j + Vector::lanes <= width; j += Vector::lanes) {
+    for (Index vector = 0; j + Vector::lanes <= width; j += Vector::lanes, ++vector) {
+        if (next_line != nullptr && vector % lanes_per_line == 0) {
+            request_line(next_line);
+            next_line += 64;
+        }
         auto value = Vector::add(Vector::mul(Vector::load(embedding + j), scales), Vector::load(position + j));
         if (factors != nullptr) value = Vector::mul(value, Vector::load(factors + j));
         Vector::stream(out + j, value);
     }
     for (; j < width; ++j) stream_element(out, embedding, scale, position, factors, j);
+    if (next_line != nullptr) request_rest(next_line, reinterpret_cast<const char*>(ahead + width));
 }
 
 #if SEQEMBED_DETAIL_AVX512_KERNELS
@@ -186,20 +205,26 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 /// store to a line that is not in the cache waits for the line to be read, and holds up the
 /// streaming stores behind it: with outputs aligned to 16 bytes only (Eigen's in builds without
 /// AVX-512 flags), storing each row's ends directly made the headline training 40% slower.
-/// Call finish() after the last row.
+///
+/// `ahead`, when not null, is the width values that the next call but one will read (the
+/// embedding row two tokens on): its lines are requested into L2 one per line written, as the
+/// stores go out. Requested that way, two rows ahead, the headline evaluation measured 1.07x a
+/// memcpy of the output, against 1.45x with its first 512 bytes requested four rows ahead in one
+/// go (2-core AMD EPYC, Zen 4): spread between the stores, the requests keep the memory busy
+/// without stalling the line fill buffers. Call finish() after the last row.
 template <typename Scalar>
 class RowStreamer {
 public:
-    /// out[j] for j < width.
+    /// out[j] for j < width, requesting ahead[0 .. width) into L2 (if not null).
     void write(Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
-               const Scalar* factors, Index width) noexcept {
+               const Scalar* factors, Index width, const Scalar* ahead = nullptr) noexcept {
 #if SEQEMBED_DETAIL_AVX512_KERNELS
         if (cpu_has_avx512f()) {
-            write_avx512(out, embedding, scale, position, factors, width);
+            write_avx512(out, embedding, scale, position, factors, width, ahead);
             return;
         }
 #endif
-        stream_row_with<StreamVector<Scalar>>(out, embedding, scale, position, factors, width);
+        stream_row_with<StreamVector<Scalar>>(out, embedding, scale, position, factors, width, ahead);
     }
 
     /// Writes the carried part of a line, and orders this thread's streaming stores before
@@ -220,9 +245,10 @@ private:
     SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
     SEQEMBED_DETAIL_TARGET_AVX512 SEQEMBED_DETAIL_NO_FP_CONTRACT void write_avx512(
         Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
-        const Scalar* factors, Index width) noexcept {
+        const Scalar* factors, Index width, const Scalar* ahead) noexcept {
         SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
         using L = Lanes;
+        const char* next_line = reinterpret_cast<const char*>(ahead);
         const auto scales = L::broadcast(scale);
         const auto value = [&](auto e, auto p, auto f) SEQEMBED_DETAIL_AVX512_LAMBDA {
             const auto sum = L::add(L::mul(e, scales), p);
@@ -245,9 +271,14 @@ private:
         }
         const Index body_end = j + (width - j) / lanes * lanes;  // out + j is on a line boundary
         for (; j < body_end; j += lanes) {
+            if (next_line != nullptr) {
+                request_line(next_line);
+                next_line += 64;
+            }
             const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(factors + j);
             L::stream(out + j, value(L::load(embedding + j), L::load(position + j), f));
         }
+        if (next_line != nullptr) request_rest(next_line, reinterpret_cast<const char*>(ahead + width));
         if (j < width) {  // the row ends inside a line: its first values are carried
             if (m_filled != 0) flush_avx512();
             const Mask used = first(width - j);
