@@ -269,6 +269,38 @@ TEMPLATE_TEST_CASE("Every version of the mask kernel draws the same factors", "[
     CHECK(spans_with_double_ties > 0);
 }
 
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+TEMPLATE_TEST_CASE("Drawing the next span ahead, a step at a time, gives the same factors",
+                   "[dropout]", float, double) {
+    // The pipeline's streamed training rows call after_line() between lines (draw_ahead here); at()
+    // then finishes
+    // what is left of the draw ahead. Any number of steps, none to more than a draw has, and
+    // skipped spans must all give the factors of a draw in one go.
+    if (!seqembed::detail::cpu_has_avx512f()) {
+        WARN("this CPU has no AVX-512F: the draw ahead is not used, not tested");
+        return;
+    }
+    using seqembed::detail::DrawThreshold;
+    using seqembed::detail::span_elements;
+    for (const double p : {0.1, 0.5, 1.0 / 65536, 0.25})
+        for (const int steps : {0, 1, 2, 3, 4, 5}) {
+            const Dropout dropout(p, 1234);
+            const DrawThreshold limit = DrawThreshold::of(dropout.threshold());
+            const TestType scale = dropout.template keep_scale<TestType>();
+            seqembed::detail::MaskFactors<TestType> draws = dropout.template factors<TestType>(5);
+            std::vector<TestType> expected(span_elements);
+            for (std::uint64_t span = 0; span < 300; span += span % 7 == 6 ? 2 : 1) {  // skips some
+                const TestType* got = draws.at(span * span_elements);
+                seqembed::detail::draw_span_factors(dropout.seed(), 5, limit, scale, span, expected.data());
+                CAPTURE(p, steps, span);
+                REQUIRE(std::vector<TestType>(got, got + span_elements) == expected);
+                draws.draw_ahead(steps);
+                REQUIRE(draws.at(span * span_elements + 17) == got + 17);  // the kept span is unchanged
+            }
+        }
+}
+#endif
+
 TEMPLATE_TEST_CASE("Dropout is deterministic in (seed, call) and differs across both", "[dropout]",
                    float, double) {
     const RowMatrix<TestType> x = nonzero_input<TestType>(16, 40);

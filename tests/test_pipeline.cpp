@@ -335,34 +335,44 @@ TEMPLATE_TEST_CASE("The build's own streaming row writes what the AVX-512 one do
             const TestType* f = dropping ? factors.data() : nullptr;
             // Requests for a next row change no value, with or without one.
             const TestType* ahead = shift % 2 == 0 ? position.data() : nullptr;
-            std::vector<TestType> expected(static_cast<std::size_t>(width + 16)), own = expected,
-                                                                              picked = expected;
+            std::vector<TestType> expected(static_cast<std::size_t>(width + 16)), own = expected;
             for (Index j = 0; j < width; ++j)
                 seqembed::detail::stream_element(expected.data() + shift, embedding.data(), scale,
                                                  position.data(), f, j);
             seqembed::detail::stream_row_with<seqembed::detail::StreamVector<TestType>>(
                 own.data() + shift, embedding.data(), scale, position.data(), f, width, ahead);
-            seqembed::detail::RowStreamer<TestType> streamer;
-            streamer.write(picked.data() + shift, embedding.data(), scale, position.data(), f, width,
-                           ahead);
-            streamer.finish();
             REQUIRE(own == expected);
-            REQUIRE(picked == expected);
+            // The row the CPU gets, with streaming stores and with the plain ones of training.
+            for (const bool streaming_stores : {true, false}) {
+                CAPTURE(streaming_stores);
+                std::vector<TestType> picked = expected;
+                std::fill(picked.begin(), picked.end(), TestType(0));
+                seqembed::detail::RowStreamer<TestType> streamer(streaming_stores);
+                streamer.write(picked.data() + shift, embedding.data(), scale, position.data(), f,
+                               width, ahead);
+                streamer.finish();
+                REQUIRE(picked == expected);
+            }
         }
 }
 #endif
 
-TEST_CASE("Workers that share cache lines stream the same bits as one thread", "[pipeline][threads][streaming]") {
+TEST_CASE("Workers that share cache lines write the same bits as one thread, with any stores",
+          "[pipeline][threads][streaming]") {
     // Enough elements for three workers (2^18 each), a width that is no multiple of a vector and
-    // an output off alignment: workers' first and last rows share 64-byte lines.
+    // an output off alignment: workers' first and last rows share 64-byte lines. The output is
+    // over 4 MiB, where automatic stores write training rows through the fused row with plain
+    // stores.
     const Index width = 133;
-    IdMatrix ids(6, 700);
+    IdMatrix ids(6, 1400);
+    REQUIRE(static_cast<std::size_t>(ids.size() * width) * sizeof(float) > (std::size_t{4} << 20));
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 131) % 500;
     ids.row(2).tail(40).setConstant(0);  // padding
     const float sentinel = -4321.0f;
     std::vector<RowMatrix<float>> outputs;
     for (const int threads : {1, 3})
-        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming}) {
+        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
+                                  seqembed::OutputStores::automatic}) {
             seqembed::PipelineOptions options;
             options.dropout = 0.3;
             options.dropout_seed = 9;

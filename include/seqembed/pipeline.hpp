@@ -235,10 +235,12 @@ private:
             return ahead >= 0 && ahead < m_embedding.vocab_size() ? m_embedding.row_data(ahead) : nullptr;
         };
         // Streaming rows are computed in registers and written once; in training they multiply
-        // by the dropout factors (keep_scale or 0) of the mask span in `draws`.
+        // by the dropout factors (keep_scale or 0) of the mask span in `draws`, which draws the
+        // next span between their lines, and (unless streaming stores were asked for) they are
+        // written with plain stores, in whose shadow that arithmetic runs (see RowStreamer).
         const bool streaming = uses_streaming_stores(out.size());
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
-        detail::RowStreamer<Scalar> streamer;
+        detail::RowStreamer<Scalar> streamer(!dropping || m_output_stores == OutputStores::streaming);
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
@@ -259,15 +261,14 @@ private:
                         streamer.write(out_row, embedding, scale, stored, nullptr, width, ahead);
                         return;
                     }
-                    // A piece per mask span: drawing its factors overlaps the previous piece's
-                    // stores and requests, where a whole row's draws at once would leave the
-                    // memory idle.
+                    // A piece per mask span, drawing the next span between its lines.
                     constexpr auto span = detail::span_elements;
                     for (Index j = 0; j < width;) {
                         const auto element = first_element + static_cast<std::uint64_t>(j);
                         const Index n = std::min(width - j, static_cast<Index>(span - element % span));
                         streamer.write(out_row + j, embedding + j, scale, stored + j,
-                                       draws.at(element), n, ahead == nullptr ? nullptr : ahead + j);
+                                       draws.at(element), n, ahead == nullptr ? nullptr : ahead + j,
+                                       &draws);
                         j += n;
                     }
                     return;

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "../types.hpp"
 #include "compiler_hints.hpp"
@@ -61,6 +62,27 @@ inline std::uint32_t byte_of(const PhiloxBlock& block, int n) noexcept {
     return (block[static_cast<std::size_t>(n / 4)] >> (8 * (n % 4))) & 0xFFu;
 }
 
+/// Decides the second and further ties of the blocks that tie twice or more (rare: about one span
+/// in 40), given each block's tie count: they read bytes 0, 1, ... of block 2^63 + 16 s + i in the
+/// order of r. The first tie of each block was decided with the coarse bytes.
+template <typename Scalar>
+void further_ties(const SpanWords& words, const std::uint32_t (&ties)[philox_batch], DrawThreshold limit,
+                  Scalar scale, std::uint64_t seed, std::uint64_t call, std::uint64_t span,
+                  Scalar* factors) noexcept {
+    const std::uint32_t tie = limit.coarse_keep - 1;
+    for (int i = 0; i < philox_batch; ++i) {
+        if (ties[i] < 2) continue;
+        const PhiloxBlock further =
+            philox_block(seed, call, fine_block_bit | (span * philox_batch + static_cast<std::uint64_t>(i)));
+        int met = 0;  // ties of block i met so far
+        for (int r = 0; r < span_runs; ++r) {
+            if (((words[r % 4][i] >> (8 * (r / 4))) & 0xFFu) != tie) continue;
+            if (met > 0) factors[16 * r + i] = byte_of(further, met - 1) >= limit.fine_keep ? scale : Scalar(0);
+            ++met;
+        }
+    }
+}
+
 /// factors[j] = keep_scale or 0 for the span_elements elements of span `span` of call `call`,
 /// from the span's words (seed and call are needed only for blocks that tie twice). Inlined into
 /// each caller, so that it is vectorised for the caller's target.
@@ -71,9 +93,10 @@ SEQEMBED_DETAIL_ALWAYS_INLINE void span_factors(const SpanWords& words, DrawThre
                                                 Scalar* SEQEMBED_DETAIL_RESTRICT factors) noexcept {
     const std::uint32_t keep = limit.coarse_keep;
     const std::uint32_t tie = limit.fine_keep != 0 ? keep - 1 : 256;  // 256: no byte ties
-    // Per block: `bonus` is 1 while the block has had no tie yet and its first tie would be kept
-    // (byte 3 of word 3 at least fine_keep), so that a coarse byte is kept when coarse + bonus
-    // reaches keep; `ties` counts the block's ties. Every operation is lane-wise: the loop
+    // Per block: `bonus` is 1 when the block's first tie is kept (byte 3 of word 3 at least
+    // fine_keep), so that a coarse byte is kept when coarse + bonus reaches keep (only a tie is
+    // one short; further ties, which the bonus would also keep, are decided again by
+    // further_ties). `ties` counts the block's ties. Every operation is lane-wise: the loop
     // vectorises.
     std::uint32_t bonus[philox_batch];
     std::uint32_t ties[philox_batch];
@@ -91,26 +114,12 @@ SEQEMBED_DETAIL_ALWAYS_INLINE void span_factors(const SpanWords& words, DrawThre
             const std::uint32_t coarse = (word[i] >> shift) & 0xFFu;
             const std::uint32_t tied = coarse == tie ? 1 : 0;
             run[i] = coarse + bonus[i] >= keep ? scale : Scalar(0);
-            bonus[i] &= tied ^ 1u;
             ties[i] += tied;
         }
     }
     std::uint32_t most = 0;
     for (int i = 0; i < philox_batch; ++i) most = std::max(most, ties[i]);
-    if (most < 2) return;
-    // A block with two ties or more (rare): the first was decided above, the others read bytes
-    // 0, 1, ... of block 2^63 + 16 s + i in the order of r.
-    for (int i = 0; i < philox_batch; ++i) {
-        if (ties[i] < 2) continue;
-        const PhiloxBlock further =
-            philox_block(seed, call, fine_block_bit | (span * philox_batch + static_cast<std::uint64_t>(i)));
-        int met = 0;  // ties of block i met so far
-        for (int r = 0; r < span_runs; ++r) {
-            if (((words[r % 4][i] >> (8 * (r / 4))) & 0xFFu) != tie) continue;
-            if (met > 0) factors[16 * r + i] = byte_of(further, met - 1) >= limit.fine_keep ? scale : Scalar(0);
-            ++met;
-        }
-    }
+    if (most >= 2) further_ties(words, ties, limit, scale, seed, call, span, factors);
 }
 
 /// The factors of span `span` of call `call`: its Philox blocks, then span_factors.
@@ -138,6 +147,12 @@ SEQEMBED_DETAIL_TARGET_AVX512 void draw_span_factors_avx512(std::uint64_t seed, 
 /// The dropout factors of one call, keep_scale or 0 for each element, produced span by span.
 /// The last partly used span is kept, so that rows which share a span (every row whose width is
 /// not a multiple of 240) draw it once.
+///
+/// With AVX-512, the span after the kept one can be drawn ahead a step at a time: RowStreamer
+/// calls after_line() between the lines it streams, so that the draw's arithmetic runs while
+/// the stores and the requests for the next rows are in flight. Drawn in one go between two
+/// pieces of a row, the same arithmetic left the memory idle: headline training took evaluation's
+/// time plus the whole of the draws'.
 template <typename Scalar>
 class MaskFactors {
 public:
@@ -158,7 +173,7 @@ public:
     }
 
     /// The factors of element `element` and of the rest of its span (span_elements - element %
-    /// span_elements of them), valid until the next call.
+    /// span_elements of them), valid until the next call of a member but after_line.
     const Scalar* at(std::uint64_t element) noexcept {
         return cached_span(element / span_elements) + element % span_elements;
     }
@@ -174,7 +189,113 @@ public:
         });
     }
 
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+    SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
+    /// Called by RowStreamer after each line it streams, when the CPU has AVX-512F: every
+    /// lines_per_step-th call does a step of the draw of the span after the kept one. Changes no
+    /// factor at() gave.
+    SEQEMBED_DETAIL_AVX512_INLINE void after_line() noexcept {
+        if (m_ahead.steps_done >= draw_steps || --m_ahead.countdown > 0) return;
+        m_ahead.countdown = lines_per_step;
+        draw_step();
+    }
+
+    /// The next step of the draw ahead: Philox's 10 rounds on the span's 16 blocks, then runs
+    /// 0 to 4, 5 to 9, and 10 to 14 with the blocks that tie twice.
+    SEQEMBED_DETAIL_AVX512_INLINE void draw_step() noexcept {
+        switch (m_ahead.steps_done++) {
+            case 0: {
+                __m512i c[4];
+                philox_counters_avx512(m_call, m_ahead.span * philox_batch, c);
+                for (int round = 0; round < 10; ++round) philox_round_avx512(m_seed, round, c);
+                for (int w = 0; w < 4; ++w) _mm512_store_si512(m_ahead.words[w], c[w]);
+                break;
+            }
+            case 1: draw_runs<0>(); break;
+            case 2: draw_runs<runs_per_step>(); break;
+            default:
+                draw_runs<2 * runs_per_step>();
+                if (_mm512_cmpge_epu32_mask(_mm512_load_si512(m_ahead.ties), _mm512_set1_epi32(2)) != 0)
+                    further_ties(m_ahead.words, m_ahead.ties, m_limit, m_scale, m_seed, m_call,
+                                 m_ahead.span, ahead_factors());
+                break;
+        }
+    }
+    SEQEMBED_DETAIL_AVX512_WARNINGS_ON
+
+    /// Up to `steps` steps of the draw ahead (all that are left at most), callable from code of
+    /// any target (after_line and draw_step inline into AVX-512 code only), when the CPU has
+    /// AVX-512F.
+    SEQEMBED_DETAIL_TARGET_AVX512 void draw_ahead(int steps) noexcept {
+        for (int step = 0; step < steps && m_ahead.steps_done < draw_steps; ++step) draw_step();
+    }
+#else
+    /// Nothing: the span after the kept one is drawn when it is asked for.
+    void after_line() noexcept {}
+    /// Nothing (see after_line).
+    void draw_ahead(int) noexcept {}
+#endif
+
 private:
+    /// Steps of a draw ahead: Philox, then the runs in three steps.
+    static constexpr int draw_steps = 4;
+    static constexpr int runs_per_step = span_runs / 3;
+    /// Lines streamed per step: a span's 240 elements are 15 lines of floats (30 of doubles),
+    /// which gives the draw's 4 steps 5 chances. A step holds a few dozen instructions, which
+    /// out-of-order execution runs while the stores wait; a whole span's draw at once left the
+    /// memory idle, and a step per line (a round or a run each, their state passed in memory)
+    /// was no faster.
+    static constexpr int lines_per_step = static_cast<int>(3 * 16 * sizeof(Scalar) / 64);
+
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+    SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
+    /// Runs First .. First + runs_per_step - 1 of the span drawn ahead, as span_factors makes
+    /// them (lane i for block i); run 0 starts the bonus and the tie counts.
+    template <int First>
+    SEQEMBED_DETAIL_AVX512_INLINE void draw_runs() noexcept {
+        Ahead& a = m_ahead;
+        __m512i bonus;
+        __m512i ties;
+        if (First == 0) {
+            // Kept first ties: byte 3 of word 3 at least fine_keep.
+            const __mmask16 first_kept =
+                m_limit.fine_keep == 0
+                    ? __mmask16{0}
+                    : _mm512_cmpge_epu32_mask(_mm512_srli_epi32(_mm512_load_si512(a.words[3]), 24),
+                                              _mm512_set1_epi32(static_cast<int>(m_limit.fine_keep)));
+            bonus = _mm512_maskz_mov_epi32(first_kept, _mm512_set1_epi32(1));
+            _mm512_store_si512(a.bonus, bonus);
+            ties = _mm512_setzero_si512();
+        } else {
+            bonus = _mm512_load_si512(a.bonus);
+            ties = _mm512_load_si512(a.ties);
+        }
+        const __m512i tie = _mm512_set1_epi32(static_cast<int>(tie_byte()));
+        const __m512i keep = _mm512_set1_epi32(static_cast<int>(m_limit.coarse_keep));
+        SEQEMBED_DETAIL_UNROLL_RUNS
+        for (int r = First; r < First + runs_per_step; ++r) {
+            const __m512i coarse = _mm512_and_si512(_mm512_srli_epi32(_mm512_load_si512(a.words[r % 4]), 8 * (r / 4)),
+                                                    _mm512_set1_epi32(0xFF));
+            const __mmask16 tied = _mm512_cmpeq_epi32_mask(coarse, tie);
+            store_run(ahead_factors() + 16 * r, _mm512_cmpge_epu32_mask(_mm512_add_epi32(coarse, bonus), keep));
+            ties = _mm512_mask_add_epi32(ties, tied, ties, _mm512_set1_epi32(1));
+        }
+        _mm512_store_si512(a.ties, ties);
+    }
+    SEQEMBED_DETAIL_AVX512_WARNINGS_ON
+#endif
+
+    /// The state of the draw of the span after the kept one, drawn a step at a time into the
+    /// other buffer.
+    struct Ahead {
+        alignas(64) SpanWords words;
+        alignas(64) std::uint32_t bonus[philox_batch];
+        alignas(64) std::uint32_t ties[philox_batch];
+        std::uint64_t span = ~std::uint64_t{0};  // none until a span is kept
+        int steps_done = draw_steps;             // nothing to draw until then
+        int countdown = lines_per_step;          // lines until the next step
+    };
+
     /// Calls piece(span, skip, take, done) for the pieces of elements first_element ..
     /// first_element + count - 1 that lie in one span: elements skip .. skip + take - 1 of span
     /// `span`, which are elements done .. done + take - 1 of the request.
@@ -190,12 +311,25 @@ private:
         }
     }
 
+    /// The coarse byte that ties (256, which no byte equals, when the threshold has no low byte).
+    std::uint32_t tie_byte() const noexcept { return m_limit.fine_keep != 0 ? m_limit.coarse_keep - 1 : 256; }
+
+    Scalar* kept_factors() noexcept { return m_buffers[m_kept_buffer]; }
+    Scalar* ahead_factors() noexcept { return m_buffers[m_kept_buffer ^ 1]; }
+
     const Scalar* cached_span(std::uint64_t span) noexcept {
-        if (span != m_cached) {
-            draw(span, m_factors);
-            m_cached = span;
+        if (span == m_cached) return kept_factors();
+        if (span == m_ahead.span && m_ahead.steps_done > 0) {  // only after_line starts one
+            draw_ahead(draw_steps - m_ahead.steps_done);
+            m_kept_buffer ^= 1;
+        } else {
+            draw(span, kept_factors());
         }
-        return m_factors;
+        m_cached = span;
+        m_ahead.span = span + 1;
+        m_ahead.steps_done = 0;
+        m_ahead.countdown = lines_per_step;
+        return kept_factors();
     }
 
     void draw(std::uint64_t span, Scalar* factors) const noexcept {
@@ -208,12 +342,30 @@ private:
         draw_span_factors(m_seed, m_call, m_limit, m_scale, span, factors);
     }
 
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+    SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
+    /// factors[i] = m_scale where lane i of kept is set, else 0, for 16 factors.
+    SEQEMBED_DETAIL_AVX512_INLINE void store_run(Scalar* factors, __mmask16 kept) const noexcept {
+        if constexpr (std::is_same_v<Scalar, float>) {
+            _mm512_store_ps(factors, _mm512_maskz_mov_ps(kept, _mm512_set1_ps(m_scale)));
+        } else {
+            static_assert(std::is_same_v<Scalar, double>, "float or double factors");
+            const __m512d scales = _mm512_set1_pd(m_scale);
+            _mm512_store_pd(factors, _mm512_maskz_mov_pd(static_cast<__mmask8>(kept), scales));
+            _mm512_store_pd(factors + 8, _mm512_maskz_mov_pd(static_cast<__mmask8>(kept >> 8), scales));
+        }
+    }
+    SEQEMBED_DETAIL_AVX512_WARNINGS_ON
+#endif
+
     std::uint64_t m_seed;
     std::uint64_t m_call;
     DrawThreshold m_limit;
     Scalar m_scale;
     std::uint64_t m_cached = ~std::uint64_t{0};  // no span has this index
-    alignas(64) Scalar m_factors[span_elements];
+    alignas(64) Scalar m_buffers[2][span_elements];  // the kept span's factors, and the next's
+    int m_kept_buffer = 0;
+    Ahead m_ahead;
 };
 
 }  // namespace seqembed::detail

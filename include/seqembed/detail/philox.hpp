@@ -93,46 +93,53 @@ SEQEMBED_DETAIL_TARGET_CLONES inline void philox_blocks_portable(
 
 #if SEQEMBED_DETAIL_AVX512_KERNELS
 SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
-/// philox_blocks with AVX-512F intrinsics, one vector per word of the 16 blocks: each 32 x 32-bit
-/// product is taken on the even and the odd lanes (vpmuludq) and the halves put back with masked
-/// moves. Measured 1.6x faster than what GCC 12 makes of the portable loop.
-SEQEMBED_DETAIL_TARGET_AVX512 inline void philox_blocks_avx512(
-    std::uint64_t key, std::uint64_t stream, std::uint64_t first_block,
-    std::uint32_t (&words)[4][philox_batch]) noexcept {
+/// The 16 blocks first_block .. first_block + 15 of a stream as four vectors, c[w] lane i = word w
+/// of block first_block + i's counter, before the rounds.
+SEQEMBED_DETAIL_AVX512_INLINE void philox_counters_avx512(std::uint64_t stream, std::uint64_t first_block,
+                                                          __m512i (&c)[4]) noexcept {
     static_assert(philox_batch == 16, "one vector of 16 words");
     const __m512i low = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(first_block)));
     const __m512i high = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(first_block >> 32)));
-    __m512i c0 = _mm512_add_epi32(low, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    const __mmask16 carried = _mm512_cmplt_epu32_mask(c0, low);  // block index crossed 2^32
-    __m512i c1 = _mm512_mask_add_epi32(high, carried, high, _mm512_set1_epi32(1));
-    __m512i c2 = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(stream)));
-    __m512i c3 = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(stream >> 32)));
+    c[0] = _mm512_add_epi32(low, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    const __mmask16 carried = _mm512_cmplt_epu32_mask(c[0], low);  // block index crossed 2^32
+    c[1] = _mm512_mask_add_epi32(high, carried, high, _mm512_set1_epi32(1));
+    c[2] = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(stream)));
+    c[3] = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(stream >> 32)));
+}
+
+/// Round `round` (0 .. 9) of Philox4x32-10 under `key` on the 16 blocks in c. Each 32 x 32-bit
+/// product is taken on the even and the odd lanes (vpmuludq) and the halves put back with
+/// masked moves.
+SEQEMBED_DETAIL_AVX512_INLINE void philox_round_avx512(std::uint64_t key, int round, __m512i (&c)[4]) noexcept {
     const __m512i multiplier0 = _mm512_set1_epi64(0xD2511F53);
     const __m512i multiplier1 = _mm512_set1_epi64(0xCD9E8D57);
     constexpr __mmask16 odd = 0xAAAA;
-    auto key0 = static_cast<std::uint32_t>(key);
-    auto key1 = static_cast<std::uint32_t>(key >> 32);
-    for (int round = 0; round < 10; ++round) {
-        const __m512i even0 = _mm512_mul_epu32(c0, multiplier0);
-        const __m512i odd0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), multiplier0);
-        const __m512i even1 = _mm512_mul_epu32(c2, multiplier1);
-        const __m512i odd1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), multiplier1);
-        const __m512i high0 = _mm512_mask_mov_epi32(_mm512_srli_epi64(even0, 32), odd, odd0);
-        const __m512i high1 = _mm512_mask_mov_epi32(_mm512_srli_epi64(even1, 32), odd, odd1);
-        const __m512i low0 = _mm512_mask_mov_epi32(even0, odd, _mm512_slli_epi64(odd0, 32));
-        const __m512i low1 = _mm512_mask_mov_epi32(even1, odd, _mm512_slli_epi64(odd1, 32));
-        // 0x96: a ^ b ^ c
-        c0 = _mm512_ternarylogic_epi32(high1, c1, _mm512_set1_epi32(static_cast<int>(key0)), 0x96);
-        c2 = _mm512_ternarylogic_epi32(high0, c3, _mm512_set1_epi32(static_cast<int>(key1)), 0x96);
-        c1 = low1;
-        c3 = low0;
-        key0 += 0x9E3779B9u;
-        key1 += 0xBB67AE85u;
-    }
-    _mm512_storeu_si512(words[0], c0);
-    _mm512_storeu_si512(words[1], c1);
-    _mm512_storeu_si512(words[2], c2);
-    _mm512_storeu_si512(words[3], c3);
+    const auto key0 = static_cast<std::uint32_t>(key) + static_cast<std::uint32_t>(round) * 0x9E3779B9u;
+    const auto key1 = static_cast<std::uint32_t>(key >> 32) + static_cast<std::uint32_t>(round) * 0xBB67AE85u;
+    const __m512i even0 = _mm512_mul_epu32(c[0], multiplier0);
+    const __m512i odd0 = _mm512_mul_epu32(_mm512_srli_epi64(c[0], 32), multiplier0);
+    const __m512i even1 = _mm512_mul_epu32(c[2], multiplier1);
+    const __m512i odd1 = _mm512_mul_epu32(_mm512_srli_epi64(c[2], 32), multiplier1);
+    const __m512i high0 = _mm512_mask_mov_epi32(_mm512_srli_epi64(even0, 32), odd, odd0);
+    const __m512i high1 = _mm512_mask_mov_epi32(_mm512_srli_epi64(even1, 32), odd, odd1);
+    const __m512i low0 = _mm512_mask_mov_epi32(even0, odd, _mm512_slli_epi64(odd0, 32));
+    const __m512i low1 = _mm512_mask_mov_epi32(even1, odd, _mm512_slli_epi64(odd1, 32));
+    // 0x96: a ^ b ^ c
+    c[0] = _mm512_ternarylogic_epi32(high1, c[1], _mm512_set1_epi32(static_cast<int>(key0)), 0x96);
+    c[2] = _mm512_ternarylogic_epi32(high0, c[3], _mm512_set1_epi32(static_cast<int>(key1)), 0x96);
+    c[1] = low1;
+    c[3] = low0;
+}
+
+/// philox_blocks with AVX-512F intrinsics, one vector per word of the 16 blocks. Measured 1.6x
+/// faster than what GCC 12 makes of the portable loop.
+SEQEMBED_DETAIL_TARGET_AVX512 inline void philox_blocks_avx512(
+    std::uint64_t key, std::uint64_t stream, std::uint64_t first_block,
+    std::uint32_t (&words)[4][philox_batch]) noexcept {
+    __m512i c[4];
+    philox_counters_avx512(stream, first_block, c);
+    for (int round = 0; round < 10; ++round) philox_round_avx512(key, round, c);
+    for (int w = 0; w < 4; ++w) _mm512_storeu_si512(words[w], c[w]);
 }
 SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 #endif  // SEQEMBED_DETAIL_AVX512_KERNELS
