@@ -215,9 +215,12 @@ public:
             case 2: draw_runs<runs_per_step>(); break;
             default:
                 draw_runs<2 * runs_per_step>();
-                if (_mm512_cmpge_epu32_mask(_mm512_load_si512(m_ahead.ties), _mm512_set1_epi32(2)) != 0)
-                    further_ties(m_ahead.words, m_ahead.ties, m_limit, m_scale, m_seed, m_call,
-                                 m_ahead.span, ahead_factors());
+                if (m_ahead.tied_twice != 0) {
+                    std::uint32_t ties[philox_batch];  // 2 stands for "two or more"
+                    for (int i = 0; i < philox_batch; ++i) ties[i] = (m_ahead.tied_twice >> i) & 1u ? 2 : 0;
+                    further_ties(m_ahead.words, ties, m_limit, m_scale, m_seed, m_call, m_ahead.span,
+                                 ahead_factors());
+                }
                 break;
         }
     }
@@ -250,12 +253,13 @@ private:
 #if SEQEMBED_DETAIL_AVX512_KERNELS
     SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
     /// Runs First .. First + runs_per_step - 1 of the span drawn ahead, as span_factors makes
-    /// them (lane i for block i); run 0 starts the bonus and the tie counts.
+    /// them (lane i for block i): a coarse byte is kept when at least its block's threshold,
+    /// coarse_keep less 1 when the block's first tie is kept. Run 0 sets the thresholds; the tie masks
+    /// say which blocks have tied once, and twice.
     template <int First>
     SEQEMBED_DETAIL_AVX512_INLINE void draw_runs() noexcept {
         Ahead& a = m_ahead;
-        __m512i bonus;
-        __m512i ties;
+        __m512i threshold;
         if (First == 0) {
             // Kept first ties: byte 3 of word 3 at least fine_keep.
             const __mmask16 first_kept =
@@ -263,24 +267,31 @@ private:
                     ? __mmask16{0}
                     : _mm512_cmpge_epu32_mask(_mm512_srli_epi32(_mm512_load_si512(a.words[3]), 24),
                                               _mm512_set1_epi32(static_cast<int>(m_limit.fine_keep)));
-            bonus = _mm512_maskz_mov_epi32(first_kept, _mm512_set1_epi32(1));
-            _mm512_store_si512(a.bonus, bonus);
-            ties = _mm512_setzero_si512();
+            threshold = _mm512_mask_sub_epi32(_mm512_set1_epi32(static_cast<int>(m_limit.coarse_keep)), first_kept,
+                                              _mm512_set1_epi32(static_cast<int>(m_limit.coarse_keep)),
+                                              _mm512_set1_epi32(1));
+            _mm512_store_si512(a.threshold, threshold);
+            a.tied_once = 0;
+            a.tied_twice = 0;
         } else {
-            bonus = _mm512_load_si512(a.bonus);
-            ties = _mm512_load_si512(a.ties);
+            threshold = _mm512_load_si512(a.threshold);
         }
         const __m512i tie = _mm512_set1_epi32(static_cast<int>(tie_byte()));
-        const __m512i keep = _mm512_set1_epi32(static_cast<int>(m_limit.coarse_keep));
+        __mmask16 once = a.tied_once;
+        __mmask16 twice = a.tied_twice;
         SEQEMBED_DETAIL_UNROLL_RUNS
         for (int r = First; r < First + runs_per_step; ++r) {
-            const __m512i coarse = _mm512_and_si512(_mm512_srli_epi32(_mm512_load_si512(a.words[r % 4]), 8 * (r / 4)),
-                                                    _mm512_set1_epi32(0xFF));
+            const __m512i word = _mm512_load_si512(a.words[r % 4]);
+            const __m512i coarse = r / 4 == 3 ? _mm512_srli_epi32(word, 24)
+                                              : _mm512_and_si512(_mm512_srli_epi32(word, 8 * (r / 4)),
+                                                                 _mm512_set1_epi32(0xFF));
             const __mmask16 tied = _mm512_cmpeq_epi32_mask(coarse, tie);
-            store_run(ahead_factors() + 16 * r, _mm512_cmpge_epu32_mask(_mm512_add_epi32(coarse, bonus), keep));
-            ties = _mm512_mask_add_epi32(ties, tied, ties, _mm512_set1_epi32(1));
+            store_run(ahead_factors() + 16 * r, _mm512_cmpge_epu32_mask(coarse, threshold));
+            twice = static_cast<__mmask16>(twice | (tied & once));
+            once = static_cast<__mmask16>(once | tied);
         }
-        _mm512_store_si512(a.ties, ties);
+        a.tied_once = once;
+        a.tied_twice = twice;
     }
     SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 #endif
@@ -289,8 +300,9 @@ private:
     /// other buffer.
     struct Ahead {
         alignas(64) SpanWords words;
-        alignas(64) std::uint32_t bonus[philox_batch];
-        alignas(64) std::uint32_t ties[philox_batch];
+        alignas(64) std::uint32_t threshold[philox_batch];  // per block
+        std::uint16_t tied_once = 0;   // blocks that have tied
+        std::uint16_t tied_twice = 0;  // blocks that have tied twice or more
         std::uint64_t span = ~std::uint64_t{0};  // none until a span is kept
         int steps_done = draw_steps;             // nothing to draw until then
         int countdown = lines_per_step;          // lines until the next step
