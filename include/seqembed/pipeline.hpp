@@ -26,7 +26,10 @@ enum class OutputStores {
     /// Streaming stores for outputs of 4 MiB or more (larger than a core's L2) with 32- or
     /// 64-byte vectors: builds with AVX, or any x86-64 build (GCC, clang) on a CPU with
     /// AVX-512F, picked at run time. Plain stores below that size, and where only SSE2's
-    /// 16-byte streaming stores are at hand (they measured slower).
+    /// 16-byte streaming stores are at hand (they measured slower). In training, those large
+    /// outputs are computed the same way, a row at a time in registers, but written with plain
+    /// stores: the dropout mask is drawn between the lines, and the CPU measured (Zen 4) ran
+    /// that arithmetic in the shadow of plain stores only, not of streaming ones.
     automatic,
     /// Plain stores: the output stays in cache for whatever reads it next.
     cached,
