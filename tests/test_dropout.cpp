@@ -272,32 +272,52 @@ TEMPLATE_TEST_CASE("Every version of the mask kernel draws the same factors", "[
 #if SEQEMBED_DETAIL_AVX512_KERNELS
 TEMPLATE_TEST_CASE("Drawing the next span ahead, a step at a time, gives the same factors",
                    "[dropout]", float, double) {
-    // The pipeline's streamed training rows call after_line() between lines (draw_ahead here); at()
-    // then finishes
-    // what is left of the draw ahead. Any number of steps, none to more than a draw has, and
-    // skipped spans must all give the factors of a draw in one go.
+    // The pipeline's streamed training rows call after_line() between lines (draw_ahead here);
+    // at() then finishes what is left of the draw ahead. Any number of steps, none to more than a
+    // draw has, skipped spans, a return to an earlier span and write() calls in between must all
+    // give the factors of a draw in one go. Spans from 2^28 - 3 on cross block 2^32.
     if (!seqembed::detail::cpu_has_avx512f()) {
         WARN("this CPU has no AVX-512F: the draw ahead is not used, not tested");
         return;
     }
     using seqembed::detail::DrawThreshold;
     using seqembed::detail::span_elements;
-    for (const double p : {0.1, 0.5, 1.0 / 65536, 0.25})
-        for (const int steps : {0, 1, 2, 3, 4, 5}) {
-            const Dropout dropout(p, 1234);
-            const DrawThreshold limit = DrawThreshold::of(dropout.threshold());
-            const TestType scale = dropout.template keep_scale<TestType>();
-            seqembed::detail::MaskFactors<TestType> draws = dropout.template factors<TestType>(5);
-            std::vector<TestType> expected(span_elements);
-            for (std::uint64_t span = 0; span < 300; span += span % 7 == 6 ? 2 : 1) {  // skips some
-                const TestType* got = draws.at(span * span_elements);
-                seqembed::detail::draw_span_factors(dropout.seed(), 5, limit, scale, span, expected.data());
-                CAPTURE(p, steps, span);
-                REQUIRE(std::vector<TestType>(got, got + span_elements) == expected);
-                draws.draw_ahead(steps);
-                REQUIRE(draws.at(span * span_elements + 17) == got + 17);  // the kept span is unchanged
+    // 0.3 and 0.1: thresholds with a low byte (ties); 0.99999: coarse_keep 256; 0.25: no ties.
+    for (const double p : {0.1, 0.3, 0.5, 1.0 / 65536, 0.25, 0.99999})
+        for (const int steps : {0, 1, 2, 3, 4, 5})
+            for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 3}) {
+                const Dropout dropout(p, 1234);
+                const DrawThreshold limit = DrawThreshold::of(dropout.threshold());
+                const TestType scale = dropout.template keep_scale<TestType>();
+                const auto expected = [&](std::uint64_t span) {
+                    std::vector<TestType> factors(span_elements);
+                    seqembed::detail::draw_span_factors(dropout.seed(), 5, limit, scale, span, factors.data());
+                    return factors;
+                };
+                const auto span_at = [](const TestType* first) {
+                    return std::vector<TestType>(first, first + span_elements);
+                };
+                seqembed::detail::MaskFactors<TestType> draws = dropout.template factors<TestType>(5);
+                for (std::uint64_t span = first_span; span < first_span + 150; span += span % 7 == 6 ? 2 : 1) {
+                    CAPTURE(p, steps, span);
+                    const std::vector<TestType> wanted = expected(span);
+                    REQUIRE(span_at(draws.at(span * span_elements)) == wanted);
+                    draws.draw_ahead(steps);
+                    REQUIRE(span_at(draws.at(span * span_elements)) == wanted);  // kept span unchanged
+                    if (span % 5 == 0) {  // write() across this span and the next, mid-draw
+                        std::vector<TestType> written(span_elements);
+                        draws.write(written.data(), span_elements, span * span_elements + 100);
+                        std::vector<TestType> both = wanted;
+                        const std::vector<TestType> next = expected(span + 1);
+                        both.insert(both.end(), next.begin(), next.end());
+                        REQUIRE(written == std::vector<TestType>(both.begin() + 100, both.begin() + 100 + span_elements));
+                    }
+                    if (span % 11 == 10) {  // back to an earlier span after a partial draw ahead
+                        draws.draw_ahead(1);
+                        REQUIRE(span_at(draws.at((span - 3) * span_elements)) == expected(span - 3));
+                    }
+                }
             }
-        }
 }
 #endif
 
