@@ -237,18 +237,17 @@ private:
             const TokenId ahead = ids((row + distance) / seq, (row + distance) % seq);
             return ahead >= 0 && ahead < m_embedding.vocab_size() ? m_embedding.row_data(ahead) : nullptr;
         };
-        // Streaming rows are computed in registers and written once; in training they multiply
-        // by the dropout factors (keep_scale or 0) of the mask span in `draws`, which draws the
-        // next span between their lines, and (unless streaming stores were asked for) they are
-        // written with plain stores, in whose shadow that arithmetic runs (see RowStreamer).
-        const bool streaming = uses_streaming_stores(out.size());
+        // Rows given to RowStreamer are computed in registers and written once, with streaming
+        // stores; in training they multiply by the dropout factors (keep_scale or 0) of the mask
+        // span in `draws`, which draws the next span between their lines, and (unless streaming
+        // stores were asked for) they are written with plain stores, in whose shadow that
+        // arithmetic runs (see RowStreamer).
+        const bool streamed = uses_row_streamer(out.size());
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
         detail::RowStreamer<Scalar> streamer(!dropping || m_output_stores == OutputStores::streaming);
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
-            if (!streaming)
-                if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
             Scalar* out_row = out.row(row).data();
             if (token_index < 0) {
                 std::fill(out_row, out_row + width, Scalar(0));
@@ -257,7 +256,7 @@ private:
             const auto first_element = static_cast<std::uint64_t>(row * width);
             const Scalar* stored = m_positions.stored_row(step_offset + token_index);
             if constexpr (std::is_same_v<typename Embedding::StorageType, Scalar>) {
-                if (streaming && stored != nullptr) {
+                if (streamed && stored != nullptr) {
                     const Scalar* embedding = m_embedding.row_data(ids(b, t));
                     const auto* ahead = static_cast<const Scalar*>(row_ahead(row, 2));
                     if (!dropping) {
@@ -277,16 +276,17 @@ private:
                     return;
                 }
             }
-            if (streaming)  // a row computed in one go after all
-                if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
+            if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
             detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored, m_positions,
                               step_offset + token_index, width);
             if (dropping) draws.apply(out_row, width, first_element);
         });
-        if (streaming) streamer.finish();
+        if (streamed) streamer.finish();
     }
 
-    bool uses_streaming_stores(Index elements) const noexcept {
+    /// Whether rows of an output of `elements` go to RowStreamer (streaming stores, or plain
+    /// ones in training under OutputStores::automatic).
+    bool uses_row_streamer(Index elements) const noexcept {
         if (!detail::streaming_available ||
             !std::is_same_v<typename Embedding::StorageType, Scalar>)
             return false;

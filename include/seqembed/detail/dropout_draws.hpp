@@ -52,6 +52,9 @@ struct DrawThreshold {
         const std::uint32_t low = threshold & 0xFFu;
         return {low == 0 ? high : high + 1, low};
     }
+
+    /// The coarse byte that ties (256, which no byte equals, when there are no ties).
+    std::uint32_t tie_byte() const noexcept { return fine_keep != 0 ? coarse_keep - 1 : 256; }
 };
 
 /// The 16 blocks of a span, words[w][i] = word w of block 16 s + i.
@@ -69,7 +72,7 @@ template <typename Scalar>
 void further_ties(const SpanWords& words, const std::uint32_t (&ties)[philox_batch], DrawThreshold limit,
                   Scalar scale, std::uint64_t seed, std::uint64_t call, std::uint64_t span,
                   Scalar* factors) noexcept {
-    const std::uint32_t tie = limit.coarse_keep - 1;
+    const std::uint32_t tie = limit.tie_byte();
     for (int i = 0; i < philox_batch; ++i) {
         if (ties[i] < 2) continue;
         const PhiloxBlock further =
@@ -92,7 +95,7 @@ SEQEMBED_DETAIL_ALWAYS_INLINE void span_factors(const SpanWords& words, DrawThre
                                                 std::uint64_t call, std::uint64_t span,
                                                 Scalar* SEQEMBED_DETAIL_RESTRICT factors) noexcept {
     const std::uint32_t keep = limit.coarse_keep;
-    const std::uint32_t tie = limit.fine_keep != 0 ? keep - 1 : 256;  // 256: no byte ties
+    const std::uint32_t tie = limit.tie_byte();
     // Per block: `bonus` is 1 when the block's first tie is kept (byte 3 of word 3 at least
     // fine_keep), so that a coarse byte is kept when coarse + bonus reaches keep (only a tie is
     // one short; further ties, which the bonus would also keep, are decided again by
@@ -245,17 +248,16 @@ private:
     static constexpr int runs_per_step = span_runs / 3;
     /// Lines streamed per step: a span's 240 elements are 15 lines of floats (30 of doubles),
     /// which gives the draw's 4 steps 5 chances. A step holds a few dozen instructions, which
-    /// out-of-order execution runs while the stores wait; a whole span's draw at once left the
-    /// memory idle, and a step per line (a round or a run each, their state passed in memory)
-    /// was no faster.
+    /// out-of-order execution runs while the stores wait; a step per line (a round or a run
+    /// each, their state passed in memory) was no faster.
     static constexpr int lines_per_step = static_cast<int>(3 * 16 * sizeof(Scalar) / 64);
 
 #if SEQEMBED_DETAIL_AVX512_KERNELS
     SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
     /// Runs First .. First + runs_per_step - 1 of the span drawn ahead, as span_factors makes
     /// them (lane i for block i): a coarse byte is kept when at least its block's threshold,
-    /// coarse_keep less 1 when the block's first tie is kept. Run 0 sets the thresholds; the tie masks
-    /// say which blocks have tied once, and twice.
+    /// coarse_keep less 1 when the block's first tie is kept. Run 0 sets the thresholds; the tie
+    /// masks say which blocks have tied once, and twice.
     template <int First>
     SEQEMBED_DETAIL_AVX512_INLINE void draw_runs() noexcept {
         Ahead& a = m_ahead;
@@ -276,7 +278,7 @@ private:
         } else {
             threshold = _mm512_load_si512(a.threshold);
         }
-        const __m512i tie = _mm512_set1_epi32(static_cast<int>(tie_byte()));
+        const __m512i tie = _mm512_set1_epi32(static_cast<int>(m_limit.tie_byte()));
         __mmask16 once = a.tied_once;
         __mmask16 twice = a.tied_twice;
         SEQEMBED_DETAIL_UNROLL_RUNS
@@ -323,15 +325,12 @@ private:
         }
     }
 
-    /// The coarse byte that ties (256, which no byte equals, when the threshold has no low byte).
-    std::uint32_t tie_byte() const noexcept { return m_limit.fine_keep != 0 ? m_limit.coarse_keep - 1 : 256; }
-
     Scalar* kept_factors() noexcept { return m_buffers[m_kept_buffer]; }
     Scalar* ahead_factors() noexcept { return m_buffers[m_kept_buffer ^ 1]; }
 
     const Scalar* cached_span(std::uint64_t span) noexcept {
         if (span == m_cached) return kept_factors();
-        if (span == m_ahead.span && m_ahead.steps_done > 0) {  // only after_line starts one
+        if (span == m_ahead.span && m_ahead.steps_done > 0) {  // its draw ahead has begun
             draw_ahead(draw_steps - m_ahead.steps_done);
             m_kept_buffer ^= 1;
         } else {
