@@ -357,6 +357,103 @@ TEMPLATE_TEST_CASE("The build's own streaming row writes what the AVX-512 one do
 }
 #endif
 
+#if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
+TEST_CASE("LineDraws writes each row as the fused row with MaskFactors' factors",
+          "[pipeline][streaming][dropout]") {
+    // LineDraws writes float training rows a mask span at a time, across rows, drawing the next
+    // spans between the lines. Checked against stream_element with MaskFactors' factors: rows
+    // that start at every run of a span, gaps between rows (a restart), widths that are and are
+    // not multiples of a span, thresholds with and without ties, and spans from 2^28 - 5 on,
+    // whose blocks cross 2^32. Enough spans for some with second ties.
+    if (!seqembed::detail::cpu_has_avx512f()) {
+        WARN("this CPU has no AVX-512F: LineDraws is not used, not tested");
+        return;
+    }
+    using seqembed::detail::span_elements;
+    const float scale = 22.627417f;
+    const Index rows = 48;
+    for (const double p : {0.1, 0.5, 0.99999})
+        for (const Index width : {Index{240}, Index{256}, Index{496}, Index{1040}})
+            for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 5})
+                for (std::uint64_t run = 0; run < 15; run += p == 0.1 ? 1 : 7) {
+                    const seqembed::Dropout dropout(p, 4321);
+                    const std::uint64_t call = 6;
+                    const std::uint64_t first_element = first_span * span_elements + 16 * run;
+                    RowMatrix<float> embedding = RowMatrix<float>::Random(rows, width);
+                    RowMatrix<float> position = RowMatrix<float>::Random(rows, width);
+                    const float sentinel = -777.0f;
+                    const std::size_t size = static_cast<std::size_t>(rows * width);
+                    std::vector<float> storage(size + 16, sentinel);
+                    const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+                    float* out = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
+                    std::vector<float> expected(size, sentinel);
+                    seqembed::detail::LineDraws draws(scale, dropout.seed(), call, dropout.threshold(),
+                                                      dropout.keep_scale<float>());
+                    std::vector<float> factors(static_cast<std::size_t>(width));
+                    for (Index r = 0; r < rows; ++r) {
+                        if (r % 16 == 7) continue;  // a gap: the next row starts the draw again
+                        const std::uint64_t element = first_element + static_cast<std::uint64_t>(r * width);
+                        dropout.factors<float>(call).write(factors.data(), width, element);
+                        for (Index j = 0; j < width; ++j)
+                            seqembed::detail::stream_element(expected.data() + r * width, embedding.row(r).data(),
+                                                             scale, position.row(r).data(), factors.data(), j);
+                        const float* ahead = r % 3 == 0 ? nullptr : embedding.row((r + 2) % rows).data();
+                        REQUIRE(seqembed::detail::line_draws_fit(out + r * width, width));
+                        draws.write_row(out + r * width, embedding.row(r).data(), position.row(r).data(), width,
+                                        ahead, element);
+                    }
+                    draws.finish();
+                    CAPTURE(p, width, first_span, run);
+                    REQUIRE(std::vector<float>(out, out + size) == expected);
+                    REQUIRE(out[size] == sentinel);
+                }
+}
+#endif
+
+TEST_CASE("Float training on whole aligned lines writes the same bits with any stores and threads",
+          "[pipeline][threads][streaming]") {
+    // Rows that start on a 64-byte line, of whole lines and at least a mask span wide, take
+    // LineDraws in training with streaming stores (and with automatic ones above 4 MiB): the
+    // draw runs across rows, restarts after padded rows and at each worker's first row. Cached
+    // stores apply MaskFactors to each row instead. Row strides of the width and beyond it.
+    IdMatrix ids(5, 520);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = 1 + (i * 37) % 700;
+    ids.row(1).head(30).setConstant(0);  // left padding
+    ids.row(3).tail(17).setConstant(0);  // right padding
+    const float sentinel = -4321.0f;
+    for (const Index width : {Index{256}, Index{512}}) {
+        std::vector<RowMatrix<float>> outputs;
+        for (const Index stride : {width, width + 48})
+            for (const int threads : {1, 2, 3})
+                for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
+                                          seqembed::OutputStores::automatic}) {
+                    CAPTURE(width, stride, threads, static_cast<int>(stores));
+                    seqembed::PipelineOptions options;
+                    options.dropout = 0.1;
+                    options.dropout_seed = 17;
+                    options.threads = threads;
+                    options.output_stores = stores;
+                    InputPipeline<float> pipeline(TokenEmbedding<float>(701, width),
+                                                  SinusoidalPositionalEncoding<float>(width), options);
+                    pipeline.set_training(true);
+                    const std::size_t used = static_cast<std::size_t>(ids.size() * stride);
+                    std::vector<float> storage(used + 16, sentinel);
+                    const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+                    float* first = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
+                    Eigen::Map<RowMatrix<float>, 0, Eigen::OuterStride<>> view(first, ids.size(), width,
+                                                                                Eigen::OuterStride<>(stride));
+                    pipeline.forward_into(ids, Padding::by_id(0), view);
+                    outputs.emplace_back(view);
+                    std::size_t overwritten = 0;  // outside the rows
+                    for (std::size_t k = 0; k < used; ++k)
+                        overwritten += static_cast<Index>(k) % stride >= width && !(first[k] == sentinel) ? 1 : 0;
+                    REQUIRE(overwritten == 0);
+                    REQUIRE(first[used] == sentinel);
+                }
+        for (std::size_t i = 1; i < outputs.size(); ++i) REQUIRE(outputs[i] == outputs[0]);
+    }
+}
+
 TEST_CASE("Workers that share cache lines write the same bits as one thread, with any stores",
           "[pipeline][threads][streaming]") {
     // Enough elements for three workers (2^18 each), a width that is no multiple of a vector and

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <type_traits>
@@ -11,6 +12,7 @@
 
 #include "detail/checks.hpp"
 #include "detail/fused_rows.hpp"
+#include "detail/line_draws.hpp"
 #include "detail/streaming_rows.hpp"
 #include "dropout.hpp"
 #include "error.hpp"
@@ -26,10 +28,12 @@ enum class OutputStores {
     /// Streaming stores for outputs of 4 MiB or more (larger than a core's L2) with 32- or
     /// 64-byte vectors: builds with AVX, or any x86-64 build (GCC, clang) on a CPU with
     /// AVX-512F, picked at run time. Plain stores below that size, and where only SSE2's
-    /// 16-byte streaming stores are at hand (they measured slower). In training, those large
-    /// outputs are computed the same way, a row at a time in registers, but written with plain
-    /// stores: the dropout mask is drawn between the lines, and the CPU measured (Zen 4) ran
-    /// that arithmetic in the shadow of plain stores only, not of streaming ones.
+    /// 16-byte streaming stores are at hand (they measured slower). In training, large float
+    /// outputs whose rows start on 64-byte lines and are whole lines, at least 240 wide, are
+    /// streamed too, with the dropout mask drawn between the lines in code without branches
+    /// (detail/line_draws.hpp), with AVX-512. Other large training outputs are computed a row
+    /// at a time in registers but written with plain stores: the mask is drawn between their
+    /// lines with branches, which the CPU measured (Zen 4) overlapped with plain stores only.
     automatic,
     /// Plain stores: the output stays in cache for whatever reads it next.
     cached,
@@ -242,9 +246,23 @@ private:
         // span in `draws`, which draws the next span between their lines, and (unless streaming
         // stores were asked for) they are written with plain stores, in whose shadow that
         // arithmetic runs (see RowStreamer).
+        //
+        // Float training rows on whole aligned lines, with AVX-512, take LineDraws instead: the
+        // mask drawn between the lines in straight-line code, which streaming stores can
+        // overlap (see line_draws.hpp).
         const bool streamed = uses_row_streamer(out.size());
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
         detail::RowStreamer<Scalar> streamer(!dropping || m_output_stores == OutputStores::streaming);
+#if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
+        std::optional<detail::LineDraws> line_draws;
+        if constexpr (std::is_same_v<Scalar, float>) {
+            const bool whole_lines = out.outerStride() % 16 == 0;  // every row starts on a line
+            if (dropping && streamed && whole_lines && first_row * seq < end_token &&
+                detail::line_draws_fit(out.row(first_row * seq).data(), width))
+                line_draws.emplace(scale, m_dropout.seed(), call, m_dropout.threshold(),
+                                   m_dropout.template keep_scale<float>());
+        }
+#endif
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
                                                                      std::int64_t token_index) {
             const Index row = b * seq + t;
@@ -263,6 +281,14 @@ private:
                         streamer.write(out_row, embedding, scale, stored, nullptr, width, ahead);
                         return;
                     }
+#if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
+                    if constexpr (std::is_same_v<Scalar, float>) {
+                        if (line_draws) {
+                            line_draws->write_row(out_row, embedding, stored, width, ahead, first_element);
+                            return;
+                        }
+                    }
+#endif
                     // A piece per mask span, drawing the next span between its lines.
                     constexpr auto span = detail::span_elements;
                     for (Index j = 0; j < width;) {
@@ -281,6 +307,9 @@ private:
                               step_offset + token_index, width);
             if (dropping) draws.apply(out_row, width, first_element);
         });
+#if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
+        if (line_draws) line_draws->finish();
+#endif
         if (streamed) streamer.finish();
     }
 
