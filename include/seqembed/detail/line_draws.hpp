@@ -1,17 +1,19 @@
 /// @file detail/line_draws.hpp
-/// @brief Training rows of floats streamed out with the dropout mask drawn a line at a time in
-///        between, in straight-line code.
+/// @brief Training rows of floats streamed out with the dropout mask drawn between the lines,
+///        in straight-line code that reads little but the rows.
 ///
 /// Streaming stores keep the memory busy only while nothing holds up the instructions between
-/// them. Measured on Zen 4, a mispredicted branch between them cost far more than its own time:
-/// writing the headline evaluation in pieces of 240 elements (the mask's spans, so lengths
-/// that vary from row to row) took 4.1–4.5 ms against 3.6 for whole rows, while pieces of 128
-/// or 256 cost nothing. The draw ahead of MaskFactors, with its countdowns and its switch over
-/// steps, added 1.4–1.9 ms to evaluation's time behind streaming stores. Here every line does
-/// the same work with no branch that depends on where it is in a span: one run of the next
-/// span's factors and one Philox round of the span after it, their positions in registers,
-/// their choices made with masks. A synthetic copy of this loop measured 1.03–1.06x a memcpy
-/// of the output.
+/// them. Two things did, measured on Zen 4 (headline workload, evaluation 3.4–3.6 ms):
+/// - A mispredicted branch. Writing evaluation rows in pieces of 240 elements (the mask's
+///   spans, so lengths that vary from row to row) took 4.1–4.5 ms; pieces of 128 or 256 cost
+///   nothing. The draw ahead of MaskFactors, with its countdowns and its switch over steps,
+///   added 1.4–1.9 ms.
+/// - A load from a fixed address, such as a factor buffer: with the factors loaded from a 960-byte
+///   buffer, rows written in one loop took 4.0–4.1 ms, against 3.2–3.3 without them. (A load
+///   whose address matches a store in flight modulo 4 KiB waits for it; the streaming stores
+///   sweep every page offset.)
+/// So each line here computes its factors from the span's Philox words in registers, and does a
+/// fixed share of the next span's Philox, with no branch on where it is in a span.
 #pragma once
 
 #include <cstdint>
@@ -32,15 +34,17 @@ inline bool line_draws_fit(const float* out, Index width) noexcept {
            reinterpret_cast<std::uintptr_t>(out) % 64 == 0;
 }
 
-/// Writes float rows as out = (embedding * scale + position) * factor with streaming stores,
-/// the factors those of MaskFactors (the same mask, bit for bit), drawn between the lines.
+/// Writes float rows as out = (embedding * embedding_scale + position) * factor with streaming
+/// stores, the factors those of MaskFactors (the same mask, bit for bit), drawn between the
+/// lines.
 ///
-/// The output is written a span at a time: the 15 lines of span s (elements 240 s to 240 s +
-/// 239, 16 per line), which may lie in two rows. Line i of the span is run i; while it is
-/// written, run i of span s + 1 is decided from that span's Philox words, and, for i < 10,
-/// round i of span s + 2's Philox is computed. The 15 lines are unrolled, so that each does its
-/// own fixed work: the only branch left is the rare second tie at the span's end. A row's last
-/// lines wait for the next row when their span continues there; finish() writes what is left.
+/// The output is written a mask span at a time: the 15 lines of span s (elements 240 s to
+/// 240 s + 239, 16 per line), which may lie in two rows. The span's Philox words are in
+/// registers; line i's factors are run i's coarse bytes against the blocks' thresholds, and for
+/// i < 10 round i of span s + 1's Philox follows line i. The 15 lines are unrolled, so that each
+/// does its own fixed work; a span whose blocks tie twice (about one in 40) is drawn in one go
+/// instead. A row's last lines wait for the next row when their span continues there; finish()
+/// writes what is left.
 class LineDraws {
 public:
     /// Rows of embeddings times embedding_scale, with the mask of call `call` under `seed` for
@@ -48,13 +52,9 @@ public:
     LineDraws(float embedding_scale, std::uint64_t seed, std::uint64_t call, std::uint32_t threshold,
               float keep_scale) noexcept
         : m_embedding_scale(embedding_scale), m_seed(seed), m_call(call), m_limit(DrawThreshold::of(threshold)),
-          m_keep_scale(keep_scale) {
-        for (int round = 0; round < philox_rounds; ++round) {
-            for (int word = 0; word < 2; ++word) m_round_keys[word][round] = philox_round_key(seed, word, round);
-        }
-    }
+          m_keep_scale(keep_scale) {}
 
-    /// Writes row out[0 .. width) = (embedding * scale + position) * factor, where out[0] is
+    /// Writes row out[0 .. width) = (embedding * embedding_scale + position) * factor, where out[0] is
     /// element first_element of the output (a multiple of 16) and line_draws_fit(out, width),
     /// or leaves its last lines for the next row or finish(); requests the lines of ahead[0 ..
     /// width) (if not null) into L2 as it writes. The rows' memory must outlive finish().
@@ -144,40 +144,50 @@ private:
     };
 
     SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
-    /// One line: out = (embedding * scale + position) * factors, streamed.
+    /// One line: out = (embedding * scale + position) * factor, streamed.
     SEQEMBED_DETAIL_AVX512_INLINE SEQEMBED_DETAIL_NO_FP_CONTRACT static void write_line(
-        const Row& row, Index j, __m512 scales, const float* factors) noexcept {
+        const Row& row, __m512 scales, __m512 factor) noexcept {
         SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
         using L = Avx512Lanes<float>;
-        const auto sum = L::add(L::mul(L::load(row.embedding + j), scales), L::load(row.position + j));
-        L::stream(row.out + j, L::mul(sum, _mm512_load_ps(factors)));
+        const auto sum = L::add(L::mul(L::load(row.embedding), scales), L::load(row.position));
+        L::stream(row.out, L::mul(sum, factor));
     }
 
-    /// The 15 lines of the current span: lines 0 .. first_lines - 1 from `first` on, the rest
-    /// from `second` on (all from `first` unless Crossing); meanwhile the runs of the next span
-    /// and rounds 0 to 9 of the one after.
+    /// The 15 lines of span m_span: lines 0 .. first_lines - 1 from `first` on, the rest from
+    /// `second` on (all from `first` unless Crossing). Each line's factors come from the span's
+    /// Philox words in registers, and rounds 0 to 9 of the next span's Philox run between the
+    /// lines. A span whose blocks tie twice (about one in 40) is drawn in one go instead.
     template <bool Crossing>
     SEQEMBED_DETAIL_TARGET_AVX512 SEQEMBED_DETAIL_NO_FP_CONTRACT void write_span(
         const Row& first, const Row& second, int first_lines) noexcept {
         SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
-        const __m512 scales = _mm512_set1_ps(m_embedding_scale);
-        const float* factors = m_factors[m_current];
-        float* next_factors = m_factors[m_current ^ 1];
-        // The next span's words, and its blocks' thresholds: coarse_keep less 1 where the
-        // block's first tie is kept (byte 3 of word 3 at least fine_keep).
+        // The span's words, and its blocks' thresholds: coarse_keep less 1 where the block's
+        // first tie is kept (byte 3 of word 3 at least fine_keep).
         __m512i words[4];
-        for (int w = 0; w < 4; ++w) words[w] = _mm512_load_si512(m_next_words[w]);
+        for (int w = 0; w < 4; ++w) words[w] = _mm512_load_si512(m_words[w]);
         const std::uint32_t fine = m_limit.fine_keep != 0 ? m_limit.fine_keep : 256;  // 256: never
         const __mmask16 first_kept = _mm512_cmpge_epu32_mask(_mm512_srli_epi32(words[3], 24),
                                                              _mm512_set1_epi32(static_cast<int>(fine)));
         const __m512i keep = _mm512_set1_epi32(static_cast<int>(m_limit.coarse_keep));
         const __m512i threshold = _mm512_mask_sub_epi32(keep, first_kept, keep, _mm512_set1_epi32(1));
+        // Ties per block: a second one takes another block's byte.
         const __m512i tie = _mm512_set1_epi32(static_cast<int>(m_limit.tie_byte()));
+        __m512i ties = _mm512_setzero_si512();
+        SEQEMBED_DETAIL_UNROLL_RUNS
+        for (int i = 0; i < span_runs; ++i)
+            ties = _mm512_mask_add_epi32(ties, _mm512_cmpeq_epi32_mask(coarse_byte(words, i), tie), ties,
+                                         _mm512_set1_epi32(1));
+        if (_mm512_cmpgt_epu32_mask(ties, _mm512_set1_epi32(1)) != 0) {
+            write_span_drawn_whole(first, second, first_lines);
+            return;
+        }
+        const __m512 scales = _mm512_set1_ps(m_embedding_scale);
         const __m512 kept_factor = _mm512_set1_ps(m_keep_scale);
-        __mmask16 once = 0;
-        __mmask16 twice = 0;
+        // Members read once into locals: GCC reloaded the seed for every round, and a load
+        // whose address matches a streaming store in flight modulo 4 KiB waits for it.
+        const std::uint64_t seed = m_seed;
         __m512i c[4];
-        philox_counters_avx512(m_call, (m_span + 2) * philox_batch, c);
+        philox_counters_avx512(m_call, (m_span + 1) * philox_batch, c);
         // Line i is at byte 64 i from `first`'s addresses, or from `second`'s less 64
         // first_lines bytes: those plus a masked difference (GCC branched on every line when
         // picking one Row or the other, even between integers).
@@ -188,59 +198,63 @@ private:
             const auto in_second = std::uintptr_t{0} - static_cast<std::uintptr_t>(Crossing && i >= first_lines);
             const Row row = from_first.plus(to_second.masked(in_second)).line(i);
             request_line(row.ahead);
-            write_line(row, 0, scales, factors + 16 * i);
-            // Run i of the next span.
-            const __m512i coarse = _mm512_and_si512(_mm512_srli_epi32(words[i % 4], 8 * (i / 4)),
-                                                    _mm512_set1_epi32(0xFF));
-            _mm512_store_ps(next_factors + 16 * i,
-                            _mm512_maskz_mov_ps(_mm512_cmpge_epu32_mask(coarse, threshold), kept_factor));
-            const __mmask16 tied = _mm512_cmpeq_epi32_mask(coarse, tie);
-            twice = static_cast<__mmask16>(twice | (tied & once));
-            once = static_cast<__mmask16>(once | tied);
-            // Round i of the span after.
-            if (i < philox_rounds)
-                philox_round_keyed_avx512(_mm512_set1_epi32(static_cast<int>(m_round_keys[0][i])),
-                                          _mm512_set1_epi32(static_cast<int>(m_round_keys[1][i])), c);
+            write_line(row, scales,
+                       _mm512_maskz_mov_ps(_mm512_cmpge_epu32_mask(coarse_byte(words, i), threshold), kept_factor));
+            if (i < philox_rounds)  // keys as immediates: no load from the stack (see the file's top)
+                philox_round_keyed_avx512(_mm512_set1_epi32(static_cast<int>(philox_round_key(seed, 0, i))),
+                                          _mm512_set1_epi32(static_cast<int>(philox_round_key(seed, 1, i))), c);
         }
-        if (twice != 0) decide_further_ties(twice, next_factors);  // about one span in 40
-        for (int w = 0; w < 4; ++w) _mm512_store_si512(m_next_words[w], c[w]);
-        m_current ^= 1;
+        for (int w = 0; w < 4; ++w) _mm512_store_si512(m_words[w], c[w]);
         ++m_span;
+    }
+
+    /// Byte `run` / 4 of word `run` % 4 of 16 blocks: run `run`'s coarse bytes.
+    SEQEMBED_DETAIL_AVX512_INLINE static __m512i coarse_byte(const __m512i (&words)[4], int run) noexcept {
+        const __m512i shifted = _mm512_srli_epi32(words[run % 4], static_cast<unsigned>(8 * (run / 4)));
+        return run / 4 == 3 ? shifted : _mm512_and_si512(shifted, _mm512_set1_epi32(0xFF));
+    }
+
+    /// write_span with the span's factors drawn in one go into m_factors (for second ties).
+    SEQEMBED_DETAIL_TARGET_AVX512 void write_span_drawn_whole(const Row& first, const Row& second,
+                                                              int first_lines) noexcept {
+        span_factors(m_words, m_limit, m_keep_scale, m_seed, m_call, m_span, m_factors);
+        const __m512 scales = _mm512_set1_ps(m_embedding_scale);
+        for (int i = 0; i < span_runs; ++i) {
+            const Row row = i < first_lines ? first.at(i) : second.at(i - first_lines);
+            request_line(row.ahead);
+            write_line(row, scales, _mm512_load_ps(m_factors + 16 * i));
+        }
+        ++m_span;
+        philox_blocks_avx512(m_seed, m_call, m_span * philox_batch, m_words);
     }
     SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 
-    /// The second and further ties of the next span's blocks in `twice` (its words still in
-    /// m_next_words).
-    void decide_further_ties(unsigned twice, float* next_factors) noexcept {
-        std::uint32_t ties[philox_batch];  // 2 stands for "two or more"
-        for (int i = 0; i < philox_batch; ++i) ties[i] = (twice >> i) & 1u ? 2 : 0;
-        further_ties(m_next_words, ties, m_limit, m_keep_scale, m_seed, m_call, m_span + 1, next_factors);
-    }
-
     /// Starts at element `element` of a row: the row's lines before the next span (if it starts
-    /// inside one) with that span's factors drawn in one go, then the draw of the span after
-    /// them and the words of the one after that. Returns the lines written.
+    /// inside one) with that span's factors drawn in one go, then that next span's words.
+    /// Returns the lines written.
     SEQEMBED_DETAIL_TARGET_AVX512 int start_at(const Row& row, std::uint64_t element) noexcept {
         std::uint64_t span = element / span_elements;
         int line = 0;
         if (const auto run = static_cast<int>(element % span_elements / 16); run != 0) {
-            draw_span_factors_avx512(m_seed, m_call, m_limit, m_keep_scale, span, m_factors[0]);
+            draw_span_factors_avx512(m_seed, m_call, m_limit, m_keep_scale, span, m_factors);
             const __m512 scales = _mm512_set1_ps(m_embedding_scale);
-            for (; line < span_runs - run; ++line) write_line(row, 16 * line, scales, m_factors[0] + 16 * (run + line));
+            for (; line < span_runs - run; ++line)
+                write_line(row.at(line), scales, _mm512_load_ps(m_factors + 16 * (run + line)));
             ++span;
         }
         m_span = span;
-        m_current = 0;
-        draw_span_factors_avx512(m_seed, m_call, m_limit, m_keep_scale, span, m_factors[0]);
-        philox_blocks_avx512(m_seed, m_call, (span + 1) * philox_batch, m_next_words);
+        philox_blocks_avx512(m_seed, m_call, m_span * philox_batch, m_words);
         return line;
     }
 
-    /// Writes the lines left waiting, the first of the current span.
+    /// Writes the lines left waiting, the first of span m_span.
     SEQEMBED_DETAIL_TARGET_AVX512 void finish_lines() noexcept {
-        const __m512 scales = _mm512_set1_ps(m_embedding_scale);
-        for (int line = 0; line < m_waiting_lines; ++line)
-            write_line(m_waiting, 16 * line, scales, m_factors[m_current] + 16 * line);
+        if (m_waiting_lines > 0) {
+            span_factors(m_words, m_limit, m_keep_scale, m_seed, m_call, m_span, m_factors);
+            const __m512 scales = _mm512_set1_ps(m_embedding_scale);
+            for (int line = 0; line < m_waiting_lines; ++line)
+                write_line(m_waiting.at(line), scales, _mm512_load_ps(m_factors + 16 * line));
+        }
         m_waiting_lines = 0;
         m_next_element = ~std::uint64_t{0};
     }
@@ -254,10 +268,8 @@ private:
     std::uint64_t m_span = 0;                           // the span written next
     Row m_waiting{};                                    // its first lines, when they wait
     int m_waiting_lines = 0;
-    int m_current = 0;                                  // m_factors[m_current] is the span's
-    std::uint32_t m_round_keys[2][philox_rounds];       // the Weyl keys of the rounds
-    alignas(64) float m_factors[2][span_elements];      // the span's factors and the next's
-    alignas(64) SpanWords m_next_words;                 // the next span's Philox words
+    alignas(64) SpanWords m_words;                      // span m_span's Philox words
+    alignas(64) float m_factors[span_elements];         // a span's factors, when drawn in one go
 };
 #endif
 
