@@ -221,11 +221,12 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 /// AVX-512 flags), storing each row's ends directly made the headline training 40% slower.
 ///
 /// `ahead`, when not null, is the width values that the next call but one will read (the
-/// embedding row two tokens on): its lines are requested into L2 one per line written, as the
-/// stores go out. Requested that way, two rows ahead, the headline evaluation measured 1.07x a
-/// memcpy of the output, against 1.45x with its first 512 bytes requested four rows ahead in one
-/// go (2-core AMD EPYC, Zen 4): spread between the stores, the requests keep the memory busy
-/// without stalling the line fill buffers.
+/// embedding row two tokens on): its lines are requested into L2 as the stores go out, 16 at a
+/// time every 16 lines written (with AVX-512; one per line written otherwise). Requested two
+/// rows ahead, one per line, the headline evaluation measured 1.07x a memcpy of the output,
+/// against 1.45x with its first 512 bytes requested four rows ahead in one go (2-core AMD EPYC,
+/// Zen 4); 16 at a time then took it from 3.41–3.55 to 3.02–3.14 ms (8 or 32 at a time: no
+/// better than one per line).
 ///
 /// A RowStreamer made with streaming = false writes the same values, lines and carried parts
 /// with plain stores instead, for rows whose writing overlaps arithmetic of its own: the mask
@@ -279,6 +280,8 @@ private:
     using Lanes = Avx512Lanes<Scalar>;
     using Mask = typename Lanes::Mask;
     static constexpr Index lanes = 64 / sizeof(Scalar);
+    /// Lines of `ahead` requested together, every as many lines written.
+    static constexpr Index lines_per_request = 16;
 
     SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
     template <bool Streaming, typename Work>
@@ -287,7 +290,6 @@ private:
         const Scalar* factors, Index width, const Scalar* ahead, Work* work) noexcept {
         SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
         using L = Lanes;
-        const char* next_line = reinterpret_cast<const char*>(ahead);
         const auto scales = L::broadcast(scale);
         const auto value = [&](auto e, auto p, auto f) SEQEMBED_DETAIL_AVX512_LAMBDA {
             const auto sum = L::add(L::mul(e, scales), p);
@@ -309,10 +311,13 @@ private:
             j = count;
         }
         const Index body_end = j + (width - j) / lanes * lanes;  // out + j is on a line boundary
-        for (; j < body_end; j += lanes) {
-            if (next_line != nullptr) {
-                request_line(next_line);
-                next_line += 64;
+        // Addresses as integers: the last bunch may run past the row's end.
+        const auto ahead_end = ahead == nullptr ? 0 : reinterpret_cast<std::uintptr_t>(ahead + width);
+        auto next_request = reinterpret_cast<std::uintptr_t>(ahead);
+        for (Index line = 0; j < body_end; j += lanes, ++line) {
+            if (ahead != nullptr && line % lines_per_request == 0) {
+                for (Index k = 0; k < lines_per_request; ++k, next_request += 64)
+                    if (next_request < ahead_end) request_line(reinterpret_cast<const void*>(next_request));
             }
             const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(factors + j);
             const auto v = value(L::load(embedding + j), L::load(position + j), f);
@@ -323,7 +328,7 @@ private:
             }
             if (work != nullptr) work->after_line();
         }
-        if (next_line != nullptr) request_rest(next_line, reinterpret_cast<const char*>(ahead + width));
+        for (; next_request < ahead_end; next_request += 64) request_line(reinterpret_cast<const void*>(next_request));
         if (j < width) {  // the row ends inside a line: its first values are carried
             if (m_filled != 0) flush_avx512();
             const Mask used = first(width - j);
