@@ -244,12 +244,12 @@ private:
         // Rows given to RowStreamer are computed in registers and written once, with streaming
         // stores; in training they multiply by the dropout factors (keep_scale or 0) of the mask
         // span in `draws`, which draws the next span between their lines, and (unless streaming
-        // stores were asked for) they are written with plain stores, in whose shadow that
-        // arithmetic runs (see RowStreamer).
+        // stores were asked for) they are written with plain stores, which that draw does not
+        // hold up (see RowStreamer).
         //
         // Float training rows on whole aligned lines, with AVX-512, take LineDraws instead: the
-        // mask drawn between the lines in straight-line code, which streaming stores can
-        // overlap (see line_draws.hpp).
+        // mask drawn between the lines in straight-line code that reads nothing but the rows and
+        // the span's words, which streaming stores do overlap (see line_draws.hpp).
         const bool streamed = uses_row_streamer(out.size());
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
         detail::RowStreamer<Scalar> streamer(!dropping || m_output_stores == OutputStores::streaming);

@@ -229,11 +229,12 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 /// better than one per line).
 ///
 /// A RowStreamer made with streaming = false writes the same values, lines and carried parts
-/// with plain stores instead, for rows whose writing overlaps arithmetic of its own: the mask
-/// draw between the lines in training. Zen 4 did none of that arithmetic while streaming stores
-/// waited to leave (each instruction between the lines cost its full time), and did it in their
-/// shadow with plain stores, even at the price of reading the output lines first: headline
-/// training measured 4.6 ms against 6.2 with streaming stores (memcpy 2.9).
+/// with plain stores instead, for training rows that MaskFactors draws for between the lines.
+/// That draw branches (a step every few lines) and its factors are loaded from its buffers, and
+/// on Zen 4 both held streaming stores up (see line_draws.hpp), while plain stores hid them,
+/// even at the price of reading the output lines first: headline training measured 4.6 ms
+/// against 6.2 with streaming stores (memcpy 2.9). Float rows on whole lines take LineDraws,
+/// which has neither.
 ///
 /// Call finish() after the last row.
 template <typename Scalar>
