@@ -414,8 +414,9 @@ TEST_CASE("Float training on whole aligned lines writes the same bits with any s
           "[pipeline][threads][streaming]") {
     // Rows that start on a 64-byte line, of whole lines and at least a mask span wide, take
     // LineDraws in training with streaming stores (and with automatic ones above 4 MiB): the
-    // draw runs across rows, restarts after padded rows and at each worker's first row. Cached
-    // stores apply MaskFactors to each row instead. Row strides of the width and beyond it.
+    // draw runs across rows, restarts after padded rows and at each worker's first row, and
+    // around rows whose positions lie past a table of 300 (computed, so written the other way).
+    // Cached stores apply MaskFactors to each row instead. Row strides of the width and beyond.
     IdMatrix ids(5, 520);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = 1 + (i * 37) % 700;
     ids.row(1).head(30).setConstant(0);  // left padding
@@ -423,33 +424,37 @@ TEST_CASE("Float training on whole aligned lines writes the same bits with any s
     const float sentinel = -4321.0f;
     for (const Index width : {Index{256}, Index{512}}) {
         std::vector<RowMatrix<float>> outputs;
-        for (const Index stride : {width, width + 48})
-            for (const int threads : {1, 2, 3})
-                for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
-                                          seqembed::OutputStores::automatic}) {
-                    CAPTURE(width, stride, threads, static_cast<int>(stores));
-                    seqembed::PipelineOptions options;
-                    options.dropout = 0.1;
-                    options.dropout_seed = 17;
-                    options.threads = threads;
-                    options.output_stores = stores;
-                    InputPipeline<float> pipeline(TokenEmbedding<float>(701, width),
-                                                  SinusoidalPositionalEncoding<float>(width), options);
-                    pipeline.set_training(true);
-                    const std::size_t used = static_cast<std::size_t>(ids.size() * stride);
-                    std::vector<float> storage(used + 16, sentinel);
-                    const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
-                    float* first = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
-                    Eigen::Map<RowMatrix<float>, 0, Eigen::OuterStride<>> view(first, ids.size(), width,
-                                                                                Eigen::OuterStride<>(stride));
-                    pipeline.forward_into(ids, Padding::by_id(0), view);
-                    outputs.emplace_back(view);
-                    std::size_t overwritten = 0;  // outside the rows
-                    for (std::size_t k = 0; k < used; ++k)
-                        overwritten += static_cast<Index>(k) % stride >= width && !(first[k] == sentinel) ? 1 : 0;
-                    REQUIRE(overwritten == 0);
-                    REQUIRE(first[used] == sentinel);
-                }
+        for (const Index max_len : {Index{5000}, Index{300}})
+            for (const Index stride : {width, width + 48})
+                for (const int threads : {1, 2, 3})
+                    for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
+                                              seqembed::OutputStores::automatic}) {
+                        CAPTURE(width, max_len, stride, threads, static_cast<int>(stores));
+                        SinusoidalOptions positions;
+                        positions.max_len = max_len;
+                        positions.beyond = seqembed::BeyondTable::compute;
+                        seqembed::PipelineOptions options;
+                        options.dropout = 0.1;
+                        options.dropout_seed = 17;
+                        options.threads = threads;
+                        options.output_stores = stores;
+                        InputPipeline<float> pipeline(TokenEmbedding<float>(701, width),
+                                                      SinusoidalPositionalEncoding<float>(width, positions), options);
+                        pipeline.set_training(true);
+                        const std::size_t used = static_cast<std::size_t>(ids.size() * stride);
+                        std::vector<float> storage(used + 16, sentinel);
+                        const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+                        float* first = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
+                        Eigen::Map<RowMatrix<float>, 0, Eigen::OuterStride<>> view(first, ids.size(), width,
+                                                                                    Eigen::OuterStride<>(stride));
+                        pipeline.forward_into(ids, Padding::by_id(0), view);
+                        outputs.emplace_back(view);
+                        std::size_t overwritten = 0;  // outside the rows
+                        for (std::size_t k = 0; k < used; ++k)
+                            overwritten += static_cast<Index>(k) % stride >= width && !(first[k] == sentinel) ? 1 : 0;
+                        REQUIRE(overwritten == 0);
+                        REQUIRE(first[used] == sentinel);
+                    }
         for (std::size_t i = 1; i < outputs.size(); ++i) REQUIRE(outputs[i] == outputs[0]);
     }
 }
