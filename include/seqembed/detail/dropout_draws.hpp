@@ -147,6 +147,16 @@ SEQEMBED_DETAIL_TARGET_AVX512 void draw_span_factors_avx512(std::uint64_t seed, 
 }
 #endif
 
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
+/// Run `run`'s coarse bytes from word run % 4 of 16 blocks: byte run / 4 of each lane.
+SEQEMBED_DETAIL_AVX512_INLINE __m512i run_coarse_bytes(__m512i word, int run) noexcept {
+    const __m512i shifted = _mm512_srli_epi32(word, static_cast<unsigned>(8 * (run / 4)));
+    return run / 4 == 3 ? shifted : _mm512_and_si512(shifted, _mm512_set1_epi32(0xFF));
+}
+SEQEMBED_DETAIL_AVX512_WARNINGS_ON
+#endif
+
 /// The dropout factors of one call, keep_scale or 0 for each element, produced span by span.
 /// The last partly used span is kept, so that rows which share a span (every row whose width is
 /// not a multiple of 240) draw it once.
@@ -283,10 +293,7 @@ private:
         __mmask16 twice = a.tied_twice;
         SEQEMBED_DETAIL_UNROLL_RUNS
         for (int r = First; r < First + runs_per_step; ++r) {
-            const __m512i word = _mm512_load_si512(a.words[r % 4]);
-            const __m512i coarse = r / 4 == 3 ? _mm512_srli_epi32(word, 24)
-                                              : _mm512_and_si512(_mm512_srli_epi32(word, 8 * (r / 4)),
-                                                                 _mm512_set1_epi32(0xFF));
+            const __m512i coarse = run_coarse_bytes(_mm512_load_si512(a.words[r % 4]), r);
             const __mmask16 tied = _mm512_cmpeq_epi32_mask(coarse, tie);
             store_run(ahead_factors() + 16 * r, _mm512_cmpge_epu32_mask(coarse, threshold));
             twice = static_cast<__mmask16>(twice | (tied & once));

@@ -175,7 +175,7 @@ private:
         __m512i ties = _mm512_setzero_si512();
         SEQEMBED_DETAIL_UNROLL_RUNS
         for (int i = 0; i < span_runs; ++i)
-            ties = _mm512_mask_add_epi32(ties, _mm512_cmpeq_epi32_mask(coarse_byte(words, i), tie), ties,
+            ties = _mm512_mask_add_epi32(ties, _mm512_cmpeq_epi32_mask(run_coarse_bytes(words[i % 4], i), tie), ties,
                                          _mm512_set1_epi32(1));
         if (_mm512_cmpgt_epu32_mask(ties, _mm512_set1_epi32(1)) != 0) {
             write_span_drawn_whole(first, second, first_lines);
@@ -199,7 +199,7 @@ private:
             const Row row = from_first.plus(to_second.masked(in_second)).line(i);
             request_line(row.ahead);
             write_line(row, scales,
-                       _mm512_maskz_mov_ps(_mm512_cmpge_epu32_mask(coarse_byte(words, i), threshold), kept_factor));
+                       _mm512_maskz_mov_ps(_mm512_cmpge_epu32_mask(run_coarse_bytes(words[i % 4], i), threshold), kept_factor));
             if (i < philox_rounds)  // keys as immediates: no load from the stack (see the file's top)
                 philox_round_keyed_avx512(_mm512_set1_epi32(static_cast<int>(philox_round_key(seed, 0, i))),
                                           _mm512_set1_epi32(static_cast<int>(philox_round_key(seed, 1, i))), c);
@@ -208,11 +208,6 @@ private:
         ++m_span;
     }
 
-    /// Byte `run` / 4 of word `run` % 4 of 16 blocks: run `run`'s coarse bytes.
-    SEQEMBED_DETAIL_AVX512_INLINE static __m512i coarse_byte(const __m512i (&words)[4], int run) noexcept {
-        const __m512i shifted = _mm512_srli_epi32(words[run % 4], static_cast<unsigned>(8 * (run / 4)));
-        return run / 4 == 3 ? shifted : _mm512_and_si512(shifted, _mm512_set1_epi32(0xFF));
-    }
 
     /// write_span with the span's factors drawn in one go into m_factors (for second ties).
     SEQEMBED_DETAIL_TARGET_AVX512 void write_span_drawn_whole(const Row& first, const Row& second,
