@@ -230,15 +230,26 @@ private:
         const Index seq = ids.cols();
         const Index end_token = end_row * seq;
         const Scalar scale = m_embedding.scale();
-        // Embedding rows are requested ahead of their use (tuned on the headline workload, 2 KiB
-        // rows). Streamed rows request the row two tokens on, a line per line written (see
-        // RowStreamer). Other rows request the first 512 bytes of the row four tokens on: enough
-        // to start the hardware prefetcher on the rest.
+        // Embedding rows are requested ahead of their use. Rows given to RowStreamer or
+        // LineDraws request the row requests.rows_ahead tokens on as their lines go out, in the
+        // pattern measured best on this CPU (see row_requests.hpp). Other rows request the first
+        // 512 bytes of the row four tokens on: enough to start the hardware prefetcher on the
+        // rest.
+        const auto requests = detail::RowRequests::for_rows(sizeof(typename Embedding::StorageType) *
+                                                            static_cast<std::size_t>(width));
         const std::size_t prefetch_bytes = std::min<std::size_t>(
             sizeof(typename Embedding::StorageType) * static_cast<std::size_t>(width), 512);
-        const auto row_ahead = [&](Index row, Index distance) -> const void* {
-            if (row + distance >= end_token) return nullptr;
-            const TokenId ahead = ids((row + distance) / seq, (row + distance) % seq);
+        // The embedding row of the token `distance` tokens after (b, t) in these sequences, or
+        // null (past them, or an id outside the vocabulary: a padded token's).
+        const auto row_ahead = [&](Index b, Index t, Index distance) -> const void* {
+            Index ahead_b = b;
+            Index ahead_t = t + distance;
+            if (ahead_t >= seq) {  // the last tokens of a sequence: no division for the others
+                ahead_b += ahead_t / seq;
+                ahead_t %= seq;
+                if (ahead_b >= end_row) return nullptr;
+            }
+            const TokenId ahead = ids(ahead_b, ahead_t);
             return ahead >= 0 && ahead < m_embedding.vocab_size() ? m_embedding.row_data(ahead) : nullptr;
         };
         // Rows given to RowStreamer are computed in registers and written once, with streaming
@@ -252,7 +263,8 @@ private:
         // the span's words, which streaming stores do overlap (see line_draws.hpp).
         const bool streamed = uses_row_streamer(out.size());
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
-        detail::RowStreamer<Scalar> streamer(!dropping || m_output_stores == OutputStores::streaming);
+        detail::RowStreamer<Scalar> streamer(!dropping || m_output_stores == OutputStores::streaming,
+                                             requests.pattern);
 #if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
         std::optional<detail::LineDraws> line_draws;
         if constexpr (std::is_same_v<Scalar, float>) {
@@ -260,7 +272,7 @@ private:
             if (dropping && streamed && whole_lines && first_row * seq < end_token &&
                 detail::line_draws_fit(out.row(first_row * seq).data(), width))
                 line_draws.emplace(scale, m_dropout.seed(), call, m_dropout.threshold(),
-                                   m_dropout.template keep_scale<float>());
+                                   m_dropout.template keep_scale<float>(), requests.level());
         }
 #endif
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
@@ -276,7 +288,7 @@ private:
             if constexpr (std::is_same_v<typename Embedding::StorageType, Scalar>) {
                 if (streamed && stored != nullptr) {
                     const Scalar* embedding = m_embedding.row_data(ids(b, t));
-                    const auto* ahead = static_cast<const Scalar*>(row_ahead(row, 2));
+                    const auto* ahead = static_cast<const Scalar*>(row_ahead(b, t, requests.rows_ahead));
                     if (!dropping) {
                         streamer.write(out_row, embedding, scale, stored, nullptr, width, ahead);
                         return;
@@ -302,7 +314,7 @@ private:
                     return;
                 }
             }
-            if (const void* ahead = row_ahead(row, 4)) detail::prefetch(ahead, prefetch_bytes);
+            if (const void* ahead = row_ahead(b, t, 4)) detail::prefetch(ahead, prefetch_bytes);
             detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored, m_positions,
                               step_offset + token_index, width);
             if (dropping) draws.apply(out_row, width, first_element);

@@ -22,6 +22,7 @@
 #include "cpu_dispatch.hpp"
 #include "dropout_draws.hpp"
 #include "philox.hpp"
+#include "row_requests.hpp"
 #include "streaming_rows.hpp"
 
 namespace seqembed::detail {
@@ -48,37 +49,24 @@ inline bool line_draws_fit(const float* out, Index width) noexcept {
 class LineDraws {
 public:
     /// Rows of embeddings times embedding_scale, with the mask of call `call` under `seed` for
-    /// a 16-bit drop threshold and a keep scale.
+    /// a 16-bit drop threshold and a keep scale; the lines of the rows ahead are requested into
+    /// `level`.
     LineDraws(float embedding_scale, std::uint64_t seed, std::uint64_t call, std::uint32_t threshold,
-              float keep_scale) noexcept
+              float keep_scale, RequestLevel level = RequestLevel::l1) noexcept
         : m_embedding_scale(embedding_scale), m_seed(seed), m_call(call), m_limit(DrawThreshold::of(threshold)),
-          m_keep_scale(keep_scale) {}
+          m_keep_scale(keep_scale), m_level(level) {}
 
     /// Writes row out[0 .. width) = (embedding * embedding_scale + position) * factor, where out[0] is
     /// element first_element of the output (a multiple of 16) and line_draws_fit(out, width),
     /// or leaves its last lines for the next row or finish(); requests the lines of ahead[0 ..
-    /// width) (if not null) into L2 as it writes. The rows' memory must outlive finish().
-    SEQEMBED_DETAIL_TARGET_AVX512 void write_row(float* out, const float* embedding, const float* position,
-                                                 Index width, const float* ahead,
-                                                 std::uint64_t first_element) noexcept {
-        const Row row{out, embedding, position, ahead != nullptr ? ahead : embedding};
-        const auto lines = static_cast<int>(width / 16);
-        int line = 0;  // the row's first line not yet written or left waiting
-        if (first_element != m_next_element) {
-            finish_lines();
-            line = start_at(row, first_element);
-        } else if (m_waiting_lines > 0) {
-            write_span<true>(m_waiting, row, m_waiting_lines);  // the span that began in the last row
-            line = span_runs - m_waiting_lines;
+    /// width) (if not null) as it writes. The rows' memory must outlive finish().
+    void write_row(float* out, const float* embedding, const float* position, Index width, const float* ahead,
+                   std::uint64_t first_element) noexcept {
+        if (m_level == RequestLevel::l1) {
+            write_row_requesting<RequestLevel::l1>(out, embedding, position, width, ahead, first_element);
+        } else {
+            write_row_requesting<RequestLevel::l2>(out, embedding, position, width, ahead, first_element);
         }
-        while (lines - line >= span_runs) {
-            const Row at = row.at(line);
-            write_span<false>(at, at, span_runs);
-            line += span_runs;
-        }
-        m_waiting = row.at(line);
-        m_waiting_lines = lines - line;
-        m_next_element = first_element + static_cast<std::uint64_t>(width);
     }
 
     /// Writes the lines left waiting (with the factors of their span, drawn before), and orders
@@ -91,6 +79,32 @@ public:
 private:
     /// Rounds of Philox4x32-10.
     static constexpr int philox_rounds = 10;
+
+    /// write_row, requesting into Level.
+    template <RequestLevel Level>
+    SEQEMBED_DETAIL_TARGET_AVX512 void write_row_requesting(float* out, const float* embedding,
+                                                            const float* position, Index width,
+                                                            const float* ahead,
+                                                            std::uint64_t first_element) noexcept {
+        const Row row{out, embedding, position, ahead != nullptr ? ahead : embedding};
+        const auto lines = static_cast<int>(width / 16);
+        int line = 0;  // the row's first line not yet written or left waiting
+        if (first_element != m_next_element) {
+            finish_lines();
+            line = start_at(row, first_element);
+        } else if (m_waiting_lines > 0) {
+            write_span<true, Level>(m_waiting, row, m_waiting_lines);  // the span that began in the last row
+            line = span_runs - m_waiting_lines;
+        }
+        while (lines - line >= span_runs) {
+            const Row at = row.at(line);
+            write_span<false, Level>(at, at, span_runs);
+            line += span_runs;
+        }
+        m_waiting = row.at(line);
+        m_waiting_lines = lines - line;
+        m_next_element = first_element + static_cast<std::uint64_t>(width);
+    }
 
     /// Where a row's lines are, from a line on: output, embedding, position, and the line to
     /// request ahead.
@@ -156,8 +170,9 @@ private:
     /// The 15 lines of span m_span: lines 0 .. first_lines - 1 from `first` on, the rest from
     /// `second` on (all from `first` unless Crossing). Each line's factors come from the span's
     /// Philox words in registers, and rounds 0 to 9 of the next span's Philox run between the
-    /// lines. A span whose blocks tie twice (about one in 40) is drawn in one go instead.
-    template <bool Crossing>
+    /// lines. A span whose blocks tie twice (about one in 40) is drawn in one go instead. The
+    /// lines of the rows ahead go into Level.
+    template <bool Crossing, RequestLevel Level>
     SEQEMBED_DETAIL_TARGET_AVX512 SEQEMBED_DETAIL_NO_FP_CONTRACT void write_span(
         const Row& first, const Row& second, int first_lines) noexcept {
         SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
@@ -178,7 +193,7 @@ private:
             ties = _mm512_mask_add_epi32(ties, _mm512_cmpeq_epi32_mask(run_coarse_bytes(words[i % 4], i), tie), ties,
                                          _mm512_set1_epi32(1));
         if (_mm512_cmpgt_epu32_mask(ties, _mm512_set1_epi32(1)) != 0) {
-            write_span_drawn_whole(first, second, first_lines);
+            write_span_drawn_whole<Level>(first, second, first_lines);
             return;
         }
         const __m512 scales = _mm512_set1_ps(m_embedding_scale);
@@ -197,7 +212,7 @@ private:
         for (int i = 0; i < span_runs; ++i) {
             const auto in_second = std::uintptr_t{0} - static_cast<std::uintptr_t>(Crossing && i >= first_lines);
             const Row row = from_first.plus(to_second.masked(in_second)).line(i);
-            request_line(row.ahead);
+            request_line<Level>(row.ahead);
             write_line(row, scales,
                        _mm512_maskz_mov_ps(_mm512_cmpge_epu32_mask(run_coarse_bytes(words[i % 4], i), threshold), kept_factor));
             if (i < philox_rounds)  // keys as immediates: no load from the stack (see the file's top)
@@ -210,13 +225,14 @@ private:
 
 
     /// write_span with the span's factors drawn in one go into m_factors (for second ties).
+    template <RequestLevel Level>
     SEQEMBED_DETAIL_TARGET_AVX512 void write_span_drawn_whole(const Row& first, const Row& second,
                                                               int first_lines) noexcept {
         span_factors(m_words, m_limit, m_keep_scale, m_seed, m_call, m_span, m_factors);
         const __m512 scales = _mm512_set1_ps(m_embedding_scale);
         for (int i = 0; i < span_runs; ++i) {
             const Row row = i < first_lines ? first.at(i) : second.at(i - first_lines);
-            request_line(row.ahead);
+            request_line<Level>(row.ahead);
             write_line(row, scales, _mm512_load_ps(m_factors + 16 * i));
         }
         ++m_span;
@@ -259,6 +275,7 @@ private:
     std::uint64_t m_call;
     DrawThreshold m_limit;
     float m_keep_scale;
+    RequestLevel m_level;
     std::uint64_t m_next_element = ~std::uint64_t{0};  // no row ends here yet
     std::uint64_t m_span = 0;                           // the span written next
     Row m_waiting{};                                    // its first lines, when they wait

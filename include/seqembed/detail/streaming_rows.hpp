@@ -16,6 +16,7 @@
 #include "../types.hpp"
 #include "cpu_dispatch.hpp"
 #include "fused_rows.hpp"
+#include "row_requests.hpp"
 
 #if defined(__SSE2__) || defined(_M_X64)
 #include <immintrin.h>
@@ -113,21 +114,17 @@ struct StreamVector<double> {
 };
 #endif
 
-/// Asks for the line at `line` to be brought into L2 (a prefetch, which never faults).
-inline void request_line(const void* line) noexcept {
-    _mm_prefetch(static_cast<const char*>(line), _MM_HINT_T2);
-}
-
-/// Requests the lines of bytes [from, end) of a row, from its line at `from` on, that are left
-/// after a row's writing requested one line per line written.
+/// Requests the lines of bytes [from, end) of a row into Level, from its line at `from` on: those
+/// left after a row's writing requested one line per line written.
+template <RequestLevel Level>
 inline void request_rest(const char* from, const char* end) noexcept {
-    for (; from < end; from += 64) request_line(from);
+    for (; from < end; from += 64) request_line<Level>(from);
 }
 
 /// A row written with Vector: plain stores up to the first aligned element, then whole vectors,
-/// streamed if Streaming, then plain stores; the lines of `ahead` (if not null) are requested one
-/// per 64 bytes written.
-template <typename Vector, bool Streaming = true, typename Scalar>
+/// streamed if Streaming, then plain stores; the lines of `ahead` (if not null) are requested
+/// into Level one per 64 bytes written.
+template <typename Vector, bool Streaming = true, RequestLevel Level = RequestLevel::l1, typename Scalar>
 SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_row_with(
     Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position, const Scalar* factors,
     Index width, const Scalar* ahead) noexcept {
@@ -141,7 +138,7 @@ SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_row_with(
     const auto scales = Vector::broadcast(scale);
     for (Index vector = 0; j + Vector::lanes <= width; j += Vector::lanes, ++vector) {
         if (next_line != nullptr && vector % lanes_per_line == 0) {
-            request_line(next_line);
+            request_line<Level>(next_line);
             next_line += 64;
         }
         auto value = Vector::add(Vector::mul(Vector::load(embedding + j), scales), Vector::load(position + j));
@@ -153,7 +150,7 @@ SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_row_with(
         }
     }
     for (; j < width; ++j) stream_element(out, embedding, scale, position, factors, j);
-    if (next_line != nullptr) request_rest(next_line, reinterpret_cast<const char*>(ahead + width));
+    if (next_line != nullptr) request_rest<Level>(next_line, reinterpret_cast<const char*>(ahead + width));
 }
 
 #if SEQEMBED_DETAIL_AVX512_KERNELS
@@ -220,13 +217,12 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 /// streaming stores behind it: with outputs aligned to 16 bytes only (Eigen's in builds without
 /// AVX-512 flags), storing each row's ends directly made the headline training 40% slower.
 ///
-/// `ahead`, when not null, is the width values that the next call but one will read (the
-/// embedding row two tokens on): its lines are requested into L2 as the stores go out, 16 at a
-/// time every 16 lines written (with AVX-512; one per line written otherwise). Requested two
-/// rows ahead, one per line, the headline evaluation measured 1.07x a memcpy of the output,
-/// against 1.45x with its first 512 bytes requested four rows ahead in one go (2-core AMD EPYC,
-/// Zen 4); 16 at a time then took it from 3.41–3.55 to 3.02–3.14 ms (8 or 32 at a time: no
-/// better than one per line).
+/// `ahead`, when not null, is the width values that a later call will read (the embedding row
+/// RowRequests::rows_ahead tokens on): its lines are requested as the stores go out, in the
+/// RowRequests pattern the RowStreamer was made with: one per line written into L1, or (with
+/// AVX-512) sixteen into L2 every sixteen lines written, which is what Zen 4 measured best
+/// (3.41–3.55 ms one per line, 3.02–3.14 sixteen at a time; 8 or 32 at a time no better) and
+/// Zen 5 worst (see row_requests.hpp).
 ///
 /// A RowStreamer made with streaming = false writes the same values, lines and carried parts
 /// with plain stores instead, for training rows that MaskFactors draws for between the lines.
@@ -240,10 +236,13 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 template <typename Scalar>
 class RowStreamer {
 public:
-    /// Writes with streaming stores, or with plain ones.
-    explicit RowStreamer(bool streaming = true) noexcept : m_streaming(streaming) {}
+    /// Writes with streaming stores, or with plain ones, requesting the lines of `ahead` in
+    /// `requests`' pattern.
+    explicit RowStreamer(bool streaming = true,
+                         RowRequests::Pattern requests = RowRequests::Pattern::line_per_line) noexcept
+        : m_streaming(streaming), m_sixteen_lines(requests == RowRequests::Pattern::sixteen_lines) {}
 
-    /// out[j] for j < width, requesting ahead[0 .. width) into L2 (if not null). With AVX-512,
+    /// out[j] for j < width, requesting ahead[0 .. width) (if not null). With AVX-512,
     /// work->after_line() (if work is not null), inlined, follows each line streamed.
     template <typename Work = NoLineWork>
     void write(Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
@@ -252,18 +251,35 @@ public:
 #if SEQEMBED_DETAIL_AVX512_KERNELS
         if (cpu_has_avx512f()) {
             if (m_streaming) {
-                write_avx512<true>(out, embedding, scale, position, factors, width, ahead, work);
+                if (m_sixteen_lines) {
+                    write_avx512<true, true>(out, embedding, scale, position, factors, width, ahead, work);
+                } else {
+                    write_avx512<true, false>(out, embedding, scale, position, factors, width, ahead, work);
+                }
             } else {
-                write_avx512<false>(out, embedding, scale, position, factors, width, ahead, work);
+                if (m_sixteen_lines) {
+                    write_avx512<false, true>(out, embedding, scale, position, factors, width, ahead, work);
+                } else {
+                    write_avx512<false, false>(out, embedding, scale, position, factors, width, ahead, work);
+                }
             }
             return;
         }
 #endif
         (void)work;
+        // Sixteen lines at a time is an AVX-512 pattern; here its level (L2) is kept.
         if (m_streaming) {
-            stream_row_with<StreamVector<Scalar>, true>(out, embedding, scale, position, factors, width, ahead);
+            if (m_sixteen_lines) {
+                stream_row_with<StreamVector<Scalar>, true, RequestLevel::l2>(out, embedding, scale, position, factors, width, ahead);
+            } else {
+                stream_row_with<StreamVector<Scalar>, true, RequestLevel::l1>(out, embedding, scale, position, factors, width, ahead);
+            }
         } else {
-            stream_row_with<StreamVector<Scalar>, false>(out, embedding, scale, position, factors, width, ahead);
+            if (m_sixteen_lines) {
+                stream_row_with<StreamVector<Scalar>, false, RequestLevel::l2>(out, embedding, scale, position, factors, width, ahead);
+            } else {
+                stream_row_with<StreamVector<Scalar>, false, RequestLevel::l1>(out, embedding, scale, position, factors, width, ahead);
+            }
         }
     }
 
@@ -281,11 +297,10 @@ private:
     using Lanes = Avx512Lanes<Scalar>;
     using Mask = typename Lanes::Mask;
     static constexpr Index lanes = 64 / sizeof(Scalar);
-    /// Lines of `ahead` requested together, every as many lines written.
-    static constexpr Index lines_per_request = 16;
-
     SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
-    template <bool Streaming, typename Work>
+    /// SixteenLines: `ahead`'s lines are requested sixteen at a time into L2, every sixteen lines
+    /// written; otherwise one per line written, into L1.
+    template <bool Streaming, bool SixteenLines, typename Work>
     SEQEMBED_DETAIL_TARGET_AVX512 SEQEMBED_DETAIL_NO_FP_CONTRACT void write_avx512(
         Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
         const Scalar* factors, Index width, const Scalar* ahead, Work* work) noexcept {
@@ -315,10 +330,12 @@ private:
         // Addresses as integers: the last bunch may run past the row's end.
         const auto ahead_end = ahead == nullptr ? 0 : reinterpret_cast<std::uintptr_t>(ahead + width);
         auto next_request = reinterpret_cast<std::uintptr_t>(ahead);
+        constexpr RequestLevel level = SixteenLines ? RequestLevel::l2 : RequestLevel::l1;
+        constexpr Index lines_per_request = SixteenLines ? 16 : 1;
         for (Index line = 0; j < body_end; j += lanes, ++line) {
             if (ahead != nullptr && line % lines_per_request == 0) {
                 for (Index k = 0; k < lines_per_request; ++k, next_request += 64)
-                    if (next_request < ahead_end) request_line(reinterpret_cast<const void*>(next_request));
+                    if (next_request < ahead_end) request_line<level>(reinterpret_cast<const void*>(next_request));
             }
             const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(factors + j);
             const auto v = value(L::load(embedding + j), L::load(position + j), f);
@@ -329,7 +346,7 @@ private:
             }
             if (work != nullptr) work->after_line();
         }
-        for (; next_request < ahead_end; next_request += 64) request_line(reinterpret_cast<const void*>(next_request));
+        for (; next_request < ahead_end; next_request += 64) request_line<level>(reinterpret_cast<const void*>(next_request));
         if (j < width) {  // the row ends inside a line: its first values are carried
             if (m_filled != 0) flush_avx512();
             const Mask used = first(width - j);
@@ -382,6 +399,7 @@ private:
     Mask m_filled = 0;
 #endif
     bool m_streaming;
+    bool m_sixteen_lines;
 };
 #else
 /// Without streaming stores: the same values with plain stores (the pipeline does not use
@@ -390,7 +408,7 @@ template <typename Scalar>
 class RowStreamer {
 public:
     /// Plain stores whatever is asked.
-    explicit RowStreamer(bool = true) noexcept {}
+    explicit RowStreamer(bool = true, RowRequests::Pattern = RowRequests::Pattern::line_per_line) noexcept {}
     /// out[j] for j < width (ahead and work are for the x86 rows).
     template <typename Work = NoLineWork>
     void write(Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
