@@ -342,17 +342,20 @@ TEMPLATE_TEST_CASE("The build's own streaming row writes what the AVX-512 one do
             seqembed::detail::stream_row_with<seqembed::detail::StreamVector<TestType>>(
                 own.data() + shift, embedding.data(), scale, position.data(), f, width, ahead);
             REQUIRE(own == expected);
-            // The row the CPU gets, with streaming stores and with the plain ones of training.
-            for (const bool streaming_stores : {true, false}) {
-                CAPTURE(streaming_stores);
-                std::vector<TestType> picked = expected;
-                std::fill(picked.begin(), picked.end(), TestType(0));
-                seqembed::detail::RowStreamer<TestType> streamer(streaming_stores);
-                streamer.write(picked.data() + shift, embedding.data(), scale, position.data(), f,
-                               width, ahead);
-                streamer.finish();
-                REQUIRE(picked == expected);
-            }
+            // The row the CPU gets, with streaming stores and with the plain ones of training, and
+            // either pattern of requests (Zen 4's sixteen lines at a time, the others' one).
+            using Pattern = seqembed::detail::RowRequests::Pattern;
+            for (const bool streaming_stores : {true, false})
+                for (const Pattern pattern : {Pattern::line_per_line, Pattern::sixteen_lines}) {
+                    CAPTURE(streaming_stores, pattern == Pattern::sixteen_lines);
+                    std::vector<TestType> picked = expected;
+                    std::fill(picked.begin(), picked.end(), TestType(0));
+                    seqembed::detail::RowStreamer<TestType> streamer(streaming_stores, pattern);
+                    streamer.write(picked.data() + shift, embedding.data(), scale, position.data(), f,
+                                   width, ahead);
+                    streamer.finish();
+                    REQUIRE(picked == expected);
+                }
         }
 }
 #endif
@@ -364,7 +367,9 @@ TEST_CASE("LineDraws writes each row as the fused row with MaskFactors' factors"
     // spans between the lines. Checked against stream_element with MaskFactors' factors: rows
     // that start at every run of a span, gaps between rows (a restart), widths that are and are
     // not multiples of a span, thresholds with and without ties, and spans from 2^28 - 5 on,
-    // whose blocks cross 2^32. Enough spans for some with second ties.
+    // whose blocks cross 2^32. Enough spans for some with second ties. Rows lie a line apart, so
+    // that a span that crosses rows must find its second row's address (a sentinel between the
+    // rows would be overwritten otherwise); lines ahead are requested into either level.
     if (!seqembed::detail::cpu_has_avx512f()) {
         WARN("this CPU has no AVX-512F: LineDraws is not used, not tested");
         return;
@@ -382,24 +387,27 @@ TEST_CASE("LineDraws writes each row as the fused row with MaskFactors' factors"
                     RowMatrix<float> embedding = RowMatrix<float>::Random(rows, width);
                     RowMatrix<float> position = RowMatrix<float>::Random(rows, width);
                     const float sentinel = -777.0f;
-                    const std::size_t size = static_cast<std::size_t>(rows * width);
+                    const Index stride = width + 16;  // a line between rows
+                    const std::size_t size = static_cast<std::size_t>(rows * stride);
                     std::vector<float> storage(size + 16, sentinel);
                     const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
                     float* out = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
                     std::vector<float> expected(size, sentinel);
+                    using seqembed::detail::RequestLevel;
                     seqembed::detail::LineDraws draws(scale, dropout.seed(), call, dropout.threshold(),
-                                                      dropout.keep_scale<float>());
+                                                      dropout.keep_scale<float>(),
+                                                      run % 2 == 0 ? RequestLevel::l1 : RequestLevel::l2);
                     std::vector<float> factors(static_cast<std::size_t>(width));
                     for (Index r = 0; r < rows; ++r) {
                         if (r % 16 == 7) continue;  // a gap: the next row starts the draw again
                         const std::uint64_t element = first_element + static_cast<std::uint64_t>(r * width);
                         dropout.factors<float>(call).write(factors.data(), width, element);
                         for (Index j = 0; j < width; ++j)
-                            seqembed::detail::stream_element(expected.data() + r * width, embedding.row(r).data(),
+                            seqembed::detail::stream_element(expected.data() + r * stride, embedding.row(r).data(),
                                                              scale, position.row(r).data(), factors.data(), j);
                         const float* ahead = r % 3 == 0 ? nullptr : embedding.row((r + 2) % rows).data();
-                        REQUIRE(seqembed::detail::line_draws_fit(out + r * width, width));
-                        draws.write_row(out + r * width, embedding.row(r).data(), position.row(r).data(), width,
+                        REQUIRE(seqembed::detail::line_draws_fit(out + r * stride, width));
+                        draws.write_row(out + r * stride, embedding.row(r).data(), position.row(r).data(), width,
                                         ahead, element);
                     }
                     draws.finish();
@@ -416,12 +424,18 @@ TEST_CASE("Float training on whole aligned lines writes the same bits with any s
     // LineDraws in training with streaming stores (and with automatic ones above 4 MiB): the
     // draw runs across rows, restarts after padded rows and at each worker's first row, and
     // around rows whose positions lie past a table of 300 (computed, so written the other way).
-    // Cached stores apply MaskFactors to each row instead. Row strides of the width and beyond.
+    // Cached stores apply MaskFactors to each row instead. Row strides of the width and beyond;
+    // a threshold without ties and one with, under two seeds.
     IdMatrix ids(5, 520);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = 1 + (i * 37) % 700;
     ids.row(1).head(30).setConstant(0);  // left padding
     ids.row(3).tail(17).setConstant(0);  // right padding
     const float sentinel = -4321.0f;
+    struct Mask {
+        double p;
+        std::uint64_t seed;
+    };
+    for (const Mask mask : {Mask{0.1, 17}, Mask{0.5, (std::uint64_t{1} << 40) + 3}})
     for (const Index width : {Index{256}, Index{512}}) {
         std::vector<RowMatrix<float>> outputs;
         for (const Index max_len : {Index{5000}, Index{300}})
@@ -429,13 +443,13 @@ TEST_CASE("Float training on whole aligned lines writes the same bits with any s
                 for (const int threads : {1, 2, 3})
                     for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
                                               seqembed::OutputStores::automatic}) {
-                        CAPTURE(width, max_len, stride, threads, static_cast<int>(stores));
+                        CAPTURE(mask.p, width, max_len, stride, threads, static_cast<int>(stores));
                         SinusoidalOptions positions;
                         positions.max_len = max_len;
                         positions.beyond = seqembed::BeyondTable::compute;
                         seqembed::PipelineOptions options;
-                        options.dropout = 0.1;
-                        options.dropout_seed = 17;
+                        options.dropout = mask.p;
+                        options.dropout_seed = mask.seed;
                         options.threads = threads;
                         options.output_stores = stores;
                         InputPipeline<float> pipeline(TokenEmbedding<float>(701, width),
