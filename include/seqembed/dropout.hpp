@@ -8,6 +8,7 @@
 
 #include "detail/checks.hpp"
 #include "detail/dropout_draws.hpp"
+#include "detail/large_memory.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -191,7 +192,7 @@ public:
     /// @return the result, same shape.
     template <typename Scalar>
     RowMatrix<Scalar> forward(const Eigen::Ref<const RowMatrix<Scalar>>& x) const {
-        RowMatrix<Scalar> out(x.rows(), x.cols());
+        RowMatrix<Scalar> out = detail::new_output<Scalar>(x.rows(), x.cols());
         forward_into<Scalar>(x, out);
         return out;
     }

@@ -12,6 +12,7 @@
 
 #include "detail/checks.hpp"
 #include "detail/fused_rows.hpp"
+#include "detail/large_memory.hpp"
 #include "detail/line_draws.hpp"
 #include "detail/streaming_rows.hpp"
 #include "dropout.hpp"
@@ -139,7 +140,7 @@ public:
     /// @throws as forward_into.
     RowMatrix<Scalar> forward(const IdsRef& ids, const Padding& padding = Padding::none(),
                               std::int64_t step_offset = 0) const {
-        RowMatrix<Scalar> out(ids.size(), d_model());
+        RowMatrix<Scalar> out = detail::new_output<Scalar>(ids.size(), d_model());
         forward_into(ids, padding, out, step_offset);
         return out;
     }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "detail/checks.hpp"
+#include "detail/large_memory.hpp"
 #include "detail/normal_init.hpp"
 #include "detail/row_table.hpp"
 #include "error.hpp"
@@ -202,7 +203,7 @@ public:
     /// @return a new (batch * seq) x d_model matrix.
     /// @throws index_error for an id outside [0, vocab_size).
     RowMatrix<Scalar> forward(const IdsRef& ids) const {
-        RowMatrix<Scalar> out(ids.size(), d_model());
+        RowMatrix<Scalar> out = detail::new_output<Scalar>(ids.size(), d_model());
         forward_into(ids, out);
         return out;
     }

@@ -11,12 +11,12 @@
 #include "../error.hpp"
 #include "../types.hpp"
 #include "checks.hpp"
-#include "table_memory.hpp"
+#include "large_memory.hpp"
 
 namespace seqembed::detail {
 
 /// The storage behind TokenEmbedding and LearnedPositionalEmbedding: values it owns (in
-/// table_memory, huge pages for large tables), or a view of memory the caller keeps alive (a
+/// large_memory.hpp, huge pages for large tables), or a view of memory the caller keeps alive (a
 /// memory-mapped checkpoint). Copies of an owning table copy the values; copies of a view share
 /// the caller's memory.
 template <typename Scalar>
