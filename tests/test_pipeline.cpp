@@ -367,65 +367,75 @@ TEST_CASE("LineDraws writes each row as the fused row with MaskFactors' factors"
     // spans between the lines. Checked against stream_element with MaskFactors' factors: rows
     // that start at every run of a span, gaps between rows (a restart), widths that are and are
     // not multiples of a span, thresholds with and without ties, and spans from 2^28 - 5 on,
-    // whose blocks cross 2^32. Enough spans for some with second ties. Rows lie a line apart, so
-    // that a span that crosses rows must find its second row's address (a sentinel between the
-    // rows would be overwritten otherwise); lines ahead are requested into either level.
+    // whose blocks cross 2^32. Enough spans for some with second ties. Rows that start on lines
+    // lie a line apart, so that a span that crosses rows must find its second row's address (a
+    // sentinel between the rows would be overwritten otherwise); rows that start inside lines
+    // (shifted) lie end to end, and the sentinels of a skipped row, before the first row and
+    // after the last must survive the masked stores at the ends of each stretch. Lines ahead
+    // are requested into either level.
     if (!seqembed::detail::cpu_has_avx512f()) {
         WARN("this CPU has no AVX-512F: LineDraws is not used, not tested");
         return;
     }
+    using seqembed::detail::RequestLevel;
     using seqembed::detail::span_elements;
     const float scale = 22.627417f;
     const Index rows = 48;
-    for (const double p : {0.1, 0.5, 0.99999})
-        for (const Index width : {Index{240}, Index{256}, Index{496}, Index{1040}})
-            for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 5})
-                for (std::uint64_t run = 0; run < 15; run += p == 0.1 ? 1 : 7) {
-                    const seqembed::Dropout dropout(p, 4321);
-                    const std::uint64_t call = 6;
-                    const std::uint64_t first_element = first_span * span_elements + 16 * run;
-                    RowMatrix<float> embedding = RowMatrix<float>::Random(rows, width);
-                    RowMatrix<float> position = RowMatrix<float>::Random(rows, width);
-                    const float sentinel = -777.0f;
-                    const Index stride = width + 16;  // a line between rows
-                    const std::size_t size = static_cast<std::size_t>(rows * stride);
-                    std::vector<float> storage(size + 16, sentinel);
-                    const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
-                    float* out = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
-                    std::vector<float> expected(size, sentinel);
-                    using seqembed::detail::RequestLevel;
-                    seqembed::detail::LineDraws draws(scale, dropout.seed(), call, dropout.threshold(),
-                                                      dropout.keep_scale<float>(),
-                                                      run % 2 == 0 ? RequestLevel::l1 : RequestLevel::l2);
-                    std::vector<float> factors(static_cast<std::size_t>(width));
-                    for (Index r = 0; r < rows; ++r) {
-                        if (r % 16 == 7) continue;  // a gap: the next row starts the draw again
-                        const std::uint64_t element = first_element + static_cast<std::uint64_t>(r * width);
-                        dropout.factors<float>(call).write(factors.data(), width, element);
-                        for (Index j = 0; j < width; ++j)
-                            seqembed::detail::stream_element(expected.data() + r * stride, embedding.row(r).data(),
-                                                             scale, position.row(r).data(), factors.data(), j);
-                        const float* ahead = r % 3 == 0 ? nullptr : embedding.row((r + 2) % rows).data();
-                        REQUIRE(seqembed::detail::line_draws_fit(out + r * stride, width));
-                        draws.write_row(out + r * stride, embedding.row(r).data(), position.row(r).data(), width,
-                                        ahead, element);
+    for (const int shift : {0, 4, 11})
+        for (const double p : {0.1, 0.5, 0.99999})
+            for (const Index width : {Index{240}, Index{256}, Index{496}, Index{1040}})
+                for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 5})
+                    for (std::uint64_t run = 0; run < 15; run += p == 0.1 ? 1 : 7) {
+                        const seqembed::Dropout dropout(p, 4321);
+                        const std::uint64_t call = 6;
+                        const std::uint64_t first_element = first_span * span_elements + 16 * run;
+                        RowMatrix<float> embedding = RowMatrix<float>::Random(rows, width);
+                        RowMatrix<float> position = RowMatrix<float>::Random(rows, width);
+                        const float sentinel = -777.0f;
+                        const Index stride = shift == 0 ? width + 16 : width;  // a line between rows, or none
+                        // From a line boundary: `shift` floats, the rows, a line.
+                        const std::size_t size = static_cast<std::size_t>(shift + rows * stride + 16);
+                        std::vector<float> storage(size + 16, sentinel);
+                        const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+                        float* line = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
+                        float* out = line + shift;
+                        std::vector<float> expected(size, sentinel);
+                        seqembed::detail::LineDraws draws(scale, dropout.seed(), call, dropout.threshold(),
+                                                          dropout.keep_scale<float>(), shift,
+                                                          run % 2 == 0 ? RequestLevel::l1 : RequestLevel::l2);
+                        std::vector<float> factors(static_cast<std::size_t>(width));
+                        for (Index r = 0; r < rows; ++r) {
+                            if (r % 16 == 7) continue;  // a gap: the next row starts the draw again
+                            const std::uint64_t element = first_element + static_cast<std::uint64_t>(r * width);
+                            dropout.factors<float>(call).write(factors.data(), width, element);
+                            for (Index j = 0; j < width; ++j)
+                                seqembed::detail::stream_element(expected.data() + shift + r * stride,
+                                                                 embedding.row(r).data(), scale,
+                                                                 position.row(r).data(), factors.data(), j);
+                            const float* ahead = r % 3 == 0 ? nullptr : embedding.row((r + 2) % rows).data();
+                            REQUIRE(seqembed::detail::lane_shift(out + r * stride) == shift);
+                            REQUIRE(seqembed::detail::line_draws_fit(out + r * stride, width, stride == width));
+                            draws.write_row(out + r * stride, embedding.row(r).data(), position.row(r).data(),
+                                            width, ahead, element);
+                        }
+                        draws.finish();
+                        CAPTURE(shift, p, width, first_span, run);
+                        REQUIRE(std::vector<float>(line, line + size) == expected);
+                        REQUIRE(line[size] == sentinel);
                     }
-                    draws.finish();
-                    CAPTURE(p, width, first_span, run);
-                    REQUIRE(std::vector<float>(out, out + size) == expected);
-                    REQUIRE(out[size] == sentinel);
-                }
 }
 #endif
 
-TEST_CASE("Float training on whole aligned lines writes the same bits with any stores and threads",
+TEST_CASE("Float training rows of whole lines write the same bits with any stores and threads",
           "[pipeline][threads][streaming]") {
-    // Rows that start on a 64-byte line, of whole lines and at least a mask span wide, take
-    // LineDraws in training with streaming stores (and with automatic ones above 4 MiB): the
-    // draw runs across rows, restarts after padded rows and at each worker's first row, and
-    // around rows whose positions lie past a table of 300 (computed, so written the other way).
-    // Cached stores apply MaskFactors to each row instead. Row strides of the width and beyond;
-    // a threshold without ties and one with, under two seeds.
+    // Rows of whole runs (16 floats), at least a mask span wide, that start on a 64-byte line or
+    // lie end to end, take LineDraws in training with streaming stores (and with automatic ones
+    // above 4 MiB): the draw runs across rows, restarts after padded rows and at each worker's
+    // first row, and around rows whose positions lie past a table of 300 (computed, so written
+    // the other way). Cached stores apply MaskFactors to each row instead. Row strides of the
+    // width and beyond; rows end to end that start 4 or 13 floats into a line (their lines
+    // straddle rows, workers and padded rows); a threshold without ties and one with, under two
+    // seeds.
     IdMatrix ids(5, 520);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = 1 + (i * 37) % 700;
     ids.row(1).head(30).setConstant(0);  // left padding
@@ -440,10 +450,12 @@ TEST_CASE("Float training on whole aligned lines writes the same bits with any s
         std::vector<RowMatrix<float>> outputs;
         for (const Index max_len : {Index{5000}, Index{300}})
             for (const Index stride : {width, width + 48})
+                for (const Index shift : {0, 4, 13})
                 for (const int threads : {1, 2, 3})
                     for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
                                               seqembed::OutputStores::automatic}) {
-                        CAPTURE(mask.p, width, max_len, stride, threads, static_cast<int>(stores));
+                        if (shift != 0 && stride != width) continue;  // rows apart start on lines
+                        CAPTURE(mask.p, width, max_len, stride, shift, threads, static_cast<int>(stores));
                         SinusoidalOptions positions;
                         positions.max_len = max_len;
                         positions.beyond = seqembed::BeyondTable::compute;
@@ -456,9 +468,10 @@ TEST_CASE("Float training on whole aligned lines writes the same bits with any s
                                                       SinusoidalPositionalEncoding<float>(width, positions), options);
                         pipeline.set_training(true);
                         const std::size_t used = static_cast<std::size_t>(ids.size() * stride);
-                        std::vector<float> storage(used + 16, sentinel);
+                        std::vector<float> storage(used + 32, sentinel);
                         const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
-                        float* first = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
+                        float* line = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
+                        float* first = line + shift;
                         Eigen::Map<RowMatrix<float>, 0, Eigen::OuterStride<>> view(first, ids.size(), width,
                                                                                     Eigen::OuterStride<>(stride));
                         pipeline.forward_into(ids, Padding::by_id(0), view);
@@ -466,6 +479,7 @@ TEST_CASE("Float training on whole aligned lines writes the same bits with any s
                         std::size_t overwritten = 0;  // outside the rows
                         for (std::size_t k = 0; k < used; ++k)
                             overwritten += static_cast<Index>(k) % stride >= width && !(first[k] == sentinel) ? 1 : 0;
+                        for (Index k = 0; k < shift; ++k) overwritten += line[k] == sentinel ? 0 : 1;
                         REQUIRE(overwritten == 0);
                         REQUIRE(first[used] == sentinel);
                     }

@@ -30,8 +30,9 @@ enum class OutputStores {
     /// 64-byte vectors: builds with AVX, or any x86-64 build (GCC, clang) on a CPU with
     /// AVX-512F, picked at run time. Plain stores below that size, and where only SSE2's
     /// 16-byte streaming stores are at hand (they measured slower). In training, large float
-    /// outputs whose rows start on 64-byte lines and are whole lines, at least 240 wide, are
-    /// streamed too, with the dropout mask drawn between the lines in code without branches
+    /// outputs whose width is a multiple of 16 and at least 240, and whose rows start on 64-byte
+    /// lines or lie end to end (an Eigen matrix, whatever its alignment), are streamed too, with
+    /// the dropout mask drawn between the lines in code without branches
     /// (detail/line_draws.hpp), with AVX-512. Other large training outputs are computed a row
     /// at a time in registers but written with plain stores: the mask is drawn between their
     /// lines with branches, which the CPU measured (Zen 4) overlapped with plain stores only.
@@ -259,9 +260,10 @@ private:
         // stores were asked for) they are written with plain stores, which that draw does not
         // hold up (see RowStreamer).
         //
-        // Float training rows on whole aligned lines, with AVX-512, take LineDraws instead: the
-        // mask drawn between the lines in straight-line code that reads nothing but the rows and
-        // the span's words, which streaming stores do overlap (see line_draws.hpp).
+        // Float training rows of whole runs (16 elements) that start on lines or lie end to end,
+        // with AVX-512, take LineDraws instead: the mask drawn between the lines in
+        // straight-line code that reads nothing but the rows and the span's words, which
+        // streaming stores do overlap (see line_draws.hpp).
         const bool streamed = uses_row_streamer(out.size());
         detail::MaskFactors<Scalar> draws = m_dropout.factors<Scalar>(call);
         detail::RowStreamer<Scalar> streamer(!dropping || m_output_stores == OutputStores::streaming,
@@ -269,11 +271,17 @@ private:
 #if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
         std::optional<detail::LineDraws> line_draws;
         if constexpr (std::is_same_v<Scalar, float>) {
-            const bool whole_lines = out.outerStride() % 16 == 0;  // every row starts on a line
-            if (dropping && streamed && whole_lines && first_row * seq < end_token &&
-                detail::line_draws_fit(out.row(first_row * seq).data(), width))
-                line_draws.emplace(scale, m_dropout.seed(), call, m_dropout.threshold(),
-                                   m_dropout.template keep_scale<float>(), requests.level());
+            // Every row at the same place in its line; rows end to end, so that lines shared by
+            // two rows are this thread's, but at the ends of its rows.
+            const bool same_shift = out.outerStride() % 16 == 0;
+            const bool contiguous = out.outerStride() == width;
+            if (dropping && streamed && same_shift && first_row * seq < end_token) {
+                const float* first_out = out.row(first_row * seq).data();
+                if (detail::line_draws_fit(first_out, width, contiguous))
+                    line_draws.emplace(scale, m_dropout.seed(), call, m_dropout.threshold(),
+                                       m_dropout.template keep_scale<float>(), detail::lane_shift(first_out),
+                                       requests.level());
+            }
         }
 #endif
         padding.for_each_token_in_rows(ids, first_row, end_row, [&](Index b, Index t,
