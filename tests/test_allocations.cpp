@@ -17,6 +17,7 @@ struct eigen_allocated : std::logic_error {
 #include <seqembed/seqembed.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -114,6 +115,22 @@ TEST_CASE("InputPipeline::forward_into does not allocate", "[allocations]") {
             CHECK(allocations_during([&] { pipeline.forward_into(ids, by_id, out, 3); }) == 0);
             CHECK(allocations_during([&] { pipeline.forward_into(ids, right, out); }) == 0);
             CHECK(allocations_during([&] { pipeline.forward_into(ids, from_mask, out); }) == 0);
+        }
+
+    // Streamed rows: RowStreamer in evaluation, LineDraws in training, on rows that start on a
+    // line and on rows that start 4 floats into one.
+    seqembed::PipelineOptions streamed{/*dropout=*/0.1, /*dropout_seed=*/2};
+    streamed.output_stores = seqembed::OutputStores::streaming;
+    InputPipeline<float> wide(seqembed::TokenEmbedding<float>(100, 256), seqembed::SinusoidalPositionalEncoding<float>(256),
+                              streamed);
+    std::vector<float> storage(static_cast<std::size_t>(ids.size() * 256 + 32));
+    const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+    float* line = storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(float));
+    for (const bool training : {false, true})
+        for (const Index shift : {0, 4}) {
+            wide.set_training(training);
+            Eigen::Map<RowMatrix<float>> wide_out(line + shift, ids.size(), 256);
+            CHECK(allocations_during([&] { wide.forward_into(ids, wide_out); }) == 0);
         }
 
     using Learned = seqembed::LearnedPositionalEmbedding<double>;
