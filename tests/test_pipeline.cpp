@@ -254,18 +254,39 @@ TEST_CASE("forward_into writes into a strided or unaligned view of caller memory
     REQUIRE(RowMatrix<double>(shifted) == replay.forward(ids));
 }
 
-TEST_CASE("A pipeline over a bfloat16 table gives the float pipeline's answer on its values",
-          "[pipeline][storage]") {
-    const RowMatrix<float> weights = RowMatrix<float>::Random(64, 32);
-    const RowMatrix<Eigen::bfloat16> narrow = weights.cast<Eigen::bfloat16>();
-    using Narrow = seqembed::TokenEmbedding<float, Eigen::bfloat16>;
-    const InputPipeline<float, SinusoidalPositionalEncoding<float>, Narrow> compact(
-        Narrow::from_weights(narrow), SinusoidalPositionalEncoding<float>(32));
-    const InputPipeline<float> wide(TokenEmbedding<float>::from_weights(narrow.cast<float>()),
-                                    SinusoidalPositionalEncoding<float>(32));
+TEMPLATE_TEST_CASE("A pipeline over a bfloat16 or half table gives the float pipeline's answer on its values",
+                   "[pipeline][storage][streaming]", Eigen::bfloat16, Eigen::half) {
+    // The narrow rows are widened exactly: by the AVX-512 streaming row (whole vectors, the ends
+    // of rows that start inside a line, rows narrower than a vector) or one by one. The float
+    // pipeline over the same values, with the same stores and dropout, is the reference.
     IdMatrix ids(3, 9);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 5) % 64;
-    REQUIRE(compact.forward(ids, Padding::by_id(0)) == wide.forward(ids, Padding::by_id(0)));
+    ids(1, 0) = 0;  // a padded token
+    using Narrow = seqembed::TokenEmbedding<float, TestType>;
+    for (const Index width : {5, 13, 32, 37, 256})
+        for (const Index shift : {0, 3})
+            for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
+                for (const bool training : {false, true}) {
+                    CAPTURE(width, shift, static_cast<int>(stores), training);
+                    const RowMatrix<float> weights = RowMatrix<float>::Random(64, width);
+                    const RowMatrix<TestType> narrow = weights.cast<TestType>();
+                    seqembed::PipelineOptions options;
+                    options.dropout = 0.3;
+                    options.dropout_seed = 5;
+                    options.output_stores = stores;
+                    InputPipeline<float, SinusoidalPositionalEncoding<float>, Narrow> compact(
+                        Narrow::from_weights(narrow), SinusoidalPositionalEncoding<float>(width), options);
+                    InputPipeline<float> wide(TokenEmbedding<float>::from_weights(narrow.template cast<float>()),
+                                              SinusoidalPositionalEncoding<float>(width), options);
+                    compact.set_training(training);
+                    wide.set_training(training);
+                    std::vector<float> storage(static_cast<std::size_t>(ids.size() * width + 16), -1.0f);
+                    Eigen::Map<RowMatrix<float>> out(storage.data() + shift, ids.size(), width);
+                    compact.forward_into(ids, Padding::by_id(0), out);
+                    REQUIRE(out == wide.forward(ids, Padding::by_id(0)));
+                    for (Index k = 0; k < shift; ++k) REQUIRE(storage[static_cast<std::size_t>(k)] == -1.0f);
+                    REQUIRE(storage.back() == -1.0f);
+                }
 }
 
 TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout included",

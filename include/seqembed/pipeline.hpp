@@ -40,8 +40,9 @@ enum class OutputStores {
     /// Plain stores: the output stays in cache for whatever reads it next.
     cached,
     /// Streaming (non-temporal) stores: each output line is written once instead of read and
-    /// written, and does not evict the tables from the cache. x86 only (plain elsewhere), and
-    /// only for a table of Scalar (a bfloat16 or half table is written with plain stores).
+    /// written, and does not evict the tables from the cache. x86 only (plain elsewhere); a
+    /// bfloat16 or half table's rows are widened by the AVX-512 row, so they are streamed only
+    /// where the CPU has AVX-512F (plain stores elsewhere).
     streaming
 };
 
@@ -210,6 +211,9 @@ public:
     }
 
 private:
+    /// The type of the token table's values (Scalar, or bfloat16 or half for float).
+    using Storage = typename Embedding::StorageType;
+
     // Outputs this large go around the cache under OutputStores::automatic: more than a core's
     // L2, so the next layer would not find them there anyway.
     static constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
@@ -237,10 +241,10 @@ private:
         // pattern measured best on this CPU (see row_requests.hpp). Other rows request the first
         // 512 bytes of the row four tokens on: enough to start the hardware prefetcher on the
         // rest.
-        const auto requests = detail::RowRequests::for_rows(sizeof(typename Embedding::StorageType) *
+        const auto requests = detail::RowRequests::for_rows(sizeof(Storage) *
                                                             static_cast<std::size_t>(width));
         const std::size_t prefetch_bytes = std::min<std::size_t>(
-            sizeof(typename Embedding::StorageType) * static_cast<std::size_t>(width), 512);
+            sizeof(Storage) * static_cast<std::size_t>(width), 512);
         // The embedding row of the token `distance` tokens after (b, t) in these sequences, or
         // null (past them, or an id outside the vocabulary: a padded token's).
         const auto row_ahead = [&](Index b, Index t, Index distance) -> const void* {
@@ -270,7 +274,7 @@ private:
                                              requests.pattern);
 #if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
         std::optional<detail::LineDraws> line_draws;
-        if constexpr (std::is_same_v<Scalar, float>) {
+        if constexpr (std::is_same_v<Storage, float>) {
             // Every row at the same place in its line; rows end to end, so that lines shared by
             // two rows are this thread's, but at the ends of its rows.
             const bool same_shift = out.outerStride() % 16 == 0;
@@ -294,34 +298,31 @@ private:
             }
             const auto first_element = static_cast<std::uint64_t>(row * width);
             const Scalar* stored = m_positions.stored_row(step_offset + token_index);
-            if constexpr (std::is_same_v<typename Embedding::StorageType, Scalar>) {
-                if (streamed && stored != nullptr) {
-                    const Scalar* embedding = m_embedding.row_data(ids(b, t));
-                    const auto* ahead = static_cast<const Scalar*>(row_ahead(b, t, requests.rows_ahead));
-                    if (!dropping) {
-                        streamer.write(out_row, embedding, scale, stored, nullptr, width, ahead);
-                        return;
-                    }
-#if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
-                    if constexpr (std::is_same_v<Scalar, float>) {
-                        if (line_draws) {
-                            line_draws->write_row(out_row, embedding, stored, width, ahead, first_element);
-                            return;
-                        }
-                    }
-#endif
-                    // A piece per mask span, drawing the next span between its lines.
-                    constexpr auto span = detail::span_elements;
-                    for (Index j = 0; j < width;) {
-                        const auto element = first_element + static_cast<std::uint64_t>(j);
-                        const Index n = std::min(width - j, static_cast<Index>(span - element % span));
-                        streamer.write(out_row + j, embedding + j, scale, stored + j,
-                                       draws.at(element), n, ahead == nullptr ? nullptr : ahead + j,
-                                       &draws);
-                        j += n;
-                    }
+            if (streamed && stored != nullptr) {
+                const Storage* embedding = m_embedding.row_data(ids(b, t));
+                const auto* ahead = static_cast<const Storage*>(row_ahead(b, t, requests.rows_ahead));
+                if (!dropping) {
+                    streamer.write(out_row, embedding, scale, stored, nullptr, width, ahead);
                     return;
                 }
+#if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
+                if constexpr (std::is_same_v<Storage, float>) {
+                    if (line_draws) {
+                        line_draws->write_row(out_row, embedding, stored, width, ahead, first_element);
+                        return;
+                    }
+                }
+#endif
+                // A piece per mask span, drawing the next span between its lines.
+                constexpr auto span = detail::span_elements;
+                for (Index j = 0; j < width;) {
+                    const auto element = first_element + static_cast<std::uint64_t>(j);
+                    const Index n = std::min(width - j, static_cast<Index>(span - element % span));
+                    streamer.write(out_row + j, embedding + j, scale, stored + j, draws.at(element), n,
+                                   ahead == nullptr ? nullptr : ahead + j, &draws);
+                    j += n;
+                }
+                return;
             }
             if (const void* ahead = row_ahead(b, t, 4)) detail::prefetch(ahead, prefetch_bytes);
             detail::embed_row(out_row, m_embedding.row_data(ids(b, t)), scale, stored, m_positions,
@@ -337,9 +338,9 @@ private:
     /// Whether rows of an output of `elements` go to RowStreamer (streaming stores, or plain
     /// ones in training under OutputStores::automatic).
     bool uses_row_streamer(Index elements) const noexcept {
-        if (!detail::streaming_available ||
-            !std::is_same_v<typename Embedding::StorageType, Scalar>)
-            return false;
+        if (!detail::streaming_available) return false;
+        // A bfloat16 or half table is widened by the AVX-512 row only.
+        if (!std::is_same_v<Storage, Scalar> && !detail::cpu_has_avx512f()) return false;
         switch (m_output_stores) {
             case OutputStores::cached: return false;
             case OutputStores::streaming: return true;

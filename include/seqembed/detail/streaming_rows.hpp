@@ -42,13 +42,14 @@ inline bool streaming_by_default() noexcept {
 #endif
 }
 
-/// Element j of a streamed row, with a plain store (the row's unaligned ends).
-template <typename Scalar>
-SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_element(Scalar* out, const Scalar* embedding, Scalar scale,
+/// Element j of a streamed row, with a plain store (the row's unaligned ends). A bfloat16 or half
+/// embedding is widened exactly to Scalar first.
+template <typename Scalar, typename Storage>
+SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_element(Scalar* out, const Storage* embedding, Scalar scale,
                                                    const Scalar* position, const Scalar* factors,
                                                    Index j) noexcept {
     SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
-    Scalar value = embedding[j] * scale;
+    Scalar value = static_cast<Scalar>(embedding[j]) * scale;
     value = value + position[j];
     if (factors != nullptr) value = value * factors[j];
     out[j] = value;
@@ -203,6 +204,23 @@ struct Avx512Lanes<double> {
     SEQEMBED_DETAIL_AVX512_INLINE static void store(Mask used, double* p, V v) noexcept { _mm512_mask_storeu_pd(p, used, v); }
     SEQEMBED_DETAIL_AVX512_INLINE static void stream(double* p, V v) noexcept { _mm512_stream_pd(p, v); }
 };
+
+/// A vector of embedding values of Storage at p as Scalar: a plain load, or 16 bfloat16 or half
+/// values widened exactly to float (a bfloat16 is the top half of a float; vcvtph2ps is exact).
+template <typename Scalar, typename Storage>
+SEQEMBED_DETAIL_AVX512_INLINE typename Avx512Lanes<Scalar>::V load_widened(const Storage* p) noexcept {
+    if constexpr (std::is_same_v<Storage, Scalar>) {
+        return Avx512Lanes<Scalar>::load(p);
+    } else {
+        static_assert(std::is_same_v<Scalar, float>, "narrow tables have float outputs");
+        const __m256i narrow = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        if constexpr (std::is_same_v<Storage, Eigen::half>) {
+            return _mm512_cvtph_ps(narrow);
+        } else {
+            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(narrow), 16));
+        }
+    }
+}
 SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 #endif  // SEQEMBED_DETAIL_AVX512_KERNELS
 
@@ -243,10 +261,12 @@ public:
         : m_streaming(streaming), m_sixteen_lines(requests == RowRequests::Pattern::sixteen_lines) {}
 
     /// out[j] for j < width, requesting ahead[0 .. width) (if not null). With AVX-512,
-    /// work->after_line() (if work is not null), inlined, follows each line streamed.
-    template <typename Work = NoLineWork>
-    void write(Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
-               const Scalar* factors, Index width, const Scalar* ahead = nullptr,
+    /// work->after_line() (if work is not null), inlined, follows each line streamed. The
+    /// embedding may be a bfloat16 or half row (float outputs), widened exactly; such rows are
+    /// streamed with AVX-512 only (elsewhere they are written with plain stores, one by one).
+    template <typename Storage, typename Work = NoLineWork>
+    void write(Scalar* out, const Storage* embedding, Scalar scale, const Scalar* position,
+               const Scalar* factors, Index width, const Storage* ahead = nullptr,
                Work* work = nullptr) noexcept {
 #if SEQEMBED_DETAIL_AVX512_KERNELS
         if (cpu_has_avx512f()) {
@@ -267,18 +287,15 @@ public:
         }
 #endif
         (void)work;
-        // Sixteen lines at a time is an AVX-512 pattern; here its level (L2) is kept.
-        if (m_streaming) {
-            if (m_sixteen_lines) {
-                stream_row_with<StreamVector<Scalar>, true, RequestLevel::l2>(out, embedding, scale, position, factors, width, ahead);
-            } else {
-                stream_row_with<StreamVector<Scalar>, true, RequestLevel::l1>(out, embedding, scale, position, factors, width, ahead);
-            }
+        if constexpr (!std::is_same_v<Storage, Scalar>) {
+            (void)ahead;
+            for (Index j = 0; j < width; ++j) stream_element(out, embedding, scale, position, factors, j);
         } else {
+            // Sixteen lines at a time is an AVX-512 pattern; here its level (L2) is kept.
             if (m_sixteen_lines) {
-                stream_row_with<StreamVector<Scalar>, false, RequestLevel::l2>(out, embedding, scale, position, factors, width, ahead);
+                write_portable<RequestLevel::l2>(out, embedding, scale, position, factors, width, ahead);
             } else {
-                stream_row_with<StreamVector<Scalar>, false, RequestLevel::l1>(out, embedding, scale, position, factors, width, ahead);
+                write_portable<RequestLevel::l1>(out, embedding, scale, position, factors, width, ahead);
             }
         }
     }
@@ -293,6 +310,17 @@ public:
     }
 
 private:
+    /// The build's own row (AVX or SSE2), streamed or plain, requesting into Level.
+    template <RequestLevel Level>
+    void write_portable(Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
+                        const Scalar* factors, Index width, const Scalar* ahead) noexcept {
+        if (m_streaming) {
+            stream_row_with<StreamVector<Scalar>, true, Level>(out, embedding, scale, position, factors, width, ahead);
+        } else {
+            stream_row_with<StreamVector<Scalar>, false, Level>(out, embedding, scale, position, factors, width, ahead);
+        }
+    }
+
 #if SEQEMBED_DETAIL_AVX512_KERNELS
     using Lanes = Avx512Lanes<Scalar>;
     using Mask = typename Lanes::Mask;
@@ -300,10 +328,10 @@ private:
     SEQEMBED_DETAIL_AVX512_WARNINGS_OFF
     /// SixteenLines: `ahead`'s lines are requested sixteen at a time into L2, every sixteen lines
     /// written; otherwise one per line written, into L1.
-    template <bool Streaming, bool SixteenLines, typename Work>
+    template <bool Streaming, bool SixteenLines, typename Storage, typename Work>
     SEQEMBED_DETAIL_TARGET_AVX512 SEQEMBED_DETAIL_NO_FP_CONTRACT void write_avx512(
-        Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
-        const Scalar* factors, Index width, const Scalar* ahead, Work* work) noexcept {
+        Scalar* out, const Storage* embedding, Scalar scale, const Scalar* position,
+        const Scalar* factors, Index width, const Storage* ahead, Work* work) noexcept {
         SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
         using L = Lanes;
         const auto scales = L::broadcast(scale);
@@ -338,7 +366,7 @@ private:
                     if (next_request < ahead_end) request_line<level>(reinterpret_cast<const void*>(next_request));
             }
             const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(factors + j);
-            const auto v = value(L::load(embedding + j), L::load(position + j), f);
+            const auto v = value(load_widened<Scalar>(embedding + j), L::load(position + j), f);
             if constexpr (Streaming) {
                 L::stream(out + j, v);
             } else {
@@ -359,13 +387,22 @@ private:
     /// row[first .. first + count) in lanes at .. at + count - 1, the other lanes zero, for
     /// count <= lanes - at: one whole-vector load inside the row and a permutation (a masked
     /// load, or vexpandps, that misses the cache measured slower), or a masked load when the
-    /// row is narrower than a vector.
-    SEQEMBED_DETAIL_TARGET_AVX512 static typename Lanes::V run(const Scalar* row, Index width, Index first,
+    /// row is narrower than a vector (for a bfloat16 or half row, its values one by one).
+    template <typename Storage>
+    SEQEMBED_DETAIL_TARGET_AVX512 static typename Lanes::V run(const Storage* row, Index width, Index first,
                                                                Index count, Index at) noexcept {
         const auto used = static_cast<Mask>(((1u << count) - 1) << at);
-        if (width < lanes) return Lanes::move_lanes(used, Lanes::load(static_cast<Mask>((1u << count) - 1), row + first), -at);
+        if (width < lanes) {
+            if constexpr (std::is_same_v<Storage, Scalar>) {
+                return Lanes::move_lanes(used, Lanes::load(static_cast<Mask>((1u << count) - 1), row + first), -at);
+            } else {
+                alignas(64) Scalar widened[lanes] = {};
+                for (Index k = 0; k < count; ++k) widened[at + k] = static_cast<Scalar>(row[first + k]);
+                return Lanes::load(widened);
+            }
+        }
         const Index window = std::min(first, width - lanes);  // [window, window + lanes) in the row
-        return Lanes::move_lanes(used, Lanes::load(row + window), first - window - at);
+        return Lanes::move_lanes(used, load_widened<Scalar>(row + window), first - window - at);
     }
 
     /// Puts v's lanes `used` into the carried line at `line`, streaming the line once whole.
@@ -410,9 +447,9 @@ public:
     /// Plain stores whatever is asked.
     explicit RowStreamer(bool = true, RowRequests::Pattern = RowRequests::Pattern::line_per_line) noexcept {}
     /// out[j] for j < width (ahead and work are for the x86 rows).
-    template <typename Work = NoLineWork>
-    void write(Scalar* out, const Scalar* embedding, Scalar scale, const Scalar* position,
-               const Scalar* factors, Index width, const Scalar* = nullptr, Work* = nullptr) noexcept {
+    template <typename Storage, typename Work = NoLineWork>
+    void write(Scalar* out, const Storage* embedding, Scalar scale, const Scalar* position,
+               const Scalar* factors, Index width, const Storage* = nullptr, Work* = nullptr) noexcept {
         for (Index j = 0; j < width; ++j) stream_element(out, embedding, scale, position, factors, j);
     }
     /// Nothing to finish.
