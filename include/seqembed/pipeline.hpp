@@ -275,16 +275,11 @@ private:
 #if SEQEMBED_DETAIL_AVX512_KERNELS && SEQEMBED_DETAIL_STREAMING
         std::optional<detail::LineDraws> line_draws;
         if constexpr (std::is_same_v<Storage, float>) {
-            // Every row at the same place in its line; rows end to end, so that lines shared by
-            // two rows are this thread's, but at the ends of its rows.
-            const bool same_shift = out.outerStride() % 16 == 0;
-            const bool contiguous = out.outerStride() == width;
-            if (dropping && streamed && same_shift && first_row * seq < end_token) {
-                const float* first_out = out.row(first_row * seq).data();
-                if (detail::line_draws_fit(first_out, width, contiguous))
+            if (dropping && streamed && first_row * seq < end_token) {
+                const int shift = detail::line_draws_shift(out.row(first_row * seq).data(), width, out.outerStride());
+                if (shift >= 0)
                     line_draws.emplace(scale, m_dropout.seed(), call, m_dropout.threshold(),
-                                       m_dropout.template keep_scale<float>(), detail::lane_shift(first_out),
-                                       requests.level());
+                                       m_dropout.template keep_scale<float>(), shift, requests.level());
             }
         }
 #endif

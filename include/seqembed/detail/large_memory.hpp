@@ -7,8 +7,8 @@
 ///   (2 MiB) for the table measured 15% faster gathers on the headline workload (62.5 MiB table).
 /// - A fresh output is memory the kernel has not mapped yet: the first write to each 4 KiB page
 ///   faults. InputPipeline::forward spent 15 ms of its 17 on the 8192 faults of a 32 MiB output
-///   (forward_into into memory written before: 2.1 ms); with huge pages advised it took 4 ms
-///   (2-core AMD EPYC Zen 5, Linux with transparent huge pages on madvise).
+///   (forward_into into memory written before: 2.1 ms); with huge pages advised it took 4 to 5
+///   ms (2-core AMD EPYC Zen 5, Linux with transparent huge pages on madvise).
 #pragma once
 
 #include <cstddef>
@@ -42,8 +42,9 @@ struct TableMemoryDeleter {
 /// The size of a huge page (x86-64 and most AArch64 Linux kernels).
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 
-/// Asks Linux to back the whole huge pages inside [data, data + bytes) with huge pages, when
-/// there are at least two. A hint: its failure, or another system, changes nothing.
+/// Asks Linux to back the whole huge pages inside [data, data + bytes) with huge pages, for
+/// ranges of two huge pages or more (which hold at least one whole one). A hint: its failure,
+/// or another system, changes nothing.
 inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     const auto start = reinterpret_cast<std::uintptr_t>(data);

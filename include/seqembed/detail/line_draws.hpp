@@ -41,12 +41,16 @@ inline int lane_shift(const float* out) noexcept {
     return static_cast<int>(reinterpret_cast<std::uintptr_t>(out) % 64 / sizeof(float));
 }
 
-/// Whether LineDraws can write float rows of `width`, the first at `out`: AVX-512F; rows of whole
-/// runs (16 elements) and at least a span's 15 of them, so that a span touches two rows at most;
-/// rows that start on a line, or rows that lie end to end (`contiguous`).
-inline bool line_draws_fit(const float* out, Index width, bool contiguous) noexcept {
-    return cpu_has_avx512f() && width % 16 == 0 && width >= static_cast<Index>(span_elements) &&
-           (lane_shift(out) == 0 || contiguous);
+/// The shift LineDraws writes float rows of `width` with, `stride` floats apart and the first at
+/// `first` (lane_shift(first)), or -1 if it cannot: it needs AVX-512F; rows of whole runs (16
+/// elements) and at least a span's 15 of them, so that a span touches two rows at most; every
+/// row at the same place in its line (a stride of whole runs); and rows that start on a line,
+/// or that lie end to end (a stride of the width), whose shared lines are then written whole.
+inline int line_draws_shift(const float* first, Index width, Index stride) noexcept {
+    if (!cpu_has_avx512f() || width % 16 != 0 || width < static_cast<Index>(span_elements) || stride % 16 != 0)
+        return -1;
+    const int shift = lane_shift(first);
+    return shift == 0 || stride == width ? shift : -1;
 }
 
 /// Writes float rows as out = (embedding * embedding_scale + position) * factor with streaming
@@ -76,8 +80,8 @@ public:
           m_keep_scale(keep_scale), m_shift(shift), m_level(level) {}
 
     /// Writes row out[0 .. width) = (embedding * embedding_scale + position) * factor, where out[0] is
-    /// element first_element of the output (a multiple of 16), line_draws_fit(out, width, ...)
-    /// and lane_shift(out) is the shift LineDraws was made with, or leaves its last lines for the
+    /// element first_element of the output (a multiple of 16) and lane_shift(out) is the shift
+    /// LineDraws was made with (line_draws_shift of the rows), or leaves its last lines for the
     /// next row or finish(); requests the lines of ahead[0 .. width) (if not null) as it writes.
     /// With a shift, the rows given one after the other (first_element continuing the last
     /// row's) must lie end to end. The rows' memory must outlive finish().
@@ -123,11 +127,15 @@ private:
         int line = 0;  // the row's first line not yet written or left waiting
         if (first_element != m_next_element) {
             finish_lines<Shifted>();
-            line = start_at<Shifted>(row, first_element);
-        } else if (m_waiting_lines > 0) {
-            // the span that began in the last row
-            write_span<true, Level, Shifted>(m_waiting, row, m_waiting_lines);
-            line = span_runs - m_waiting_lines;
+            line = start_at<Level, Shifted>(row, first_element);
+        } else {
+            // This row goes on where the last ended. With a shift, a line holds the end of that row
+            // and the start of this one: they must lie end to end (out is where the last ended).
+            // Not asserted: this is noexcept, and eigen_assert may be defined to throw.
+            if (m_waiting_lines > 0) {  // the span that began in the last row
+                write_span<true, Level, Shifted>(m_waiting, row, m_waiting_lines);
+                line = span_runs - m_waiting_lines;
+            }
         }
         while (lines - line >= span_runs) {
             const Row at = row.at(line);
@@ -319,8 +327,9 @@ private:
     /// Starts at element `element` of a row: the row's lines before the next span (if it starts
     /// inside one, or always when Shifted) with that span's factors drawn in one go, then that
     /// next span's words. When Shifted, the first line, which holds memory before the row (not
-    /// this stretch's), is written with a masked plain store. Returns the lines written.
-    template <bool Shifted>
+    /// this stretch's), is written with a masked plain store. Returns the lines written; the lines
+    /// ahead of them are requested into Level.
+    template <RequestLevel Level, bool Shifted>
     SEQEMBED_DETAIL_TARGET_AVX512 int start_at(const Row& row, std::uint64_t element) noexcept {
         std::uint64_t span = element / span_elements;
         int line = 0;
@@ -330,6 +339,7 @@ private:
             const LineShift shift = LineShift::of(m_shift);
             __m512 previous = _mm512_setzero_ps();
             for (; line < span_runs - run; ++line) {
+                request_line<Level>(row.at(line).ahead);
                 const __m512 value = line_value(row.at(line), scales, _mm512_load_ps(m_factors + 16 * (run + line)));
                 if (Shifted && line == 0) {
                     _mm512_mask_storeu_ps(row.out - shift.shift, shift.head(), shift.line(previous, value));

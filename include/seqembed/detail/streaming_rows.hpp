@@ -247,8 +247,8 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 /// That draw branches (a step every few lines) and its factors are loaded from its buffers, and
 /// on Zen 4 both held streaming stores up (see line_draws.hpp), while plain stores hid them,
 /// even at the price of reading the output lines first: headline training measured 4.6 ms
-/// against 6.2 with streaming stores (memcpy 2.9). Float rows on whole lines take LineDraws,
-/// which has neither.
+/// against 6.2 with streaming stores (memcpy 2.9). Float training rows that LineDraws can write
+/// (line_draws_shift) take it instead: it has neither.
 ///
 /// Call finish() after the last row.
 template <typename Scalar>
