@@ -7,8 +7,9 @@
 /// - SEQEMBED_DETAIL_TARGET_CLONES, for portable loops that compilers vectorise: GCC's
 ///   target_clones (an ifunc resolved once by the dynamic loader, x86-64 Linux). Measured on the
 ///   headline workload at -O2, the 5000 x 512 exact table goes from 12.2 to 3.5 ms. Empty with
-///   clang, elsewhere, or in builds that already target AVX-512. Define SEQEMBED_NO_TARGET_CLONES
-///   to turn it off.
+///   clang, elsewhere, in builds that already target AVX-512, and under -fsanitize=thread (the
+///   loader runs the instrumented resolver before ThreadSanitizer is set up: the program died
+///   before main). Define SEQEMBED_NO_TARGET_CLONES to turn it off.
 /// - SEQEMBED_DETAIL_AVX512_KERNELS, for kernels written with AVX-512F intrinsics (Philox, the
 ///   dropout mask, the streaming row): compiled under a target attribute whatever the flags, and
 ///   called when cpu_has_avx512f(). Not with clang-cl or clang for the MSVC ABI, whose linker
@@ -16,7 +17,8 @@
 #pragma once
 
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && \
-    defined(__linux__) && !defined(__AVX512F__) && !defined(SEQEMBED_NO_TARGET_CLONES)
+    defined(__linux__) && !defined(__AVX512F__) && !defined(SEQEMBED_NO_TARGET_CLONES) && \
+    !defined(__SANITIZE_THREAD__)
 #define SEQEMBED_DETAIL_TARGET_CLONES \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
