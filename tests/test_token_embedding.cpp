@@ -181,3 +181,44 @@ TEMPLATE_TEST_CASE("A bfloat16 or half table widens each value exactly before sc
     REQUIRE(seeded.weights().row(3).template cast<float>().isZero(0));
     REQUIRE(seeded.weights().template cast<float>().allFinite());
 }
+
+TEMPLATE_TEST_CASE("Large lookups, streamed, give the scaled rows bit for bit, signed zeros included",
+                   "[embedding][streaming]", float, double) {
+    // Outputs of 4 MiB or more go through the streaming row, with no position to add: a product
+    // must not pick up a + 0 (which would turn -0 into +0). Rows that start inside a line and
+    // rows apart; the sentinels around the rows untouched.
+    const Index width = 136;  // not a whole number of lines
+    RowMatrix<TestType> weights = RowMatrix<TestType>::Random(40, width);
+    weights(3, 0) = TestType(-0.0);
+    weights(3, width - 1) = TestType(-0.0);
+    const TokenEmbedding<TestType> embedding = TokenEmbedding<TestType>::from_weights(weights);
+    IdMatrix ids(4, 2000);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 7) % 40;
+    REQUIRE(static_cast<std::size_t>(ids.size() * width) * sizeof(TestType) >= (std::size_t{4} << 20));
+    const TestType sentinel = TestType(-31.5);
+    for (const Index shift : {0, 1, 3})
+        for (const Index stride : {width, width + 5}) {
+            CAPTURE(shift, stride);
+            std::vector<TestType> storage(static_cast<std::size_t>(shift + ids.size() * stride + 8), sentinel);
+            Eigen::Map<RowMatrix<TestType>, 0, Eigen::OuterStride<>> out(storage.data() + shift, ids.size(), width,
+                                                                          Eigen::OuterStride<>(stride));
+            embedding.forward_into(ids, out);
+            for (Index r = 0; r < ids.size(); ++r) {
+                const auto id = static_cast<Index>(ids.data()[r]);
+                for (Index j = 0; j < width; ++j) {
+                    const TestType expected = weights(id, j) * embedding.scale();
+                    if (!(out(r, j) == expected && std::signbit(out(r, j)) == std::signbit(expected))) {
+                        CAPTURE(r, j);
+                        REQUIRE(out(r, j) == expected);
+                        REQUIRE(std::signbit(out(r, j)) == std::signbit(expected));
+                    }
+                }
+                Index overwritten = 0;  // between this row and the next
+                for (Index j = width; j < stride && r + 1 < ids.size(); ++j)
+                    overwritten += storage[static_cast<std::size_t>(shift + r * stride + j)] == sentinel ? 0 : 1;
+                REQUIRE(overwritten == 0);
+            }
+            for (Index k = 0; k < shift; ++k) REQUIRE(storage[static_cast<std::size_t>(k)] == sentinel);
+            REQUIRE(storage.back() == sentinel);
+        }
+}

@@ -214,9 +214,6 @@ private:
     /// The type of the token table's values (Scalar, or bfloat16 or half for float).
     using Storage = typename Embedding::StorageType;
 
-    // Outputs this large go around the cache under OutputStores::automatic: more than a core's
-    // L2, so the next layer would not find them there anyway.
-    static constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
     // Below this many output elements a second thread costs more than it saves.
     static constexpr Index elements_per_extra_worker = Index{1} << 18;
 
@@ -248,14 +245,8 @@ private:
         // The embedding row of the token `distance` tokens after (b, t) in these sequences, or
         // null (past them, or an id outside the vocabulary: a padded token's).
         const auto row_ahead = [&](Index b, Index t, Index distance) -> const void* {
-            Index ahead_b = b;
-            Index ahead_t = t + distance;
-            if (ahead_t >= seq) {  // the last tokens of a sequence: no division for the others
-                ahead_b += ahead_t / seq;
-                ahead_t %= seq;
-                if (ahead_b >= end_row) return nullptr;
-            }
-            const TokenId ahead = ids(ahead_b, ahead_t);
+            if (!detail::move_ahead(b, t, distance, seq, end_row)) return nullptr;
+            const TokenId ahead = ids(b, t);
             return ahead >= 0 && ahead < m_embedding.vocab_size() ? m_embedding.row_data(ahead) : nullptr;
         };
         // Rows given to RowStreamer are computed in registers and written once, with streaming
@@ -333,16 +324,12 @@ private:
     /// Whether rows of an output of `elements` go to RowStreamer (streaming stores, or plain
     /// ones in training under OutputStores::automatic).
     bool uses_row_streamer(Index elements) const noexcept {
-        if (!detail::streaming_available) return false;
-        // A bfloat16 or half table is widened by the AVX-512 row only.
-        if (!std::is_same_v<Storage, Scalar> && !detail::cpu_has_avx512f()) return false;
         switch (m_output_stores) {
             case OutputStores::cached: return false;
-            case OutputStores::streaming: return true;
+            case OutputStores::streaming: return detail::can_stream<Scalar, Storage>();
             case OutputStores::automatic: break;
         }
-        return detail::streaming_by_default() &&
-               static_cast<std::size_t>(elements) * sizeof(Scalar) >= streaming_threshold_bytes;
+        return detail::streams_by_default<Scalar, Storage>(static_cast<std::size_t>(elements) * sizeof(Scalar));
     }
 
     static Index checked_threads(int threads) {

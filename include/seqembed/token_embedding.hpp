@@ -11,7 +11,9 @@
 #include "detail/checks.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/normal_init.hpp"
+#include "detail/row_requests.hpp"
 #include "detail/row_table.hpp"
+#include "detail/streaming_rows.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -209,7 +211,8 @@ public:
     }
 
     /// @brief As forward, into caller memory, without allocating. Every id is checked before
-    ///        anything is written.
+    ///        anything is written. Outputs of 4 MiB or more are written as InputPipeline writes
+    ///        them (streaming stores, the rows of the next tokens requested ahead).
     /// @param ids batch x seq token ids.
     /// @param out a (batch * seq) x d_model matrix.
     /// @throws shape_error if out has another shape; index_error for an id out of range.
@@ -218,6 +221,10 @@ public:
                               ids.size(), d_model());
         for (Index b = 0; b < ids.rows(); ++b)
             for (Index t = 0; t < ids.cols(); ++t) require_id(ids(b, t), b, t);
+        if (detail::streams_by_default<Scalar, Storage>(sizeof(Scalar) * static_cast<std::size_t>(out.size()))) {
+            stream_into(ids, out);
+            return;
+        }
         for (Index b = 0; b < ids.rows(); ++b)
             for (Index t = 0; t < ids.cols(); ++t)
                 out.row(b * ids.cols() + t) =
@@ -228,6 +235,24 @@ public:
     }
 
 private:
+    /// forward_into's rows, checked, through the streaming row with no position to add.
+    void stream_into(const IdsRef& ids, Eigen::Ref<RowMatrix<Scalar>>& out) const {
+        const auto requests = detail::RowRequests::for_rows(sizeof(Storage) * static_cast<std::size_t>(d_model()));
+        detail::RowStreamer<Scalar> streamer(true, requests.pattern);
+        for (Index b = 0; b < ids.rows(); ++b)
+            for (Index t = 0; t < ids.cols(); ++t) {
+                Index ahead_b = b, ahead_t = t;
+                const Storage* ahead =
+                    detail::move_ahead(ahead_b, ahead_t, requests.rows_ahead, ids.cols(), ids.rows())
+                        ? row_data(ids(ahead_b, ahead_t))
+                        : nullptr;
+                streamer.write(out.row(b * ids.cols() + t).data(), row_data(ids(b, t)), m_scale,
+                               static_cast<const Scalar*>(nullptr), static_cast<const Scalar*>(nullptr), d_model(),
+                               ahead);
+            }
+        streamer.finish();
+    }
+
     TokenEmbedding(detail::RowTable<Storage> table, const TokenEmbeddingOptions& options)
         : m_table(std::move(table)),
           m_padding_idx(normalized_padding_idx(options.padding_idx, m_table.rows())),

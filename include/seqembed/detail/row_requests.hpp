@@ -100,4 +100,16 @@ struct RowRequests {
     }
 };
 
+/// The token `distance` tokens after token (b, t) of a batch of sequences of `seq` tokens:
+/// moves (b, t) there, and says whether it lies before sequence end_row (no division but at the
+/// end of a sequence).
+inline bool move_ahead(Index& b, Index& t, Index distance, Index seq, Index end_row) noexcept {
+    t += distance;
+    if (t >= seq) {
+        b += t / seq;
+        t %= seq;
+    }
+    return b < end_row;
+}
+
 }  // namespace seqembed::detail

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -42,15 +43,33 @@ inline bool streaming_by_default() noexcept {
 #endif
 }
 
+/// Outputs this large go around the cache under OutputStores::automatic: more than a core's L2,
+/// so the next layer would not find them there anyway.
+inline constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
+
+/// Whether rows from a table of Storage can be streamed into Scalar outputs here: a bfloat16 or
+/// half table is widened by the AVX-512 row only.
+template <typename Scalar, typename Storage>
+bool can_stream() noexcept {
+    return streaming_available && (std::is_same_v<Storage, Scalar> || cpu_has_avx512f());
+}
+
+/// Whether an output of `bytes` from a table of Storage is streamed when nobody says (automatic).
+template <typename Scalar, typename Storage>
+bool streams_by_default(std::size_t bytes) noexcept {
+    return can_stream<Scalar, Storage>() && streaming_by_default() && bytes >= streaming_threshold_bytes;
+}
+
 /// Element j of a streamed row, with a plain store (the row's unaligned ends). A bfloat16 or half
-/// embedding is widened exactly to Scalar first.
+/// embedding is widened exactly to Scalar first; a null position adds nothing (not even a zero,
+/// which would turn -0 into +0), a null factors multiplies by nothing.
 template <typename Scalar, typename Storage>
 SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_element(Scalar* out, const Storage* embedding, Scalar scale,
                                                    const Scalar* position, const Scalar* factors,
                                                    Index j) noexcept {
     SEQEMBED_DETAIL_NO_FP_CONTRACT_BODY
     Scalar value = static_cast<Scalar>(embedding[j]) * scale;
-    value = value + position[j];
+    if (position != nullptr) value = value + position[j];
     if (factors != nullptr) value = value * factors[j];
     out[j] = value;
 }
@@ -142,7 +161,8 @@ SEQEMBED_DETAIL_NO_FP_CONTRACT void stream_row_with(
             request_line<Level>(next_line);
             next_line += 64;
         }
-        auto value = Vector::add(Vector::mul(Vector::load(embedding + j), scales), Vector::load(position + j));
+        auto value = Vector::mul(Vector::load(embedding + j), scales);
+        if (position != nullptr) value = Vector::add(value, Vector::load(position + j));
         if (factors != nullptr) value = Vector::mul(value, Vector::load(factors + j));
         if constexpr (Streaming) {
             Vector::stream(out + j, value);
@@ -225,7 +245,7 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 #endif  // SEQEMBED_DETAIL_AVX512_KERNELS
 
 /// Writes rows, or consecutive pieces of rows, as out = (embedding * scale + position) * factors
-/// (factors may be null: no dropout), each operation rounded in that order as PyTorch rounds
+/// (position may be null: a lookup; factors may be null: no dropout), each operation rounded in that order as PyTorch rounds
 /// it, with streaming stores: 64-byte ones where the CPU has AVX-512F, else the build's widest.
 ///
 /// With AVX-512 a 64-byte line is only ever written whole by a streaming store or, at the ends
@@ -336,9 +356,11 @@ private:
         using L = Lanes;
         const auto scales = L::broadcast(scale);
         const auto value = [&](auto e, auto p, auto f) SEQEMBED_DETAIL_AVX512_LAMBDA {
-            const auto sum = L::add(L::mul(e, scales), p);
+            const auto scaled = L::mul(e, scales);
+            const auto sum = position == nullptr ? scaled : L::add(scaled, p);
             return factors == nullptr ? sum : L::mul(sum, f);
         };
+        const auto zeros = L::broadcast(Scalar(0));
         const auto first = [](Index count) { return static_cast<Mask>((1u << count) - 1); };
         Index j = 0;
         const auto address = reinterpret_cast<std::uintptr_t>(out);
@@ -349,8 +371,9 @@ private:
             auto* line = reinterpret_cast<Scalar*>(address - address % 64);
             if (line != m_line_start && m_filled != 0) flush_avx512();
             const auto used = static_cast<Mask>(first(count) << offset);
-            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : run(factors, width, 0, count, offset);
-            const auto v = value(run(embedding, width, 0, count, offset), run(position, width, 0, count, offset), f);
+            const auto f = factors == nullptr ? zeros : run(factors, width, 0, count, offset);
+            const auto p = position == nullptr ? zeros : run(position, width, 0, count, offset);
+            const auto v = value(run(embedding, width, 0, count, offset), p, f);
             carry(line, used, v);
             j = count;
         }
@@ -365,8 +388,9 @@ private:
                 for (Index k = 0; k < lines_per_request; ++k, next_request += 64)
                     if (next_request < ahead_end) request_line<level>(reinterpret_cast<const void*>(next_request));
             }
-            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : L::load(factors + j);
-            const auto v = value(load_widened<Scalar>(embedding + j), L::load(position + j), f);
+            const auto f = factors == nullptr ? zeros : L::load(factors + j);
+            const auto p = position == nullptr ? zeros : L::load(position + j);
+            const auto v = value(load_widened<Scalar>(embedding + j), p, f);
             if constexpr (Streaming) {
                 L::stream(out + j, v);
             } else {
@@ -379,8 +403,9 @@ private:
             if (m_filled != 0) flush_avx512();
             const Mask used = first(width - j);
             const Index count = width - j;
-            const auto f = factors == nullptr ? L::broadcast(Scalar(0)) : run(factors, width, j, count, 0);
-            carry(out + j, used, value(run(embedding, width, j, count, 0), run(position, width, j, count, 0), f));
+            const auto f = factors == nullptr ? zeros : run(factors, width, j, count, 0);
+            const auto p = position == nullptr ? zeros : run(position, width, j, count, 0);
+            carry(out + j, used, value(run(embedding, width, j, count, 0), p, f));
         }
     }
 
