@@ -247,8 +247,7 @@ private:
                         ? row_data(ids(ahead_b, ahead_t))
                         : nullptr;
                 streamer.write(out.row(b * ids.cols() + t).data(), row_data(ids(b, t)), m_scale,
-                               static_cast<const Scalar*>(nullptr), static_cast<const Scalar*>(nullptr), d_model(),
-                               ahead);
+                               /*position=*/nullptr, /*factors=*/nullptr, d_model(), ahead);
             }
         streamer.finish();
     }

@@ -245,8 +245,9 @@ SEQEMBED_DETAIL_AVX512_WARNINGS_ON
 #endif  // SEQEMBED_DETAIL_AVX512_KERNELS
 
 /// Writes rows, or consecutive pieces of rows, as out = (embedding * scale + position) * factors
-/// (position may be null: a lookup; factors may be null: no dropout), each operation rounded in that order as PyTorch rounds
-/// it, with streaming stores: 64-byte ones where the CPU has AVX-512F, else the build's widest.
+/// (position may be null: a lookup; factors may be null: no dropout), each operation rounded in
+/// that order as PyTorch rounds it, with streaming stores: 64-byte ones where the CPU has
+/// AVX-512F, else the build's widest.
 ///
 /// With AVX-512 a 64-byte line is only ever written whole by a streaming store or, at the ends
 /// of what was written, by one masked plain store: the part of a line at the end of a row is
