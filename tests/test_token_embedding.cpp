@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,18 +121,35 @@ TEST_CASE("A view reads the caller's memory without copying, and so do its copie
     REQUIRE(copy.forward(ids)(0, 1) == 100.0 * std::sqrt(3.0));
 }
 
-TEST_CASE("Copies and moves of an owning table are independent and valid", "[embedding]") {
-    TokenEmbedding<float> original(8, 4);
-    const RowMatrix<float> values = original.weights();
-    TokenEmbedding<float> copy = original;
-    REQUIRE(copy.weights().data() != original.weights().data());
-    REQUIRE(copy.weights() == values);
-    TokenEmbedding<float> moved = std::move(original);
+TEST_CASE("Copies share the immutable table, which lives as long as any copy", "[embedding]") {
+    std::optional<TokenEmbedding<float>> original;
+    original.emplace(8, 4);
+    const RowMatrix<float> values = original->weights();
+    const TokenEmbedding<float> copy = *original;
+    REQUIRE(copy.weights().data() == original->weights().data());  // tied, not copied
+    TokenEmbedding<float> moved = std::move(*original);
     REQUIRE(moved.weights() == values);
     TokenEmbedding<float> assigned(2, 2);
     assigned = moved;
+    REQUIRE(assigned.weights().data() == moved.weights().data());
+    original.reset();
+    moved = TokenEmbedding<float>(3, 3);
+    REQUIRE(copy.weights() == values);  // the last holders keep it alive
     REQUIRE(assigned.weights() == values);
-    REQUIRE(assigned.weights().data() != moved.weights().data());
+    REQUIRE_FALSE(copy.is_view());
+}
+
+TEST_CASE("A view with an owner keeps the owner alive", "[embedding]") {
+    auto memory = std::make_shared<std::vector<float>>(6, 1.5f);
+    const std::weak_ptr<std::vector<float>> watch = memory;
+    std::optional<TokenEmbedding<float>> viewing;
+    viewing.emplace(TokenEmbedding<float>::view(memory->data(), 3, 2, {}, memory));
+    memory.reset();
+    REQUIRE_FALSE(watch.expired());
+    REQUIRE(viewing->is_view());
+    REQUIRE(viewing->weights()(2, 1) == 1.5f);
+    viewing.reset();
+    REQUIRE(watch.expired());
 }
 
 TEST_CASE("forward_into writes caller memory", "[embedding]") {

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "detail/checks.hpp"
 #include "detail/normal_init.hpp"
@@ -78,7 +80,7 @@ public:
                                const LearnedPositionsOptions& options = {})
         : m_table(allocate_table(max_positions, d_model)),
           m_offset(checked_offset(options.offset, max_positions)) {
-        detail::fill_standard_normal(m_table.owned().data(), m_table.owned().size(), options.seed,
+        detail::fill_standard_normal(m_table.writable().data(), m_table.writable().size(), options.seed,
                                      detail::InitStream::learned_positions);
     }
 
@@ -105,18 +107,24 @@ public:
     /// @param max_positions rows.
     /// @param d_model columns.
     /// @param options offset and check_finite.
-    /// @return a table reading data in place; it and every copy of it are valid only while the
-    ///         max_positions x d_model values at data live.
+    /// @param owner whatever keeps data alive (a file mapping): held by the table and its
+    ///        copies. Null: the caller keeps the values alive.
+    /// @return a table reading data in place; without an owner, it and every copy of it are
+    ///         valid only while the max_positions x d_model values at data live.
     /// @throws value_error for a null pointer, a size <= 0 or, when checked, a non-finite value;
     ///         index_error for an offset outside [0, max_positions).
     static LearnedPositionalEmbedding view(const Scalar* data, Index max_positions, Index d_model,
-                                           const LearnedPositionsOptions& options = {}) {
-        detail::RowTable<Scalar> table("learned position view", data, max_positions, d_model);
+                                           const LearnedPositionsOptions& options = {},
+                                           std::shared_ptr<const void> owner = nullptr) {
+        detail::RowTable<Scalar> table("learned position view", data, max_positions, d_model, std::move(owner));
         if (options.check_finite)
             detail::require_finite("learned position view", data, max_positions, d_model);
         return LearnedPositionalEmbedding(std::move(table), options);
     }
 
+    /// @brief Whether the table views memory it did not allocate.
+    /// @return true for a table made by view(), false for one that owns its values.
+    bool is_view() const noexcept { return !m_table.owns_data(); }
     /// @brief Rows of the table.
     /// @return the number of rows, offset rows included, > 0.
     Index max_positions() const noexcept { return m_table.rows(); }

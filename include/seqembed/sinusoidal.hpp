@@ -178,7 +178,7 @@ public:
             detail::fail<value_error>("sinusoidal table of ", options.max_len, " x ", d_model,
                                       " does not fit in memory");
         }
-        auto table = m_table.owned();
+        auto table = m_table.writable();
         for (Index t = 0; t < options.max_len; ++t) compute_row<false>(t, table.row(t).data());
     }
 

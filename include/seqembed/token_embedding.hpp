@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "detail/checks.hpp"
 #include "detail/large_memory.hpp"
@@ -121,9 +123,9 @@ public:
         : m_table(allocate_table(vocab_size, d_model)),
           m_padding_idx(normalized_padding_idx(options.padding_idx, vocab_size)),
           m_scale(scale_for(options.scale, d_model)) {
-        detail::fill_standard_normal(m_table.owned().data(), m_table.owned().size(), options.seed,
+        detail::fill_standard_normal(m_table.writable().data(), m_table.writable().size(), options.seed,
                                      detail::InitStream::token_embedding);
-        if (m_padding_idx) m_table.owned().row(*m_padding_idx).setZero();
+        if (m_padding_idx) m_table.writable().row(*m_padding_idx).setZero();
     }
 
     /// @brief A table holding a copy of weights (vocab_size x d_model).
@@ -149,13 +151,16 @@ public:
     /// @param vocab_size rows.
     /// @param d_model columns.
     /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite.
-    /// @return an embedding reading data in place (is_view() is true); it and every copy of it
-    ///         are valid only while the vocab_size x d_model values at data live.
+    /// @param owner whatever keeps data alive (a file mapping): held by the embedding and its
+    ///        copies, so the values live as long as they do. Null: the caller keeps them alive.
+    /// @return an embedding reading data in place (is_view() is true); without an owner, it and
+    ///         every copy of it are valid only while the vocab_size x d_model values at data live.
     /// @throws value_error for a null pointer, a size <= 0 or a non-finite value when checked.
     /// @throws index_error for padding_idx out of range.
     static TokenEmbedding view(const Storage* data, Index vocab_size, Index d_model,
-                               const TokenEmbeddingOptions& options = {}) {
-        detail::RowTable<Storage> table("token embedding view", data, vocab_size, d_model);
+                               const TokenEmbeddingOptions& options = {},
+                               std::shared_ptr<const void> owner = nullptr) {
+        detail::RowTable<Storage> table("token embedding view", data, vocab_size, d_model, std::move(owner));
         if (options.check_finite)
             detail::require_finite("token embedding view", data, vocab_size, d_model);
         return TokenEmbedding(std::move(table), options);

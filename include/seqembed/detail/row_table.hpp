@@ -1,9 +1,9 @@
 /// @file detail/row_table.hpp
-/// @brief A rows x cols row-major table that either owns its values or views the caller's.
+/// @brief A rows x cols row-major table that owns its values or views memory kept alive by an
+///        owner (a memory-mapped file) or by the caller.
 #pragma once
 
-#include <algorithm>
-#include <cstring>
+#include <memory>
 #include <new>
 #include <utility>
 
@@ -15,73 +15,78 @@
 
 namespace seqembed::detail {
 
-/// The storage behind TokenEmbedding and LearnedPositionalEmbedding: values it owns (in
-/// large_memory.hpp, huge pages for large tables), or a view of memory the caller keeps alive (a
-/// memory-mapped checkpoint). Copies of an owning table copy the values; copies of a view share
-/// the caller's memory.
-template <typename Scalar>
+/// The storage behind the three tables. The values are immutable once built, so copies share
+/// them: copying a TokenEmbedding (or a pipeline) never copies its table, and two pipelines can
+/// share one token table (tied embeddings). The memory is held by a shared owner: memory this
+/// table allocated (64-byte aligned, huge pages when large), a file mapping, or nothing for a
+/// view of memory the caller keeps alive.
+template <typename Value>
 class RowTable {
 public:
-    /// An owned table of rows x cols, uninitialised.
+    /// An owned table of rows x cols, uninitialised: fill it through writable() before sharing it.
     RowTable(const char* what, Index rows, Index cols) : m_rows(rows), m_cols(cols) {
         require_nonempty(what, rows, cols);
         try {
-            m_owned = allocate_table_memory(sizeof(Scalar) * static_cast<std::size_t>(rows * cols));
+            std::unique_ptr<void, TableMemoryDeleter> memory =
+                allocate_table_memory(sizeof(Value) * static_cast<std::size_t>(rows * cols));
+            m_data = static_cast<const Value*>(memory.get());
+            m_owner = std::shared_ptr<const void>(std::move(memory));
         } catch (const std::bad_alloc&) {
             fail<value_error>(what, " of ", rows, " x ", cols, " does not fit in memory");
         }
-        m_data = static_cast<const Scalar*>(m_owned.get());
+        m_owns_data = true;
     }
 
     /// An owned copy of weights.
-    RowTable(const char* what, const Eigen::Ref<const RowMatrix<Scalar>>& weights)
+    RowTable(const char* what, const Eigen::Ref<const RowMatrix<Value>>& weights)
         : RowTable(what, weights.rows(), weights.cols()) {
-        owned() = weights;
+        writable() = weights;
     }
 
-    /// A view of rows x cols values at data, which the caller keeps alive and unchanged.
-    RowTable(const char* what, const Scalar* data, Index rows, Index cols)
-        : m_data(data), m_rows(rows), m_cols(cols) {
+    /// A view of rows x cols values at data. `owner` (a file mapping, say) is kept alive by this
+    /// table and its copies; without one the caller keeps the values alive and unchanged.
+    RowTable(const char* what, const Value* data, Index rows, Index cols,
+             std::shared_ptr<const void> owner = nullptr)
+        : m_owner(std::move(owner)), m_data(data), m_rows(rows), m_cols(cols) {
         if (data == nullptr) fail<value_error>(what, " was given a null pointer");
         require_nonempty(what, rows, cols);
     }
 
-    RowTable(const RowTable& other) : m_data(other.m_data), m_rows(other.m_rows), m_cols(other.m_cols) {
-        if (other.owns_data()) {
-            m_owned = allocate_table_memory(bytes());
-            std::memcpy(m_owned.get(), other.m_owned.get(), bytes());
-            m_data = static_cast<const Scalar*>(m_owned.get());
-        }
-    }
+    RowTable(const RowTable&) = default;
+    RowTable& operator=(const RowTable&) = default;
     /// The moved-from table is empty (0 x 0, no data), so it rejects every row.
     RowTable(RowTable&& other) noexcept
-        : m_owned(std::move(other.m_owned)),
+        : m_owner(std::move(other.m_owner)),
           m_data(std::exchange(other.m_data, nullptr)),
           m_rows(std::exchange(other.m_rows, 0)),
-          m_cols(std::exchange(other.m_cols, 0)) {}
-    RowTable& operator=(RowTable other) noexcept {
-        std::swap(m_owned, other.m_owned);
-        std::swap(m_data, other.m_data);
-        std::swap(m_rows, other.m_rows);
-        std::swap(m_cols, other.m_cols);
+          m_cols(std::exchange(other.m_cols, 0)),
+          m_owns_data(std::exchange(other.m_owns_data, false)) {}
+    RowTable& operator=(RowTable&& other) noexcept {
+        RowTable taken(std::move(other));
+        std::swap(m_owner, taken.m_owner);
+        std::swap(m_data, taken.m_data);
+        std::swap(m_rows, taken.m_rows);
+        std::swap(m_cols, taken.m_cols);
+        std::swap(m_owns_data, taken.m_owns_data);
         return *this;
     }
     ~RowTable() = default;
 
     Index rows() const noexcept { return m_rows; }
     Index cols() const noexcept { return m_cols; }
-    bool owns_data() const noexcept { return m_owned != nullptr; }
-    const Scalar* row(Index r) const noexcept { return m_data + r * m_cols; }
+    /// Whether the values were allocated by a table (false for a view, owner or not).
+    bool owns_data() const noexcept { return m_owns_data; }
+    const Value* row(Index r) const noexcept { return m_data + r * m_cols; }
+    const Value* data() const noexcept { return m_data; }
 
     /// The whole table as a read-only view.
-    Eigen::Map<const RowMatrix<Scalar>> matrix() const noexcept {
-        return {m_data, m_rows, m_cols};
-    }
+    Eigen::Map<const RowMatrix<Value>> matrix() const noexcept { return {m_data, m_rows, m_cols}; }
 
-    /// Writable access to an owned table (initialisation); never called on a view.
-    Eigen::Map<RowMatrix<Scalar>> owned() {
-        SEQEMBED_ASSERT(owns_data());
-        return {static_cast<Scalar*>(m_owned.get()), m_rows, m_cols};
+    /// Writable access to a table this object allocated, while it is being built (before any
+    /// copy shares it); never called on a view.
+    Eigen::Map<RowMatrix<Value>> writable() noexcept {
+        SEQEMBED_ASSERT(m_owns_data && m_owner.use_count() == 1);
+        return {const_cast<Value*>(m_data), m_rows, m_cols};
     }
 
 private:
@@ -89,17 +94,14 @@ private:
         if (rows <= 0 || cols <= 0)
             fail<value_error>(what, " must have at least one row and one column, got ", rows,
                               " x ", cols);
-        require_addressable<Scalar>(what, rows, cols);
+        require_addressable<Value>(what, rows, cols);
     }
 
-    std::size_t bytes() const noexcept {
-        return sizeof(Scalar) * static_cast<std::size_t>(m_rows * m_cols);
-    }
-
-    std::unique_ptr<void, TableMemoryDeleter> m_owned;  // null for a view
-    const Scalar* m_data = nullptr;
+    std::shared_ptr<const void> m_owner;  // keeps m_data alive; null for a caller's view
+    const Value* m_data = nullptr;
     Index m_rows = 0;
     Index m_cols = 0;
+    bool m_owns_data = false;
 };
 
 }  // namespace seqembed::detail
