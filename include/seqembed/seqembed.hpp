@@ -12,6 +12,7 @@
 #include "token_embedding.hpp"
 #include "sinusoidal.hpp"
 #include "learned_positions.hpp"
+#include "no_positions.hpp"
 #include "dropout.hpp"
 #include "padding.hpp"
 #include "pipeline.hpp"
