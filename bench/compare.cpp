@@ -379,7 +379,7 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
 
     // The reference point: the same sum as one plain Eigen expression per row, no
     // checks, no dropout (FMA contraction allowed, so not bit-identical to libtorch).
-    const auto plain_table = eval_pipeline.embedding().weights();  // the same memory
+    const auto plain_table = eval_pipeline.embedding().table();  // the same memory
     const auto plain_positions = eval_pipeline.positions().table();
     const float plain_scale = eval_pipeline.embedding().scale();
     contenders.push_back({"(info) a plain Eigen loop of the same sum", [&] {
@@ -411,7 +411,7 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     embedding->eval();
     torch::nn::Dropout dropout{torch::nn::DropoutOptions(dropout_p)};
     dropout->train();
-    // seed 001's buffer: [1, max_len, d], here seqembed's own table so that both add the same
+    // seed 001's buffer: [1, max_positions, d], here seqembed's own table so that both add the same
     // position values; its float32 formula is timed in the table section.
     const auto table = eval_pipeline.positions().table();
     const torch::Tensor pe =
@@ -509,14 +509,14 @@ constexpr Index table_rows = 5000;
 constexpr Index table_width = 512;
 
 void compare_table(int rounds, double sample_ms) {
-    const Index max_len = table_rows;
+    const Index max_positions = table_rows;
     const Index d_model = table_width;
-    const auto count = static_cast<std::size_t>(max_len * d_model);
+    const auto count = static_cast<std::size_t>(max_positions * d_model);
     std::printf("\n== Sinusoidal table %ld x %ld float (seed 001's buffer), one thread ==\n",
-                static_cast<long>(max_len), static_cast<long>(d_model));
+                static_cast<long>(max_positions), static_cast<long>(d_model));
 
     seqembed::SinusoidalOptions exact_options;
-    exact_options.max_len = max_len;
+    exact_options.max_positions = max_positions;
     seqembed::SinusoidalOptions scalar_options = exact_options;
     scalar_options.precision = seqembed::TablePrecision::follow_scalar;
 

@@ -153,7 +153,7 @@ struct PipelineCase {
 template <typename Scalar>
 seqembed::SinusoidalPositionalEncoding<Scalar> sinusoidal_for(const BatchSize& size) {
     seqembed::SinusoidalOptions options;
-    options.max_len = size.length;
+    options.max_positions = size.length;
     return seqembed::SinusoidalPositionalEncoding<Scalar>(size.d_model, options);
 }
 
@@ -328,23 +328,23 @@ void register_dropout(Index rows, Index cols, bool training) {
 // SinusoidalPositionalEncoding: building the table (allocation included, as in PyTorch)
 
 template <typename Scalar>
-void register_table(Index max_len, Index d_model, seqembed::TablePrecision precision) {
+void register_table(Index max_positions, Index d_model, seqembed::TablePrecision precision) {
     const bool exact = precision == seqembed::TablePrecision::exact;
-    const bool is_headline = max_len == 5000 && d_model == 512;
+    const bool is_headline = max_positions == 5000 && d_model == 512;
     const std::string name = std::string("sinusoidal_table/") +
                              (exact ? "exact" : "follow_scalar") + "/" + scalar_name<Scalar>() +
-                             "/L" + std::to_string(max_len) + "/D" + std::to_string(d_model) +
+                             "/L" + std::to_string(max_positions) + "/D" + std::to_string(d_model) +
                              (is_headline ? "/headline" : "");
-    add(name, [max_len, d_model, precision](benchmark::State& state) {
+    add(name, [max_positions, d_model, precision](benchmark::State& state) {
         seqembed::SinusoidalOptions options;
-        options.max_len = max_len;
+        options.max_positions = max_positions;
         options.precision = precision;
         for (auto _ : state) {
             seqembed::SinusoidalPositionalEncoding<Scalar> table(d_model, options);
             benchmark::DoNotOptimize(table.table().data());
             benchmark::ClobberMemory();
         }
-        set_rates<Scalar>(state, max_len, d_model);
+        set_rates<Scalar>(state, max_positions, d_model);
     });
 }
 
@@ -374,10 +374,10 @@ void register_all() {
 
     for (const auto precision :
          {seqembed::TablePrecision::exact, seqembed::TablePrecision::follow_scalar}) {
-        for (const auto& [max_len, d_model] : std::vector<std::pair<Index, Index>>{
+        for (const auto& [max_positions, d_model] : std::vector<std::pair<Index, Index>>{
                  {5000, 512}, {8192, 64}, {256, 4096}}) {
-            register_table<float>(max_len, d_model, precision);
-            register_table<double>(max_len, d_model, precision);
+            register_table<float>(max_positions, d_model, precision);
+            register_table<double>(max_positions, d_model, precision);
         }
     }
 }

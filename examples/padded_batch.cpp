@@ -240,7 +240,7 @@ int run() {
                   learned_left, " -> table row " + std::to_string(k + bart.offset));
         // Each row is the scaled embedding plus table row k + 2, rounded after each step.
         const Matrix expected =
-            scaled.row(row) + learned.positions().weights().row(k + bart.offset);
+            scaled.row(row) + learned.positions().table().row(k + bart.offset);
         if (learned_left.row(row) != expected) {
             std::printf("  FAILED: row %lld is not embedding x scale + table row %lld\n",
                         static_cast<long long>(row), static_cast<long long>(k + bart.offset));

@@ -374,7 +374,7 @@ int run(const Settings& settings) {
     const auto d_model = static_cast<seqembed::Index>(settings.d_model);
     // Precompute no more rows than we draw; a preset whose table is shorter than --length
     // (hf_marian's 512 rows, the paper's 5000) keeps its limit, and paint reports it.
-    options.max_len = std::min(options.max_len, length);
+    options.max_positions = std::min(options.max_positions, length);
     const seqembed::SinusoidalPositionalEncoding<float> encoding(d_model, options);
 
     const int width = static_cast<int>(settings.d_model * settings.scale);

@@ -98,7 +98,7 @@ TEST_CASE("InputPipeline::forward_into does not allocate", "[allocations]") {
     mask.row(1).head(10).setZero();
 
     seqembed::SinusoidalOptions short_table;  // rows past 30 are computed on the fly
-    short_table.max_len = 30;
+    short_table.max_positions = 30;
     short_table.beyond = seqembed::BeyondTable::compute;
     for (const bool training : {false, true})
         for (const auto& positions :

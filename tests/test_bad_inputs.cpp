@@ -106,10 +106,10 @@ void require_shape_refused(Index rows, Index cols, std::initializer_list<std::st
 }
 
 template <typename Scalar>
-InputPipeline<Scalar> sinusoidal_pipeline(Index vocab, Index d_model, Index max_len = 64,
+InputPipeline<Scalar> sinusoidal_pipeline(Index vocab, Index d_model, Index max_positions = 64,
                                           double p = 0.0) {
     SinusoidalOptions options;
-    options.max_len = max_len;
+    options.max_positions = max_positions;
     return InputPipeline<Scalar>(TokenEmbedding<Scalar>(vocab, d_model),
                                  SinusoidalPositionalEncoding<Scalar>(d_model, options),
                                  PipelineOptions{p, 7});
@@ -190,8 +190,8 @@ TEST_CASE("bad input 1: token ids outside the vocabulary", "[bad_inputs]") {
         IdMatrix ids(1, 2);
         ids << 0, vocab - 1;
         const RowMatrix<float> out = embedding.forward(ids);
-        REQUIRE(out.row(0) == embedding.weights().row(0) * embedding.scale());
-        REQUIRE(out.row(1) == embedding.weights().row(vocab - 1) * embedding.scale());
+        REQUIRE(out.row(0) == embedding.table().row(0) * embedding.scale());
+        REQUIRE(out.row(1) == embedding.table().row(vocab - 1) * embedding.scale());
         REQUIRE_NOTHROW(sinusoidal.forward(ids));
         REQUIRE_NOTHROW(learned.forward(ids));
     }
@@ -226,7 +226,7 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
 
     SECTION("SinusoidalPositionalEncoding") {
         SinusoidalOptions options;
-        options.max_len = 16;
+        options.max_positions = 16;
         const SinusoidalPositionalEncoding<float> pe(d_model, options);
         require_message(message_of<seqembed::index_error>([&] { (void)pe.rows(0, 17); }),
                         {"17", "16 rows"});
@@ -250,7 +250,7 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
         options.beyond = seqembed::BeyondTable::compute;
         const SinusoidalPositionalEncoding<float> computing(d_model, options);
         SinusoidalOptions longer = options;
-        longer.max_len = 40;
+        longer.max_positions = 40;
         const SinusoidalPositionalEncoding<float> reference(d_model, longer);
         REQUIRE(computing.forward(10, 30) == reference.table().middleRows(10, 30));
         REQUIRE_THROWS_AS(computing.rows(0, 17), seqembed::index_error);  // views: the table only
@@ -280,7 +280,7 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
     }
 
     SECTION("InputPipeline with sinusoidal positions") {
-        const auto pipeline = sinusoidal_pipeline<float>(50, d_model, /*max_len=*/16);
+        const auto pipeline = sinusoidal_pipeline<float>(50, d_model, /*max_positions=*/16);
         require_message(message_of<seqembed::index_error>(
                             [&] { (void)pipeline.forward(valid_ids(2, 17, 50)); }),
                         {"17", "16 rows"});
@@ -327,7 +327,7 @@ TEST_CASE("bad input 2: a step offset near INT64_MAX, sinusoidal positions", "[b
     }
     SECTION("a table that computes past its end") {
         SinusoidalOptions options = SinusoidalOptions::tensor2tensor();
-        options.max_len = 8;
+        options.max_positions = 8;
         const InputPipeline<float> pipeline(TokenEmbedding<float>(50, 4),
                                             SinusoidalPositionalEncoding<float>(4, options));
         REQUIRE_NOTHROW(pipeline.forward(ids, Padding::none(), 1000));
@@ -404,10 +404,10 @@ TEMPLATE_TEST_CASE("bad input 3: zero, negative and overflowing sizes", "[bad_in
             message_of<seqembed::value_error>([] { SinusoidalPositionalEncoding<S>{-2}; }),
             {"d_model", "-2"});
         SinusoidalOptions options;
-        options.max_len = 0;
+        options.max_positions = 0;
         require_message(
             message_of<seqembed::value_error>([&] { SinusoidalPositionalEncoding<S>(8, options); }),
-            {"max_len", "0"});
+            {"max_positions", "0"});
     }
     SECTION("LearnedPositionalEmbedding") {
         require_message(
@@ -441,7 +441,7 @@ TEMPLATE_TEST_CASE("bad input 3: zero, negative and overflowing sizes", "[bad_in
                                 [&] { LearnedPositionalEmbedding<S>(rows, cols); }),
                             parts);
             SinusoidalOptions options;
-            options.max_len = rows;
+            options.max_positions = rows;
             require_message(message_of<seqembed::value_error>(
                                 [&] { SinusoidalPositionalEncoding<S>(cols, options); }),
                             parts);
@@ -483,10 +483,10 @@ TEMPLATE_TEST_CASE("bad input 3: a sinusoidal table too large for memory is a se
         return;
     }
     SinusoidalOptions options;
-    options.max_len = Index{1} << 42;  // x 64 columns: 2^48 elements, 2^50 or 2^51 bytes
+    options.max_positions = Index{1} << 42;  // x 64 columns: 2^48 elements, 2^50 or 2^51 bytes
     CHECK_THROWS_AS(SinusoidalPositionalEncoding<TestType>(64, options), seqembed::error);
 #ifndef SEQEMBED_TEST_ASAN  // ASan's operator new aborts on a huge size whatever its options
-    options.max_len = 1;
+    options.max_positions = 1;
     CHECK_THROWS_AS(SinusoidalPositionalEncoding<TestType>(Index{1} << 50, options),
                     seqembed::error);
 #endif
@@ -497,7 +497,7 @@ TEMPLATE_TEST_CASE("bad input 3: a sinusoidal table too large for memory is a se
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-/// The value the options define for row `row` (position first_position + row), column j, in
+/// The value the options define for row `row` (position offset + row), column j, in
 /// long double.
 long double sinusoidal_reference(const SinusoidalOptions& options, Index d, std::int64_t row,
                                  Index j) {
@@ -524,7 +524,7 @@ long double sinusoidal_reference(const SinusoidalOptions& options, Index d, std:
                                           : static_cast<long double>(std::max<Index>(half - 1, 1));
     const long double exponent =
         (paper ? 2.0L * static_cast<long double>(k) : static_cast<long double>(k)) / denominator;
-    const long double angle = static_cast<long double>(options.first_position + row) *
+    const long double angle = static_cast<long double>(options.offset + row) *
                               std::pow(static_cast<long double>(options.base), -exponent);
     return kind == sine ? std::sin(angle) : std::cos(angle);
 }
@@ -551,7 +551,7 @@ TEMPLATE_TEST_CASE("bad input 4: an odd d_model gives a defined sinusoidal table
         {"hf_marian (concatenated, extra sine)", SinusoidalOptions::hf_marian()},
         {"concatenated, zero column", concatenated_zero}};
     for (Config& config : configs) {
-        config.options.max_len = 24;
+        config.options.max_positions = 24;
         config.options.beyond = seqembed::BeyondTable::compute;
     }
 
@@ -582,7 +582,7 @@ TEMPLATE_TEST_CASE("bad input 4: an odd d_model gives a defined sinusoidal table
             } else if (interleaved) {
                 // One more sine, of frequency (d - 1) / 2: base^(-(d - 1) / d).
                 for (Index r = 0; r < rows.rows(); ++r) {
-                    const double angle = static_cast<double>(options.first_position + r) *
+                    const double angle = static_cast<double>(options.offset + r) *
                                          std::pow(options.base, -static_cast<double>(d - 1) /
                                                                     static_cast<double>(d));
                     REQUIRE_THAT(static_cast<double>(rows(r, last)),
@@ -592,7 +592,7 @@ TEMPLATE_TEST_CASE("bad input 4: an odd d_model gives a defined sinusoidal table
                 // Concatenated: the sine half has (d + 1) / 2 columns, the last sine is at
                 // column d / 2, and the last column is a cosine.
                 for (Index r = 0; r < rows.rows(); ++r) {
-                    const double angle = static_cast<double>(options.first_position + r) *
+                    const double angle = static_cast<double>(options.offset + r) *
                                          std::pow(options.base, -static_cast<double>(d - 1) /
                                                                     static_cast<double>(d));
                     REQUIRE_THAT(static_cast<double>(rows(r, d / 2)),
@@ -685,7 +685,7 @@ TEST_CASE("bad input 6: padding_idx below -vocab or at or above vocab", "[bad_in
         // Seeded init zeroes that row, and that row only.
         for (Index r = 0; r < vocab; ++r) {
             CAPTURE(r);
-            REQUIRE(embedding.weights().row(r).isZero(0) == (r == good.row));
+            REQUIRE(embedding.table().row(r).isZero(0) == (r == good.row));
         }
         // Looking the padding id up gives a zero row.
         IdMatrix ids(1, 1);
@@ -694,7 +694,7 @@ TEST_CASE("bad input 6: padding_idx below -vocab or at or above vocab", "[bad_in
         // Pre-trained weights are kept as given (as nn.Embedding.from_pretrained).
         const auto loaded = TokenEmbedding<float>::from_weights(weights, options);
         REQUIRE(loaded.padding_idx() == good.row);
-        REQUIRE(loaded.weights() == weights);
+        REQUIRE(loaded.table() == weights);
     }
 }
 
@@ -787,7 +787,7 @@ TEMPLATE_TEST_CASE("bad input 7: pre-trained tables of the wrong shape or with n
             const auto positions =
                 LearnedPositionalEmbedding<S>::from_weights(weights, position_options);
             const auto view = TokenEmbedding<S>::view(weights.data(), 50, 8, token_options);
-            for (const auto& table : {embedding.weights(), positions.weights(), view.weights()}) {
+            for (const auto& table : {embedding.table(), positions.table(), view.table()}) {
                 REQUIRE_FALSE(std::isfinite(table(b.row, b.col)));
                 REQUIRE(std::isnan(table(b.row, b.col)) == std::isnan(b.value));
             }

@@ -65,22 +65,22 @@ TEMPLATE_TEST_CASE("Learned positions: seeded initialisation is deterministic", 
     const LearnedPositionalEmbedding<TestType> b(64, 24, options);
     REQUIRE(a.max_positions() == 64);
     REQUIRE(a.d_model() == 24);
-    REQUIRE(a.weights() == b.weights());
+    REQUIRE(a.table() == b.table());
 
     options.seed = 18;
     const LearnedPositionalEmbedding<TestType> other(64, 24, options);
-    REQUIRE(a.weights() != other.weights());
+    REQUIRE(a.table() != other.table());
     // Not a shifted or partly equal table either.
     Index equal = 0;
-    for (Index i = 0; i < a.weights().size(); ++i)
-        if (a.weights().data()[i] == other.weights().data()[i]) ++equal;
+    for (Index i = 0; i < a.table().size(); ++i)
+        if (a.table().data()[i] == other.table().data()[i]) ++equal;
     REQUIRE(equal == 0);
 
     // The offset chooses which rows are read, not the values drawn.
     options.seed = 17;
     options.offset = 2;
     const LearnedPositionalEmbedding<TestType> shifted(64, 24, options);
-    REQUIRE(shifted.weights() == a.weights());
+    REQUIRE(shifted.table() == a.table());
 }
 
 TEMPLATE_TEST_CASE("Learned positions: seeded initialisation is N(0, 1)", "[learned]", float,
@@ -88,7 +88,7 @@ TEMPLATE_TEST_CASE("Learned positions: seeded initialisation is N(0, 1)", "[lear
     LearnedPositionsOptions options;
     options.seed = 2024;
     const LearnedPositionalEmbedding<TestType> positions(2048, 512, options);  // 2^20 draws
-    const auto table = positions.weights();
+    const auto table = positions.table();
     const auto n = static_cast<double>(table.size());
     double sum = 0.0;
     double square_sum = 0.0;
@@ -119,17 +119,17 @@ TEMPLATE_TEST_CASE("Learned positions: from_weights copies the table", "[learned
     const auto positions = LearnedPositionalEmbedding<TestType>::from_weights(source);
     REQUIRE(positions.max_positions() == 10);
     REQUIRE(positions.d_model() == 6);
-    REQUIRE(positions.weights() == original);
-    REQUIRE(positions.weights().data() != source.data());
+    REQUIRE(positions.table() == original);
+    REQUIRE(positions.table().data() != source.data());
 
     source.setConstant(TestType(-5));
-    REQUIRE(positions.weights() == original);
+    REQUIRE(positions.table() == original);
     REQUIRE(positions.rows(0, 10) == original);
 
     // Copies share the immutable table.
     const LearnedPositionalEmbedding<TestType> copy = positions;
-    REQUIRE(copy.weights() == original);
-    REQUIRE(copy.weights().data() == positions.weights().data());
+    REQUIRE(copy.table() == original);
+    REQUIRE(copy.table().data() == positions.table().data());
     REQUIRE_FALSE(copy.is_view());
 }
 
@@ -138,21 +138,21 @@ TEMPLATE_TEST_CASE("Learned positions: view does not copy, and copies of a view 
     RowMatrix<TestType> memory = numbered_table<TestType>(12, 4);
     const auto view = LearnedPositionalEmbedding<TestType>::view(memory.data(), 12, 4,
                                                                  LearnedPositionsOptions::bart());
-    REQUIRE(view.weights().data() == memory.data());
+    REQUIRE(view.table().data() == memory.data());
     REQUIRE(view.rows(0, 3).data() == memory.data() + 2 * 4);
     REQUIRE(view.offset() == 2);
 
     const LearnedPositionalEmbedding<TestType> copy = view;
-    REQUIRE(copy.weights().data() == memory.data());
+    REQUIRE(copy.table().data() == memory.data());
     REQUIRE(copy.offset() == 2);
 
     LearnedPositionalEmbedding<TestType> assigned(3, 4);
     assigned = view;
-    REQUIRE(assigned.weights().data() == memory.data());
+    REQUIRE(assigned.table().data() == memory.data());
     REQUIRE(assigned.max_positions() == 12);
 
     LearnedPositionalEmbedding<TestType> moved = std::move(assigned);
-    REQUIRE(moved.weights().data() == memory.data());
+    REQUIRE(moved.table().data() == memory.data());
 
     // The view sees the caller's later writes (it is not a snapshot).
     memory(2, 1) = TestType(-123);
@@ -190,7 +190,7 @@ TEST_CASE("Learned positions: offsets of BERT, BART and RoBERTa, and capacity", 
     }
     REQUIRE(bart.rows(0, 1)(0, 0) == 2.0f);    // token 0 reads row 2
     REQUIRE(bart.rows(17, 1)(0, 0) == 19.0f);  // the last token reads the last row
-    REQUIRE(bart.rows(0, 2).data() == bart.weights().data() + 2 * 3);  // a view, no copy
+    REQUIRE(bart.rows(0, 2).data() == bart.table().data() + 2 * 3);  // a view, no copy
 }
 
 TEMPLATE_TEST_CASE("Learned positions: seed 003's 512-row table serves TOKEN_LIMIT = 350",
@@ -256,7 +256,7 @@ TEMPLATE_TEST_CASE("Learned positions: forward and forward_into equal rows(), at
                 for (Index c = 0; c < 5; ++c)
                     REQUIRE(row[static_cast<std::size_t>(c)] == table(2 + first + r, c));
                 REQUIRE(positions.stored_row(first + r) ==
-                        positions.weights().row(2 + first + r).data());
+                        positions.table().row(2 + first + r).data());
             }
         }
     }

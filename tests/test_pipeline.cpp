@@ -51,7 +51,7 @@ TEMPLATE_TEST_CASE("Each row is embedding x scale + position, rounded as PyTorch
     for (Index b = 0; b < 3; ++b)
         for (Index t = 0; t < 6; ++t)
             for (Index j = 0; j < 16; ++j) {
-                const TestType scaled = pipeline.embedding().weights()(ids(b, t), j) * scale;
+                const TestType scaled = pipeline.embedding().table()(ids(b, t), j) * scale;
                 const TestType expected = scaled + pipeline.positions().table()(t, j);
                 REQUIRE(out(b * 6 + t, j) == expected);
             }
@@ -104,7 +104,7 @@ TEST_CASE("Positions from the padding mask match fairseq's make_positions", "[pi
         if (position == 1) {  // fairseq's padding_idx: a padded token
             REQUIRE(out.row(i).isZero(0));
         } else {
-            REQUIRE(out.row(i) == fairseq.rows(position - fairseq.options().first_position, 1));
+            REQUIRE(out.row(i) == fairseq.rows(position - fairseq.options().offset, 1));
         }
     }
 }
@@ -154,7 +154,7 @@ TEST_CASE("Learned positions serve seed 003's 350 tokens from a 512-row table", 
     const RowMatrix<float> out = pipeline.forward(ids);
     const float scale = pipeline.embedding().scale();
     for (const Index t : {0, 1, 349}) {
-        const RowMatrix<float> scaled = pipeline.embedding().weights().row(7) * scale;
+        const RowMatrix<float> scaled = pipeline.embedding().table().row(7) * scale;
         REQUIRE(out.row(350 + t) == scaled + position_row<float>(table, t));
     }
     REQUIRE_THROWS_AS(pipeline.forward(IdMatrix::Constant(1, 513, 7)), seqembed::index_error);

@@ -21,19 +21,19 @@ struct PresetCase {
     const golden::Table& fixture;
 };
 
-/// The preset's rows for the fixture's position values, row t encoding first_position + t.
+/// The preset's rows for the fixture's position values, row t encoding offset + t.
 template <typename Scalar>
 RowMatrix<Scalar> preset_rows(const PresetCase& c) {
     const SinusoidalPositionalEncoding<Scalar> encoding(c.fixture.cols, c.options);
-    const std::int64_t first_row = c.fixture.positions[0] - c.options.first_position;
+    const std::int64_t first_row = c.fixture.positions[0] - c.options.offset;
     REQUIRE(first_row >= 0);
     for (long r = 1; r < c.fixture.rows; ++r)
         REQUIRE(c.fixture.positions[r] == c.fixture.positions[0] + r);
     return encoding.forward(first_row, c.fixture.rows);
 }
 
-SinusoidalOptions starting_at(SinusoidalOptions options, std::int64_t first_position) {
-    options.first_position = first_position;
+SinusoidalOptions starting_at(SinusoidalOptions options, std::int64_t offset) {
+    options.offset = offset;
     return options;
 }
 
@@ -92,13 +92,13 @@ TEST_CASE("Presets say what each framework does", "[presets]") {
     const SinusoidalOptions paper = SinusoidalOptions::paper();
     CHECK(paper.layout == SinCosLayout::interleaved);
     CHECK(paper.family == FrequencyFamily::paper);
-    CHECK(paper.first_position == 0);
-    CHECK(paper.max_len == 5000);
+    CHECK(paper.offset == 0);
+    CHECK(paper.max_positions == 5000);
     CHECK(paper.beyond == BeyondTable::throw_error);
 
-    CHECK(SinusoidalOptions::fairseq(1).first_position == 2);
-    CHECK(SinusoidalOptions::fairseq(0).first_position == 1);
-    CHECK(SinusoidalOptions::ctranslate2().first_position == 1);
+    CHECK(SinusoidalOptions::fairseq(1).offset == 2);
+    CHECK(SinusoidalOptions::fairseq(0).offset == 1);
+    CHECK(SinusoidalOptions::ctranslate2().offset == 1);
     CHECK(SinusoidalOptions::tensor2tensor().odd_width == OddWidth::zero_column);
     CHECK(SinusoidalOptions::hf_marian().odd_width == OddWidth::extra_sine);
     CHECK(SinusoidalOptions::hf_marian().family == FrequencyFamily::paper);

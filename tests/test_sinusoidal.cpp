@@ -21,11 +21,11 @@ template <typename Scalar>
 RowMatrix<Scalar> rows_at_fixture_positions(SinusoidalOptions options, Index d_model,
                                             const golden::Table& fixture) {
     options.beyond = seqembed::BeyondTable::compute;
-    options.max_len = 16;
+    options.max_positions = 16;
     const SinusoidalPositionalEncoding<Scalar> encoding(d_model, options);
     RowMatrix<Scalar> out(fixture.rows, fixture.cols);
     for (long r = 0; r < fixture.rows; ++r)
-        out.row(r) = encoding.forward(fixture.positions[r] - options.first_position, 1);
+        out.row(r) = encoding.forward(fixture.positions[r] - options.offset, 1);
     return out;
 }
 
@@ -73,7 +73,7 @@ TEMPLATE_TEST_CASE("The paper table reproduces the tables printed by seeds 002 a
     for (const auto precision : {TablePrecision::exact, TablePrecision::follow_scalar})
         for (const auto form : {DivTermForm::direct_power, DivTermForm::log_space}) {
             SinusoidalOptions options = with_precision(precision, form);
-            options.max_len = 20;
+            options.max_positions = 20;
             require_printed(SinusoidalPositionalEncoding<TestType>(6, options), seed002_printed);
             require_printed(SinusoidalPositionalEncoding<TestType>(4, options), seed004_printed);
         }
@@ -178,7 +178,7 @@ TEMPLATE_TEST_CASE("In exact precision the two forms give the same table", "[sin
                    float, double) {
     SinusoidalOptions direct = with_precision(TablePrecision::exact, DivTermForm::direct_power);
     SinusoidalOptions log_space = with_precision(TablePrecision::exact, DivTermForm::log_space);
-    direct.max_len = log_space.max_len = 600;
+    direct.max_positions = log_space.max_positions = 600;
     REQUIRE(SinusoidalPositionalEncoding<TestType>(64, direct).table() ==
             SinusoidalPositionalEncoding<TestType>(64, log_space).table());
 }
@@ -237,9 +237,9 @@ TEST_CASE("Odd d_model is defined: an extra sine or a zero column", "[sinusoidal
     }
 }
 
-TEST_CASE("first_position sets the origin, rows() gives step offsets", "[sinusoidal]") {
+TEST_CASE("offset sets the origin, rows() gives step offsets", "[sinusoidal]") {
     SinusoidalOptions shifted = SinusoidalOptions::paper();
-    shifted.first_position = 5;
+    shifted.offset = 5;
     const SinusoidalPositionalEncoding<float> base(16), moved(16, shifted);
     REQUIRE(moved.position_of(0) == 5);
     REQUIRE(moved.rows(0, 100) == base.rows(5, 100));
@@ -251,7 +251,7 @@ TEST_CASE("first_position sets the origin, rows() gives step offsets", "[sinusoi
 TEMPLATE_TEST_CASE("Past the table: an error by default, computed rows on request",
                    "[sinusoidal]", float, double) {
     SinusoidalOptions options = SinusoidalOptions::paper();
-    options.max_len = 10;
+    options.max_positions = 10;
     const SinusoidalPositionalEncoding<TestType> strict(8, options);
     REQUIRE_NOTHROW(strict.rows(0, 10));
     REQUIRE_THROWS_AS(strict.rows(5, 6), seqembed::index_error);
@@ -268,7 +268,7 @@ TEMPLATE_TEST_CASE("Past the table: an error by default, computed rows on reques
 
     options.beyond = seqembed::BeyondTable::compute;
     const SinusoidalPositionalEncoding<TestType> growing(8, options);
-    options.max_len = 100;
+    options.max_positions = 100;
     const SinusoidalPositionalEncoding<TestType> big(8, options);
     REQUIRE(growing.forward(8, 50) == big.rows(8, 50));
     REQUIRE(growing.stored_row(10) == nullptr);

@@ -37,7 +37,7 @@ TEMPLATE_TEST_CASE("Lookup is the table row times sqrt(d_model)", "[embedding]",
     for (Index b = 0; b < 2; ++b)
         for (Index t = 0; t < 5; ++t)
             for (Index j = 0; j < 16; ++j)
-                REQUIRE(out(b * 5 + t, j) == embedding.weights()(ids(b, t), j) * scale);
+                REQUIRE(out(b * 5 + t, j) == embedding.table()(ids(b, t), j) * scale);
 }
 
 TEMPLATE_TEST_CASE("Lookup equals one_hot(ids) x W (seed 002)", "[embedding]", float, double) {
@@ -48,7 +48,7 @@ TEMPLATE_TEST_CASE("Lookup equals one_hot(ids) x W (seed 002)", "[embedding]", f
     RowMatrix<TestType> one_hot = RowMatrix<TestType>::Zero(ids.size(), 10);
     for (Index b = 0; b < ids.rows(); ++b)
         for (Index t = 0; t < ids.cols(); ++t) one_hot(b * ids.cols() + t, ids(b, t)) = 1;
-    const RowMatrix<TestType> product = one_hot * embedding.weights();
+    const RowMatrix<TestType> product = one_hot * embedding.table();
     REQUIRE(embedding.forward(ids) == product);
 }
 
@@ -61,7 +61,7 @@ TEST_CASE("Scale can be off or any value", "[embedding]") {
     const TokenEmbedding<double> scaled(7, 9, options);
     IdMatrix ids(1, 3);
     ids << 6, 0, 3;
-    REQUIRE(unscaled.weights() == scaled.weights());
+    REQUIRE(unscaled.table() == scaled.table());
     REQUIRE(scaled.forward(ids) == unscaled.forward(ids) * -2.5);
     REQUIRE(unscaled.scale() == 1.0);
 }
@@ -71,26 +71,26 @@ TEST_CASE("Seeded initialisation is reproducible, standard normal, and padding_i
     TokenEmbeddingOptions options;
     options.seed = 11;
     const TokenEmbedding<float> a(1000, 64, options), b(1000, 64, options);
-    REQUIRE(a.weights() == b.weights());
+    REQUIRE(a.table() == b.table());
     options.seed = 12;
     const TokenEmbedding<float> c(1000, 64, options);
-    REQUIRE(a.weights() != c.weights());
+    REQUIRE(a.table() != c.table());
 
-    const double mean = a.weights().template cast<double>().mean();
-    const double variance = (a.weights().template cast<double>().array() - mean).square().mean();
+    const double mean = a.table().template cast<double>().mean();
+    const double variance = (a.table().template cast<double>().array() - mean).square().mean();
     CHECK(std::abs(mean) < 0.02);          // 5 sigma of 64000 draws is 0.0198
     CHECK(std::abs(variance - 1) < 0.03);  // 5 sigma is 0.028
 
     options.padding_idx = 17;
     const TokenEmbedding<float> padded(1000, 64, options);
     REQUIRE(padded.padding_idx() == 17);
-    REQUIRE(padded.weights().row(17).isZero(0));
-    REQUIRE(!padded.weights().row(16).isZero(0));
+    REQUIRE(padded.table().row(17).isZero(0));
+    REQUIRE(!padded.table().row(16).isZero(0));
 
     options.padding_idx = -1;  // counts from the end, as nn.Embedding
     const TokenEmbedding<float> last(1000, 64, options);
     REQUIRE(last.padding_idx() == 999);
-    REQUIRE(last.weights().row(999).isZero(0));
+    REQUIRE(last.table().row(999).isZero(0));
 }
 
 TEST_CASE("from_weights copies, and padding_idx does not zero given weights", "[embedding]") {
@@ -100,10 +100,10 @@ TEST_CASE("from_weights copies, and padding_idx does not zero given weights", "[
     const auto embedding = TokenEmbedding<float>::from_weights(weights, options);
     const RowMatrix<float> copy = weights;
     weights.setZero();
-    REQUIRE(embedding.weights() == copy);
+    REQUIRE(embedding.table() == copy);
     REQUIRE(!embedding.is_view());
     REQUIRE(embedding.padding_idx() == 2);
-    REQUIRE(!embedding.weights().row(2).isZero(0));
+    REQUIRE(!embedding.table().row(2).isZero(0));
 }
 
 TEST_CASE("A view reads the caller's memory without copying, and so do its copies",
@@ -112,9 +112,9 @@ TEST_CASE("A view reads the caller's memory without copying, and so do its copie
     for (std::size_t i = 0; i < storage.size(); ++i) storage[i] = static_cast<double>(i);
     const auto view = TokenEmbedding<double>::view(storage.data(), 6, 3);
     REQUIRE(view.is_view());
-    REQUIRE(view.weights().data() == storage.data());
+    REQUIRE(view.table().data() == storage.data());
     const TokenEmbedding<double> copy = view;  // NOLINT(performance-unnecessary-copy-initialization)
-    REQUIRE(copy.weights().data() == storage.data());
+    REQUIRE(copy.table().data() == storage.data());
     storage[3 * 4 + 1] = 100.0;  // the caller's update shows through
     IdMatrix ids(1, 1);
     ids << 4;
@@ -126,16 +126,16 @@ TEST_CASE("Copies share the immutable table, which lives as long as any copy", "
     original.emplace(8, 4);
     const RowMatrix<float> values = original->weights();
     const TokenEmbedding<float> copy = *original;
-    REQUIRE(copy.weights().data() == original->weights().data());  // tied, not copied
+    REQUIRE(copy.table().data() == original->weights().data());  // tied, not copied
     TokenEmbedding<float> moved = std::move(*original);
-    REQUIRE(moved.weights() == values);
+    REQUIRE(moved.table() == values);
     TokenEmbedding<float> assigned(2, 2);
     assigned = moved;
-    REQUIRE(assigned.weights().data() == moved.weights().data());
+    REQUIRE(assigned.table().data() == moved.table().data());
     original.reset();
     moved = TokenEmbedding<float>(3, 3);
-    REQUIRE(copy.weights() == values);  // the last holders keep it alive
-    REQUIRE(assigned.weights() == values);
+    REQUIRE(copy.table() == values);  // the last holders keep it alive
+    REQUIRE(assigned.table() == values);
     REQUIRE_FALSE(copy.is_view());
 }
 
@@ -197,8 +197,8 @@ TEMPLATE_TEST_CASE("A bfloat16 or half table widens each value exactly before sc
     TokenEmbeddingOptions options;
     options.padding_idx = 3;
     const TokenEmbedding<float, TestType> seeded(100, 16, options);
-    REQUIRE(seeded.weights().row(3).template cast<float>().isZero(0));
-    REQUIRE(seeded.weights().template cast<float>().allFinite());
+    REQUIRE(seeded.table().row(3).template cast<float>().isZero(0));
+    REQUIRE(seeded.table().template cast<float>().allFinite());
 }
 
 TEMPLATE_TEST_CASE("Large lookups, streamed, give the scaled rows bit for bit, signed zeros included",

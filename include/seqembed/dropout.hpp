@@ -2,13 +2,17 @@
 /// @brief Dropout: inverted dropout whose mask depends only on (seed, call, element).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 #include "detail/checks.hpp"
-#include "detail/dropout_draws.hpp"
+#include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
+#include "detail/random/dropout_layout.hpp"
+#include "detail/stage_access.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -19,16 +23,16 @@ namespace seqembed {
 ///        identity.
 ///
 /// The mask is a pure function of (seed, call number, element index), so it is the same for
-/// every thread count and chunking and can be recomputed for a backward pass (mask()). Element e
-/// of call c is kept when its 16-bit draw is at least round(p * 65536) (p is honoured to
-/// 1/65536). The draws come from Philox4x32-10 keyed by the seed, at counter (block, c), read a
-/// byte at a time: a coarse byte per element, 240 elements per 16 blocks, and a fine byte for
-/// the one element in 256 whose coarse byte ties with the threshold's high byte, from a byte of
-/// the block no element uses (or, for a block's further ties, from another block; the layout is
-/// in detail/dropout_draws.hpp). Each training forward that
-/// drops anything takes the next call number from an atomic counter, so a const forward is safe
-/// from several threads. Call numbers stay below 2^63: the streams above are the seeded
-/// initialisations', so masks and tables of one seed never share random bits.
+/// every thread count, chunking and ISA, and can be recomputed for a backward pass (mask()).
+/// Element e of call c is kept when its 16-bit draw is at least round(p * 65536) (p is honoured
+/// to 1/65536). The draws come from Philox4x32-10 keyed by the seed, at counter (block, c), read
+/// a byte at a time: a coarse byte per element, 240 elements per 16 blocks, and a fine byte for
+/// the one element in 256 whose coarse byte ties with the threshold's high byte (the layout is in
+/// detail/random/dropout_layout.hpp). Each training forward that drops anything takes the next
+/// call number from an atomic counter, so a const forward is safe from several threads. Copies
+/// share that counter: a copy (or a copied pipeline) never repeats another copy's masks. Call
+/// numbers stay below 2^63: the streams above are the seeded initialisations', so masks and
+/// tables of one seed never share random bits.
 /// @code
 /// seqembed::Dropout dropout(0.1, /*seed=*/42);
 /// dropout.set_training(true);
@@ -41,24 +45,8 @@ public:
     /// @param p probability of zeroing an element, in [0, 1).
     /// @param seed key of the mask.
     /// @throws value_error for p outside [0, 1) or NaN.
-    explicit Dropout(double p = 0.0, std::uint64_t seed = 0) : m_p(checked_p(p)), m_seed(seed) {}
-
-    /// @brief Copies the configuration, the mode and the call counter.
-    /// @param other the layer to copy.
-    Dropout(const Dropout& other) noexcept
-        : m_p(other.m_p), m_seed(other.m_seed), m_training(other.m_training),
-          m_calls(other.m_calls.load()) {}
-    /// @brief Copies the configuration, the mode and the call counter.
-    /// @param other the layer to copy.
-    /// @return this layer.
-    Dropout& operator=(const Dropout& other) noexcept {
-        m_p = other.m_p;
-        m_seed = other.m_seed;
-        m_training = other.m_training;
-        m_calls.store(other.m_calls.load());
-        return *this;
-    }
-    ~Dropout() = default;
+    explicit Dropout(double p = 0.0, std::uint64_t seed = 0)
+        : m_p(checked_p(p)), m_seed(seed), m_calls(std::make_shared<std::atomic<std::uint64_t>>(0)) {}
 
     /// @brief Probability of zeroing an element.
     /// @return p, in [0, 1).
@@ -76,14 +64,12 @@ public:
     /// @return true in training mode with round(p * 65536) > 0.
     bool is_active() const noexcept { return m_training && threshold() != 0; }
     /// @brief The call number the next training forward will take.
-    /// @return the number of training forwards so far, plus any set_calls start.
-    std::uint64_t calls() const noexcept { return m_calls.load(); }
-    /// @brief Sets the next call number (to resume a run).
+    /// @return the number of training forwards so far (by this layer and every copy of it),
+    ///         plus any set_calls start.
+    std::uint64_t calls() const noexcept { return m_calls->load(); }
+    /// @brief Sets the next call number (to resume a run), for this layer and its copies.
     /// @param next the call number of the next training forward.
-    void set_calls(std::uint64_t next) noexcept { m_calls.store(next); }
-    /// @brief Takes a call number for one training forward (what forward does).
-    /// @return the call number taken; the counter moves past it.
-    std::uint64_t take_call() const noexcept { return m_calls.fetch_add(1); }
+    void set_calls(std::uint64_t next) noexcept { m_calls->store(next); }
 
     /// @brief The factor applied to kept values.
     /// @tparam Scalar the element type.
@@ -103,36 +89,28 @@ public:
     /// @param call the call number.
     /// @param element index of the element in the row-major output.
     /// @return true if the element is kept (and scaled), false if it is zeroed.
-    bool keeps(std::uint64_t call, std::uint64_t element) const noexcept {
-        float factor = 0.0f;
-        factors<float>(call).write(&factor, 1, element);
-        return factor != 0.0f;
-    }
-
-    /// @brief The factors of call `call` (keep_scale() or 0 per element), drawn span by span:
-    ///        what apply() multiplies by, for callers that fuse the multiplication into their own
-    ///        pass (InputPipeline does). One object serves consecutive rows of one call.
-    /// @tparam Scalar the element type.
-    /// @param call the call number.
-    /// @return the factors' source, with write(factors, count, first_element) and
-    ///         apply(values, count, first_element).
-    template <typename Scalar>
-    detail::MaskFactors<Scalar> factors(std::uint64_t call) const noexcept {
-        return detail::MaskFactors<Scalar>(m_seed, call, threshold(), keep_scale<Scalar>());
+    /// @throws value_error as active_isa() (a bad SEQEMBED_ISA).
+    bool keeps(std::uint64_t call, std::uint64_t element) const {
+        detail::SpanBits span[1];
+        detail::draw_spans(key(call), element / detail::span_elements, 1, span);
+        return detail::kept_bits_at(span[0], nullptr, static_cast<unsigned>(element % detail::span_elements), 1) != 0;
     }
 
     /// @brief Applies the mask of call `call` to count values that are elements
     ///        first_element .. first_element + count - 1 of the output, in place: each value is
     ///        multiplied by keep_scale() or by 0, as PyTorch multiplies by its scaled mask (so a
     ///        dropped NaN stays NaN and a dropped negative value becomes -0).
-    /// @tparam Scalar the element type.
+    /// @tparam Scalar float or double.
     /// @param values the values.
     /// @param count how many.
     /// @param call the call number.
     /// @param first_element index of values[0] in the output.
     template <typename Scalar>
     void apply(Scalar* values, Index count, std::uint64_t call, std::uint64_t first_element) const {
-        factors<Scalar>(call).apply(values, count, first_element);
+        if (count <= 0) return;
+        detail::RowPass<Scalar, Scalar> pass(mask_job<Scalar>(call, count, false));
+        pass.add({values, values, nullptr, first_element}, nullptr);
+        pass.finish();
     }
 
     /// @brief The mask of call `call` over a rows x cols output.
@@ -140,17 +118,24 @@ public:
     /// @param rows rows of the output.
     /// @param cols columns of the output.
     /// @return rows x cols bytes, 1 where the element is kept, 0 where it is zeroed.
+    /// @throws value_error for a negative or overflowing size.
     MaskMatrix mask(std::uint64_t call, Index rows, Index cols) const {
         if (rows < 0 || cols < 0)
             detail::fail<value_error>("dropout mask of ", rows, " x ", cols, " has a negative size");
         detail::require_addressable<std::uint8_t>("dropout mask", rows, cols);
         MaskMatrix kept(rows, cols);
-        // The mask is where the factors are nonzero, a row at a time.
-        Eigen::Matrix<float, 1, Eigen::Dynamic> row(cols);
-        detail::MaskFactors<float> draws = factors<float>(call);
-        for (Index r = 0; r < rows; ++r) {
-            draws.write(row.data(), cols, static_cast<std::uint64_t>(r * cols));
-            kept.row(r) = (row.array() != 0.0f).cast<std::uint8_t>();
+        constexpr std::uint64_t held = detail::SpanWindow::spans * detail::span_elements;
+        const auto elements = static_cast<std::uint64_t>(rows * cols);
+        detail::SpanBits window[detail::SpanWindow::spans];
+        for (std::uint64_t first = 0; first < elements; first += held) {
+            detail::draw_spans(key(call), first / detail::span_elements, detail::SpanWindow::spans, window);
+            const std::uint64_t end = std::min(elements, first + held);
+            for (std::uint64_t e = first; e < end; ++e) {
+                const std::uint64_t k = e - first;
+                const detail::SpanBits& span = window[k / detail::span_elements];
+                const std::uint64_t bit = k % detail::span_elements;
+                kept.data()[e] = static_cast<std::uint8_t>((span.words[bit / 64] >> (bit % 64)) & 1u);
+            }
         }
         return kept;
     }
@@ -207,15 +192,45 @@ public:
                       Eigen::Ref<RowMatrix<Scalar>> out) const {
         detail::require_shape("output of Dropout::forward_into", out.rows(), out.cols(), x.rows(),
                               x.cols());
-        if (out.data() != x.data()) out = x;
-        if (!is_active()) return;
-        // Row by row: out may be a block of a wider matrix, its rows not adjacent in memory.
-        detail::MaskFactors<Scalar> draws = factors<Scalar>(take_call());
+        if (!is_active() || out.size() == 0) {
+            if (out.data() != x.data()) out = x;
+            return;
+        }
+        // x * 1 is x: the row kernel with a scale of 1 and no position multiplies each value by
+        // its factor, row by row (out and x may be blocks of wider matrices).
+        const bool streaming =
+            sizeof(Scalar) * static_cast<std::size_t>(out.size()) >= detail::streaming_threshold_bytes;
+        detail::RowPass<Scalar, Scalar> pass(mask_job<Scalar>(take_call(), out.cols(), streaming));
         for (Index r = 0; r < out.rows(); ++r)
-            draws.apply(out.row(r).data(), out.cols(), static_cast<std::uint64_t>(r * out.cols()));
+            pass.add({out.row(r).data(), x.row(r).data(), nullptr, static_cast<std::uint64_t>(r * out.cols())},
+                     nullptr);
+        pass.finish();
     }
 
 private:
+    friend struct detail::StageAccess;
+
+    /// Takes a call number for one training forward; the shared counter moves past it.
+    std::uint64_t take_call() const noexcept { return m_calls->fetch_add(1); }
+
+    /// What the mask of call `call` is a function of.
+    detail::DropoutKey key(std::uint64_t call) const noexcept {
+        return {m_seed, call, detail::DrawThreshold::of(threshold())};
+    }
+
+    /// A row-kernel job that multiplies rows of `width` values by call `call`'s factors.
+    template <typename Scalar>
+    detail::RowJob<Scalar> mask_job(std::uint64_t call, Index width, bool streaming) const noexcept {
+        detail::RowJob<Scalar> job;
+        job.width = width;
+        job.scale = Scalar(1);
+        job.streaming = streaming;
+        job.dropping = true;
+        job.key = key(call);
+        job.keep_scale = keep_scale<Scalar>();
+        return job;
+    }
+
     static double checked_p(double p) {
         if (!(p >= 0.0 && p < 1.0))
             detail::fail<value_error>("dropout probability p = ", p, " is outside [0, 1)");
@@ -225,7 +240,7 @@ private:
     double m_p;
     std::uint64_t m_seed;
     bool m_training = false;
-    mutable std::atomic<std::uint64_t> m_calls{0};
+    std::shared_ptr<std::atomic<std::uint64_t>> m_calls;  // shared by copies
 };
 
 }  // namespace seqembed

@@ -13,6 +13,7 @@
 #include "detail/checks.hpp"
 #include "detail/normal_init.hpp"
 #include "detail/row_table.hpp"
+#include "detail/stage_access.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -138,9 +139,9 @@ public:
     /// @return max_positions - offset, >= 1: tokens 0 .. capacity - 1 have a row.
     Index capacity() const noexcept { return m_table.rows() - static_cast<Index>(m_offset); }
     /// @brief The whole table, offset rows included, as a read-only view.
-    /// @return a max_positions x d_model row-major view (no copy), valid while this table lives
-    ///         (for a view(), while the caller's memory does).
-    Eigen::Map<const RowMatrix<Scalar>> weights() const noexcept { return m_table.matrix(); }
+    /// @return a max_positions x d_model row-major view (no copy), valid while this table or a
+    ///         copy of it lives (for a view() without owner, while the caller's memory does).
+    Eigen::Map<const RowMatrix<Scalar>> table() const noexcept { return m_table.matrix(); }
 
     /// @brief The rows of tokens first .. first + count - 1 (rows offset + first ...), a view.
     /// @param first token index of the first row (a step offset when decoding).
@@ -172,13 +173,10 @@ public:
         out = rows(first, out.rows());
     }
 
-    /// @name Row access (InputPipeline calls require_positions, stored_row and add_row_to)
-    /// @{
+private:
+    friend struct detail::StageAccess;
 
-    /// @brief Throws unless tokens [first, first + count) have rows.
-    /// @param first first token index (plus step offset).
-    /// @param count number of tokens.
-    /// @throws index_error naming the row and the table's size.
+    /// Throws unless tokens [first, first + count) have rows, naming the row and the table's size.
     void require_positions(std::int64_t first, Index count) const {
         if (first < 0 || count < 0)
             detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
@@ -194,30 +192,11 @@ public:
                 max_positions(), " rows, which serves positions [0, ", capacity(), ")");
         }
     }
-    /// @brief The row of token index `row`, which require_positions accepted.
-    /// @param row token index.
-    /// @return a pointer to the d_model contiguous values of table row offset + row; never
-    ///         nullptr (every accepted row is stored).
-    const Scalar* stored_row(std::int64_t row) const noexcept {
+    /// The row of token index `row`, which require_positions accepted (never computed).
+    const Scalar* position_row(std::int64_t row, Scalar*) const noexcept {
         return m_table.row(static_cast<Index>(m_offset + row));
     }
-    /// @brief Copies the row of token index `row` to out[0 .. d_model).
-    /// @param row token index.
-    /// @param out d_model values.
-    void row_into(std::int64_t row, Scalar* out) const {
-        const Scalar* stored = stored_row(row);
-        std::copy(stored, stored + d_model(), out);
-    }
-    /// @brief Adds the row of token index `row` to out[0 .. d_model).
-    /// @param row token index.
-    /// @param out d_model values.
-    void add_row_to(std::int64_t row, Scalar* out) const {
-        const Scalar* stored = stored_row(row);
-        for (Index j = 0; j < d_model(); ++j) out[j] += stored[j];
-    }
-    /// @}
 
-private:
     LearnedPositionalEmbedding(detail::RowTable<Scalar> table, const LearnedPositionsOptions& options)
         : m_table(std::move(table)), m_offset(checked_offset(options.offset, m_table.rows())) {}
 

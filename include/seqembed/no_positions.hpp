@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "detail/checks.hpp"
+#include "detail/stage_access.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -36,15 +37,14 @@ public:
     /// @return the d_model given to the constructor.
     Index d_model() const noexcept { return m_d_model; }
 
-    /// @brief Every position is accepted.
-    void require_positions(std::int64_t, Index) const noexcept {}
-    /// @brief No stored row.
-    /// @return nullptr.
-    const Scalar* stored_row(std::int64_t) const noexcept { return nullptr; }
-    /// @brief Adds nothing.
-    void add_row_to(std::int64_t, Scalar*) const noexcept {}
-
 private:
+    friend struct detail::StageAccess;
+
+    /// Every position is accepted.
+    void require_positions(std::int64_t, Index) const noexcept {}
+    /// No row: the pipeline adds nothing.
+    const Scalar* position_row(std::int64_t, Scalar*) const noexcept { return nullptr; }
+
     Index m_d_model;
 };
 

@@ -1,9 +1,11 @@
 /// @file padding.hpp
-/// @brief Padding: which tokens of a batch are real, and so the position of each real token.
+/// @brief Padding: which tokens of a batch are real, and so the position of each real token;
+///        StepOffsets: what is added to the positions of each sequence when decoding.
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <iterator>
+#include <type_traits>
 
 #include "detail/checks.hpp"
 #include "error.hpp"
@@ -23,11 +25,12 @@ enum class PaddingSide {
 /// sequence, whatever the padding side, as fairseq and OPT derive positions from the mask.
 /// Padded tokens are not looked up and give zero rows. Padding views the caller's lengths or
 /// mask (no copy): keep them alive and unchanged until the forward that uses the Padding has
-/// returned (a Padding made from a temporary vector dangles once that statement ends).
+/// returned; temporaries are refused at compile time.
 /// @code
 /// std::vector<std::int64_t> lengths{3, 5};
 /// pipeline.forward(ids, seqembed::Padding::left(lengths));
-/// pipeline.forward(ids, seqembed::Padding::by_id(1));   // RoBERTa's <pad>
+/// pipeline.forward(ids, seqembed::Padding::by_id(1));              // RoBERTa's <pad>
+/// pipeline.forward(ids, seqembed::Padding::from_mask(attention_mask));  // int64, as HF gives it
 /// @endcode
 class Padding {
 public:
@@ -37,38 +40,41 @@ public:
     static Padding none() noexcept { return Padding(Kind::none); }
 
     /// @brief Sequence b has lengths[b] real tokens at its start.
-    /// @param lengths one length per sequence, each in [0, seq] (checked by require_fits, not
-    ///        here).
-    /// @return a Padding viewing lengths.data(): keep lengths alive and unresized for as long as
-    ///         the Padding is used.
-    static Padding right(const std::vector<std::int64_t>& lengths) noexcept {
-        return lengths_of(lengths.data(), static_cast<Index>(lengths.size()), PaddingSide::right);
+    /// @tparam Lengths any contiguous range of integers with data() and size() (std::vector,
+    ///         std::array, an Eigen vector, std::span, ...).
+    /// @param lengths one length per sequence, each in [0, seq] (checked by the forward).
+    /// @return a Padding viewing lengths: keep them alive and unresized while it is used.
+    template <typename Lengths>
+    static Padding right(const Lengths& lengths) noexcept {
+        return of_lengths(lengths, PaddingSide::right);
     }
     /// @brief Sequence b has lengths[b] real tokens at its end.
-    /// @param lengths one length per sequence, each in [0, seq] (checked by require_fits, not
-    ///        here).
-    /// @return a Padding viewing lengths.data(): keep lengths alive and unresized for as long as
-    ///         the Padding is used. Token t of sequence b is real from t = seq - lengths[b] on,
-    ///         with position t - (seq - lengths[b]).
-    static Padding left(const std::vector<std::int64_t>& lengths) noexcept {
-        return lengths_of(lengths.data(), static_cast<Index>(lengths.size()), PaddingSide::left);
+    /// @tparam Lengths any contiguous range of integers with data() and size().
+    /// @param lengths one length per sequence, each in [0, seq] (checked by the forward).
+    /// @return a Padding viewing lengths. Token t of sequence b is real from t = seq - lengths[b]
+    ///         on, with position t - (seq - lengths[b]).
+    template <typename Lengths>
+    static Padding left(const Lengths& lengths) noexcept {
+        return of_lengths(lengths, PaddingSide::left);
     }
     /// @brief Deleted: a Padding would outlive the temporary lengths it views. Name them.
     /// @return nothing: this overload cannot be called.
-    static Padding right(std::vector<std::int64_t>&&) = delete;
+    template <typename Lengths>
+    static Padding right(const Lengths&&) = delete;
     /// @brief Deleted: a Padding would outlive the temporary lengths it views. Name them.
     /// @return nothing: this overload cannot be called.
-    static Padding left(std::vector<std::int64_t>&&) = delete;
+    template <typename Lengths>
+    static Padding left(const Lengths&&) = delete;
     /// @brief count lengths at data, real tokens on the side opposite the padding.
+    /// @tparam Length an integer type.
     /// @param data the lengths.
     /// @param count how many (must equal the batch size).
     /// @param side where the padding is.
-    /// @return a Padding viewing the count values at data (not copied), as right() or left()
-    ///         build for side.
-    static Padding lengths_of(const std::int64_t* data, Index count, PaddingSide side) noexcept {
+    /// @return a Padding viewing the count values at data (not copied).
+    template <typename Length>
+    static Padding lengths_of(const Length* data, Index count, PaddingSide side) noexcept {
         Padding padding(Kind::lengths);
-        padding.m_lengths = data;
-        padding.m_rows = count;
+        padding.m_values = detail::IntegerView(data, count);
         padding.m_side = side;
         return padding;
     }
@@ -82,58 +88,50 @@ public:
         return padding;
     }
     /// @brief An attention mask of the ids' shape: nonzero marks a real token.
+    /// @tparam Derived an Eigen matrix of any integer type or bool (uint8 MaskMatrix, the int64
+    ///         attention_mask a Hugging Face tokenizer returns, ...), any storage order, with
+    ///         direct access.
     /// @param mask batch x seq; viewed, not copied.
-    /// @return a Padding viewing mask's data: keep mask alive and unresized for as long as the
-    ///         Padding is used. A real token's position is the number of nonzero entries
-    ///         before it in its row.
-    static Padding from_mask(const MaskMatrix& mask) noexcept {
+    /// @return a Padding viewing mask: keep it alive and unresized while the Padding is used. A
+    ///         real token's position is the number of nonzero entries before it in its row.
+    template <typename Derived>
+    static Padding from_mask(const Eigen::DenseBase<Derived>& mask) noexcept {
         Padding padding(Kind::mask);
-        padding.m_mask = mask.data();
-        padding.m_rows = mask.rows();
-        padding.m_cols = mask.cols();
+        padding.m_values = detail::IntegerView(mask);
         return padding;
     }
     /// @brief Deleted: a Padding would outlive the temporary mask it views. Name it.
     /// @return nothing: this overload cannot be called.
-    static Padding from_mask(MaskMatrix&&) = delete;
+    template <typename Derived>
+    static Padding from_mask(const Eigen::DenseBase<Derived>&&) = delete;
 
     /// @brief Throws unless the lengths or mask fit a batch x seq id matrix.
     /// @param ids the ids the padding describes.
     /// @throws shape_error for a wrong count or shape; value_error for a length outside
     ///         [0, seq].
-    void require_fits(const IdsRef& ids) const {
+    void require_fits(const TokenIds& ids) const {
         if (m_kind == Kind::lengths) {
-            if (m_rows != ids.rows())
-                detail::fail<shape_error>(m_rows, " sequence lengths given for a batch of ",
+            if (m_values.size() != ids.rows())
+                detail::fail<shape_error>(m_values.size(), " sequence lengths given for a batch of ",
                                           ids.rows(), " sequences");
-            for (Index b = 0; b < m_rows; ++b)
-                if (m_lengths[b] < 0 || m_lengths[b] > ids.cols())
-                    detail::fail<value_error>("length ", m_lengths[b], " of sequence ", b,
+            for (Index b = 0; b < ids.rows(); ++b)
+                if (m_values[b] < 0 || m_values[b] > ids.cols())
+                    detail::fail<value_error>("length ", m_values[b], " of sequence ", b,
                                               " is outside [0, ", ids.cols(), "]");
         } else if (m_kind == Kind::mask) {
-            detail::require_shape("padding mask", m_rows, m_cols, ids.rows(), ids.cols());
+            detail::require_shape("padding mask", m_values.rows(), m_values.cols(), ids.rows(), ids.cols());
         }
     }
 
-    /// @brief Calls visit(b, t, token_index) for every token of ids in row-major order,
-    ///        token_index being the number of real tokens before it in its sequence, or -1 for
-    ///        padding. require_fits must have passed.
-    /// @param ids the ids.
-    /// @param visit the callback.
-    template <typename Visit>
-    void for_each_token(const IdsRef& ids, Visit&& visit) const {
-        for_each_token_in_rows(ids, 0, ids.rows(), visit);
-    }
-
-    /// @brief As for_each_token, for the sequences first_row .. end_row - 1 only (so that
-    ///        several threads can share a batch).
+    /// @brief Calls visit(b, t, token_index) for every token of sequences first_row ..
+    ///        end_row - 1 in row-major order, token_index being the number of real tokens before
+    ///        it in its sequence, or -1 for padding. require_fits must have passed.
     /// @param ids the ids.
     /// @param first_row first sequence visited.
     /// @param end_row one past the last sequence visited.
     /// @param visit the callback.
     template <typename Visit>
-    void for_each_token_in_rows(const IdsRef& ids, Index first_row, Index end_row,
-                                Visit&& visit) const {
+    void for_each_token(const TokenIds& ids, Index first_row, Index end_row, Visit&& visit) const {
         const Index seq = ids.cols();
         for (Index b = first_row; b < end_row; ++b) {
             switch (m_kind) {
@@ -141,13 +139,12 @@ public:
                     for (Index t = 0; t < seq; ++t) visit(b, t, static_cast<std::int64_t>(t));
                     break;
                 case Kind::lengths: {
-                    const Index first_real =
-                        m_side == PaddingSide::right ? 0 : seq - static_cast<Index>(m_lengths[b]);
-                    const Index end_real = first_real + static_cast<Index>(m_lengths[b]);
+                    const Index length = static_cast<Index>(m_values[b]);
+                    const Index first_real = m_side == PaddingSide::right ? 0 : seq - length;
+                    const Index end_real = first_real + length;
                     for (Index t = 0; t < seq; ++t)
-                        visit(b, t, t >= first_real && t < end_real
-                                        ? static_cast<std::int64_t>(t - first_real)
-                                        : std::int64_t{-1});
+                        visit(b, t, t >= first_real && t < end_real ? static_cast<std::int64_t>(t - first_real)
+                                                                    : std::int64_t{-1});
                     break;
                 }
                 case Kind::padding_id:
@@ -161,35 +158,67 @@ public:
         }
     }
 
-    /// @brief The largest number of real tokens in one sequence of ids.
-    /// @param ids the ids (require_fits must have passed).
-    /// @return the number of positions a forward of ids reads, in [0, seq]: seq for none() (0
-    ///         for an empty batch), otherwise the largest count of real tokens in a sequence.
-    Index longest(const IdsRef& ids) const {
-        if (m_kind == Kind::none) return ids.rows() > 0 ? ids.cols() : 0;
-        std::int64_t longest = 0;
-        for_each_token(ids, [&](Index, Index, std::int64_t token_index) {
-            if (token_index + 1 > longest) longest = token_index + 1;
-        });
-        return static_cast<Index>(longest);
-    }
-
 private:
     enum class Kind { none, lengths, padding_id, mask };
     explicit Padding(Kind kind) noexcept : m_kind(kind) {}
 
-    bool is_real(const IdsRef& ids, Index b, Index t) const noexcept {
-        return m_kind == Kind::padding_id ? ids(b, t) != m_padding_id
-                                          : m_mask[b * m_cols + t] != 0;
+    template <typename Lengths>
+    static Padding of_lengths(const Lengths& lengths, PaddingSide side) noexcept {
+        return lengths_of(std::data(lengths), static_cast<Index>(std::size(lengths)), side);
+    }
+
+    bool is_real(const TokenIds& ids, Index b, Index t) const noexcept {
+        return m_kind == Kind::padding_id ? ids(b, t) != m_padding_id : m_values(b, t) != 0;
     }
 
     Kind m_kind;
     PaddingSide m_side = PaddingSide::right;
-    const std::int64_t* m_lengths = nullptr;
-    const std::uint8_t* m_mask = nullptr;
-    Index m_rows = 0;
-    Index m_cols = 0;
+    detail::IntegerView m_values;  // the lengths (one row) or the mask
     TokenId m_padding_id = 0;
+};
+
+/// @brief What is added to the positions of each sequence: one offset for all (the tokens already
+///        decoded), or one per sequence (batched decoding of prompts of different lengths, as
+///        CTranslate2's PositionEncoder takes them). Views the caller's offsets.
+/// @code
+/// std::vector<std::int64_t> decoded{7, 12, 3};             // tokens already decoded, per sequence
+/// pipeline.forward(next_ids, seqembed::Padding::none(), seqembed::StepOffsets(decoded));
+/// pipeline.forward(next_ids, seqembed::Padding::none(), 5);  // the same offset for all
+/// @endcode
+class StepOffsets {
+public:
+    /// @brief The same offset for every sequence (0: none).
+    /// @param offset added to every position.
+    StepOffsets(std::int64_t offset = 0) noexcept : m_same(offset) {}  // NOLINT(google-explicit-constructor)
+    /// @brief One offset per sequence.
+    /// @tparam Offsets any contiguous range of integers with data() and size().
+    /// @param offsets offsets[b] is added to the positions of sequence b; viewed, not copied.
+    template <typename Offsets, typename = decltype(std::data(std::declval<const Offsets&>()))>
+    explicit StepOffsets(const Offsets& offsets) noexcept
+        : m_each(std::data(offsets), static_cast<Index>(std::size(offsets))) {}
+    /// @brief Deleted: the offsets would not outlive the statement. Name them.
+    /// @tparam Offsets the range type.
+    template <typename Offsets, typename = decltype(std::data(std::declval<const Offsets&>()))>
+    explicit StepOffsets(const Offsets&&) = delete;
+
+    /// @brief Whether each sequence has its own offset.
+    /// @return true when built from a range.
+    bool per_sequence() const noexcept { return !m_each.empty(); }
+    /// @brief The offset of sequence b.
+    /// @param b the sequence (in range when per_sequence()).
+    /// @return offsets[b], or the common offset.
+    std::int64_t of(Index b) const noexcept { return m_each.empty() ? m_same : m_each[b]; }
+    /// @brief Throws unless there is one offset per sequence of a batch (or one for all).
+    /// @param batch the number of sequences.
+    /// @throws shape_error for a per-sequence count other than batch.
+    void require_fits(Index batch) const {
+        if (per_sequence() && m_each.size() != batch)
+            detail::fail<shape_error>(m_each.size(), " step offsets given for a batch of ", batch, " sequences");
+    }
+
+private:
+    std::int64_t m_same = 0;
+    detail::IntegerView m_each;
 };
 
 }  // namespace seqembed

@@ -9,6 +9,7 @@
 #include "assert.hpp"
 #include "error.hpp"
 #include "types.hpp"
+#include "isa.hpp"
 #include "token_embedding.hpp"
 #include "sinusoidal.hpp"
 #include "learned_positions.hpp"

@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "detail/checks.hpp"
-#include "detail/exact_sincos.hpp"
+#include "detail/engine/exact_sincos.hpp"
+#include "detail/stage_access.hpp"
 #include "detail/row_table.hpp"
 #include "error.hpp"
 #include "types.hpp"
@@ -67,12 +68,12 @@ enum class BeyondTable {
 ///        what differs.
 /// @code
 /// auto options = seqembed::SinusoidalOptions::fairseq(/*padding_idx=*/1);
-/// options.max_len = 1024;
+/// options.max_positions = 1024;
 /// seqembed::SinusoidalPositionalEncoding<float> positions(512, options);
 /// @endcode
 struct SinusoidalOptions {
     /// @brief Rows precomputed, one per token position (the seed's max_length, 5000).
-    Index max_len = 5000;
+    Index max_positions = 5000;
     /// @brief The base of the frequencies (10000).
     double base = 10000.0;
     /// @brief Form of the frequency term (matters under TablePrecision::follow_scalar only).
@@ -82,24 +83,24 @@ struct SinusoidalOptions {
     /// @brief Paper or tensor2tensor frequencies.
     FrequencyFamily family = FrequencyFamily::paper;
     /// @brief Position value of the first token: 0 for the paper, 1 for CTranslate2,
-    ///        padding_idx + 1 for fairseq. Row t of the table encodes position first_position + t.
-    std::int64_t first_position = 0;
+    ///        padding_idx + 1 for fairseq. Row t of the table encodes position offset + t.
+    std::int64_t offset = 0;
     /// @brief Exact (default) or PyTorch-like Scalar arithmetic.
     TablePrecision precision = TablePrecision::exact;
     /// @brief The last column of an odd d_model.
     OddWidth odd_width = OddWidth::extra_sine;
-    /// @brief Past max_len: throw or compute.
+    /// @brief Past max_positions: throw or compute.
     BeyondTable beyond = BeyondTable::throw_error;
 
     /// @brief The paper and the seeds: interleaved, exponent 2i/d, positions from 0, error past
     ///        the table.
-    /// @return every member at its default: max_len 5000, base 10000, log_space, interleaved,
-    ///         FrequencyFamily::paper, first_position 0, exact, extra_sine, throw_error.
+    /// @return every member at its default: max_positions 5000, base 10000, log_space, interleaved,
+    ///         FrequencyFamily::paper, offset 0, exact, extra_sine, throw_error.
     static SinusoidalOptions paper() { return {}; }
     /// @brief tensor2tensor's get_timing_signal_1d: concatenated, exponent i/(d/2-1), positions
     ///        from 0, computed at any length, zero last column for odd d.
     /// @return paper() with layout concatenated, family tensor2tensor, odd_width zero_column and
-    ///         beyond compute (rows past max_len computed on the fly).
+    ///         beyond compute (rows past max_positions computed on the fly).
     static SinusoidalOptions tensor2tensor() {
         SinusoidalOptions options;
         options.layout = SinCosLayout::concatenated;
@@ -111,11 +112,11 @@ struct SinusoidalOptions {
     /// @brief fairseq's SinusoidalPositionalEmbedding: as tensor2tensor, with the first token at
     ///        position padding_idx + 1.
     /// @param padding_idx the dictionary's padding index (1 in fairseq's dictionaries).
-    /// @return tensor2tensor() with first_position padding_idx + 1.
+    /// @return tensor2tensor() with offset padding_idx + 1.
     /// @throws index_error if padding_idx + 1 overflows std::int64_t.
     static SinusoidalOptions fairseq(std::int64_t padding_idx = 1) {
         SinusoidalOptions options = tensor2tensor();
-        options.first_position = detail::checked_add("fairseq first position", padding_idx, 1);
+        options.offset = detail::checked_add("fairseq first position", padding_idx, 1);
         return options;
     }
     /// @brief Marian (C++): as tensor2tensor, positions from 0 plus the decoding step.
@@ -125,28 +126,28 @@ struct SinusoidalOptions {
     /// @brief Hugging Face MarianSinusoidalPositionalEmbedding: concatenated with the paper's
     ///        exponent 2i/d, the sine half taking the extra column of an odd width, a 512-row
     ///        table (max_position_embeddings).
-    /// @return paper() with layout concatenated, form direct_power (np.power) and max_len 512;
+    /// @return paper() with layout concatenated, form direct_power (np.power) and max_positions 512;
     ///         rows past 512 throw.
     static SinusoidalOptions hf_marian() {
         SinusoidalOptions options;
         options.layout = SinCosLayout::concatenated;
         options.form = DivTermForm::direct_power;
-        options.max_len = 512;
+        options.max_positions = 512;
         return options;
     }
     /// @brief CTranslate2's sinusoidal encoder: as tensor2tensor, with the first token at
     ///        position 1.
-    /// @return tensor2tensor() with first_position 1.
+    /// @return tensor2tensor() with offset 1.
     static SinusoidalOptions ctranslate2() {
         SinusoidalOptions options = tensor2tensor();
-        options.first_position = 1;
+        options.offset = 1;
         return options;
     }
 };
 
-/// @brief The sinusoidal position table, precomputed for max_len positions.
+/// @brief The sinusoidal position table, precomputed for max_positions positions.
 ///
-/// Row t (t = 0, 1, ...) holds the encoding of position value first_position + t. Column
+/// Row t (t = 0, 1, ...) holds the encoding of position value offset + t. Column
 /// layout, frequencies and precision follow SinusoidalOptions. An odd d_model is defined by
 /// OddWidth: never out of bounds.
 /// @tparam Scalar float or double.
@@ -165,43 +166,49 @@ public:
 
     /// @brief Computes the table.
     /// @param d_model width of a row, > 0 (odd widths follow options.odd_width).
-    /// @param options layout, frequencies, origin, precision, max_len (> 0), base (finite, > 0).
-    /// @throws value_error for d_model or max_len <= 0, a bad base, a table too large, or a
-    ///         first_position whose positions would not stay below 2^53 in magnitude.
+    /// @param options layout, frequencies, origin, precision, max_positions (> 0), base (finite, > 0).
+    /// @throws value_error for d_model or max_positions <= 0, a bad base, a table too large, or a
+    ///         offset whose positions would not stay below 2^53 in magnitude.
     explicit SinusoidalPositionalEncoding(Index d_model, const SinusoidalOptions& options = {})
         : m_options(checked(d_model, options)),
           m_d_model(d_model),
-          m_table("sinusoidal table", m_options.max_len, d_model) {
+          m_table("sinusoidal table", m_options.max_positions, d_model) {
         try {
             plan_columns();
         } catch (const std::bad_alloc&) {
-            detail::fail<value_error>("sinusoidal table of ", options.max_len, " x ", d_model,
+            detail::fail<value_error>("sinusoidal table of ", options.max_positions, " x ", d_model,
                                       " does not fit in memory");
         }
         auto table = m_table.writable();
-        for (Index t = 0; t < options.max_len; ++t) compute_row<false>(t, table.row(t).data());
+        for (Index t = 0; t < options.max_positions; ++t) compute_row(t, table.row(t).data());
     }
 
     /// @brief Width of a row.
     /// @return the d_model given to the constructor, > 0.
     Index d_model() const noexcept { return m_d_model; }
     /// @brief Rows precomputed.
-    /// @return options().max_len, > 0.
-    Index max_len() const noexcept { return m_table.rows(); }
+    /// @return options().max_positions, > 0.
+    Index max_positions() const noexcept { return m_table.rows(); }
+    /// @brief Position value of the first token (row 0).
+    /// @return options().offset.
+    std::int64_t offset() const noexcept { return m_options.offset; }
+    /// @brief Whether the table views memory it did not compute: never.
+    /// @return false (the table is always computed and owned).
+    bool is_view() const noexcept { return false; }
     /// @brief The configuration.
     /// @return the options given to the constructor, valid while this encoding lives.
     const SinusoidalOptions& options() const noexcept { return m_options; }
-    /// @brief Position value encoded by row token_index (first_position + token_index).
+    /// @brief Position value encoded by row token_index (offset + token_index).
     /// @param token_index index of the token in its sequence (plus any step offset).
-    /// @return first_position + token_index, the position value whose sines and cosines row
+    /// @return offset + token_index, the position value whose sines and cosines row
     ///         token_index holds.
     /// @throws index_error if the sum overflows std::int64_t.
     std::int64_t position_of(std::int64_t token_index) const {
-        return detail::checked_add("position", m_options.first_position, token_index);
+        return detail::checked_add("position", m_options.offset, token_index);
     }
 
     /// @brief The whole precomputed table, as a read-only view.
-    /// @return a max_len x d_model row-major view (no copy), valid while this encoding lives.
+    /// @return a max_positions x d_model row-major view (no copy), valid while this encoding lives.
     Eigen::Map<const RowMatrix<Scalar>> table() const noexcept {
         return m_table.matrix();
     }
@@ -215,8 +222,8 @@ public:
     /// @param count number of rows.
     /// @return a count x d_model row-major view of rows first .. first + count - 1, valid while
     ///         this encoding lives. Only precomputed rows can be viewed, whatever
-    ///         options.beyond says: use forward for rows past max_len.
-    /// @throws index_error if [first, first + count) is not inside [0, max_len).
+    ///         options.beyond says: use forward for rows past max_positions.
+    /// @throws index_error if [first, first + count) is not inside [0, max_positions).
     Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
         require_in_table(first, count);
         return {m_table.row(static_cast<Index>(first)), count, m_d_model};
@@ -227,7 +234,7 @@ public:
     /// @param first first row, >= 0.
     /// @param count number of rows, >= 0.
     /// @return a new count x d_model matrix: rows first .. first + count - 1, those past
-    ///         max_len computed in the table's precision.
+    ///         max_positions computed in the table's precision.
     /// @throws index_error for a negative first or count, when first + count overflows, past
     ///         the table when options.beyond is throw_error, and otherwise for a position
     ///         beyond 2^53 in magnitude.
@@ -254,16 +261,18 @@ public:
             detail::fail<shape_error>("output of SinusoidalPositionalEncoding::forward_into has ",
                                       out.cols(), " columns, expected d_model = ", m_d_model);
         require_positions(first, out.rows());
-        for (Index r = 0; r < out.rows(); ++r) row_into(first + r, out.row(r).data());
+        for (Index r = 0; r < out.rows(); ++r) {
+            Scalar* row = out.row(r).data();
+            const Scalar* values = position_row(first + r, row);
+            if (values != row) std::copy(values, values + m_d_model, row);
+        }
     }
 
-    /// @name Row access (InputPipeline calls require_positions, stored_row and add_row_to)
-    /// @{
+private:
+    friend struct detail::StageAccess;
 
-    /// @brief Throws unless rows [first, first + count) can be produced.
-    /// @param first first row (token index plus step offset).
-    /// @param count number of rows.
-    /// @throws index_error naming the rows and the table's length.
+    /// Throws unless rows [first, first + count) can be produced, naming the rows and the
+    /// table's length.
     void require_positions(std::int64_t first, Index count) const {
         if (first < 0 || count < 0)
             detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
@@ -271,47 +280,22 @@ public:
         const std::int64_t end = detail::checked_add("position range", first, count);
         if (m_options.beyond == BeyondTable::throw_error) {
             require_in_table(first, count);
-        } else if (count > 0 && end - 1 > max_exact_position - m_options.first_position) {
-            // |first_position| <= 2^53 (checked at construction), so neither side overflows.
-            detail::fail<index_error>("row ", end - 1, " encodes position first_position (",
-                                      m_options.first_position, ") + ", end - 1,
+        } else if (count > 0 && end - 1 > max_exact_position - m_options.offset) {
+            // |offset| <= 2^53 (checked at construction), so neither side overflows.
+            detail::fail<index_error>("row ", end - 1, " encodes position offset (",
+                                      m_options.offset, ") + ", end - 1,
                                       ", beyond 2^53, where positions are no longer exact");
         }
     }
 
-    /// @brief The precomputed row, or nullptr past the table.
-    /// @param row row index (token index plus step offset), >= 0.
-    /// @return a pointer to the d_model contiguous values of row `row`, valid while this
-    ///         encoding lives, or nullptr when row >= max_len (the row must be computed, as
-    ///         row_into and add_row_to do).
-    const Scalar* stored_row(std::int64_t row) const noexcept {
-        return row < m_table.rows() ? m_table.row(static_cast<Index>(row)) : nullptr;
+    /// Row `row` (checked by require_positions): the precomputed one, or computed into scratch
+    /// (d_model values).
+    const Scalar* position_row(std::int64_t row, Scalar* scratch) const {
+        if (row < m_table.rows()) return m_table.row(static_cast<Index>(row));
+        compute_row(row, scratch);
+        return scratch;
     }
 
-    /// @brief Writes row `row` (precomputed or computed) to out[0 .. d_model).
-    /// @param row row index, checked by require_positions.
-    /// @param out d_model values.
-    void row_into(std::int64_t row, Scalar* out) const {
-        if (const Scalar* stored = stored_row(row)) {
-            std::copy(stored, stored + m_d_model, out);
-        } else {
-            compute_row<false>(row, out);
-        }
-    }
-
-    /// @brief Adds row `row` (precomputed or computed) to out[0 .. d_model).
-    /// @param row row index, checked by require_positions.
-    /// @param out d_model values.
-    void add_row_to(std::int64_t row, Scalar* out) const {
-        if (const Scalar* stored = stored_row(row)) {
-            for (Index j = 0; j < m_d_model; ++j) out[j] += stored[j];
-        } else {
-            compute_row<true>(row, out);
-        }
-    }
-    /// @}
-
-private:
     static constexpr std::int64_t max_exact_position = std::int64_t{1} << 53;
 
     /// What a column holds: which frequency, and sine, cosine or zero.
@@ -322,16 +306,16 @@ private:
 
     static const SinusoidalOptions& checked(Index d_model, const SinusoidalOptions& options) {
         detail::require_positive("d_model", d_model);
-        detail::require_positive("max_len", options.max_len);
-        detail::require_addressable<Scalar>("sinusoidal table", options.max_len, d_model);
+        detail::require_positive("max_positions", options.max_positions);
+        detail::require_addressable<Scalar>("sinusoidal table", options.max_positions, d_model);
         if (!(std::isfinite(options.base) && options.base > 0.0))
             detail::fail<value_error>("sinusoidal base must be finite and positive, got ",
                                       options.base);
-        // Every row of the table, first_position .. first_position + max_len - 1, within 2^53.
-        if (options.first_position < -max_exact_position ||
-            options.first_position > max_exact_position - (options.max_len - 1))
-            detail::fail<value_error>("first_position ", options.first_position, " with max_len ",
-                                      options.max_len,
+        // Every row of the table, offset .. offset + max_positions - 1, within 2^53.
+        if (options.offset < -max_exact_position ||
+            options.offset > max_exact_position - (options.max_positions - 1))
+            detail::fail<value_error>("offset ", options.offset, " with max_positions ",
+                                      options.max_positions,
                                       " puts positions beyond 2^53, where they are no longer exact");
         return options;
     }
@@ -343,7 +327,7 @@ private:
         if (first > m_table.rows() || count > m_table.rows() - first)
             detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
                                       ") are past the sinusoidal table of ", m_table.rows(),
-                                      " rows (max_len); raise max_len or set "
+                                      " rows (max_positions); raise max_positions or set "
                                       "beyond = BeyondTable::compute");
     }
 
@@ -413,13 +397,12 @@ private:
         return std::exp(static_cast<Scalar>(numerator) * step);
     }
 
-    /// Writes (or, when Accumulate, adds) the row of table row `row` to out.
-    template <bool Accumulate>
+    /// Writes the row of table row `row` to out.
     void compute_row(std::int64_t row, Scalar* out) const {
-        const std::int64_t position = m_options.first_position + row;
+        const std::int64_t position = m_options.offset + row;
         if (m_options.precision == TablePrecision::exact &&
             std::abs(static_cast<double>(position)) < detail::fast_path_position_limit) {
-            compute_exact_row<Accumulate>(static_cast<double>(position), out);
+            compute_exact_row(static_cast<double>(position), out);
             return;
         }
         for (Index j = 0; j < m_d_model; ++j) {
@@ -427,24 +410,13 @@ private:
             const Scalar v = column.kind == Column::Kind::zero
                                  ? Scalar(0)
                                  : value(position, column.frequency, column.kind == Column::Kind::cosine);
-            store<Accumulate>(out[j], v);
-        }
-    }
-
-    template <bool Accumulate>
-    static void store(Scalar& out, Scalar value) noexcept {
-        if constexpr (Accumulate) {
-            out += value;
-        } else {
-            out = value;
+            out[j] = v;
         }
     }
 
     /// The exact row through the vectorised kernel, a block of frequencies at a time.
-    template <bool Accumulate>
     void compute_exact_row(double position, Scalar* out) const {
-        if constexpr (!Accumulate)
-            for (const Index j : m_zero_columns) out[j] = Scalar(0);
+        for (const Index j : m_zero_columns) out[j] = Scalar(0);
         const auto frequencies = static_cast<Index>(m_sine_column.size());
         alignas(64) double sines[detail::sin_cos_block];
         alignas(64) double cosines[detail::sin_cos_block];
@@ -457,9 +429,9 @@ private:
             for (Index i = 0; i < count; ++i) {
                 const auto k = static_cast<std::size_t>(first + i);
                 if (m_sine_column[k] >= 0)
-                    store<Accumulate>(out[m_sine_column[k]], static_cast<Scalar>(sines[i]));
+                    out[m_sine_column[k]] = static_cast<Scalar>(sines[i]);
                 if (m_cosine_column[k] >= 0)
-                    store<Accumulate>(out[m_cosine_column[k]], static_cast<Scalar>(cosines[i]));
+                    out[m_cosine_column[k]] = static_cast<Scalar>(cosines[i]);
             }
         }
     }

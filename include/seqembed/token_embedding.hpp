@@ -13,9 +13,9 @@
 #include "detail/checks.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/normal_init.hpp"
-#include "detail/row_requests.hpp"
+#include "detail/engine/row_pass.hpp"
 #include "detail/row_table.hpp"
-#include "detail/streaming_rows.hpp"
+#include "detail/stage_access.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -182,79 +182,66 @@ public:
     /// @brief Whether the table views the caller's memory.
     /// @return true for an embedding made by view(), false for one that owns its values.
     bool is_view() const noexcept { return !m_table.owns_data(); }
-    /// @brief The unscaled table, as a read-only view.
-    /// @return a vocab_size x d_model row-major view (no copy), valid while this embedding
-    ///         lives (for a view(), while the caller's memory does).
-    Eigen::Map<const RowMatrix<Storage>> weights() const noexcept { return m_table.matrix(); }
+    /// @brief The unscaled table, as a read-only view (for a tied output projection, say).
+    /// @return a vocab_size x d_model row-major view (no copy), valid while this embedding or a
+    ///         copy of it lives (for a view() without owner, while the caller's memory does).
+    Eigen::Map<const RowMatrix<Storage>> table() const noexcept { return m_table.matrix(); }
 
-    /// @brief Throws unless id is a row of the table.
-    /// @param id the token id.
-    /// @param batch row of the id in its batch (for the message).
-    /// @param position column of the id in its batch (for the message).
-    /// @throws index_error naming the id, where it stood and the vocabulary range.
-    void require_id(TokenId id, Index batch, Index position) const {
-        if (id < 0 || id >= vocab_size())
-            detail::fail<index_error>("token id ", id, " at (batch ", batch, ", position ",
-                                      position, ") is outside the vocabulary [0, ", vocab_size(),
-                                      ")");
-    }
-
-    /// @brief Unscaled row of a valid id (unchecked: call require_id first).
-    /// @param id a token id in [0, vocab_size).
-    /// @return a pointer to the d_model contiguous, unscaled values of row id, valid while this
-    ///         embedding lives (for a view(), while the caller's memory does).
-    const Storage* row_data(TokenId id) const noexcept { return m_table.row(static_cast<Index>(id)); }
-
-    /// @brief Looks up a batch: row b * seq + t of the result is weights.row(ids(b, t)) * scale.
-    /// @param ids batch x seq token ids.
+    /// @brief Looks up a batch: row b * seq + t of the result is table().row(ids(b, t)) * scale.
+    /// @param ids batch x seq token ids (int64 or int32, any layout; viewed).
     /// @return a new (batch * seq) x d_model matrix.
     /// @throws index_error for an id outside [0, vocab_size).
-    RowMatrix<Scalar> forward(const IdsRef& ids) const {
+    RowMatrix<Scalar> forward(const TokenIds& ids) const {
+        require_ids(ids);
         RowMatrix<Scalar> out = detail::new_output<Scalar>(ids.size(), d_model());
-        forward_into(ids, out);
+        write(ids, out);
         return out;
     }
 
     /// @brief As forward, into caller memory, without allocating. Every id is checked before
-    ///        anything is written. Outputs of 4 MiB or more are written as InputPipeline writes
-    ///        them (streaming stores, the rows of the next tokens requested ahead).
+    ///        anything is written. Each element is Scalar(table value) * scale, as
+    ///        InputPipeline computes it before adding positions; outputs of 4 MiB or more are
+    ///        written with streaming stores where the ISA has them.
     /// @param ids batch x seq token ids.
     /// @param out a (batch * seq) x d_model matrix.
     /// @throws shape_error if out has another shape; index_error for an id out of range.
-    void forward_into(const IdsRef& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
+    void forward_into(const TokenIds& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
         detail::require_shape("output of TokenEmbedding::forward_into", out.rows(), out.cols(),
                               ids.size(), d_model());
-        for (Index b = 0; b < ids.rows(); ++b)
-            for (Index t = 0; t < ids.cols(); ++t) require_id(ids(b, t), b, t);
-        if (detail::streams_by_default<Scalar, Storage>(sizeof(Scalar) * static_cast<std::size_t>(out.size()))) {
-            stream_into(ids, out);
-            return;
-        }
-        for (Index b = 0; b < ids.rows(); ++b)
-            for (Index t = 0; t < ids.cols(); ++t)
-                out.row(b * ids.cols() + t) =
-                    Eigen::Map<const Eigen::Matrix<Storage, 1, Eigen::Dynamic>>(
-                        row_data(ids(b, t)), d_model())
-                        .template cast<Scalar>() *
-                    m_scale;
+        require_ids(ids);
+        write(ids, out);
     }
 
 private:
-    /// forward_into's rows, checked, through the streaming row with no position to add.
-    void stream_into(const IdsRef& ids, Eigen::Ref<RowMatrix<Scalar>>& out) const {
-        const auto requests = detail::RowRequests::for_rows(sizeof(Storage) * static_cast<std::size_t>(d_model()));
-        detail::RowStreamer<Scalar> streamer(true, requests.pattern);
+    friend struct detail::StageAccess;
+
+    /// Unscaled row of a valid id.
+    const Storage* table_row(TokenId id) const noexcept { return m_table.row(static_cast<Index>(id)); }
+
+    void require_ids(const TokenIds& ids) const {
         for (Index b = 0; b < ids.rows(); ++b)
-            for (Index t = 0; t < ids.cols(); ++t) {
-                Index ahead_b = b, ahead_t = t;
-                const Storage* ahead =
-                    detail::move_ahead(ahead_b, ahead_t, requests.rows_ahead, ids.cols(), ids.rows())
-                        ? row_data(ids(ahead_b, ahead_t))
-                        : nullptr;
-                streamer.write(out.row(b * ids.cols() + t).data(), row_data(ids(b, t)), m_scale,
-                               /*position=*/nullptr, /*factors=*/nullptr, d_model(), ahead);
-            }
-        streamer.finish();
+            for (Index t = 0; t < ids.cols(); ++t) detail::require_token_id(ids(b, t), vocab_size(), b, t);
+    }
+
+    /// The checked lookup, through the row kernel (no position, no dropout).
+    void write(const TokenIds& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        const Index count = ids.size();
+        if (count == 0) return;
+        detail::RowJob<Scalar> job;
+        job.width = d_model();
+        job.scale = m_scale;
+        job.streaming = sizeof(Scalar) * static_cast<std::size_t>(out.size()) >= detail::streaming_threshold_bytes;
+        detail::RowPass<Scalar, Storage> pass(job);
+        const Index seq = ids.cols();
+        const Index ahead = detail::rows_ahead(detail::default_prefetch_bytes,
+                                               sizeof(Storage) * static_cast<std::size_t>(d_model()));
+        for (Index k = 0; k < count; ++k) {
+            const Index next = k + ahead;
+            pass.add({out.row(k).data(), table_row(ids(k / seq, k % seq)), nullptr,
+                      static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(d_model())},
+                     ahead > 0 && next < count ? table_row(ids(next / seq, next % seq)) : nullptr);
+        }
+        pass.finish();
     }
 
     TokenEmbedding(detail::RowTable<Storage> table, const TokenEmbeddingOptions& options)

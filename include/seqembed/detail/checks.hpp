@@ -11,7 +11,7 @@
 
 namespace seqembed::detail {
 
-/// Throws unless 0 < value (a count such as d_model, vocab_size, max_len).
+/// Throws unless 0 < value (a count such as d_model, vocab_size, max_positions).
 inline void require_positive(const char* what, Index value) {
     if (value <= 0) fail<value_error>(what, " must be positive, got ", value);
 }
@@ -53,6 +53,13 @@ inline std::int64_t checked_add(const char* what, std::int64_t a, std::int64_t b
     if ((b > 0 && a > max - b) || (b < 0 && a < min - b))
         fail<index_error>(what, " overflows: ", a, " + ", b);
     return a + b;
+}
+
+/// Throws unless id is a row of a vocab_size-row table.
+inline void require_token_id(TokenId id, Index vocab_size, Index batch, Index position) {
+    if (id < 0 || id >= vocab_size)
+        fail<index_error>("token id ", id, " at (batch ", batch, ", position ", position,
+                          ") is outside the vocabulary [0, ", vocab_size, ")");
 }
 
 }  // namespace seqembed::detail

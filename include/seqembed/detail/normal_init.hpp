@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "../types.hpp"
-#include "philox.hpp"
+#include "random/philox.hpp"
 
 namespace seqembed::detail {
 

@@ -12,8 +12,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "compiler_hints.hpp"
-#include "cpu_dispatch.hpp"
 
 namespace seqembed::detail {
 
@@ -63,11 +61,8 @@ inline constexpr int sin_cos_block = 64;
 /// Taylor polynomials to degree 17 (sin) and 18 (cos) leave a truncation below 1e-19 on
 /// |r| <= pi/4. The error is about 1e-16 relative to each result: a float rounding of it is
 /// within 1 ulp of the exact value.
-SEQEMBED_DETAIL_TARGET_CLONES inline void sin_cos_of_multiples(double position, const double* SEQEMBED_DETAIL_RESTRICT high,
-                                 const double* SEQEMBED_DETAIL_RESTRICT middle,
-                                 const double* SEQEMBED_DETAIL_RESTRICT low,
-                                 double* SEQEMBED_DETAIL_RESTRICT sines,
-                                 double* SEQEMBED_DETAIL_RESTRICT cosines) noexcept {
+inline void sin_cos_of_multiples(double position, const double* high, const double* middle,
+                                 const double* low, double* sines, double* cosines) noexcept {
     constexpr double half_pi_1 = 0x1.921fb5p+0;
     constexpr double half_pi_2 = 0x1.110b46p-26;
     constexpr double half_pi_3 = 0x1.1a6263p-54;

@@ -1,0 +1,366 @@
+// detail/engine/kernels-inl.hpp: the kernels, written once over the vector layer.
+//
+// No include guard, by design: detail/engine/kernels.hpp includes this file once per ISA, inside
+// namespace seqembed::detail::<isa>_isa and that ISA's target region, after the ISA's vector
+// layer (Lanes<Scalar>, U32, stream_fence) is declared there. Everything here is compiled for
+// that ISA; nothing here may depend on which one it is.
+
+#if defined(__clang__)
+#define SEQEMBED_DETAIL_UNROLL_ALL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define SEQEMBED_DETAIL_UNROLL_ALL _Pragma("GCC unroll 16")
+#else
+#define SEQEMBED_DETAIL_UNROLL_ALL
+#endif
+
+/// The kept bits of spans first .. first + count - 1 of the mask of `key`
+/// (detail/random/dropout_layout.hpp): Philox4x32-10 on the span's 16 blocks, U32::count lanes
+/// at a time, then a byte per element compared with the threshold.
+inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
+    constexpr int lanes = U32::count;
+    const typename U32::Reg multiplier0 = U32::set(philox_multiplier0);
+    const typename U32::Reg multiplier1 = U32::set(philox_multiplier1);
+    const typename U32::Reg call_low = U32::set(static_cast<std::uint32_t>(key.call));
+    const typename U32::Reg call_high = U32::set(static_cast<std::uint32_t>(key.call >> 32));
+    const typename U32::Reg byte_mask = U32::set(0xFFu);
+    const typename U32::Reg tie = U32::set(key.limit.tie_byte());
+    const typename U32::Reg coarse_keep = U32::set(key.limit.coarse_keep);
+    const typename U32::Reg first_tie_kept = U32::set(key.limit.coarse_keep - 1);
+    const typename U32::Reg fine_keep = U32::set(key.limit.fine_keep);
+    const bool ties = key.limit.fine_keep != 0;
+    for (int k = 0; k < count; ++k) {
+        const std::uint64_t span = first + static_cast<std::uint64_t>(k);
+        // 16 s is a multiple of 16: adding a lane (< 16) to its low word never carries.
+        const std::uint64_t first_block = span * span_blocks;
+        std::uint16_t kept[span_runs] = {};
+        std::uint32_t tied_once = 0;
+        std::uint32_t tied_twice = 0;
+        for (int group = 0; group < span_blocks; group += lanes) {
+            typename U32::Reg word[4] = {
+                U32::iota(static_cast<std::uint32_t>(first_block) + static_cast<std::uint32_t>(group)),
+                U32::set(static_cast<std::uint32_t>(first_block >> 32)), call_low, call_high};
+            auto key0 = static_cast<std::uint32_t>(key.seed);
+            auto key1 = static_cast<std::uint32_t>(key.seed >> 32);
+            for (int round = 0; round < 10; ++round) {
+                const typename U32::Reg high0 = U32::mul_high(word[0], multiplier0);
+                const typename U32::Reg low0 = U32::mul_low(word[0], multiplier0);
+                const typename U32::Reg high1 = U32::mul_high(word[2], multiplier1);
+                const typename U32::Reg low1 = U32::mul_low(word[2], multiplier1);
+                word[0] = U32::bit_xor(U32::bit_xor(high1, word[1]), U32::set(key0));
+                word[2] = U32::bit_xor(U32::bit_xor(high0, word[3]), U32::set(key1));
+                word[1] = low1;
+                word[3] = low0;
+                key0 += philox_weyl0;
+                key1 += philox_weyl1;
+            }
+            // A block's threshold is one lower when its first tie is kept (its unused byte, byte 3
+            // of word 3, at least fine_keep): only a tie is one short of coarse_keep.
+            const typename U32::Reg threshold =
+                ties ? U32::select(U32::greater_equal_bits(U32::shift_right(word[3], 24), fine_keep),
+                                   first_tie_kept, coarse_keep)
+                     : coarse_keep;
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (int r = 0; r < span_runs; ++r) {
+                const typename U32::Reg coarse = U32::bit_and(U32::shift_right(word[r % 4], 8 * (r / 4)), byte_mask);
+                kept[r] = static_cast<std::uint16_t>(kept[r] | (U32::greater_equal_bits(coarse, threshold) << group));
+                if (ties) {
+                    const std::uint32_t tied = U32::equal_bits(coarse, tie) << group;
+                    tied_twice |= tied_once & tied;
+                    tied_once |= tied;
+                }
+            }
+        }
+        if (tied_twice != 0) decide_further_ties(key, span, tied_twice, kept);
+        out[k] = pack_runs(kept);
+    }
+}
+
+/// Where a row's elements are in the mask: the span of the next element and its offset there,
+/// with the window of drawn spans behind it.
+class MaskCursor {
+public:
+    MaskCursor(const DropoutKey& key, SpanWindow& window) noexcept : m_key(key), m_window(window) {}
+
+    /// Moves to element `element` of the output.
+    void seek(std::uint64_t element) noexcept {
+        m_span_index = element / span_elements;
+        m_offset = static_cast<unsigned>(element % span_elements);
+        m_span = span_pair(m_span_index);
+    }
+    /// The kept bits of the `count` (<= 32) elements from here, bit i for the i-th.
+    std::uint32_t bits(unsigned count) const noexcept {
+        return kept_bits_at(m_span[0], m_span + 1, m_offset, count);
+    }
+    /// Moves `count` elements on (count <= 240).
+    void step(unsigned count) noexcept {
+        m_offset += count;
+        if (m_offset >= span_elements) {
+            m_offset -= static_cast<unsigned>(span_elements);
+            ++m_span_index;
+            m_span = span_pair(m_span_index);
+        }
+    }
+
+private:
+    /// Span `span` and the one after it, drawn: the window holds them after this.
+    const SpanBits* span_pair(std::uint64_t span) noexcept {
+        SpanWindow& w = m_window;
+        constexpr auto held = static_cast<std::uint64_t>(SpanWindow::spans);
+        if (w.first == ~std::uint64_t{0} || span < w.first || span + 1 >= w.first + held) {
+            if (w.first != ~std::uint64_t{0} && span + 1 == w.first + held) {
+                // The usual move: on past the window's end. Its last span is kept.
+                w.bits[0] = w.bits[held - 1];
+                draw_spans(m_key, span + 1, SpanWindow::spans - 1, w.bits + 1);
+            } else {
+                draw_spans(m_key, span, SpanWindow::spans, w.bits);
+            }
+            w.first = span;
+        }
+        return w.bits + (span - w.first);
+    }
+
+    const DropoutKey& m_key;
+    SpanWindow& m_window;
+    std::uint64_t m_span_index = 0;
+    unsigned m_offset = 0;
+    const SpanBits* m_span = nullptr;
+};
+
+/// The row kernel: output rows of Scalar from table rows of Storage, written in vectors of
+/// Lanes<Scalar>::count lanes aligned to the output, so that each can be streamed. A row's first
+/// and last elements that share a vector with the rows beside it are computed one by one into
+/// the carried vector, written whole when full (the rows lie end to end) or element by element at
+/// the end. Every element is Scalar(table value) * scale, rounded, + position, rounded, x the
+/// dropout factor: the same operations in every lane and every backend.
+template <typename Scalar, typename Storage>
+struct RowKernel {
+    using V = Lanes<Scalar>;
+    using Reg = typename V::Reg;
+    static constexpr int lanes = V::count;
+    static constexpr std::uintptr_t vector_bytes = sizeof(Scalar) * static_cast<std::uintptr_t>(lanes);
+    static constexpr Index vectors_per_line = std::max<Index>(1, static_cast<Index>(64 / vector_bytes));
+
+    /// Writes rows[0 .. count); ahead[k] (null for none) is the table row whose lines are requested
+    /// while row k is written (the row of a token some way on).
+    static void write(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+                      const RowSources<Scalar, Storage>* rows, Index count,
+                      const Storage* const* ahead) noexcept {
+        for (Index k = 0; k < count; ++k) {
+            const RowSources<Scalar, Storage>& row = rows[k];
+            const Storage* next = ahead == nullptr ? nullptr : ahead[k];
+            if (row.embedding == nullptr) {
+                write_zeros(job, carry, row.out);
+            } else if (job.streaming) {
+                dispatch_row<true>(job, carry, row, next);
+            } else {
+                dispatch_row<false>(job, carry, row, next);
+            }
+        }
+    }
+
+    /// Writes what is carried, element by element, and orders the streaming stores before what
+    /// follows. Called once after the last row of a pass.
+    static void finish(const RowJob<Scalar>& job, RowCarry<Scalar>& carry) noexcept {
+        flush(carry);
+        if (job.streaming) stream_fence();
+    }
+
+private:
+    template <bool Streaming>
+    static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+                             const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
+        if (row.position != nullptr) {
+            if (job.dropping) {
+                write_row<Streaming, true, true>(job, carry, row, ahead);
+            } else {
+                write_row<Streaming, true, false>(job, carry, row, ahead);
+            }
+        } else if (job.dropping) {
+            write_row<Streaming, false, true>(job, carry, row, ahead);
+        } else {
+            write_row<Streaming, false, false>(job, carry, row, ahead);
+        }
+    }
+
+    static Reg load_table(const Storage* p) noexcept {
+        if constexpr (std::is_same_v<Storage, Scalar>) {
+            return V::load(p);
+        } else {
+            return V::widen(p);
+        }
+    }
+
+    static Scalar table_value(const Storage* p) noexcept {
+        if constexpr (std::is_same_v<Storage, Scalar>) {
+            return *p;
+        } else {
+            return scalar_isa::Lanes<Scalar>::widen(p);
+        }
+    }
+
+    /// One element, as a lane of the vector body computes it.
+    template <bool HasPosition, bool Dropping>
+    static Scalar element(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row, Index j,
+                          std::uint32_t kept) noexcept {
+        Scalar value = table_value(row.embedding + j) * job.scale;
+        keep_rounded(value);
+        if constexpr (HasPosition) value = value + row.position[j];
+        if constexpr (Dropping) value = value * ((kept & 1u) != 0 ? job.keep_scale : Scalar(0));
+        return value;
+    }
+
+    template <bool Streaming, bool HasPosition, bool Dropping>
+    static void write_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+                          const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
+        const Index width = job.width;
+        Scalar* const out = row.out;
+        const Storage* const embedding = row.embedding;
+        const Scalar* const position = row.position;
+        MaskCursor mask(job.key, carry.window);
+        const auto misalign = static_cast<int>(
+            (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
+        Index j = 0;
+        if (misalign != 0) {  // the head: the rest of a vector the previous row began
+            const Index head = std::min<Index>(lanes - misalign, width);
+            Scalar* held = claim(carry, out - misalign, misalign, misalign + static_cast<int>(head));
+            if constexpr (Dropping) mask.seek(row.first_element);
+            for (; j < head; ++j) {
+                std::uint32_t kept = 0;
+                if constexpr (Dropping) {
+                    kept = mask.bits(1);
+                    mask.step(1);
+                }
+                held[misalign + j] = element<HasPosition, Dropping>(job, row, j, kept);
+            }
+            settle<Streaming>(carry);
+        } else if constexpr (Dropping) {
+            mask.seek(row.first_element);
+        }
+
+        // The body: whole vectors at aligned addresses. One line of the row ahead is requested per
+        // line written.
+        const char* next_line = reinterpret_cast<const char*>(ahead);
+        const char* const ahead_end =
+            ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
+        const Reg scale = V::set(job.scale);
+        const Reg keep = V::set(job.keep_scale);
+        for (Index vector = 0; j + lanes <= width; j += lanes, ++vector) {
+            if (next_line < ahead_end && vector % vectors_per_line == 0) {
+                request_line(next_line);
+                next_line += 64;
+            }
+            Reg value = V::mul(load_table(embedding + j), scale);
+            V::keep_rounded(value);
+            if constexpr (HasPosition) value = V::add(value, V::load(position + j));
+            if constexpr (Dropping) {
+                value = V::mul(value, V::kept_or_zero(mask.bits(lanes), keep));
+                mask.step(lanes);
+            }
+            if constexpr (Streaming) {
+                V::stream(out + j, value);
+            } else {
+                V::store(out + j, value);
+            }
+        }
+
+        if (j < width) {  // the tail: the start of a vector the next row may finish
+            const auto tail = static_cast<int>(width - j);
+            Scalar* held = claim(carry, out + j, 0, tail);
+            for (int lane = 0; lane < tail; ++lane, ++j) {
+                std::uint32_t kept = 0;
+                if constexpr (Dropping) {
+                    kept = mask.bits(1);
+                    mask.step(1);
+                }
+                held[lane] = element<HasPosition, Dropping>(job, row, j, kept);
+            }
+            settle<Streaming>(carry);
+        }
+        for (; next_line < ahead_end; next_line += 64) request_line(next_line);
+    }
+
+    /// A padded token's row: zeros, through the same stores.
+    static void write_zeros(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, Scalar* out) noexcept {
+        const Index width = job.width;
+        const auto misalign = static_cast<int>(
+            (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
+        Index j = 0;
+        if (misalign != 0) {
+            const Index head = std::min<Index>(lanes - misalign, width);
+            Scalar* held = claim(carry, out - misalign, misalign, misalign + static_cast<int>(head));
+            for (; j < head; ++j) held[misalign + j] = Scalar(0);
+            settle_either(job, carry);
+        }
+        const Reg zero = V::set(Scalar(0));
+        for (; j + lanes <= width; j += lanes) {
+            if (job.streaming) {
+                V::stream(out + j, zero);
+            } else {
+                V::store(out + j, zero);
+            }
+        }
+        if (j < width) {
+            const auto tail = static_cast<int>(width - j);
+            Scalar* held = claim(carry, out + j, 0, tail);
+            for (int lane = 0; lane < tail; ++lane) held[lane] = Scalar(0);
+            settle_either(job, carry);
+        }
+    }
+
+    /// The carried vector's lanes, for lanes [from, to) of the vector at `base`: the one carried
+    /// when it continues it, else a new one (what was carried is written out first).
+    static Scalar* claim(RowCarry<Scalar>& carry, Scalar* base, int from, int to) noexcept {
+        if (carry.base == base && carry.to == from) {
+            carry.to = to;
+        } else {
+            flush(carry);
+            carry.base = base;
+            carry.from = from;
+            carry.to = to;
+        }
+        return carry.lanes;
+    }
+
+    /// Writes the carried vector whole once all its lanes are there.
+    template <bool Streaming>
+    static void settle(RowCarry<Scalar>& carry) noexcept {
+        if (carry.from != 0 || carry.to != lanes) return;
+        if constexpr (Streaming) {
+            V::stream(carry.base, V::load(carry.lanes));
+        } else {
+            V::store(carry.base, V::load(carry.lanes));
+        }
+        carry.base = nullptr;
+    }
+
+    static void settle_either(const RowJob<Scalar>& job, RowCarry<Scalar>& carry) noexcept {
+        if (job.streaming) {
+            settle<true>(carry);
+        } else {
+            settle<false>(carry);
+        }
+    }
+
+    /// Writes the carried lanes element by element (the vector is not whole: its other lanes
+    /// belong to no row of this pass).
+    static void flush(RowCarry<Scalar>& carry) noexcept {
+        if (carry.base == nullptr) return;
+        for (int lane = carry.from; lane < carry.to; ++lane) carry.base[lane] = carry.lanes[lane];
+        carry.base = nullptr;
+    }
+};
+
+/// RowKernel::write, as a function to point to.
+template <typename Scalar, typename Storage>
+void write_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const RowSources<Scalar, Storage>* rows,
+                Index count, const Storage* const* ahead) noexcept {
+    RowKernel<Scalar, Storage>::write(job, carry, rows, count, ahead);
+}
+
+/// RowKernel::finish, as a function to point to.
+template <typename Scalar, typename Storage>
+void finish_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry) noexcept {
+    RowKernel<Scalar, Storage>::finish(job, carry);
+}
+
+#undef SEQEMBED_DETAIL_UNROLL_ALL

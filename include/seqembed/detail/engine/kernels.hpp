@@ -1,0 +1,130 @@
+/// @file detail/engine/kernels.hpp
+/// @brief The kernels of kernels-inl.hpp compiled once per ISA, and the one place that picks
+///        which copy runs (active_isa()).
+///
+/// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa) and
+/// the x86 ones in a region compiled for their target, as Google Highway's foreach_target does,
+/// so that a build without -m flags still has them; they run only where isa_supported() says.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <Eigen/Core>
+
+#include "../../isa.hpp"
+#include "../../types.hpp"
+#include "../random/dropout_layout.hpp"
+#include "../simd/platform.hpp"
+#include "rows.hpp"
+
+// The scalar backend: the build's own target.
+#include "../simd/scalar.hpp"
+namespace seqembed::detail::scalar_isa {
+#include "kernels-inl.hpp"
+}  // namespace seqembed::detail::scalar_isa
+
+#if SEQEMBED_DETAIL_X86_KERNELS
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,f16c")
+#endif
+#include "../simd/avx2.hpp"
+namespace seqembed::detail::avx2_isa {
+#include "kernels-inl.hpp"
+}  // namespace seqembed::detail::avx2_isa
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+// GCC 12's AVX-512 intrinsics start from an undefined vector, which -Wmaybe-uninitialized
+// reports in their callers (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "../simd/avx512.hpp"
+namespace seqembed::detail::avx512_isa {
+#include "kernels-inl.hpp"
+}  // namespace seqembed::detail::avx512_isa
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif
+#endif  // SEQEMBED_DETAIL_X86_KERNELS
+
+#if SEQEMBED_DETAIL_NEON_KERNELS
+#include "../simd/neon.hpp"
+namespace seqembed::detail::neon_isa {
+#include "kernels-inl.hpp"
+}  // namespace seqembed::detail::neon_isa
+#endif
+
+namespace seqembed::detail {
+
+/// The row kernel of one ISA for rows of Scalar from a table of Storage.
+template <typename Scalar, typename Storage>
+struct RowKernelFunctions {
+    void (*write)(const RowJob<Scalar>&, RowCarry<Scalar>&, const RowSources<Scalar, Storage>*, Index,
+                  const Storage* const*) noexcept;
+    void (*finish)(const RowJob<Scalar>&, RowCarry<Scalar>&) noexcept;
+    /// Lanes of its vectors: rows whose width is a multiple of it, at aligned addresses, have
+    /// no element written one by one.
+    int lanes;
+    /// Whether its streaming stores bypass the cache (false: they are plain stores).
+    bool streams;
+};
+
+/// The row kernel of the ISA in force.
+/// @throws value_error as active_isa().
+template <typename Scalar, typename Storage>
+RowKernelFunctions<Scalar, Storage> row_kernel() {
+    switch (active_isa()) {
+#if SEQEMBED_DETAIL_X86_KERNELS
+        case Isa::avx512:
+            return {&avx512_isa::write_rows<Scalar, Storage>, &avx512_isa::finish_rows<Scalar, Storage>,
+                    avx512_isa::Lanes<Scalar>::count, true};
+        case Isa::avx2:
+            return {&avx2_isa::write_rows<Scalar, Storage>, &avx2_isa::finish_rows<Scalar, Storage>,
+                    avx2_isa::Lanes<Scalar>::count, true};
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+        case Isa::neon:
+            return {&neon_isa::write_rows<Scalar, Storage>, &neon_isa::finish_rows<Scalar, Storage>,
+                    neon_isa::Lanes<Scalar>::count, false};
+#endif
+        default: break;
+    }
+    return {&scalar_isa::write_rows<Scalar, Storage>, &scalar_isa::finish_rows<Scalar, Storage>, 1, false};
+}
+
+/// The kept bits of spans first .. first + count - 1 of a mask, drawn by the ISA in force.
+/// @throws value_error as active_isa().
+inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) {
+    switch (active_isa()) {
+#if SEQEMBED_DETAIL_X86_KERNELS
+        case Isa::avx512: avx512_isa::draw_spans(key, first, count, out); return;
+        case Isa::avx2: avx2_isa::draw_spans(key, first, count, out); return;
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+        case Isa::neon: neon_isa::draw_spans(key, first, count, out); return;
+#endif
+        default: break;
+    }
+    scalar_isa::draw_spans(key, first, count, out);
+}
+
+}  // namespace seqembed::detail

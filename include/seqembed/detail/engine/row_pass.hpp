@@ -1,0 +1,78 @@
+/// @file detail/engine/row_pass.hpp
+/// @brief One pass of the row kernel over rows a component describes: the rows are gathered in
+///        small batches (with the table rows to request ahead of them) and handed to the kernel
+///        of the ISA in force. TokenEmbedding, Dropout and InputPipeline all write through it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "../../types.hpp"
+#include "kernels.hpp"
+#include "rows.hpp"
+
+namespace seqembed::detail {
+
+/// Outputs this large are streamed when the caller leaves the choice to seqembed: more than a
+/// core's L2, so whatever reads them next would not find them there anyway.
+inline constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
+
+/// How far ahead table rows are requested unless the caller says otherwise: measured best from 4
+/// to 16 KiB on the CPUs in docs/performance.md.
+inline constexpr std::size_t default_prefetch_bytes = std::size_t{8} << 10;
+
+/// How many rows on the table row to request while a row is written: `bytes` ahead (at least one
+/// row, at most 64).
+inline Index rows_ahead(std::size_t bytes, std::size_t row_bytes) noexcept {
+    if (bytes == 0) return 0;
+    const std::size_t rows = (bytes + std::max<std::size_t>(row_bytes, 1) - 1) / std::max<std::size_t>(row_bytes, 1);
+    return static_cast<Index>(std::clamp<std::size_t>(rows, 1, 64));
+}
+
+/// A pass of the row kernel: add() rows in output order, then finish(). One object per thread.
+template <typename Scalar, typename Storage>
+class RowPass {
+public:
+    /// A pass with the kernel of the ISA in force.
+    /// @throws value_error as active_isa().
+    explicit RowPass(const RowJob<Scalar>& job) : m_kernel(row_kernel<Scalar, Storage>()), m_job(job) {}
+    RowPass(const RowPass&) = delete;
+    RowPass& operator=(const RowPass&) = delete;
+    ~RowPass() = default;
+
+    /// Whether the kernel's streaming stores bypass the cache (else streaming is plain stores).
+    bool kernel_streams() const noexcept { return m_kernel.streams; }
+
+    /// Adds a row; `ahead` (or null) is the table row whose lines are requested while it is
+    /// written.
+    void add(const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
+        m_rows[m_count] = row;
+        m_ahead[m_count] = ahead;
+        if (++m_count == batch) write();
+    }
+
+    /// Writes the rows not yet written and what the kernel carries. Call once, at the end.
+    void finish() noexcept {
+        write();
+        m_kernel.finish(m_job, m_carry);
+    }
+
+private:
+    static constexpr Index batch = 32;
+
+    void write() noexcept {
+        if (m_count == 0) return;
+        m_kernel.write(m_job, m_carry, m_rows, m_count, m_ahead);
+        m_count = 0;
+    }
+
+    RowKernelFunctions<Scalar, Storage> m_kernel;
+    RowJob<Scalar> m_job;
+    RowCarry<Scalar> m_carry;
+    RowSources<Scalar, Storage> m_rows[batch];
+    const Storage* m_ahead[batch];
+    Index m_count = 0;
+};
+
+}  // namespace seqembed::detail

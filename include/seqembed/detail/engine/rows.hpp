@@ -1,0 +1,71 @@
+/// @file detail/engine/rows.hpp
+/// @brief What the row kernel is asked to write, and the state it carries from row to row. Plain
+///        data, the same for every ISA: the components describe rows, the kernel writes them.
+#pragma once
+
+#include <cstdint>
+
+#include "../../types.hpp"
+#include "../random/dropout_layout.hpp"
+
+namespace seqembed::detail {
+
+/// One output row: Scalar(embedding[j]) * scale (+ position[j]) (x dropout factor), j < width.
+template <typename Scalar, typename Storage>
+struct RowSources {
+    /// Where the row goes.
+    Scalar* out;
+    /// The token's table row; null for a padded token, whose row is written as zeros.
+    const Storage* embedding;
+    /// The position row to add, or null to add nothing (not even a zero, which would turn -0
+    /// into +0). It may be `out` itself (a row computed in place before the kernel runs).
+    const Scalar* position;
+    /// Index of out[0] in the whole output, counted row-major: the dropout mask's element index.
+    std::uint64_t first_element;
+};
+
+/// What is the same for every row of one call.
+template <typename Scalar>
+struct RowJob {
+    /// Values per row.
+    Index width = 0;
+    /// The embedding's scale.
+    Scalar scale = Scalar(1);
+    /// Write whole vectors with streaming (non-temporal) stores where the backend has them.
+    bool streaming = false;
+    /// Apply the dropout mask of `key`, multiplying by keep_scale or 0.
+    bool dropping = false;
+    /// The mask's seed, call and threshold.
+    DropoutKey key;
+    /// Scalar(1) / Scalar(1 - p).
+    Scalar keep_scale = Scalar(1);
+};
+
+/// The kept bits of a few consecutive spans of one mask, drawn together.
+struct SpanWindow {
+    /// Spans drawn at a time.
+    static constexpr int spans = 8;
+    /// bits[k] holds span first + k.
+    SpanBits bits[spans];
+    /// The first span held; none (all ones) before the first draw.
+    std::uint64_t first = ~std::uint64_t{0};
+};
+
+/// What a kernel carries from one row to the next (and from one call to the next over rows of
+/// the same pass): the vector-aligned piece of output that a row's last elements share with the
+/// next row's first ones, and the mask's window.
+template <typename Scalar>
+struct RowCarry {
+    /// Lanes of the shared vector, 64 bytes of them at most.
+    static constexpr int max_lanes = static_cast<int>(64 / sizeof(Scalar));
+    alignas(64) Scalar lanes[max_lanes];
+    /// The aligned output address of the vector, or null when nothing is carried.
+    Scalar* base = nullptr;
+    /// Lanes [from, to) hold values not yet written.
+    int from = 0;
+    int to = 0;
+    /// The dropout mask's spans.
+    SpanWindow window;
+};
+
+}  // namespace seqembed::detail

@@ -1,0 +1,106 @@
+/// @file detail/simd/avx2.hpp
+/// @brief The AVX2 backend of the vector layer (with F16C), compiled in a target("avx2,f16c")
+///        region of detail/engine/kernels.hpp whatever the build's flags.
+#pragma once
+
+#include <cstdint>
+
+#include <Eigen/Core>
+
+#include "platform.hpp"
+
+#if SEQEMBED_DETAIL_X86_KERNELS
+namespace seqembed::detail::avx2_isa {
+
+template <typename Scalar>
+struct Lanes;
+
+/// Eight floats.
+template <>
+struct Lanes<float> {
+    using Reg = __m256;
+    static constexpr int count = 8;
+    static Reg load(const float* p) noexcept { return _mm256_loadu_ps(p); }
+    static Reg widen(const Eigen::bfloat16* p) noexcept {
+        const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+    }
+    static Reg widen(const Eigen::half* p) noexcept {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
+    /// Rounds the value here: see detail::keep_rounded.
+    static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
+    static Reg set(float x) noexcept { return _mm256_set1_ps(x); }
+    static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_ps(a, b); }
+    static Reg add(Reg a, Reg b) noexcept { return _mm256_add_ps(a, b); }
+    static void store(float* p, Reg v) noexcept { _mm256_storeu_ps(p, v); }
+    static void stream(float* p, Reg v) noexcept { _mm256_stream_ps(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        const __m256i set = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane_bits);
+        return _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(set, lane_bits)), keep);
+    }
+};
+
+/// Four doubles.
+template <>
+struct Lanes<double> {
+    using Reg = __m256d;
+    static constexpr int count = 4;
+    static Reg load(const double* p) noexcept { return _mm256_loadu_pd(p); }
+    /// Rounds the value here: see detail::keep_rounded.
+    static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
+    static Reg set(double x) noexcept { return _mm256_set1_pd(x); }
+    static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_pd(a, b); }
+    static Reg add(Reg a, Reg b) noexcept { return _mm256_add_pd(a, b); }
+    static void store(double* p, Reg v) noexcept { _mm256_storeu_pd(p, v); }
+    static void stream(double* p, Reg v) noexcept { _mm256_stream_pd(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        const __m256i lane_bits = _mm256_setr_epi64x(1, 2, 4, 8);
+        const __m256i set = _mm256_and_si256(_mm256_set1_epi64x(static_cast<long long>(bits)), lane_bits);
+        return _mm256_and_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(set, lane_bits)), keep);
+    }
+};
+
+/// Eight 32-bit unsigned integers.
+struct U32 {
+    using Reg = __m256i;
+    static constexpr int count = 8;
+    static Reg set(std::uint32_t x) noexcept { return _mm256_set1_epi32(static_cast<int>(x)); }
+    static Reg iota(std::uint32_t first) noexcept {
+        return _mm256_add_epi32(set(first), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+    static Reg add(Reg a, Reg b) noexcept { return _mm256_add_epi32(a, b); }
+    static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_epi32(a, b); }
+    static Reg bit_xor(Reg a, Reg b) noexcept { return _mm256_xor_si256(a, b); }
+    static Reg bit_and(Reg a, Reg b) noexcept { return _mm256_and_si256(a, b); }
+    static Reg mul_low(Reg a, Reg b) noexcept { return _mm256_mullo_epi32(a, b); }
+    static Reg mul_high(Reg a, Reg b) noexcept {
+        // The high halves of the even lanes' 64-bit products, and of the odd lanes'.
+        const __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(a, b), 32);
+        const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32));
+        return _mm256_blend_epi32(even, odd, 0xAA);
+    }
+    static Reg shift_right(Reg a, int n) noexcept { return _mm256_srl_epi32(a, _mm_cvtsi32_si128(n)); }
+    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept {
+        return lane_bits(_mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a));
+    }
+    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return lane_bits(_mm256_cmpeq_epi32(a, b)); }
+    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
+        const __m256i lanes = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        const __m256i chosen =
+            _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lanes), lanes);
+        return _mm256_blendv_epi8(no, yes, chosen);
+    }
+
+private:
+    static std::uint32_t lane_bits(Reg all_or_none) noexcept {
+        return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(all_or_none)));
+    }
+};
+
+/// Orders the streaming stores before whatever follows (another thread reading the output).
+inline void stream_fence() noexcept { _mm_sfence(); }
+
+}  // namespace seqembed::detail::avx2_isa
+#endif

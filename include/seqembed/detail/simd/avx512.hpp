@@ -1,0 +1,91 @@
+/// @file detail/simd/avx512.hpp
+/// @brief The AVX-512 backend of the vector layer (AVX-512F), compiled in a target("avx512f")
+///        region of detail/engine/kernels.hpp whatever the build's flags.
+#pragma once
+
+#include <cstdint>
+
+#include <Eigen/Core>
+
+#include "platform.hpp"
+
+#if SEQEMBED_DETAIL_X86_KERNELS
+namespace seqembed::detail::avx512_isa {
+
+template <typename Scalar>
+struct Lanes;
+
+/// Sixteen floats.
+template <>
+struct Lanes<float> {
+    using Reg = __m512;
+    static constexpr int count = 16;
+    static Reg load(const float* p) noexcept { return _mm512_loadu_ps(p); }
+    static Reg widen(const Eigen::bfloat16* p) noexcept {
+        const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+    }
+    static Reg widen(const Eigen::half* p) noexcept {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
+    /// Rounds the value here: see detail::keep_rounded.
+    static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
+    static Reg set(float x) noexcept { return _mm512_set1_ps(x); }
+    static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_ps(a, b); }
+    static Reg add(Reg a, Reg b) noexcept { return _mm512_add_ps(a, b); }
+    static void store(float* p, Reg v) noexcept { _mm512_storeu_ps(p, v); }
+    static void stream(float* p, Reg v) noexcept { _mm512_stream_ps(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        return _mm512_maskz_mov_ps(static_cast<__mmask16>(bits), keep);
+    }
+};
+
+/// Eight doubles.
+template <>
+struct Lanes<double> {
+    using Reg = __m512d;
+    static constexpr int count = 8;
+    static Reg load(const double* p) noexcept { return _mm512_loadu_pd(p); }
+    /// Rounds the value here: see detail::keep_rounded.
+    static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
+    static Reg set(double x) noexcept { return _mm512_set1_pd(x); }
+    static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_pd(a, b); }
+    static Reg add(Reg a, Reg b) noexcept { return _mm512_add_pd(a, b); }
+    static void store(double* p, Reg v) noexcept { _mm512_storeu_pd(p, v); }
+    static void stream(double* p, Reg v) noexcept { _mm512_stream_pd(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        return _mm512_maskz_mov_pd(static_cast<__mmask8>(bits), keep);
+    }
+};
+
+/// Sixteen 32-bit unsigned integers.
+struct U32 {
+    using Reg = __m512i;
+    static constexpr int count = 16;
+    static Reg set(std::uint32_t x) noexcept { return _mm512_set1_epi32(static_cast<int>(x)); }
+    static Reg iota(std::uint32_t first) noexcept {
+        return _mm512_add_epi32(set(first), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    }
+    static Reg add(Reg a, Reg b) noexcept { return _mm512_add_epi32(a, b); }
+    static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_epi32(a, b); }
+    static Reg bit_xor(Reg a, Reg b) noexcept { return _mm512_xor_si512(a, b); }
+    static Reg bit_and(Reg a, Reg b) noexcept { return _mm512_and_si512(a, b); }
+    static Reg mul_low(Reg a, Reg b) noexcept { return _mm512_mullo_epi32(a, b); }
+    static Reg mul_high(Reg a, Reg b) noexcept {
+        const __m512i even = _mm512_srli_epi64(_mm512_mul_epu32(a, b), 32);
+        const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32));
+        return _mm512_mask_blend_epi32(static_cast<__mmask16>(0xAAAA), even, odd);
+    }
+    static Reg shift_right(Reg a, int n) noexcept { return _mm512_srl_epi32(a, _mm_cvtsi32_si128(n)); }
+    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return _mm512_cmpge_epu32_mask(a, b); }
+    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return _mm512_cmpeq_epu32_mask(a, b); }
+    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
+        return _mm512_mask_blend_epi32(static_cast<__mmask16>(bits), no, yes);
+    }
+};
+
+/// Orders the streaming stores before whatever follows (another thread reading the output).
+inline void stream_fence() noexcept { _mm_sfence(); }
+
+}  // namespace seqembed::detail::avx512_isa
+#endif

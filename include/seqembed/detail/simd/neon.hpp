@@ -1,0 +1,102 @@
+/// @file detail/simd/neon.hpp
+/// @brief The NEON backend of the vector layer (AArch64's baseline). NEON has no streaming
+///        store intrinsic: stream() is a plain store.
+#pragma once
+
+#include <cstdint>
+
+#include <Eigen/Core>
+
+#include "platform.hpp"
+
+#if SEQEMBED_DETAIL_NEON_KERNELS
+namespace seqembed::detail::neon_isa {
+
+template <typename Scalar>
+struct Lanes;
+
+/// Four floats.
+template <>
+struct Lanes<float> {
+    using Reg = float32x4_t;
+    static constexpr int count = 4;
+    static Reg load(const float* p) noexcept { return vld1q_f32(p); }
+    static Reg widen(const Eigen::bfloat16* p) noexcept {
+        return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(reinterpret_cast<const std::uint16_t*>(p)), 16));
+    }
+    static Reg widen(const Eigen::half* p) noexcept {
+        return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const std::uint16_t*>(p))));
+    }
+    /// Rounds the value here: see detail::keep_rounded.
+    static void keep_rounded(Reg& v) noexcept { __asm__("" : "+w"(v)); }
+    static Reg set(float x) noexcept { return vdupq_n_f32(x); }
+    static Reg mul(Reg a, Reg b) noexcept { return vmulq_f32(a, b); }
+    static Reg add(Reg a, Reg b) noexcept { return vaddq_f32(a, b); }
+    static void store(float* p, Reg v) noexcept { vst1q_f32(p, v); }
+    static void stream(float* p, Reg v) noexcept { vst1q_f32(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        const uint32x4_t lane_bits = {1u, 2u, 4u, 8u};
+        const uint32x4_t chosen = vtstq_u32(vdupq_n_u32(bits), lane_bits);
+        return vreinterpretq_f32_u32(vandq_u32(chosen, vreinterpretq_u32_f32(keep)));
+    }
+};
+
+/// Two doubles.
+template <>
+struct Lanes<double> {
+    using Reg = float64x2_t;
+    static constexpr int count = 2;
+    static Reg load(const double* p) noexcept { return vld1q_f64(p); }
+    /// Rounds the value here: see detail::keep_rounded.
+    static void keep_rounded(Reg& v) noexcept { __asm__("" : "+w"(v)); }
+    static Reg set(double x) noexcept { return vdupq_n_f64(x); }
+    static Reg mul(Reg a, Reg b) noexcept { return vmulq_f64(a, b); }
+    static Reg add(Reg a, Reg b) noexcept { return vaddq_f64(a, b); }
+    static void store(double* p, Reg v) noexcept { vst1q_f64(p, v); }
+    static void stream(double* p, Reg v) noexcept { vst1q_f64(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        const uint64x2_t lane_bits = {1u, 2u};
+        const uint64x2_t chosen = vtstq_u64(vdupq_n_u64(bits), lane_bits);
+        return vreinterpretq_f64_u64(vandq_u64(chosen, vreinterpretq_u64_f64(keep)));
+    }
+};
+
+/// Four 32-bit unsigned integers.
+struct U32 {
+    using Reg = uint32x4_t;
+    static constexpr int count = 4;
+    static Reg set(std::uint32_t x) noexcept { return vdupq_n_u32(x); }
+    static Reg iota(std::uint32_t first) noexcept {
+        const uint32x4_t steps = {0u, 1u, 2u, 3u};
+        return vaddq_u32(vdupq_n_u32(first), steps);
+    }
+    static Reg add(Reg a, Reg b) noexcept { return vaddq_u32(a, b); }
+    static Reg sub(Reg a, Reg b) noexcept { return vsubq_u32(a, b); }
+    static Reg bit_xor(Reg a, Reg b) noexcept { return veorq_u32(a, b); }
+    static Reg bit_and(Reg a, Reg b) noexcept { return vandq_u32(a, b); }
+    static Reg mul_low(Reg a, Reg b) noexcept { return vmulq_u32(a, b); }
+    static Reg mul_high(Reg a, Reg b) noexcept {
+        const uint64x2_t low = vmull_u32(vget_low_u32(a), vget_low_u32(b));
+        const uint64x2_t high = vmull_high_u32(a, b);
+        return vuzp2q_u32(vreinterpretq_u32_u64(low), vreinterpretq_u32_u64(high));
+    }
+    static Reg shift_right(Reg a, int n) noexcept { return vshlq_u32(a, vdupq_n_s32(-n)); }
+    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return lane_bits(vcgeq_u32(a, b)); }
+    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return lane_bits(vceqq_u32(a, b)); }
+    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
+        const uint32x4_t lanes = {1u, 2u, 4u, 8u};
+        return vbslq_u32(vtstq_u32(vdupq_n_u32(bits), lanes), yes, no);
+    }
+
+private:
+    static std::uint32_t lane_bits(Reg all_or_none) noexcept {
+        const uint32x4_t lanes = {1u, 2u, 4u, 8u};
+        return vaddvq_u32(vandq_u32(all_or_none, lanes));
+    }
+};
+
+/// Nothing to wait for: plain stores.
+inline void stream_fence() noexcept {}
+
+}  // namespace seqembed::detail::neon_isa
+#endif

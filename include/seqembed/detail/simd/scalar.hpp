@@ -1,0 +1,67 @@
+/// @file detail/simd/scalar.hpp
+/// @brief The scalar backend of the vector layer: one lane, plain C++. It defines the results
+///        every other backend must reproduce bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include <Eigen/Core>
+
+#include "platform.hpp"
+
+namespace seqembed::detail::scalar_isa {
+
+/// Lanes of Scalar: one.
+template <typename Scalar>
+struct Lanes {
+    using Reg = Scalar;
+    static constexpr int count = 1;
+    static Reg load(const Scalar* p) noexcept { return *p; }
+    static Reg widen(const Eigen::bfloat16* p) noexcept {
+        std::uint16_t half_bits;
+        std::memcpy(&half_bits, p, sizeof half_bits);
+        const std::uint32_t bits = static_cast<std::uint32_t>(half_bits) << 16;
+        float value;
+        std::memcpy(&value, &bits, sizeof value);
+        return value;
+    }
+    static Reg widen(const Eigen::half* p) noexcept { return static_cast<float>(*p); }
+    /// Rounds the value here: see detail::keep_rounded.
+    static void keep_rounded(Reg& v) noexcept { detail::keep_rounded(v); }
+    static Reg set(Scalar x) noexcept { return x; }
+    static Reg mul(Reg a, Reg b) noexcept { return a * b; }
+    static Reg add(Reg a, Reg b) noexcept { return a + b; }
+    static void store(Scalar* p, Reg v) noexcept { *p = v; }
+    static void stream(Scalar* p, Reg v) noexcept { *p = v; }
+    /// keep where bit 0 of `bits` is set, else 0.
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept { return (bits & 1u) != 0 ? keep : Scalar(0); }
+};
+
+/// Lanes of 32-bit unsigned integers: one (the dropout draw).
+struct U32 {
+    using Reg = std::uint32_t;
+    static constexpr int count = 1;
+    static Reg set(std::uint32_t x) noexcept { return x; }
+    static Reg iota(std::uint32_t first) noexcept { return first; }
+    static Reg add(Reg a, Reg b) noexcept { return a + b; }
+    static Reg sub(Reg a, Reg b) noexcept { return a - b; }
+    static Reg bit_xor(Reg a, Reg b) noexcept { return a ^ b; }
+    static Reg bit_and(Reg a, Reg b) noexcept { return a & b; }
+    static Reg mul_low(Reg a, Reg b) noexcept { return a * b; }
+    static Reg mul_high(Reg a, Reg b) noexcept {
+        return static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32);
+    }
+    static Reg shift_right(Reg a, int n) noexcept { return a >> n; }
+    /// Bit i set where lane i of a >= lane i of b.
+    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return a >= b ? 1u : 0u; }
+    /// Bit i set where lane i of a == lane i of b.
+    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return a == b ? 1u : 0u; }
+    /// Lanes set to `yes` where bit i of `bits` is set, else `no`.
+    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept { return (bits & 1u) != 0 ? yes : no; }
+};
+
+/// Nothing to wait for: plain stores.
+inline void stream_fence() noexcept {}
+
+}  // namespace seqembed::detail::scalar_isa
