@@ -12,6 +12,7 @@
 
 #include "detail/checks.hpp"
 #include "detail/engine/exact_sincos.hpp"
+#include "detail/engine/kernels.hpp"
 #include "detail/stage_access.hpp"
 #include "detail/row_table.hpp"
 #include "error.hpp"
@@ -369,7 +370,7 @@ private:
         m_scalar_div_term.resize(static_cast<std::size_t>(frequencies));
         // The fast path reads whole blocks: pad with zero frequencies.
         const std::size_t padded = static_cast<std::size_t>(
-            (frequencies + detail::sin_cos_block - 1) / detail::sin_cos_block * detail::sin_cos_block);
+            (frequencies + detail::exact_sin_cos_block_size - 1) / detail::exact_sin_cos_block_size * detail::exact_sin_cos_block_size);
         m_frequency_high.assign(padded, 0.0);
         m_frequency_middle.assign(padded, 0.0);
         m_frequency_low.assign(padded, 0.0);
@@ -418,14 +419,14 @@ private:
     void compute_exact_row(double position, Scalar* out) const {
         for (const Index j : m_zero_columns) out[j] = Scalar(0);
         const auto frequencies = static_cast<Index>(m_sine_column.size());
-        alignas(64) double sines[detail::sin_cos_block];
-        alignas(64) double cosines[detail::sin_cos_block];
-        for (Index first = 0; first < frequencies; first += detail::sin_cos_block) {
+        alignas(64) double sines[detail::exact_sin_cos_block_size];
+        alignas(64) double cosines[detail::exact_sin_cos_block_size];
+        for (Index first = 0; first < frequencies; first += detail::exact_sin_cos_block_size) {
             const auto offset = static_cast<std::size_t>(first);
-            detail::sin_cos_of_multiples(position, m_frequency_high.data() + offset,
+            detail::exact_sin_cos(position, m_frequency_high.data() + offset,
                                          m_frequency_middle.data() + offset,
                                          m_frequency_low.data() + offset, sines, cosines);
-            const Index count = std::min<Index>(detail::sin_cos_block, frequencies - first);
+            const Index count = std::min<Index>(detail::exact_sin_cos_block_size, frequencies - first);
             for (Index i = 0; i < count; ++i) {
                 const auto k = static_cast<std::size_t>(first + i);
                 if (m_sine_column[k] >= 0)

@@ -48,71 +48,17 @@ inline SplitFrequency split_frequency(DoubleDouble frequency) {
     return {high, frequency.hi - high, frequency.lo};
 }
 
-/// Positions below this go through sin_cos_of_multiples.
+/// Positions below this go through exact_sin_cos_block.
 inline constexpr double fast_path_position_limit = 67108864.0;  // 2^26
 
-/// Frequencies handled per call of sin_cos_of_multiples.
-inline constexpr int sin_cos_block = 64;
-
-/// sin and cos of position * f for sin_cos_block frequencies at once, for an integer position
-/// below 2^26 in magnitude: straight-line double arithmetic that compilers vectorise, with no
-/// FMA needed and no call into the C library. position * f is exact as high + middle products
-/// plus a tiny low product; pi/2 in four parts of at most 26 bits makes quadrant * part exact;
-/// Taylor polynomials to degree 17 (sin) and 18 (cos) leave a truncation below 1e-19 on
-/// |r| <= pi/4. The error is about 1e-16 relative to each result: a float rounding of it is
-/// within 1 ulp of the exact value.
-inline void sin_cos_of_multiples(double position, const double* high, const double* middle,
-                                 const double* low, double* sines, double* cosines) noexcept {
-    constexpr double half_pi_1 = 0x1.921fb5p+0;
-    constexpr double half_pi_2 = 0x1.110b46p-26;
-    constexpr double half_pi_3 = 0x1.1a6263p-54;
-    constexpr double half_pi_4 = 0x1.8a2e03707344ap-81;
-    constexpr double two_over_pi = 0x1.45f306dc9c883p-1;
-    constexpr double round_magic = 0x1.8p52;  // (x + m) - m rounds x to an integer, |x| < 2^51
-    // sin r = r + r z (s1 + z (s2 + ...)), cos r = 1 - z/2 + z^2 (c2 + z (c3 + ...)), z = r^2.
-    constexpr double s1 = -1.0 / 6, s2 = 1.0 / 120, s3 = -1.0 / 5040, s4 = 1.0 / 362880,
-                     s5 = -1.0 / 39916800, s6 = 1.0 / 6227020800, s7 = -1.0 / 1307674368000,
-                     s8 = 1.0 / 355687428096000;
-    constexpr double c2 = 1.0 / 24, c3 = -1.0 / 720, c4 = 1.0 / 40320, c5 = -1.0 / 3628800,
-                     c6 = 1.0 / 479001600, c7 = -1.0 / 87178291200, c8 = 1.0 / 20922789888000,
-                     c9 = -1.0 / 6402373705728000;
-    for (int i = 0; i < sin_cos_block; ++i) {
-        const double exact_high = position * high[i];
-        const double exact_middle = position * middle[i];
-        const double angle = exact_high + exact_middle;
-        const double angle_tail = (exact_high - angle) + exact_middle + position * low[i];
-
-        const double quadrant = (angle * two_over_pi + round_magic) - round_magic;
-        const double first = angle - quadrant * half_pi_1;  // exact (Sterbenz)
-        const double second = quadrant * half_pi_2;         // exact
-        const double reduced = first - second;
-        const double bent = reduced - first;
-        const double reduced_error = (first - (reduced - bent)) - (second + bent);
-        const double tail =
-            reduced_error + angle_tail - quadrant * half_pi_3 - quadrant * half_pi_4;
-        const double r = reduced + tail;
-        const double r_tail = tail - (r - reduced);
-
-        const double z = r * r;
-        const double sine_poly =
-            s1 + z * (s2 + z * (s3 + z * (s4 + z * (s5 + z * (s6 + z * (s7 + z * s8))))));
-        const double cosine_poly =
-            c2 + z * (c3 + z * (c4 + z * (c5 + z * (c6 + z * (c7 + z * (c8 + z * c9))))));
-        const double sin_r0 = r + r * z * sine_poly;
-        const double cos_r0 = (1.0 - 0.5 * z) + z * z * cosine_poly;
-        const double sin_r = sin_r0 + cos_r0 * r_tail;
-        const double cos_r = cos_r0 - sin_r0 * r_tail;
-
-        // quadrant mod 4, as a double in {0, 1, 2, 3}.
-        const double quarter = ((quadrant * 0.25 - 0.375) + round_magic) - round_magic;
-        const double q = quadrant - 4.0 * quarter;
-        const bool odd = q == 1.0 || q == 3.0;
-        const double base_sin = odd ? cos_r : sin_r;
-        const double base_cos = odd ? sin_r : cos_r;
-        sines[i] = q >= 2.0 ? -base_sin : base_sin;
-        cosines[i] = (q == 1.0 || q == 2.0) ? -base_cos : base_cos;
-    }
-}
+/// Frequencies handled per call of exact_sin_cos_block (detail/engine/kernels-inl.hpp), which
+/// computes sin and cos of position * f for an integer position below 2^26 in magnitude:
+/// straight-line double arithmetic with every product rounded before the sum it feeds, no call
+/// into the C library. position * f is exact as high + middle products plus a tiny low product;
+/// pi/2 in four parts of at most 26 bits makes quadrant * part exact; Taylor polynomials to
+/// degree 17 (sin) and 18 (cos) leave a truncation below 1e-19 on |r| <= pi/4. The error is about
+/// 1e-16 relative to each result: a float rounding of it is within 1 ulp of the exact value.
+inline constexpr int exact_sin_cos_block_size = 64;
 
 /// sin (or cos) of position * frequency; position must be an integer below 2^53 in magnitude.
 inline double exact_sin_or_cos(double position, DoubleDouble frequency, bool cosine) {

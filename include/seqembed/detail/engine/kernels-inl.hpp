@@ -363,4 +363,82 @@ void finish_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry) noexcept {
     RowKernel<Scalar, Storage>::finish(job, carry);
 }
 
+
+/// a * b, rounded before whatever it feeds.
+template <typename D>
+inline typename D::Reg rounded_product(typename D::Reg a, typename D::Reg b) noexcept {
+    typename D::Reg p = D::mul(a, b);
+    D::keep_rounded(p);
+    return p;
+}
+
+/// terms[0] + z (terms[1] + z (... + z terms[7])), each product rounded.
+template <typename D>
+inline typename D::Reg horner8(typename D::Reg z, const double (&terms)[8]) noexcept {
+    typename D::Reg sum = D::set(terms[7]);
+    for (int k = 6; k >= 0; --k) sum = D::add(D::set(terms[k]), rounded_product<D>(z, sum));
+    return sum;
+}
+
+/// sin and cos of position * f for exact_sin_cos_block frequencies at once, for an integer
+/// position below 2^26 in magnitude (detail/engine/exact_sincos.hpp has the error analysis):
+/// position * f is exact as high + middle products plus a tiny low product; pi/2 in four parts of
+/// at most 26 bits makes quadrant * part exact; Taylor polynomials to degree 17 (sin) and 18
+/// (cos) on |r| <= pi/4. Every product is rounded before the sum it feeds, in every backend.
+inline void exact_sin_cos_block(double position, const double* high, const double* middle,
+                                const double* low, double* sines, double* cosines) noexcept {
+    using D = Lanes<double>;
+    using R = typename D::Reg;
+    constexpr double half_pi_1 = 0x1.921fb5p+0;
+    constexpr double half_pi_2 = 0x1.110b46p-26;
+    constexpr double half_pi_3 = 0x1.1a6263p-54;
+    constexpr double half_pi_4 = 0x1.8a2e03707344ap-81;
+    constexpr double two_over_pi = 0x1.45f306dc9c883p-1;
+    constexpr double round_magic = 0x1.8p52;  // (x + m) - m rounds x to an integer, |x| < 2^51
+    // sin r = r + r z (s1 + z (s2 + ...)), cos r = 1 - z/2 + z^2 (c2 + z (c3 + ...)), z = r^2.
+    constexpr double sine_terms[8] = {-1.0 / 6,        1.0 / 120,        -1.0 / 5040,
+                                      1.0 / 362880,    -1.0 / 39916800,  1.0 / 6227020800,
+                                      -1.0 / 1307674368000, 1.0 / 355687428096000};
+    constexpr double cosine_terms[8] = {1.0 / 24,         -1.0 / 720,        1.0 / 40320,
+                                        -1.0 / 3628800,   1.0 / 479001600,   -1.0 / 87178291200,
+                                        1.0 / 20922789888000, -1.0 / 6402373705728000};
+    const R p = D::set(position);
+    const R magic = D::set(round_magic);
+    for (int i = 0; i < exact_sin_cos_block_size; i += D::count) {
+        const R exact_high = rounded_product<D>(p, D::load(high + i));
+        const R exact_middle = rounded_product<D>(p, D::load(middle + i));
+        const R angle = D::add(exact_high, exact_middle);
+        const R angle_tail =
+            D::add(D::add(D::sub(exact_high, angle), exact_middle), rounded_product<D>(p, D::load(low + i)));
+
+        const R quadrant = D::sub(D::add(rounded_product<D>(angle, D::set(two_over_pi)), magic), magic);
+        const R first = D::sub(angle, rounded_product<D>(quadrant, D::set(half_pi_1)));  // exact (Sterbenz)
+        const R second = rounded_product<D>(quadrant, D::set(half_pi_2));               // exact
+        const R reduced = D::sub(first, second);
+        const R bent = D::sub(reduced, first);
+        const R reduced_error = D::sub(D::sub(first, D::sub(reduced, bent)), D::add(second, bent));
+        const R tail = D::sub(D::sub(D::add(reduced_error, angle_tail), rounded_product<D>(quadrant, D::set(half_pi_3))),
+                              rounded_product<D>(quadrant, D::set(half_pi_4)));
+        const R r = D::add(reduced, tail);
+        const R r_tail = D::sub(tail, D::sub(r, reduced));
+
+        const R z = rounded_product<D>(r, r);
+        const R sin_r0 = D::add(r, rounded_product<D>(rounded_product<D>(r, z), horner8<D>(z, sine_terms)));
+        const R cos_r0 = D::add(D::sub(D::set(1.0), rounded_product<D>(D::set(0.5), z)),
+                                rounded_product<D>(rounded_product<D>(z, z), horner8<D>(z, cosine_terms)));
+        const R sin_r = D::add(sin_r0, rounded_product<D>(cos_r0, r_tail));
+        const R cos_r = D::sub(cos_r0, rounded_product<D>(sin_r0, r_tail));
+
+        // quadrant mod 4, as a double in {0, 1, 2, 3}.
+        const R quarter = D::sub(D::add(D::sub(rounded_product<D>(quadrant, D::set(0.25)), D::set(0.375)), magic), magic);
+        const R q = D::sub(quadrant, rounded_product<D>(D::set(4.0), quarter));
+        const typename D::Mask one = D::equal(q, D::set(1.0));
+        const typename D::Mask odd = D::either(one, D::equal(q, D::set(3.0)));
+        const R base_sin = D::select(odd, cos_r, sin_r);
+        const R base_cos = D::select(odd, sin_r, cos_r);
+        D::store(sines + i, D::select(D::greater_equal(q, D::set(2.0)), D::negate(base_sin), base_sin));
+        D::store(cosines + i, D::select(D::either(one, D::equal(q, D::set(2.0))), D::negate(base_cos), base_cos));
+    }
+}
+
 #undef SEQEMBED_DETAIL_UNROLL_ALL

@@ -18,6 +18,7 @@
 #include "../../types.hpp"
 #include "../random/dropout_layout.hpp"
 #include "../simd/platform.hpp"
+#include "exact_sincos.hpp"
 #include "rows.hpp"
 
 // The scalar backend: the build's own target.
@@ -125,6 +126,23 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
         default: break;
     }
     scalar_isa::draw_spans(key, first, count, out);
+}
+
+/// exact_sin_cos_block of the ISA in force.
+/// @throws value_error as active_isa().
+inline void exact_sin_cos(double position, const double* high, const double* middle, const double* low,
+                          double* sines, double* cosines) {
+    switch (active_isa()) {
+#if SEQEMBED_DETAIL_X86_KERNELS
+        case Isa::avx512: avx512_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines); return;
+        case Isa::avx2: avx2_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines); return;
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+        case Isa::neon: neon_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines); return;
+#endif
+        default: break;
+    }
+    scalar_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines);
 }
 
 }  // namespace seqembed::detail

@@ -3,6 +3,7 @@
 ///        data, the same for every ISA: the components describe rows, the kernel writes them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "../../types.hpp"
@@ -57,7 +58,7 @@ struct SpanWindow {
 template <typename Scalar>
 struct RowCarry {
     /// Lanes of the shared vector, 64 bytes of them at most.
-    static constexpr int max_lanes = static_cast<int>(64 / sizeof(Scalar));
+    static constexpr std::size_t max_lanes = 64 / sizeof(Scalar);
     alignas(64) Scalar lanes[max_lanes];
     /// The aligned output address of the vector, or null when nothing is carried.
     Scalar* base = nullptr;

@@ -60,6 +60,13 @@ struct Lanes<double> {
         const __m256i set = _mm256_and_si256(_mm256_set1_epi64x(static_cast<long long>(bits)), lane_bits);
         return _mm256_and_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(set, lane_bits)), keep);
     }
+    static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_pd(a, b); }
+    static Reg negate(Reg a) noexcept { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
+    using Mask = __m256d;
+    static Mask equal(Reg a, Reg b) noexcept { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
+    static Mask greater_equal(Reg a, Reg b) noexcept { return _mm256_cmp_pd(a, b, _CMP_GE_OQ); }
+    static Mask either(Mask a, Mask b) noexcept { return _mm256_or_pd(a, b); }
+    static Reg select(Mask m, Reg yes, Reg no) noexcept { return _mm256_blendv_pd(no, yes, m); }
 };
 
 /// Eight 32-bit unsigned integers.

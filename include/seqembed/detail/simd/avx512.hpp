@@ -56,6 +56,15 @@ struct Lanes<double> {
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         return _mm512_maskz_mov_pd(static_cast<__mmask8>(bits), keep);
     }
+    static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_pd(a, b); }
+    static Reg negate(Reg a) noexcept {
+        return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
+    }
+    using Mask = __mmask8;
+    static Mask equal(Reg a, Reg b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ); }
+    static Mask greater_equal(Reg a, Reg b) noexcept { return _mm512_cmp_pd_mask(a, b, _CMP_GE_OQ); }
+    static Mask either(Mask a, Mask b) noexcept { return static_cast<Mask>(a | b); }
+    static Reg select(Mask m, Reg yes, Reg no) noexcept { return _mm512_mask_blend_pd(m, no, yes); }
 };
 
 /// Sixteen 32-bit unsigned integers.

@@ -59,6 +59,13 @@ struct Lanes<double> {
         const uint64x2_t chosen = vtstq_u64(vdupq_n_u64(bits), lane_bits);
         return vreinterpretq_f64_u64(vandq_u64(chosen, vreinterpretq_u64_f64(keep)));
     }
+    static Reg sub(Reg a, Reg b) noexcept { return vsubq_f64(a, b); }
+    static Reg negate(Reg a) noexcept { return vnegq_f64(a); }
+    using Mask = uint64x2_t;
+    static Mask equal(Reg a, Reg b) noexcept { return vceqq_f64(a, b); }
+    static Mask greater_equal(Reg a, Reg b) noexcept { return vcgeq_f64(a, b); }
+    static Mask either(Mask a, Mask b) noexcept { return vorrq_u64(a, b); }
+    static Reg select(Mask m, Reg yes, Reg no) noexcept { return vbslq_f64(m, yes, no); }
 };
 
 /// Four 32-bit unsigned integers.

@@ -36,6 +36,13 @@ struct Lanes {
     static void stream(Scalar* p, Reg v) noexcept { *p = v; }
     /// keep where bit 0 of `bits` is set, else 0.
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept { return (bits & 1u) != 0 ? keep : Scalar(0); }
+    static Reg sub(Reg a, Reg b) noexcept { return a - b; }
+    static Reg negate(Reg a) noexcept { return -a; }
+    using Mask = bool;
+    static Mask equal(Reg a, Reg b) noexcept { return a == b; }
+    static Mask greater_equal(Reg a, Reg b) noexcept { return a >= b; }
+    static Mask either(Mask a, Mask b) noexcept { return a || b; }
+    static Reg select(Mask m, Reg yes, Reg no) noexcept { return m ? yes : no; }
 };
 
 /// Lanes of 32-bit unsigned integers: one (the dropout draw).
