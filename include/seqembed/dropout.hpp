@@ -93,7 +93,7 @@ public:
     bool keeps(std::uint64_t call, std::uint64_t element) const {
         detail::SpanBits span[1];
         detail::draw_spans(key(call), element / detail::span_elements, 1, span);
-        return detail::kept_bits_at(span[0], nullptr, static_cast<unsigned>(element % detail::span_elements), 1) != 0;
+        return detail::span_bit(span[0], element % detail::span_elements);
     }
 
     /// @brief Applies the mask of call `call` to count values that are elements
@@ -124,17 +124,16 @@ public:
             detail::fail<value_error>("dropout mask of ", rows, " x ", cols, " has a negative size");
         detail::require_addressable<std::uint8_t>("dropout mask", rows, cols);
         MaskMatrix kept(rows, cols);
-        constexpr std::uint64_t held = detail::SpanWindow::spans * detail::span_elements;
+        constexpr int batch = 8;
+        constexpr std::uint64_t held = batch * detail::span_elements;
         const auto elements = static_cast<std::uint64_t>(rows * cols);
-        detail::SpanBits window[detail::SpanWindow::spans];
+        detail::SpanBits spans[batch];
         for (std::uint64_t first = 0; first < elements; first += held) {
-            detail::draw_spans(key(call), first / detail::span_elements, detail::SpanWindow::spans, window);
+            detail::draw_spans(key(call), first / detail::span_elements, batch, spans);
             const std::uint64_t end = std::min(elements, first + held);
             for (std::uint64_t e = first; e < end; ++e) {
                 const std::uint64_t k = e - first;
-                const detail::SpanBits& span = window[k / detail::span_elements];
-                const std::uint64_t bit = k % detail::span_elements;
-                kept.data()[e] = static_cast<std::uint8_t>((span.words[bit / 64] >> (bit % 64)) & 1u);
+                kept.data()[e] = detail::span_bit(spans[k / detail::span_elements], k % detail::span_elements) ? 1 : 0;
             }
         }
         return kept;

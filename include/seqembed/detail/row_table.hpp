@@ -84,7 +84,7 @@ public:
 
     /// Writable access to a table this object allocated, while it is being built (before any
     /// copy shares it); never called on a view.
-    Eigen::Map<RowMatrix<Value>> writable() noexcept {
+    Eigen::Map<RowMatrix<Value>> writable() {
         SEQEMBED_ASSERT(m_owns_data && m_owner.use_count() == 1);
         return {const_cast<Value*>(m_data), m_rows, m_cols};
     }

@@ -13,13 +13,43 @@
 #define SEQEMBED_DETAIL_UNROLL_ALL
 #endif
 
-/// The kept bits of spans first .. first + count - 1 of the mask of `key`
-/// (detail/random/dropout_layout.hpp): Philox4x32-10 on the span's 16 blocks, U32::count lanes
-/// at a time, then a byte per element compared with the threshold.
-inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
-    constexpr int lanes = U32::count;
+/// Philox4x32-10 under `seed` on Vectors independent vectors of blocks at once (word[v][w] is
+/// word w of vector v's blocks), the rounds interleaved so that their multiplies overlap.
+template <int Vectors>
+inline void philox_rounds(std::uint64_t seed, typename U32::Reg (&word)[Vectors][4]) noexcept {
     const typename U32::Reg multiplier0 = U32::set(philox_multiplier0);
     const typename U32::Reg multiplier1 = U32::set(philox_multiplier1);
+    auto key0 = static_cast<std::uint32_t>(seed);
+    auto key1 = static_cast<std::uint32_t>(seed >> 32);
+    SEQEMBED_DETAIL_UNROLL_ALL
+    for (int round = 0; round < 10; ++round) {
+        const typename U32::Reg round_key0 = U32::set(key0);
+        const typename U32::Reg round_key1 = U32::set(key1);
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (int v = 0; v < Vectors; ++v) {
+            const typename U32::Reg high0 = U32::mul_high(word[v][0], multiplier0);
+            const typename U32::Reg low0 = U32::mul_low(word[v][0], multiplier0);
+            const typename U32::Reg high1 = U32::mul_high(word[v][2], multiplier1);
+            const typename U32::Reg low1 = U32::mul_low(word[v][2], multiplier1);
+            word[v][0] = U32::bit_xor(U32::bit_xor(high1, word[v][1]), round_key0);
+            word[v][2] = U32::bit_xor(U32::bit_xor(high0, word[v][3]), round_key1);
+            word[v][1] = low1;
+            word[v][3] = low0;
+        }
+        key0 += philox_weyl0;
+        key1 += philox_weyl1;
+    }
+}
+
+/// The kept bits of spans first .. first + count - 1 of the mask of `key`
+/// (detail/random/dropout_layout.hpp): Philox4x32-10 on each span's 16 blocks, U32::count lanes a
+/// vector (two spans at a time where a vector holds a span's 16 blocks), then a byte per element
+/// compared with the threshold.
+inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
+    constexpr int lanes = U32::count;
+    constexpr int vectors_per_span = span_blocks / lanes;
+    constexpr int spans_per_step = vectors_per_span == 1 ? 2 : 1;  // enough vectors to overlap
+    constexpr int vectors = vectors_per_span * spans_per_step;
     const typename U32::Reg call_low = U32::set(static_cast<std::uint32_t>(key.call));
     const typename U32::Reg call_high = U32::set(static_cast<std::uint32_t>(key.call >> 32));
     const typename U32::Reg byte_mask = U32::set(0xFFu);
@@ -28,102 +58,110 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
     const typename U32::Reg first_tie_kept = U32::set(key.limit.coarse_keep - 1);
     const typename U32::Reg fine_keep = U32::set(key.limit.fine_keep);
     const bool ties = key.limit.fine_keep != 0;
-    for (int k = 0; k < count; ++k) {
-        const std::uint64_t span = first + static_cast<std::uint64_t>(k);
-        // 16 s is a multiple of 16: adding a lane (< 16) to its low word never carries.
-        const std::uint64_t first_block = span * span_blocks;
-        std::uint16_t kept[span_runs] = {};
-        std::uint32_t tied_once = 0;
-        std::uint32_t tied_twice = 0;
-        for (int group = 0; group < span_blocks; group += lanes) {
-            typename U32::Reg word[4] = {
-                U32::iota(static_cast<std::uint32_t>(first_block) + static_cast<std::uint32_t>(group)),
-                U32::set(static_cast<std::uint32_t>(first_block >> 32)), call_low, call_high};
-            auto key0 = static_cast<std::uint32_t>(key.seed);
-            auto key1 = static_cast<std::uint32_t>(key.seed >> 32);
-            for (int round = 0; round < 10; ++round) {
-                const typename U32::Reg high0 = U32::mul_high(word[0], multiplier0);
-                const typename U32::Reg low0 = U32::mul_low(word[0], multiplier0);
-                const typename U32::Reg high1 = U32::mul_high(word[2], multiplier1);
-                const typename U32::Reg low1 = U32::mul_low(word[2], multiplier1);
-                word[0] = U32::bit_xor(U32::bit_xor(high1, word[1]), U32::set(key0));
-                word[2] = U32::bit_xor(U32::bit_xor(high0, word[3]), U32::set(key1));
-                word[1] = low1;
-                word[3] = low0;
-                key0 += philox_weyl0;
-                key1 += philox_weyl1;
-            }
-            // A block's threshold is one lower when its first tie is kept (its unused byte, byte 3
-            // of word 3, at least fine_keep): only a tie is one short of coarse_keep.
-            const typename U32::Reg threshold =
-                ties ? U32::select(U32::greater_equal_bits(U32::shift_right(word[3], 24), fine_keep),
-                                   first_tie_kept, coarse_keep)
-                     : coarse_keep;
-            SEQEMBED_DETAIL_UNROLL_ALL
-            for (int r = 0; r < span_runs; ++r) {
-                const typename U32::Reg coarse = U32::bit_and(U32::shift_right(word[r % 4], 8 * (r / 4)), byte_mask);
-                kept[r] = static_cast<std::uint16_t>(kept[r] | (U32::greater_equal_bits(coarse, threshold) << group));
-                if (ties) {
-                    const std::uint32_t tied = U32::equal_bits(coarse, tie) << group;
-                    tied_twice |= tied_once & tied;
-                    tied_once |= tied;
+    for (int k = 0; k < count; k += spans_per_step) {
+        typename U32::Reg word[vectors][4];
+        for (int v = 0; v < vectors; ++v) {
+            const std::uint64_t span = first + static_cast<std::uint64_t>(k + v / vectors_per_span);
+            // 16 s is a multiple of 16: adding a lane (< 16) to its low word never carries.
+            const std::uint64_t block = span * span_blocks + static_cast<std::uint64_t>(v % vectors_per_span * lanes);
+            word[v][0] = U32::iota(static_cast<std::uint32_t>(block));
+            word[v][1] = U32::set(static_cast<std::uint32_t>(block >> 32));
+            word[v][2] = call_low;
+            word[v][3] = call_high;
+        }
+        philox_rounds<vectors>(key.seed, word);
+        for (int in_step = 0; in_step < spans_per_step && k + in_step < count; ++in_step) {
+            std::uint64_t kept[4] = {0, 0, 0, 0};
+            std::uint32_t tied_once = 0;
+            std::uint32_t tied_twice = 0;
+            for (int group = 0; group < vectors_per_span; ++group) {
+                typename U32::Reg(&w)[4] = word[in_step * vectors_per_span + group];
+                // A block's threshold is one lower when its first tie is kept (its unused byte,
+                // byte 3 of word 3, at least fine_keep): only a tie is one short of coarse_keep.
+                const typename U32::Reg threshold =
+                    ties ? U32::select(U32::greater_equal_bits(U32::shift_right(w[3], 24), fine_keep),
+                                       first_tie_kept, coarse_keep)
+                         : coarse_keep;
+                const int lane0 = group * lanes;
+                SEQEMBED_DETAIL_UNROLL_ALL
+                for (int r = 0; r < span_runs; ++r) {
+                    const typename U32::Reg coarse =
+                        U32::bit_and(U32::shift_right(w[r % 4], 8 * (r / 4)), byte_mask);
+                    kept[r / 4] |= static_cast<std::uint64_t>(U32::greater_equal_bits(coarse, threshold))
+                                   << (16 * (r % 4) + lane0);
+                    if (ties) {
+                        const std::uint32_t tied = U32::equal_bits(coarse, tie) << lane0;
+                        tied_twice |= tied_once & tied;
+                        tied_once |= tied;
+                    }
                 }
             }
+            const std::uint64_t span = first + static_cast<std::uint64_t>(k + in_step);
+            SpanBits& bits = out[k + in_step];
+            for (int q = 0; q < 4; ++q) bits.words[q] = kept[q];
+            if (tied_twice != 0) decide_further_ties(key, span, tied_twice, bits);
         }
-        if (tied_twice != 0) decide_further_ties(key, span, tied_twice, kept);
-        out[k] = pack_runs(kept);
     }
 }
 
-/// Where a row's elements are in the mask: the span of the next element and its offset there,
-/// with the window of drawn spans behind it.
+/// Reads a row's dropout bits from the stream of drawn spans, drawing further spans as the rows
+/// move on.
 class MaskCursor {
 public:
-    MaskCursor(const DropoutKey& key, SpanWindow& window) noexcept : m_key(key), m_window(window) {}
+    MaskCursor(const DropoutKey& key, KeptStream& stream) noexcept : m_key(key), m_stream(stream) {}
 
     /// Moves to element `element` of the output.
     void seek(std::uint64_t element) noexcept {
-        m_span_index = element / span_elements;
-        m_offset = static_cast<unsigned>(element % span_elements);
-        m_span = span_pair(m_span_index);
+        const KeptStream& s = m_stream;
+        if (s.first == ~std::uint64_t{0} || element < s.first || element - s.first + 32 > KeptStream::size) {
+            refill(element);
+        }
+        m_bit = element - m_stream.first;
     }
     /// The kept bits of the `count` (<= 32) elements from here, bit i for the i-th.
     std::uint32_t bits(unsigned count) const noexcept {
-        return kept_bits_at(m_span[0], m_span + 1, m_offset, count);
+        const std::uint64_t* word = m_stream.words + m_bit / 64;
+        const unsigned shift = static_cast<unsigned>(m_bit % 64);
+        // (x << 1) << (63 - shift) is x << (64 - shift), and 0 for a shift of 0.
+        const std::uint64_t bits = (word[0] >> shift) | ((word[1] << 1) << (63 - shift));
+        return static_cast<std::uint32_t>(bits & ((std::uint64_t{1} << count) - 1));
     }
-    /// Moves `count` elements on (count <= 240).
+    /// Moves `count` (<= 32) elements on.
     void step(unsigned count) noexcept {
-        m_offset += count;
-        if (m_offset >= span_elements) {
-            m_offset -= static_cast<unsigned>(span_elements);
-            ++m_span_index;
-            m_span = span_pair(m_span_index);
-        }
+        m_bit += count;
+        if (m_bit + 32 > KeptStream::size) seek(m_stream.first + m_bit);
     }
 
 private:
-    /// Span `span` and the one after it, drawn: the window holds them after this.
-    const SpanBits* span_pair(std::uint64_t span) noexcept {
-        SpanWindow& w = m_window;
-        constexpr auto held = static_cast<std::uint64_t>(SpanWindow::spans);
-        if (w.first == ~std::uint64_t{0} || span < w.first || span + 1 >= w.first + held) {
-            if (w.first != ~std::uint64_t{0} && span + 1 == w.first + held) {
-                // The usual move: on past the window's end. Its last span is kept.
-                w.bits[0] = w.bits[held - 1];
-                draw_spans(m_key, span + 1, SpanWindow::spans - 1, w.bits + 1);
-            } else {
-                draw_spans(m_key, span, SpanWindow::spans, w.bits);
-            }
-            w.first = span;
+    /// Draws the spans from the one holding `element` on into the stream.
+    void refill(std::uint64_t element) noexcept {
+        KeptStream& s = m_stream;
+        const std::uint64_t span = element / span_elements;
+        SpanBits drawn[KeptStream::spans];
+        const bool reuse = s.first != ~std::uint64_t{0} && span == s.first / span_elements + KeptStream::spans - 1;
+        if (reuse) {  // the usual move: on from the stream's last span, already drawn
+            drawn[0] = s.last;
+            draw_spans(m_key, span + 1, KeptStream::spans - 1, drawn + 1);
+        } else {
+            draw_spans(m_key, span, KeptStream::spans, drawn);
         }
-        return w.bits + (span - w.first);
+        for (std::uint64_t& word : s.words) word = 0;
+        for (int k = 0; k < KeptStream::spans; ++k) {
+            const std::uint64_t at = static_cast<std::uint64_t>(k) * span_elements;
+            for (int q = 0; q < 4; ++q) {
+                const std::uint64_t bit = at + static_cast<std::uint64_t>(64 * q);
+                const std::uint64_t value = drawn[k].words[q];
+                s.words[bit / 64] |= value << (bit % 64);
+                if (bit % 64 != 0) s.words[bit / 64 + 1] |= value >> (64 - bit % 64);
+            }
+        }
+        s.first = span * span_elements;
+        s.last = drawn[KeptStream::spans - 1];
     }
 
     const DropoutKey& m_key;
-    SpanWindow& m_window;
-    std::uint64_t m_span_index = 0;
-    unsigned m_offset = 0;
-    const SpanBits* m_span = nullptr;
+    KeptStream& m_stream;
+    std::uint64_t m_bit = 0;  // of the element the cursor is at, in the stream
 };
 
 /// The row kernel: output rows of Scalar from table rows of Storage, written in vectors of
@@ -216,7 +254,7 @@ private:
         Scalar* const out = row.out;
         const Storage* const embedding = row.embedding;
         const Scalar* const position = row.position;
-        MaskCursor mask(job.key, carry.window);
+        MaskCursor mask(job.key, carry.mask);
         const auto misalign = static_cast<int>(
             (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
         Index j = 0;

@@ -42,14 +42,19 @@ struct RowJob {
     Scalar keep_scale = Scalar(1);
 };
 
-/// The kept bits of a few consecutive spans of one mask, drawn together.
-struct SpanWindow {
+/// The kept bits of a few consecutive spans of one mask, drawn together and packed end to end:
+/// bit k of the stream is element first + k.
+struct KeptStream {
     /// Spans drawn at a time.
     static constexpr int spans = 8;
-    /// bits[k] holds span first + k.
-    SpanBits bits[spans];
-    /// The first span held; none (all ones) before the first draw.
+    /// Bits held.
+    static constexpr std::uint64_t size = spans * span_elements;
+    /// The stream, with a zero word past its end (reads of two words never leave it).
+    std::uint64_t words[size / 64 + 2];
+    /// Element of bit 0 (a span's first); none (all ones) before the first draw.
     std::uint64_t first = ~std::uint64_t{0};
+    /// The last span drawn, kept for the next draw, which starts there.
+    SpanBits last;
 };
 
 /// What a kernel carries from one row to the next (and from one call to the next over rows of
@@ -65,8 +70,8 @@ struct RowCarry {
     /// Lanes [from, to) hold values not yet written.
     int from = 0;
     int to = 0;
-    /// The dropout mask's spans.
-    SpanWindow window;
+    /// The dropout mask's bits.
+    KeptStream mask;
 };
 
 }  // namespace seqembed::detail

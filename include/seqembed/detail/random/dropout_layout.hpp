@@ -69,12 +69,17 @@ inline std::uint32_t byte_of(const PhiloxBlock& block, int n) noexcept {
     return (block[static_cast<std::size_t>(n / 4)] >> (8 * (n % 4))) & 0xFFu;
 }
 
+/// Whether bit k (element 240 s + k) of a span's bits is set.
+inline bool span_bit(const SpanBits& bits, std::uint64_t k) noexcept {
+    return ((bits.words[k / 64] >> (k % 64)) & 1u) != 0;
+}
+
 /// Redecides the second and further ties of the blocks in `tied_twice` (bit i: block 16 s + i
-/// tied at least twice; rare) in `kept` (bit 16 r + i per element): they read bytes 0, 1, ... of
-/// block 2^63 + 16 s + i in the order of r. The first tie of each block was decided with the
-/// coarse bytes.
+/// tied at least twice; rare) in a span's kept bits: they read bytes 0, 1, ... of block
+/// 2^63 + 16 s + i in the order of r. The first tie of each block was decided with the coarse
+/// bytes.
 inline void decide_further_ties(const DropoutKey& key, std::uint64_t span, std::uint32_t tied_twice,
-                                std::uint16_t (&kept)[span_runs]) noexcept {
+                                SpanBits& kept) noexcept {
     const std::uint32_t tie = key.limit.tie_byte();
     for (int i = 0; i < span_blocks; ++i) {
         if (((tied_twice >> i) & 1u) == 0) continue;
@@ -85,36 +90,16 @@ inline void decide_further_ties(const DropoutKey& key, std::uint64_t span, std::
         for (int r = 0; r < span_runs; ++r) {
             if (((words[static_cast<std::size_t>(r % 4)] >> (8 * (r / 4))) & 0xFFu) != tie) continue;
             if (met > 0) {
-                const auto bit = static_cast<std::uint16_t>(1u << i);
+                const std::uint64_t bit = std::uint64_t{1} << (16 * (r % 4) + i);
                 if (byte_of(further, met - 1) >= key.limit.fine_keep) {
-                    kept[r] = static_cast<std::uint16_t>(kept[r] | bit);
+                    kept.words[r / 4] |= bit;
                 } else {
-                    kept[r] = static_cast<std::uint16_t>(kept[r] & ~bit);
+                    kept.words[r / 4] &= ~bit;
                 }
             }
             ++met;
         }
     }
-}
-
-/// Packs 15 runs of 16 kept bits into a span's 240 bits.
-inline SpanBits pack_runs(const std::uint16_t (&kept)[span_runs]) noexcept {
-    SpanBits bits{{0, 0, 0, 0}};
-    for (int r = 0; r < span_runs; ++r)
-        bits.words[r / 4] |= static_cast<std::uint64_t>(kept[r]) << (16 * (r % 4));
-    return bits;
-}
-
-/// `count` (<= 32) kept bits of elements offset .. offset + count - 1 of a span (offset < 240),
-/// continued into the next span's bits past 240. next may be null when they stay in the span.
-inline std::uint32_t kept_bits_at(const SpanBits& span, const SpanBits* next, unsigned offset,
-                                  unsigned count) noexcept {
-    const unsigned word = offset / 64;
-    const unsigned shift = offset % 64;
-    std::uint64_t bits = span.words[word] >> shift;
-    if (shift + count > 64 && word < 3) bits |= span.words[word + 1] << (64 - shift);
-    if (offset + count > span_elements) bits |= next->words[0] << (span_elements - offset);
-    return static_cast<std::uint32_t>(bits & ((std::uint64_t{1} << count) - 1));
 }
 
 }  // namespace seqembed::detail
