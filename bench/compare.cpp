@@ -356,8 +356,9 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
                           }});
 
     // The reference point: the same sum as one plain Eigen expression per row, no
-    // checks, no dropout (FMA contraction allowed, so not bit-identical to libtorch).
-    const auto plain_table = seqembed_bench::api::table_values(eval_pipeline.embedding());  // the same memory
+    // checks, no dropout (a compiler that contracted `* scale +` into an FMA would round
+    // differently), over the same memory.
+    const auto plain_table = seqembed_bench::api::table_values(eval_pipeline.embedding());
     const auto plain_positions = seqembed_bench::api::table_values(eval_pipeline.positions());
     const float plain_scale = eval_pipeline.embedding().scale();
     contenders.push_back({"(info) a plain Eigen loop of the same sum", [&] {
@@ -1058,7 +1059,8 @@ int main(int argc, char** argv) {
     if (table) compare_table(headline_rounds, sample_ms);
     if (matrix) run_matrix(filter, rounds, sample_ms);
 
-    std::printf("\n%s (%.1f s in all)\n", g_checks_passed ? "all checks passed" : "SOME CHECKS FAILED",
+    std::printf("\n%s (%.1f s in all)\n",
+                g_checks_passed ? "all checks passed" : "SOME CHECKS FAILED",
                 elapsed_ms(start, Clock::now()) / 1e3);
     return g_checks_passed ? 0 : 1;
 }

@@ -243,18 +243,23 @@ inline const float* position_rows(const NoPositions&) { return nullptr; }
 
 /// The same sum as the pipeline, one Eigen expression per token over the same table (the
 /// pipeline's own memory) and ids, with no checks and no padding:
-///   out.row(r) = table.row(id).cast<float>() * scale [+ positions.row(t)] [.cwiseProduct(mask.row(r))]
+///   out.row(r) = (table.row(id).cast<float>() * scale [+ positions.row(t)])
+///                [.cwiseProduct(mask.row(r))]
 /// In training the mask is precomputed: a float matrix of the output's shape holding 0 or
 /// 1 / (1 - p), the form of PyTorch's unfused CPU dropout (`input * bernoulli(1 - p) / (1 - p)`),
-/// so the loop reads that many more bytes instead of drawing random numbers. FMA contraction of
-/// `* scale +` is left to the compiler (GCC contracts by default), so the loop may differ from
-/// the pipeline in the last bit.
+/// so the loop reads that many more bytes instead of drawing random numbers. Whether `* scale +`
+/// becomes an FMA is the compiler's business (not in the bench targets' ISO C++ mode, but a
+/// gnu++ or -ffp-contract=fast build may), so the loop is checked against the pipeline within
+/// an ulp, not bit for bit.
 template <typename Storage_>
 class PlainLoop {
 public:
     PlainLoop(const Storage_* table, Index vocab, Index d_model, float scale,
               const float* positions, Index length)
-        : m_table(table, vocab, d_model), m_scale(scale), m_positions(positions), m_length(length) {}
+        : m_table(table, vocab, d_model),
+          m_scale(scale),
+          m_positions(positions),
+          m_length(length) {}
 
     /// out (tokens x d_model) = the sum; mask is null in evaluation, else tokens x d_model
     /// factors.

@@ -171,8 +171,8 @@ void register_memcpy(const Shape& shape, CacheState cache) {
     const std::string key = "memcpy/" + shape.name();
     const std::string name = key + "/" + seqembed_bench::name_of(cache);
     add(name, [shape, key, cache](benchmark::State& state) {
-        MemcpyCase& c =
-            WorkloadCache::get<MemcpyCase>(key, [&] { return std::make_unique<MemcpyCase>(shape); });
+        MemcpyCase& c = WorkloadCache::get<MemcpyCase>(
+            key, [&] { return std::make_unique<MemcpyCase>(shape); });
         for (auto _ : state) {
             evict_if_cold(state, cache);
             std::memcpy(c.out.data(), c.source.data(), c.out.size() * sizeof(float));
@@ -199,8 +199,8 @@ void register_matrix_row(const Shape& shape, Positions positions, Storage storag
                              seqembed_bench::name_of(storage) + "/" +
                              seqembed_bench::name_of(mode) + "/" + seqembed_bench::name_of(cache);
     add(name, [shape, key, positions, storage, mode, cache](benchmark::State& state) {
-        MatrixCase& c =
-            WorkloadCache::get<MatrixCase>(key, [&] { return std::make_unique<MatrixCase>(shape); });
+        MatrixCase& c = WorkloadCache::get<MatrixCase>(
+            key, [&] { return std::make_unique<MatrixCase>(shape); });
         seqembed_bench::with_stages(
             c.inputs, positions, storage, [&](const auto& embedding, const auto& positional) {
                 const auto pipeline = seqembed_bench::make_pipeline(embedding, positional, mode);
