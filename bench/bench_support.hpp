@@ -14,6 +14,11 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 // The flags the benchmark programs were compiled with: bench/CMakeLists.txt bakes in
 // CMAKE_CXX_FLAGS and CMAKE_CXX_FLAGS_<BUILD_TYPE>, and the build type.
@@ -58,6 +63,82 @@ inline seqembed::IdMatrix random_ids(Index batch, Index length, Index vocab, std
                                                         static_cast<std::uint64_t>(vocab));
     return ids;
 }
+
+/// What the caches hold when a sample starts. Without a rule, a contender would start from
+/// whatever the one before it left: a gather timed right after another gather of the same ids
+/// finds most of its rows in L3, one timed after the memcpy finds none (measured: the same
+/// evaluation 2.5 ms after a gather, 3.0 after the memcpy, 2-core AMD EPYC Zen 5).
+enum class CacheState {
+    /// Each sample starts right after an untimed call of the same contender: its own steady
+    /// state, never another contender's leftovers.
+    warm,
+    /// Each sample starts after an untimed read of a buffer four times the last-level cache, so
+    /// the tables and the memcpy's source come from memory, as in a model whose layers run
+    /// between two calls of its input stage.
+    cold
+};
+
+/// The size of the largest cache of CPU 0 in bytes, or 0 when unknown: the kernel's view
+/// (/sys/devices/system/cpu/cpu0/cache, what lscpu prints) first, glibc's sysconf else. They
+/// can disagree: on the 2-core AMD EPYC KVM guest of issue 11, sysconf reports an L3 of 384 MiB
+/// (the host's, it seems), the kernel and lscpu 32 MiB.
+inline std::size_t last_level_cache_bytes() {
+    std::size_t largest = 0;
+    for (int index = 0; index < 8; ++index) {
+        std::ifstream file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) +
+                           "/size");
+        std::string text;
+        if (!(file >> text) || text.empty()) continue;
+        std::size_t value = 0;
+        std::size_t digits = 0;
+        while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9')
+            value = value * 10 + static_cast<std::size_t>(text[digits++] - '0');
+        const char unit = digits < text.size() ? text[digits] : ' ';
+        if (unit == 'K') value <<= 10;
+        if (unit == 'M') value <<= 20;
+        if (unit == 'G') value <<= 30;
+        largest = std::max(largest, value);
+    }
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+    if (largest == 0) {
+        const long reported = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (reported > 0) largest = static_cast<std::size_t>(reported);
+    }
+#endif
+    return largest;
+}
+
+/// Evicts the caches by reading a buffer four times the last-level cache (at least 128 MiB).
+class CacheScrubber {
+public:
+    CacheScrubber() : m_lines(buffer_bytes() / sizeof(std::uint64_t), 1) {}
+
+    /// Reads a word of every 64-byte line of the buffer.
+    void scrub() {
+        std::uint64_t sum = 0;
+        for (std::size_t i = 0; i < m_lines.size(); i += 64 / sizeof(std::uint64_t)) sum += m_lines[i];
+        m_sink = sum;
+    }
+
+    /// Bytes read by a scrub.
+    std::size_t bytes() const { return m_lines.size() * sizeof(std::uint64_t); }
+
+    /// The one scrubber of the program (its buffer is allocated on first use).
+    static CacheScrubber& instance() {
+        static CacheScrubber scrubber;
+        return scrubber;
+    }
+
+private:
+    static std::size_t buffer_bytes() {
+        const std::size_t reported = last_level_cache_bytes();
+        const std::size_t last_level = reported > 0 ? reported : std::size_t{32} << 20;
+        return std::max(std::size_t{128} << 20, 4 * last_level);
+    }
+
+    std::vector<std::uint64_t> m_lines;
+    volatile std::uint64_t m_sink = 0;
+};
 
 /// Trims spaces and tabs at both ends.
 inline std::string trimmed(const std::string& text) {

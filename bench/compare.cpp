@@ -1,27 +1,34 @@
-// seqembed_compare: seqembed side by side with a memcpy of the same bytes and with libtorch doing
-// the same work, interleaved in one process, one thread (issue 3).
+// seqembed_compare: seqembed side by side with a memcpy of the same bytes, a plain Eigen loop of
+// the same sum and libtorch doing the same work, interleaved in one process, one thread
+// (issues 3 and 11). bench/README.md describes what it measures and how to run one row.
 //
-// For a workload (by default issue 3's headline: batch 32, length 512, d_model 512, vocab 32000,
-// float; then a small one that fits in the caches) it times, in every round, each of:
-//   (a) seqembed InputPipeline::forward_into, evaluation and training (dropout 0.1);
-//   (b) a memcpy of the output bytes from a pre-filled source buffer into the same output;
-//   (c) libtorch doing seed 001's work, `emb(ids) * sqrt(d) + pe[:, :L]`, in evaluation and
-//       followed by torch::nn::Dropout(0.1) in training (both under NoGradGuard: values only, as
-//       seqembed computes them);
-// and, apart, (d) the 5000 x 512 float sinusoidal table: seqembed exact (and follow_scalar) vs
-// libtorch's float32 formula of seed 001.
-// The contenders run in turn inside each round, the order rotated from round to round, so that
-// a noisy neighbour or a frequency change hits them alike. No sample starts from what another
-// contender left in the caches: the headline's samples start with the caches evicted (cold: the
-// tables come from memory, as between two batches of a real model; --warm times it in its
-// steady state instead), the small workload's and the table's after an untimed call of their
-// own (warm). The program prints each contender's median and minimum over the rounds and the
-// ratios of the medians. Before timing, it checks
-// that seqembed's evaluation output equals libtorch's within 1e-5 (the same weights and position
-// table are copied into torch) and that both drop about 10% in training; it exits 1 if a check
-// fails. Missed performance targets do not fail it: they are benchmarks, not timed tests.
+// Three sections, in this order:
+//   headline  issue 3's workload (batch 32, length 512, d_model 512, vocab 32000, float), cold:
+//             seqembed InputPipeline::forward_into in evaluation and training (dropout 0.1), a
+//             memcpy of the output bytes, libtorch's `emb(ids) * sqrt(d) + pe[:, :L]` (and
+//             Dropout(0.1) in training), and for information `forward`, two threads, a bfloat16
+//             table and a plain Eigen loop; checked first: seqembed's evaluation output equals
+//             libtorch's (bit for bit is reported), both drop about 10% in training.
+//   table     the 5000 x 512 float sinusoidal table: seqembed exact and follow_scalar against
+//             libtorch's float32 formula of seed 001.
+//   matrix    issue 11's matrix (bench/matrix.hpp): d_model 256, 512, 768, 1024, 4096 x
+//             sinusoidal / learned / no positions x float / bfloat16 table x evaluation /
+//             training (p = 0.1) x warm / cold. Each row interleaves six contenders: seqembed
+//             forward_into, a memcpy of the output bytes, a plain Eigen loop of the same sum, and
+//             each of seqembed (automatic stores), seqembed (OutputStores::cached) and the memcpy
+//             followed by the first consumer (a sum of every output value). It ends with a
+//             markdown table of the medians and ratios, ready for the README.
+// The contenders of a section run in turn inside each round, the order rotated from round to
+// round, so that a noisy neighbour or a frequency change hits them alike; no sample starts from
+// what another contender left in the caches (cold: the caches are evicted before every sample;
+// warm: every sample follows an untimed call of the same contender). Checks run before timing
+// and make the program exit 1 when they fail; missed performance targets do not (these are
+// benchmarks, not timed tests).
 //
-//   seqembed_compare [--rounds N] [--headline-only] [--no-table] [--sample-ms MS] [--warm]
+//   seqembed_compare [--rounds N] [--headline-rounds N] [--sample-ms MS] [--warm]
+//                    [--no-headline] [--no-table] [--no-matrix] [--matrix-only]
+//                    [--d-model LIST] [--positions LIST] [--storage LIST] [--mode LIST]
+//                    [--cache LIST]
 #include <seqembed/seqembed.hpp>
 
 #include <algorithm>
@@ -38,11 +45,8 @@
 #include <utility>
 #include <vector>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
-
 #include "bench_support.hpp"
+#include "matrix.hpp"
 
 #if SEQEMBED_HAVE_TORCH
 #include <ATen/Parallel.h>
@@ -54,6 +58,7 @@ namespace {
 
 using seqembed::Index;
 using seqembed::RowMatrix;
+using seqembed_bench::CacheState;
 
 constexpr double dropout_p = 0.1;
 constexpr double tolerance = 1e-5;
@@ -67,6 +72,9 @@ inline void escape(const void* pointer) {
     sink = pointer;
 #endif
 }
+
+/// Where the end-to-end readers leave their sums, so that the compiler keeps them.
+volatile float g_read_sink = 0.0f;
 
 using Clock = std::chrono::steady_clock;
 
@@ -111,66 +119,36 @@ struct Contender {
     double cpu_median() const { return median_of(cpu_ms); }
 };
 
-/// What the caches hold when a sample starts. Without a rule, a contender would start from
-/// whatever the one before it left: a gather timed right after another gather of the same ids
-/// finds most of its rows in L3, one timed after the memcpy finds none (measured here: the same
-/// evaluation 2.5 ms after a gather, 3.0 after the memcpy, 2-core AMD EPYC Zen 5).
-enum class CacheState {
-    /// Each sample starts after an untimed read of a buffer four times the last-level cache, so
-    /// the tables and the memcpy's source come from memory, as in a model whose layers run
-    /// between two calls of its input stage.
-    cold,
-    /// Each sample starts right after an untimed call of the same contender: its own steady
-    /// state, never another contender's leftovers.
-    warm
-};
-
-const char* describe(CacheState state) {
-    return state == CacheState::cold ? "caches evicted before every sample (cold)"
-                                     : "every sample follows an untimed call of its own (warm)";
+std::string describe(CacheState state) {
+    if (state == CacheState::warm) return "every sample follows an untimed call of its own (warm)";
+    const double mib = static_cast<double>(seqembed_bench::CacheScrubber::instance().bytes()) /
+                       1048576.0;
+    char text[96];
+    std::snprintf(text, sizeof text, "caches evicted before every sample by a %.0f MiB read (cold)",
+                  mib);
+    return text;
 }
 
-/// Evicts the caches by reading a buffer four times the last-level cache (at least 128 MiB).
-class CacheScrubber {
-public:
-    CacheScrubber() : m_lines(buffer_bytes() / sizeof(std::uint64_t), 1) {}
-
-    /// Reads a word of every 64-byte line of the buffer.
-    void scrub() {
-        std::uint64_t sum = 0;
-        for (std::size_t i = 0; i < m_lines.size(); i += 64 / sizeof(std::uint64_t)) sum += m_lines[i];
-        m_sink = sum;
-    }
-
-private:
-    static std::size_t buffer_bytes() {
-        std::size_t last_level = std::size_t{32} << 20;
-#if defined(_SC_LEVEL3_CACHE_SIZE)
-        const long reported = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        if (reported > 0) last_level = static_cast<std::size_t>(reported);
-#endif
-        return std::max(std::size_t{128} << 20, 4 * last_level);
-    }
-
-    std::vector<std::uint64_t> m_lines;
-    volatile std::uint64_t m_sink = 0;
-};
-
-/// One untimed call each (page faults, lazy initialisation), then calls until sample_ms have
-/// passed, which sets how many calls make a sample; then `rounds` rounds: every contender takes
-/// one sample per round, starting from a different contender each round, from the cache state
+/// One untimed call each (page faults, lazy initialisation), then, warm, calls until sample_ms
+/// have passed, which sets how many calls make a sample (cold, a sample is one call: only the
+/// first call after the eviction is cold); then `rounds` rounds: every contender takes one
+/// sample per round, starting from a different contender each round, from the cache state
 /// `state`.
 void run_interleaved(std::vector<Contender>& contenders, int rounds, double sample_ms,
                      CacheState state) {
-    static CacheScrubber scrubber;
+    seqembed_bench::CacheScrubber& scrubber = seqembed_bench::CacheScrubber::instance();
     for (Contender& contender : contenders) {
         contender.run();
         int calls = 0;
         const auto start = Clock::now();
-        do {
-            contender.run();
-            ++calls;
-        } while (elapsed_ms(start, Clock::now()) < sample_ms && calls < 1000000);
+        if (state == CacheState::cold) {
+            calls = 1;
+        } else {
+            do {
+                contender.run();
+                ++calls;
+            } while (elapsed_ms(start, Clock::now()) < sample_ms && calls < 1000000);
+        }
         contender.calls_per_sample = calls;
         contender.wall_ms.clear();
         contender.cpu_ms.clear();
@@ -295,7 +273,7 @@ void report_check(const char* what, bool passed) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The pipeline workload
+// The headline workload (issue 3), against libtorch
 
 struct Workload {
     Index batch;
@@ -338,7 +316,7 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     // Checks first (their outputs are kept apart from `out`).
     const RowMatrix<float> seq_eval = eval_pipeline.forward(ids);
     RowMatrix<float> seq_train(tokens, w.d_model);
-    train_pipeline.forward_into(ids, seq_train);
+    train_pipeline.forward_into(ids, seqembed::Padding::none(), seq_train);
     const DropStats seq_drop = drop_stats(seq_train.data(), seq_eval.data(), count);
 
     std::vector<Contender> contenders;
@@ -347,11 +325,11 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
                               escape(out.data());
                           }});
     contenders.push_back({"(a) seqembed eval forward_into", [&] {
-                              eval_pipeline.forward_into(ids, out);
+                              eval_pipeline.forward_into(ids, seqembed::Padding::none(), out);
                               escape(out.data());
                           }});
     contenders.push_back({"(a) seqembed train forward_into (p=0.1)", [&] {
-                              train_pipeline.forward_into(ids, out);
+                              train_pipeline.forward_into(ids, seqembed::Padding::none(), out);
                               escape(out.data());
                           }});
     RowMatrix<float> allocated;
@@ -369,18 +347,19 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     seqembed::InputPipeline<float> train_two = eval_two;
     train_two.set_training(true);
     contenders.push_back({"(info) seqembed eval forward_into, threads = 2", [&] {
-                              eval_two.forward_into(ids, out);
+                              eval_two.forward_into(ids, seqembed::Padding::none(), out);
                               escape(out.data());
                           }});
     contenders.push_back({"(info) seqembed train forward_into, threads = 2", [&] {
-                              train_two.forward_into(ids, out);
+                              train_two.forward_into(ids, seqembed::Padding::none(), out);
                               escape(out.data());
                           }});
 
     // The issue's reference point: the same sum as one plain Eigen expression per row, no
-    // checks, no dropout (FMA contraction allowed, so not bit-identical to libtorch).
-    const auto plain_table = eval_pipeline.embedding().table();  // the same memory
-    const auto plain_positions = eval_pipeline.positions().table();
+    // checks, no dropout (a compiler that contracted `* scale +` into an FMA would round
+    // differently), over the same memory.
+    const auto plain_table = seqembed_bench::api::table_values(eval_pipeline.embedding());
+    const auto plain_positions = seqembed_bench::api::table_values(eval_pipeline.positions());
     const float plain_scale = eval_pipeline.embedding().scale();
     contenders.push_back({"(info) a plain Eigen loop of the same sum", [&] {
                               for (Index b = 0; b < w.batch; ++b)
@@ -400,7 +379,7 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
                                   Bf16Embedding>
         eval_bf16(Bf16Embedding::from_weights(narrow_weights), eval_pipeline.positions());
     contenders.push_back({"(info) seqembed eval forward_into, bfloat16 table", [&] {
-                              eval_bf16.forward_into(ids, out);
+                              eval_bf16.forward_into(ids, seqembed::Padding::none(), out);
                               escape(out.data());
                           }});
 
@@ -411,9 +390,9 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     embedding->eval();
     torch::nn::Dropout dropout{torch::nn::DropoutOptions(dropout_p)};
     dropout->train();
-    // seed 001's buffer: [1, max_positions, d], here seqembed's own table so that both add the same
+    // seed 001's buffer: [1, max_len, d], here seqembed's own table so that both add the same
     // position values; its float32 formula is timed in the table section.
-    const auto table = eval_pipeline.positions().table();
+    const auto table = seqembed_bench::api::table_values(eval_pipeline.positions());
     const torch::Tensor pe =
         torch::from_blob(const_cast<float*>(table.data()), {1, table.rows(), table.cols()},
                          torch::kFloat)
@@ -479,7 +458,7 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     run_interleaved(contenders, rounds, sample_ms, w.cache);
     std::printf("  %d interleaved rounds (order rotated every round), %s, a sample lasts >= %.1f "
                 "ms (calls per sample in the last column)\n",
-                rounds, describe(w.cache), sample_ms);
+                rounds, describe(w.cache).c_str(), sample_ms);
     print_timings(contenders, bytes);
 
     const Contender* memcpy_c = find(contenders, "(b)");
@@ -509,14 +488,14 @@ constexpr Index table_rows = 5000;
 constexpr Index table_width = 512;
 
 void compare_table(int rounds, double sample_ms) {
-    const Index max_positions = table_rows;
+    const Index max_len = table_rows;
     const Index d_model = table_width;
-    const auto count = static_cast<std::size_t>(max_positions * d_model);
+    const auto count = static_cast<std::size_t>(max_len * d_model);
     std::printf("\n== Sinusoidal table %ld x %ld float (seed 001's buffer), one thread ==\n",
-                static_cast<long>(max_positions), static_cast<long>(d_model));
+                static_cast<long>(max_len), static_cast<long>(d_model));
 
     seqembed::SinusoidalOptions exact_options;
-    exact_options.max_positions = max_positions;
+    seqembed_bench::api::set_table_rows(exact_options, max_len);
     seqembed::SinusoidalOptions scalar_options = exact_options;
     scalar_options.precision = seqembed::TablePrecision::follow_scalar;
 
@@ -580,7 +559,7 @@ void compare_table(int rounds, double sample_ms) {
 
     run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
     std::printf("  %d interleaved rounds (order rotated every round), %s; allocation included\n",
-                rounds, describe(CacheState::warm));
+                rounds, describe(CacheState::warm).c_str());
     print_timings(contenders, static_cast<double>(count * sizeof(float)));
     std::printf("  ratios of the medians:\n");
     print_ratio("libtorch / seqembed exact", find(contenders, "(d) libtorch"),
@@ -619,41 +598,448 @@ void print_machine() {
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// Issue 11's matrix (bench/matrix.hpp)
+
+using seqembed_bench::Mode;
+using seqembed_bench::Positions;
+using seqembed_bench::Shape;
+using seqembed_bench::Storage;
+
+/// Which rows to run: every value of an axis when its list is empty.
+struct MatrixFilter {
+    std::vector<Index> d_models;
+    std::vector<Positions> positions;
+    std::vector<Storage> storages;
+    std::vector<Mode> modes;
+    std::vector<CacheState> caches;
+
+    template <typename T>
+    static bool admits(const std::vector<T>& chosen, T value) {
+        return chosen.empty() || std::find(chosen.begin(), chosen.end(), value) != chosen.end();
+    }
+    bool any() const {
+        return !d_models.empty() || !positions.empty() || !storages.empty() || !modes.empty() ||
+               !caches.empty();
+    }
+};
+
+/// How many (d_model, positions, table, mode) combinations were checked before timing.
+int g_matrix_checks = 0;
+
+/// The medians of one row, in ms.
+struct RowResult {
+    Shape shape;
+    Positions positions;
+    Storage storage;
+    Mode mode;
+    CacheState cache;
+    double memcpy_ms;
+    double seqembed_ms;
+    double plain_ms;
+    double memcpy_read_ms;
+    double seqembed_read_ms;
+    double cached_read_ms;
+};
+
+/// Issue 11's goals: evaluation within 1.3x and training within 1.6x of the memcpy, and never
+/// slower than the plain Eigen loop.
+double memcpy_goal(Mode mode) { return mode == Mode::eval ? 1.3 : 1.6; }
+
+std::string goal_verdict(const RowResult& row) {
+    const bool memcpy_met = row.seqembed_ms <= memcpy_goal(row.mode) * row.memcpy_ms;
+    const bool plain_met = row.seqembed_ms <= row.plain_ms;
+    if (memcpy_met && plain_met) return "met";
+    std::string missed = "**missed**: ";
+    if (!memcpy_met) {
+        char text[32];
+        std::snprintf(text, sizeof text, "> %.1fx memcpy", memcpy_goal(row.mode));
+        missed += text;
+    }
+    if (!plain_met) missed += memcpy_met ? "> plain" : ", > plain";
+    return missed;
+}
+
+/// Largest |a - b| over count values, relative to bound: the check passes at <= 1.
+double max_scaled_diff(const float* a, const float* b, std::size_t count, double bound) {
+    double worst = 0.0;
+    for (std::size_t i = 0; i < count; ++i)
+        worst = std::max(worst, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+    return worst / bound;
+}
+
+/// The rows of one (d_model, positions, table) over the modes and caches the filter admits.
+template <typename Embedding, typename Positional>
+void run_stage_rows(const seqembed_bench::WidthInputs& inputs, const Embedding& embedding,
+                    const Positional& positional, Positions positions, Storage storage,
+                    const MatrixFilter& filter, int rounds, double sample_ms,
+                    RowMatrix<float>& out, const std::vector<float>& source,
+                    std::vector<RowResult>& results) {
+    const Shape& shape = inputs.shape;
+    const seqembed::IdMatrix& ids = inputs.ids;
+    const std::size_t count = shape.output_count();
+    const seqembed::Padding padding = seqembed::Padding::none();
+    const auto plain = seqembed_bench::make_plain_loop(embedding, positional, shape.length);
+
+    // What the plain loop and the pipeline may differ by: the rounding of `x * scale` that a
+    // contracted FMA skips, at most an ulp of the largest term.
+    const double bound = std::ldexp(2.0 * static_cast<double>(embedding.scale()) + 8.0, -22);
+
+    for (const Mode mode : seqembed_bench::all_modes) {
+        if (!MatrixFilter::admits(filter.modes, mode)) continue;
+        auto pipeline = seqembed_bench::make_pipeline(embedding, positional, mode);
+        auto cached = seqembed_bench::make_pipeline(embedding, positional, mode,
+                                                    seqembed::OutputStores::cached);
+        const std::string row_name = shape.name() + " " + seqembed_bench::name_of(positions) +
+                                     " " + seqembed_bench::name_of(storage) + " " +
+                                     seqembed_bench::name_of(mode);
+
+        // Checks, before timing, on outputs apart from `out`.
+        const auto eval_pipeline = seqembed_bench::make_pipeline(embedding, positional, Mode::eval);
+        RowMatrix<float> seq_eval(shape.tokens(), shape.d_model);
+        eval_pipeline.forward_into(ids, padding, seq_eval);
+        RowMatrix<float> plain_out(shape.tokens(), shape.d_model);
+        plain(ids, plain_out, nullptr);
+        bool passed = max_scaled_diff(seq_eval.data(), plain_out.data(), count, bound) <= 1.0;
+        std::vector<float> mask;  // training: the plain loop's precomputed factors
+        if (mode == Mode::train) {
+            // The first training call of both pipelines: the same mask, the same values.
+            RowMatrix<float> seq_train(shape.tokens(), shape.d_model);
+            pipeline.forward_into(ids, padding, seq_train);
+            cached.forward_into(ids, padding, plain_out);
+            passed = passed && std::memcmp(seq_train.data(), plain_out.data(),
+                                           count * sizeof(float)) == 0;
+            // The factors of that mask, read off the outputs: 0 where a value was dropped.
+            const float keep = 1.0f / static_cast<float>(1.0 - dropout_p);
+            mask.resize(count);
+            std::size_t dropped = 0;
+            for (std::size_t i = 0; i < count; ++i) {
+                const bool drop = seq_train.data()[i] == 0.0f && seq_eval.data()[i] != 0.0f;
+                mask[i] = drop ? 0.0f : keep;
+                dropped += drop ? 1 : 0;
+            }
+            const double fraction = static_cast<double>(dropped) / static_cast<double>(count);
+            plain(ids, plain_out, mask.data());
+            passed = passed && std::abs(fraction - dropout_p) < 0.01 &&
+                     max_scaled_diff(seq_train.data(), plain_out.data(), count,
+                                     bound / (1.0 - dropout_p)) <= 1.0;
+        } else {
+            cached.forward_into(ids, padding, plain_out);
+            passed = passed && std::memcmp(seq_eval.data(), plain_out.data(),
+                                           count * sizeof(float)) == 0;
+        }
+        char check_line[200];
+        std::snprintf(check_line, sizeof check_line,
+                      "%s: plain loop = seqembed (within an ulp), cached = automatic stores%s",
+                      row_name.c_str(), mode == Mode::train ? ", ~10% dropped" : "");
+        ++g_matrix_checks;
+        if (!passed) report_check(check_line, passed);
+        const float* mask_data = mask.empty() ? nullptr : mask.data();
+        const std::size_t bytes = count * sizeof(float);
+
+        for (const CacheState cache : seqembed_bench::all_caches) {
+            if (!MatrixFilter::admits(filter.caches, cache)) continue;
+            std::vector<Contender> contenders;
+            contenders.push_back({"memcpy", [&] {
+                                      std::memcpy(out.data(), source.data(), bytes);
+                                      escape(out.data());
+                                  }});
+            contenders.push_back({"seqembed", [&] {
+                                      pipeline.forward_into(ids, padding, out);
+                                      escape(out.data());
+                                  }});
+            contenders.push_back({"plain", [&] {
+                                      plain(ids, out, mask_data);
+                                      escape(out.data());
+                                  }});
+            contenders.push_back({"memcpy+read", [&] {
+                                      std::memcpy(out.data(), source.data(), bytes);
+                                      escape(out.data());
+                                      g_read_sink = seqembed_bench::read_output(out.data(), count);
+                                  }});
+            contenders.push_back({"seqembed+read", [&] {
+                                      pipeline.forward_into(ids, padding, out);
+                                      escape(out.data());
+                                      g_read_sink = seqembed_bench::read_output(out.data(), count);
+                                  }});
+            contenders.push_back({"cached+read", [&] {
+                                      cached.forward_into(ids, padding, out);
+                                      escape(out.data());
+                                      g_read_sink = seqembed_bench::read_output(out.data(), count);
+                                  }});
+            run_interleaved(contenders, rounds, sample_ms, cache);
+            const RowResult row{shape,
+                                positions,
+                                storage,
+                                mode,
+                                cache,
+                                contenders[0].median(),
+                                contenders[1].median(),
+                                contenders[2].median(),
+                                contenders[3].median(),
+                                contenders[4].median(),
+                                contenders[5].median()};
+            results.push_back(row);
+            std::printf("  %-22s %-10s %-5s %-10s %-4s  memcpy %7.3f  seqembed %7.3f (%5.2fx "
+                        "memcpy, %5.2fx plain)  plain %7.3f  | +read: memcpy %7.3f  seqembed "
+                        "%7.3f  cached %7.3f  %s\n",
+                        shape.name().c_str(), seqembed_bench::name_of(positions),
+                        seqembed_bench::name_of(storage), seqembed_bench::name_of(mode),
+                        seqembed_bench::name_of(cache), row.memcpy_ms, row.seqembed_ms,
+                        row.seqembed_ms / row.memcpy_ms, row.seqembed_ms / row.plain_ms,
+                        row.plain_ms, row.memcpy_read_ms, row.seqembed_read_ms,
+                        row.cached_read_ms, goal_verdict(row).c_str());
+            std::fflush(stdout);
+        }
+    }
+}
+
+std::string utc_date() {
+    const std::time_t now = std::time(nullptr);
+    char text[32] = "(unknown date)";
+    if (const std::tm* utc = std::gmtime(&now)) std::strftime(text, sizeof text, "%Y-%m-%d", utc);
+    return text;
+}
+
+void print_matrix_table(const std::vector<RowResult>& results, int rounds) {
+    std::printf("\n### Benchmark matrix (issue 11), %s\n\n", utc_date().c_str());
+    std::printf("- Machine: %s, %u logical CPUs; %s\n", seqembed_bench::cpu_model().c_str(),
+                seqembed_bench::logical_cpus(), seqembed_bench::cache_summary().c_str());
+    std::printf("- Compiler: %s; flags `%s` (build type %s); vector ISA at compile time: %s\n",
+                seqembed_bench::compiler().c_str(), SEQEMBED_BENCH_CXX_FLAGS,
+                SEQEMBED_BENCH_BUILD_TYPE, seqembed_bench::vector_isa().c_str());
+    std::printf("- seqembed %s, Eigen %s; one thread\n",
+                seqembed_bench::seqembed_version().c_str(),
+                seqembed_bench::eigen_summary().c_str());
+    std::printf("- Medians of %d interleaved rounds, in ms per call. Vocabulary 32000, uniform "
+                "random ids, sequences of 512 tokens; dropout p = 0.1 in training. cold: the "
+                "caches are evicted before every sample (an untimed read of %.0f MiB); warm: "
+                "every sample follows an untimed call of its own.\n",
+                rounds,
+                static_cast<double>(seqembed_bench::CacheScrubber::instance().bytes()) /
+                    1048576.0);
+    std::printf("- memcpy: of the output bytes from a pre-filled buffer. plain: "
+                "`out.row(r) = table.row(id).cast<float>() * scale + pos.row(t)` per token "
+                "(times a precomputed float mask of 0 or 1/0.9 in training). +read: followed by "
+                "the first consumer, a sum of every output value; seqembed with its automatic "
+                "stores, cached with `OutputStores::cached`.\n");
+    std::printf("- goal: seqembed within 1.3x (evaluation) or 1.6x (training) of the memcpy, "
+                "and no slower than plain.\n\n");
+    std::printf("| d_model | tokens | positions | table | mode | cache | memcpy | seqembed | "
+                "plain | seqembed / memcpy | seqembed / plain | memcpy+read | seqembed+read | "
+                "cached+read | +read: seqembed / memcpy | +read: cached / seqembed | goal |\n");
+    std::printf("|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                "---|\n");
+    for (const RowResult& row : results) {
+        std::printf("| %ld | %ld | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2fx | %.2fx | %.2f | "
+                    "%.2f | %.2f | %.2fx | %.2fx | %s |\n",
+                    static_cast<long>(row.shape.d_model), static_cast<long>(row.shape.tokens()),
+                    seqembed_bench::name_of(row.positions), seqembed_bench::name_of(row.storage),
+                    row.mode == Mode::eval ? "eval" : "train", seqembed_bench::name_of(row.cache),
+                    row.memcpy_ms, row.seqembed_ms, row.plain_ms, row.seqembed_ms / row.memcpy_ms,
+                    row.seqembed_ms / row.plain_ms, row.memcpy_read_ms, row.seqembed_read_ms,
+                    row.cached_read_ms, row.seqembed_read_ms / row.memcpy_read_ms,
+                    row.cached_read_ms / row.seqembed_read_ms, goal_verdict(row).c_str());
+    }
+    std::size_t missed = 0;
+    for (const RowResult& row : results) missed += goal_verdict(row) == "met" ? 0 : 1;
+    std::printf("\n%zu of %zu rows meet the goal.\n", results.size() - missed, results.size());
+}
+
+void run_matrix(const MatrixFilter& filter, int rounds, double sample_ms) {
+    const auto start = Clock::now();
+    std::printf("\n== Issue 11's matrix: %d interleaved rounds per row, one thread ==\n", rounds);
+    std::printf("  per row, median ms: memcpy, seqembed forward_into (ratios to memcpy and to "
+                "the plain loop), the plain Eigen loop; then each followed by a sum of the "
+                "output (+read); cached = OutputStores::cached\n");
+    std::vector<RowResult> results;
+    for (const Shape& shape : seqembed_bench::matrix_shapes()) {
+        if (!MatrixFilter::admits(filter.d_models, shape.d_model)) continue;
+        const auto setup = Clock::now();
+        const seqembed_bench::WidthInputs inputs(shape);
+        RowMatrix<float> out = RowMatrix<float>::Zero(shape.tokens(), shape.d_model);
+        std::vector<float> source(shape.output_count());
+        seqembed_bench::fill_uniform(source.data(), source.size(), 7);
+        std::printf("  -- %s: output %.1f MiB, token table %.1f MiB float / %.1f MiB bfloat16 "
+                    "(set up in %.1f s)\n",
+                    shape.name().c_str(), shape.output_bytes() / 1048576.0,
+                    static_cast<double>(shape.vocab * shape.d_model) * 4.0 / 1048576.0,
+                    static_cast<double>(shape.vocab * shape.d_model) * 2.0 / 1048576.0,
+                    elapsed_ms(setup, Clock::now()) / 1e3);
+        for (const Positions positions : seqembed_bench::all_positions) {
+            if (!MatrixFilter::admits(filter.positions, positions)) continue;
+            for (const Storage storage : seqembed_bench::all_storages) {
+                if (!MatrixFilter::admits(filter.storages, storage)) continue;
+                seqembed_bench::with_stages(
+                    inputs, positions, storage,
+                    [&](const auto& embedding, const auto& positional) {
+                        run_stage_rows(inputs, embedding, positional, positions, storage, filter,
+                                       rounds, sample_ms, out, source, results);
+                    });
+            }
+        }
+    }
+    std::printf("  checks before timing: %d combinations, %s\n", g_matrix_checks,
+                g_checks_passed ? "all passed" : "SOME FAILED (above)");
+    print_matrix_table(results, rounds);
+    std::printf("\n  the matrix took %.1f s\n", elapsed_ms(start, Clock::now()) / 1e3);
+}
+
+// ---------------------------------------------------------------------------------------------
+
 void usage() {
-    std::printf("usage: seqembed_compare [--rounds N] [--headline-only] [--no-table] "
-                "[--sample-ms MS] [--warm]\n"
-                "  --rounds N        interleaved rounds, the median is over them (default 31)\n"
-                "  --headline-only   skip the small workload\n"
-                "  --no-table        skip the sinusoidal table comparison\n"
-                "  --sample-ms MS    repeat a short call until a sample lasts MS ms (default 1)\n"
-                "  --warm            time the headline warm (after an untimed call of the same\n"
-                "                    contender) instead of cold (caches evicted before each sample)\n");
+    std::printf(
+        "usage: seqembed_compare [options]\n"
+        "  --rounds N           interleaved rounds of each matrix row (default 21)\n"
+        "  --headline-rounds N  rounds of the headline and of the table (default 31)\n"
+        "  --sample-ms MS       warm: repeat a short call until a sample lasts MS ms (default 1)\n"
+        "  --warm               time the headline warm instead of cold\n"
+        "  --no-headline        skip the headline workload (libtorch comparison)\n"
+        "  --no-table           skip the sinusoidal table comparison\n"
+        "  --no-matrix          skip issue 11's matrix\n"
+        "  --matrix-only        the matrix alone (--no-headline --no-table)\n"
+        "  matrix filters, each a comma-separated list (default: all); any filter implies\n"
+        "  --matrix-only:\n"
+        "  --d-model LIST       256,512,768,1024,4096\n"
+        "  --positions LIST     sinusoidal,learned,none\n"
+        "  --storage LIST       float,bf16\n"
+        "  --mode LIST          eval,train\n"
+        "  --cache LIST         warm,cold\n"
+        "  e.g. one row: --d-model 768 --positions learned --storage bf16 --mode train "
+        "--cache cold\n");
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> items;
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+        const std::size_t end = std::min(text.find(',', begin), text.size());
+        if (end > begin) items.push_back(text.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    return items;
+}
+
+/// Parses a filter list into values with parse(item, value) -> bool; false on an unknown item.
+template <typename T, typename Parse>
+bool parse_list(const char* option, const std::string& text, std::vector<T>& values,
+                Parse parse) {
+    for (const std::string& item : split_list(text)) {
+        T value{};
+        if (!parse(item, value)) {
+            std::fprintf(stderr, "seqembed_compare: %s: unknown value '%s'\n", option,
+                         item.c_str());
+            return false;
+        }
+        values.push_back(value);
+    }
+    return true;
+}
+
+bool parse_d_model(const std::string& item, Index& value) {
+    for (const Shape& shape : seqembed_bench::matrix_shapes())
+        if (item == std::to_string(shape.d_model)) {
+            value = shape.d_model;
+            return true;
+        }
+    return false;
+}
+
+bool parse_positions(const std::string& item, Positions& value) {
+    for (const Positions positions : seqembed_bench::all_positions)
+        if (item == seqembed_bench::name_of(positions)) {
+            value = positions;
+            return true;
+        }
+    return false;
+}
+
+bool parse_storage(const std::string& item, Storage& value) {
+    if (item == "float" || item == "float32") {
+        value = Storage::float32;
+        return true;
+    }
+    if (item == "bf16" || item == "bfloat16") {
+        value = Storage::bfloat16;
+        return true;
+    }
+    return false;
+}
+
+bool parse_mode(const std::string& item, Mode& value) {
+    if (item == "eval") {
+        value = Mode::eval;
+        return true;
+    }
+    if (item == "train" || item == "train_p0.1") {
+        value = Mode::train;
+        return true;
+    }
+    return false;
+}
+
+bool parse_cache(const std::string& item, CacheState& value) {
+    if (item == "warm" || item == "cold") {
+        value = item == "warm" ? CacheState::warm : CacheState::cold;
+        return true;
+    }
+    return false;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rounds = 31;
-    bool small = true;
+    int rounds = 21;
+    int headline_rounds = 31;
+    bool headline = true;
     bool table = true;
+    bool matrix = true;
     double sample_ms = 1.0;
     CacheState headline_cache = CacheState::cold;
+    MatrixFilter filter;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--rounds" && i + 1 < argc) {
+        const bool has_value = i + 1 < argc;
+        bool ok = true;
+        if (arg == "--rounds" && has_value) {
             rounds = std::max(1, std::atoi(argv[++i]));
-        } else if (arg == "--sample-ms" && i + 1 < argc) {
+        } else if (arg == "--headline-rounds" && has_value) {
+            headline_rounds = std::max(1, std::atoi(argv[++i]));
+        } else if (arg == "--sample-ms" && has_value) {
             sample_ms = std::max(0.0, std::atof(argv[++i]));
-        } else if (arg == "--headline-only") {
-            small = false;
-        } else if (arg == "--no-table") {
-            table = false;
         } else if (arg == "--warm") {
             headline_cache = CacheState::warm;
+        } else if (arg == "--no-headline") {
+            headline = false;
+        } else if (arg == "--no-table") {
+            table = false;
+        } else if (arg == "--no-matrix") {
+            matrix = false;
+        } else if (arg == "--matrix-only") {
+            headline = false;
+            table = false;
+        } else if (arg == "--d-model" && has_value) {
+            ok = parse_list("--d-model", argv[++i], filter.d_models, parse_d_model);
+        } else if (arg == "--positions" && has_value) {
+            ok = parse_list("--positions", argv[++i], filter.positions, parse_positions);
+        } else if (arg == "--storage" && has_value) {
+            ok = parse_list("--storage", argv[++i], filter.storages, parse_storage);
+        } else if (arg == "--mode" && has_value) {
+            ok = parse_list("--mode", argv[++i], filter.modes, parse_mode);
+        } else if (arg == "--cache" && has_value) {
+            ok = parse_list("--cache", argv[++i], filter.caches, parse_cache);
         } else {
             usage();
             return arg == "--help" || arg == "-h" ? 0 : 2;
         }
+        if (!ok) {
+            usage();
+            return 2;
+        }
+    }
+    if (filter.any()) {
+        headline = false;
+        table = false;
     }
 
 #if SEQEMBED_HAVE_TORCH
@@ -666,12 +1052,15 @@ int main(int argc, char** argv) {
     }
 #endif
 
+    const auto start = Clock::now();
     print_machine();
-    compare_pipeline({32, 512, 512, 32000, true, headline_cache}, rounds, sample_ms);
-    // Small enough for the caches: timed in its steady state.
-    if (small) compare_pipeline({8, 128, 256, 8000, false, CacheState::warm}, rounds, sample_ms);
-    if (table) compare_table(rounds, sample_ms);
+    if (headline)
+        compare_pipeline({32, 512, 512, 32000, true, headline_cache}, headline_rounds, sample_ms);
+    if (table) compare_table(headline_rounds, sample_ms);
+    if (matrix) run_matrix(filter, rounds, sample_ms);
 
-    std::printf("\n%s\n", g_checks_passed ? "all checks passed" : "SOME CHECKS FAILED");
+    std::printf("\n%s (%.1f s in all)\n",
+                g_checks_passed ? "all checks passed" : "SOME CHECKS FAILED",
+                elapsed_ms(start, Clock::now()) / 1e3);
     return g_checks_passed ? 0 : 1;
 }

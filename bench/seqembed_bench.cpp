@@ -1,5 +1,13 @@
-// seqembed's Google Benchmark suite: every component's forward_into and the sinusoidal table
+// seqembed's Google Benchmark suite: issue 11's matrix (bench/matrix.hpp) with a memcpy of the
+// output per size as the unit, then every component's forward_into and the sinusoidal table
 // generation over a sparse grid of sizes, in float and double, one thread.
+//
+// The matrix: `matrix/D<d_model>/B<batch>xL<length>/V<vocab>/<positions>/<table>/<mode>/<cache>`
+// times InputPipeline::forward_into, positions sinusoidal, learned or none, table float or bf16,
+// mode eval or train_p0.1, cache warm (iterations back to back) or cold (the caches evicted
+// before every iteration, untimed); `memcpy/D<d_model>/B<batch>xL<length>/<cache>` copies the same
+// output bytes, the floor of each size. seqembed_compare times the same rows interleaved, with
+// ratios; here each benchmark runs on its own.
 //
 // Each benchmark reports wall-clock time (UseRealTime, as compare.cpp measures), bytes_per_second
 // counted over the OUTPUT bytes (the floor a memcpy of them sets) and items_per_second counted in
@@ -7,6 +15,7 @@
 // length 512, d_model 512, vocab 32000, float.
 //
 //   build/bench/bench/seqembed_bench --benchmark_filter=headline
+//   build/bench/bench/seqembed_bench --benchmark_filter='^(matrix|memcpy)/D768/.*cold$'
 //   ctest --preset bench          (5 repetitions, medians; see bench/README.md)
 //
 // Inputs are built once per size and kept while the benchmarks of that size run (one at a time,
@@ -18,6 +27,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +36,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "matrix.hpp"
 
 namespace {
 
@@ -131,6 +142,93 @@ const std::vector<BatchSize> double_batches{
 };
 
 // ---------------------------------------------------------------------------------------------
+// Issue 11's matrix (bench/matrix.hpp), and a memcpy of each size's output as its unit
+
+using seqembed_bench::CacheState;
+using seqembed_bench::Mode;
+using seqembed_bench::Positions;
+using seqembed_bench::Shape;
+using seqembed_bench::Storage;
+
+/// Cold iterations start with the caches evicted (untimed: PauseTiming around the scrub).
+void evict_if_cold(benchmark::State& state, CacheState cache) {
+    if (cache != CacheState::cold) return;
+    state.PauseTiming();
+    seqembed_bench::CacheScrubber::instance().scrub();
+    state.ResumeTiming();
+}
+
+struct MemcpyCase {
+    std::vector<float> source;
+    std::vector<float> out;
+
+    explicit MemcpyCase(const Shape& shape) : source(shape.output_count()), out(source.size()) {
+        fill_uniform(source.data(), source.size(), 7);
+    }
+};
+
+void register_memcpy(const Shape& shape, CacheState cache) {
+    const std::string key = "memcpy/" + shape.name();
+    const std::string name = key + "/" + seqembed_bench::name_of(cache);
+    add(name, [shape, key, cache](benchmark::State& state) {
+        MemcpyCase& c = WorkloadCache::get<MemcpyCase>(
+            key, [&] { return std::make_unique<MemcpyCase>(shape); });
+        for (auto _ : state) {
+            evict_if_cold(state, cache);
+            std::memcpy(c.out.data(), c.source.data(), c.out.size() * sizeof(float));
+            benchmark::DoNotOptimize(c.out.data());
+            benchmark::ClobberMemory();
+        }
+        set_rates<float>(state, shape.tokens(), shape.d_model);
+    });
+}
+
+/// One d_model's tables and ids (WidthInputs) and the output, kept while its rows run.
+struct MatrixCase {
+    seqembed_bench::WidthInputs inputs;
+    RowMatrix<float> out;
+
+    explicit MatrixCase(const Shape& shape)
+        : inputs(shape), out(RowMatrix<float>::Zero(shape.tokens(), shape.d_model)) {}
+};
+
+void register_matrix_row(const Shape& shape, Positions positions, Storage storage, Mode mode,
+                         CacheState cache) {
+    const std::string key = "matrix/" + shape.name();
+    const std::string name = key + "/" + seqembed_bench::name_of(positions) + "/" +
+                             seqembed_bench::name_of(storage) + "/" +
+                             seqembed_bench::name_of(mode) + "/" + seqembed_bench::name_of(cache);
+    add(name, [shape, key, positions, storage, mode, cache](benchmark::State& state) {
+        MatrixCase& c = WorkloadCache::get<MatrixCase>(
+            key, [&] { return std::make_unique<MatrixCase>(shape); });
+        seqembed_bench::with_stages(
+            c.inputs, positions, storage, [&](const auto& embedding, const auto& positional) {
+                const auto pipeline = seqembed_bench::make_pipeline(embedding, positional, mode);
+                const seqembed::Padding padding = seqembed::Padding::none();
+                for (auto _ : state) {
+                    evict_if_cold(state, cache);
+                    pipeline.forward_into(c.inputs.ids, padding, c.out);
+                    benchmark::DoNotOptimize(c.out.data());
+                    benchmark::ClobberMemory();
+                }
+            });
+        set_rates<float>(state, shape.tokens(), shape.d_model);
+    });
+}
+
+/// Per d_model: the memcpy (warm, cold), then every row of the matrix, in compare's order.
+void register_matrix() {
+    for (const Shape& shape : seqembed_bench::matrix_shapes()) {
+        for (const CacheState cache : seqembed_bench::all_caches) register_memcpy(shape, cache);
+        for (const Positions positions : seqembed_bench::all_positions)
+            for (const Storage storage : seqembed_bench::all_storages)
+                for (const Mode mode : seqembed_bench::all_modes)
+                    for (const CacheState cache : seqembed_bench::all_caches)
+                        register_matrix_row(shape, positions, storage, mode, cache);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // InputPipeline
 
 template <typename Scalar, typename Positional>
@@ -153,7 +251,7 @@ struct PipelineCase {
 template <typename Scalar>
 seqembed::SinusoidalPositionalEncoding<Scalar> sinusoidal_for(const BatchSize& size) {
     seqembed::SinusoidalOptions options;
-    options.max_positions = size.length;
+    seqembed_bench::api::set_table_rows(options, size.length);
     return seqembed::SinusoidalPositionalEncoding<Scalar>(size.d_model, options);
 }
 
@@ -174,30 +272,6 @@ void register_pipeline(const BatchSize& size) {
                 benchmark::ClobberMemory();
             }
             set_rates<Scalar>(state, size.tokens(), size.d_model);
-        });
-    }
-}
-
-/// BERT-base's shape: learned positions (512 rows), d_model 768, vocab 30522.
-void register_learned_pipeline() {
-    using Positions = seqembed::LearnedPositionalEmbedding<float>;
-    using Case = PipelineCase<float, Positions>;
-    const BatchSize size{32, 512, 768, 30522};
-    const std::string key = "pipeline_learned/float/" + size.name();
-    for (const bool training : {false, true}) {
-        const std::string name = std::string("pipeline_learned/") +
-                                 (training ? "train_p0.1" : "eval") + "/float/" + size.name();
-        add(name, [size, key, training](benchmark::State& state) {
-            Case& c = WorkloadCache::get<Case>(key, [&] {
-                return std::make_unique<Case>(size, Positions(size.length, size.d_model));
-            });
-            c.pipeline.set_training(training);
-            for (auto _ : state) {
-                c.pipeline.forward_into(c.ids, c.out);
-                benchmark::DoNotOptimize(c.out.data());
-                benchmark::ClobberMemory();
-            }
-            set_rates<float>(state, size.tokens(), size.d_model);
         });
     }
 }
@@ -328,27 +402,28 @@ void register_dropout(Index rows, Index cols, bool training) {
 // SinusoidalPositionalEncoding: building the table (allocation included, as in PyTorch)
 
 template <typename Scalar>
-void register_table(Index max_positions, Index d_model, seqembed::TablePrecision precision) {
+void register_table(Index max_len, Index d_model, seqembed::TablePrecision precision) {
     const bool exact = precision == seqembed::TablePrecision::exact;
-    const bool is_headline = max_positions == 5000 && d_model == 512;
+    const bool is_headline = max_len == 5000 && d_model == 512;
     const std::string name = std::string("sinusoidal_table/") +
                              (exact ? "exact" : "follow_scalar") + "/" + scalar_name<Scalar>() +
-                             "/L" + std::to_string(max_positions) + "/D" + std::to_string(d_model) +
+                             "/L" + std::to_string(max_len) + "/D" + std::to_string(d_model) +
                              (is_headline ? "/headline" : "");
-    add(name, [max_positions, d_model, precision](benchmark::State& state) {
+    add(name, [max_len, d_model, precision](benchmark::State& state) {
         seqembed::SinusoidalOptions options;
-        options.max_positions = max_positions;
+        seqembed_bench::api::set_table_rows(options, max_len);
         options.precision = precision;
         for (auto _ : state) {
             seqembed::SinusoidalPositionalEncoding<Scalar> table(d_model, options);
             benchmark::DoNotOptimize(table.table().data());
             benchmark::ClobberMemory();
         }
-        set_rates<Scalar>(state, max_positions, d_model);
+        set_rates<Scalar>(state, max_len, d_model);
     });
 }
 
 void register_all() {
+    register_matrix();
     for (const BatchSize& size : float_batches) {
         register_pipeline<float>(size);
         register_embedding<float>(size);
@@ -357,7 +432,6 @@ void register_all() {
         register_pipeline<double>(size);
         register_embedding<double>(size);
     }
-    register_learned_pipeline();
 
     for (const auto& [count, d_model] : std::vector<std::pair<Index, Index>>{
              {512, 768}, {1, 4096}, {8192, 1024}, {128, 64}})
@@ -374,10 +448,10 @@ void register_all() {
 
     for (const auto precision :
          {seqembed::TablePrecision::exact, seqembed::TablePrecision::follow_scalar}) {
-        for (const auto& [max_positions, d_model] : std::vector<std::pair<Index, Index>>{
+        for (const auto& [max_len, d_model] : std::vector<std::pair<Index, Index>>{
                  {5000, 512}, {8192, 64}, {256, 4096}}) {
-            register_table<float>(max_positions, d_model, precision);
-            register_table<double>(max_positions, d_model, precision);
+            register_table<float>(max_len, d_model, precision);
+            register_table<double>(max_len, d_model, precision);
         }
     }
 }
