@@ -113,23 +113,22 @@ public:
     /// Moves to element `element` of the output.
     void seek(std::uint64_t element) noexcept {
         const KeptStream& s = m_stream;
-        if (s.first == ~std::uint64_t{0} || element < s.first || element - s.first + 32 > KeptStream::size) {
+        if (s.first == ~std::uint64_t{0} || element < s.first || element - s.first + 64 > KeptStream::size) {
             refill(element);
         }
         m_bit = element - m_stream.first;
     }
-    /// The kept bits of the `count` (<= 32) elements from here, bit i for the i-th.
-    std::uint32_t bits(unsigned count) const noexcept {
+    /// The kept bits of the 64 elements from here, bit i for the i-th.
+    std::uint64_t bits() const noexcept {
         const std::uint64_t* word = m_stream.words + m_bit / 64;
         const unsigned shift = static_cast<unsigned>(m_bit % 64);
         // (x << 1) << (63 - shift) is x << (64 - shift), and 0 for a shift of 0.
-        const std::uint64_t bits = (word[0] >> shift) | ((word[1] << 1) << (63 - shift));
-        return static_cast<std::uint32_t>(bits & ((std::uint64_t{1} << count) - 1));
+        return (word[0] >> shift) | ((word[1] << 1) << (63 - shift));
     }
-    /// Moves `count` (<= 32) elements on.
+    /// Moves `count` (<= 64) elements on.
     void step(unsigned count) noexcept {
         m_bit += count;
-        if (m_bit + 32 > KeptStream::size) seek(m_stream.first + m_bit);
+        if (m_bit + 64 > KeptStream::size) seek(m_stream.first + m_bit);
     }
 
 private:
@@ -265,7 +264,7 @@ private:
             for (; j < head; ++j) {
                 std::uint32_t kept = 0;
                 if constexpr (Dropping) {
-                    kept = mask.bits(1);
+                    kept = static_cast<std::uint32_t>(mask.bits() & 1u);
                     mask.step(1);
                 }
                 held[misalign + j] = element<HasPosition, Dropping>(job, row, j, kept);
@@ -282,22 +281,32 @@ private:
             ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
         const Reg scale = V::set(job.scale);
         const Reg keep = V::set(job.keep_scale);
-        for (Index vector = 0; j + lanes <= width; j += lanes, ++vector) {
-            if (next_line < ahead_end && vector % vectors_per_line == 0) {
-                request_line(next_line);
-                next_line += 64;
-            }
-            Reg value = V::mul(load_table(embedding + j), scale);
-            V::keep_rounded(value);
-            if constexpr (HasPosition) value = V::add(value, V::load(position + j));
+        for (Index vector = 0; j + lanes <= width;) {
+            // The mask's bits for up to 64 elements at a time, a vector's lanes from each.
+            std::uint64_t kept = 0;
+            Index vectors = 1;
             if constexpr (Dropping) {
-                value = V::mul(value, V::kept_or_zero(mask.bits(lanes), keep));
-                mask.step(lanes);
+                kept = mask.bits();
+                vectors = std::min<Index>(64 / lanes, (width - j) / lanes);
+                mask.step(static_cast<unsigned>(vectors * lanes));
             }
-            if constexpr (Streaming) {
-                V::stream(out + j, value);
-            } else {
-                V::store(out + j, value);
+            for (const Index end = vector + vectors; vector < end; ++vector, j += lanes) {
+                if (next_line < ahead_end && vector % vectors_per_line == 0) {
+                    request_line(next_line);
+                    next_line += 64;
+                }
+                Reg value = V::mul(load_table(embedding + j), scale);
+                V::keep_rounded(value);
+                if constexpr (HasPosition) value = V::add(value, V::load(position + j));
+                if constexpr (Dropping) {
+                    value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
+                    kept >>= lanes % 64;
+                }
+                if constexpr (Streaming) {
+                    V::stream(out + j, value);
+                } else {
+                    V::store(out + j, value);
+                }
             }
         }
 
@@ -307,7 +316,7 @@ private:
             for (int lane = 0; lane < tail; ++lane, ++j) {
                 std::uint32_t kept = 0;
                 if constexpr (Dropping) {
-                    kept = mask.bits(1);
+                    kept = static_cast<std::uint32_t>(mask.bits() & 1u);
                     mask.step(1);
                 }
                 held[lane] = element<HasPosition, Dropping>(job, row, j, kept);
