@@ -5,7 +5,7 @@
 /// @brief Major version: changes break the API.
 #define SEQEMBED_VERSION_MAJOR 0
 /// @brief Minor version: additions that keep the API.
-#define SEQEMBED_VERSION_MINOR 1
+#define SEQEMBED_VERSION_MINOR 2
 /// @brief Patch version: fixes only.
 #define SEQEMBED_VERSION_PATCH 0
 /// @brief The version as one comparable number, major * 10000 + minor * 100 + patch.
