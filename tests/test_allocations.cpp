@@ -117,8 +117,8 @@ TEST_CASE("InputPipeline::forward_into does not allocate", "[allocations]") {
             CHECK(allocations_during([&] { pipeline.forward_into(ids, from_mask, out); }) == 0);
         }
 
-    // Streamed rows: RowStreamer in evaluation, LineDraws in training, on rows that start on a
-    // line and on rows that start 4 floats into one.
+    // Streaming stores, in evaluation and in training, on rows that start on a line and on rows
+    // that start 4 floats into one.
     seqembed::PipelineOptions streamed{/*dropout=*/0.1, /*dropout_seed=*/2};
     streamed.output_stores = seqembed::OutputStores::streaming;
     InputPipeline<float> wide(seqembed::TokenEmbedding<float>(100, 256), seqembed::SinusoidalPositionalEncoding<float>(256),

@@ -70,6 +70,6 @@ TEST_CASE("forward() outputs and owned tables of 4 MiB or more are advised onto 
     dropout.set_training(true);
     const RowMatrix<float> dropped = dropout.forward<float>(out);
     CHECK(advised_huge(dropped.data() + dropped.size() / 2));
-    // The 7.8 MiB token table seqembed owns, and the pipeline's copy of it.
-    CHECK(advised_huge(pipeline.embedding().row_data(2000)));
+    // The 7.8 MiB token table seqembed owns, which the pipeline's copy of the embedding shares.
+    CHECK(advised_huge(pipeline.embedding().table().row(2000).data()));
 }

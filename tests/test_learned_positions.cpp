@@ -1,7 +1,9 @@
 // LearnedPositionalEmbedding: seeded N(0, 1) initialisation, copies and views of pre-trained
 // tables, the BERT / BART / RoBERTa offsets, seed 003's 512-row table serving 350 tokens, step
-// offsets and the edges of require_positions.
+// offsets and the edges of the table (in rows() and in the pipeline's check).
 #include <seqembed/learned_positions.hpp>
+#include <seqembed/pipeline.hpp>
+#include <seqembed/token_embedding.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -12,10 +14,15 @@
 
 #include "catch.hpp"
 
+using seqembed::IdMatrix;
 using seqembed::Index;
+using seqembed::InputPipeline;
 using seqembed::LearnedPositionalEmbedding;
 using seqembed::LearnedPositionsOptions;
+using seqembed::Padding;
 using seqembed::RowMatrix;
+using seqembed::TokenEmbedding;
+using seqembed::detail::StageAccess;
 
 namespace {
 
@@ -31,6 +38,16 @@ RowMatrix<Scalar> numbered_table(Index rows, Index cols) {
                 static_cast<Scalar>(static_cast<double>(r) + static_cast<double>(c) / 1000.0);
     return table;
 }
+
+/// A pipeline over `positions` whose zero embedding leaves the position rows visible.
+template <typename Scalar>
+InputPipeline<Scalar, LearnedPositionalEmbedding<Scalar>> zero_embedding_pipeline(
+    const LearnedPositionalEmbedding<Scalar>& positions) {
+    return {TokenEmbedding<Scalar>::from_weights(RowMatrix<Scalar>::Zero(4, positions.d_model())), positions};
+}
+
+/// One sequence of `count` tokens of id 0.
+IdMatrix zero_ids(Index count) { return IdMatrix::Zero(1, count); }
 
 /// The message of the index_error f throws (fails the test if it throws nothing).
 template <typename F>
@@ -249,14 +266,15 @@ TEMPLATE_TEST_CASE("Learned positions: forward and forward_into equal rows(), at
             RowMatrix<TestType> out = RowMatrix<TestType>::Constant(count, 5, TestType(-1));
             positions.forward_into(first, out);
             REQUIRE(out == view);
-            // row_into / stored_row, used by InputPipeline.
+            // What InputPipeline adds at a step offset of `first`: the same rows (a zero
+            // embedding leaves them visible), read in place from the table, never copied.
+            const IdMatrix ids = IdMatrix::Zero(1, count);
+            REQUIRE(zero_embedding_pipeline(positions).forward(ids, Padding::none(), first) == view);
             for (Index r = 0; r < count; ++r) {
-                std::vector<TestType> row(5);
-                positions.row_into(first + r, row.data());
-                for (Index c = 0; c < 5; ++c)
-                    REQUIRE(row[static_cast<std::size_t>(c)] == table(2 + first + r, c));
-                REQUIRE(positions.stored_row(first + r) ==
+                std::vector<TestType> scratch(5, TestType(-1));
+                REQUIRE(StageAccess::position_row(positions, first + r, scratch.data()) ==
                         positions.table().row(2 + first + r).data());
+                REQUIRE(scratch == std::vector<TestType>(5, TestType(-1)));
             }
         }
     }
@@ -264,7 +282,7 @@ TEMPLATE_TEST_CASE("Learned positions: forward and forward_into equal rows(), at
     REQUIRE(positions.forward(3, 1)(0, 0) == TestType(5));
 }
 
-TEST_CASE("Learned positions: require_positions at the edges", "[learned]") {
+TEST_CASE("Learned positions: the edges of the table, in rows() and in the pipeline", "[learned]") {
     const RowMatrix<double> table = numbered_table<double>(16, 2);
     for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{2}}) {
         CAPTURE(offset);
@@ -273,33 +291,46 @@ TEST_CASE("Learned positions: require_positions at the edges", "[learned]") {
         const auto positions = LearnedPositionalEmbedding<double>::from_weights(table, options);
         const Index capacity = positions.capacity();
         REQUIRE(capacity == 16 - offset);
+        const auto pipeline = zero_embedding_pipeline(positions);
 
         // Exactly at capacity: fine, in one piece or ending there.
-        REQUIRE_NOTHROW(positions.require_positions(0, capacity));
-        REQUIRE_NOTHROW(positions.require_positions(capacity - 3, 3));
-        REQUIRE_NOTHROW(positions.require_positions(capacity, 0));
+        REQUIRE_NOTHROW(positions.rows(0, capacity));
+        REQUIRE_NOTHROW(positions.rows(capacity - 3, 3));
+        REQUIRE_NOTHROW(positions.rows(capacity, 0));
         REQUIRE(positions.rows(capacity - 1, 1)(0, 0) == 15.0);
         REQUIRE(positions.rows(capacity, 0).rows() == 0);
+        REQUIRE_NOTHROW(pipeline.forward(zero_ids(capacity)));
+        REQUIRE(pipeline.forward(zero_ids(3), Padding::none(), capacity - 3)(2, 0) == 15.0);
+        // Padded tokens take no position: capacity real tokens in a longer sequence fit.
+        const std::vector<std::int64_t> length{capacity};
+        REQUIRE_NOTHROW(pipeline.forward(zero_ids(capacity + 2), Padding::left(length)));
 
         // One past: an index_error.
-        REQUIRE_THROWS_AS(positions.require_positions(0, capacity + 1), seqembed::index_error);
-        REQUIRE_THROWS_AS(positions.require_positions(capacity - 3, 4), seqembed::index_error);
-        REQUIRE_THROWS_AS(positions.require_positions(capacity, 1), seqembed::index_error);
-        REQUIRE_THROWS_AS(positions.require_positions(capacity + 1, 0), seqembed::index_error);
+        REQUIRE_THROWS_AS(positions.rows(0, capacity + 1), seqembed::index_error);
+        REQUIRE_THROWS_AS(positions.rows(capacity - 3, 4), seqembed::index_error);
         REQUIRE_THROWS_AS(positions.rows(capacity, 1), seqembed::index_error);
+        REQUIRE_THROWS_AS(positions.rows(capacity + 1, 0), seqembed::index_error);
+        REQUIRE_THROWS_AS(pipeline.forward(zero_ids(capacity + 1)), seqembed::index_error);
+        REQUIRE_THROWS_AS(pipeline.forward(zero_ids(3), Padding::none(), capacity - 2),
+                          seqembed::index_error);
+        REQUIRE_THROWS_AS(pipeline.forward(zero_ids(1), Padding::none(), capacity),
+                          seqembed::index_error);
 
         // Negative first or count.
-        const std::string negative =
-            index_error_message([&] { positions.require_positions(-1, 1); });
+        const std::string negative = index_error_message([&] { (void)positions.rows(-1, 1); });
         CAPTURE(negative);
         REQUIRE(negative.rfind("seqembed:", 0) == 0);
         REQUIRE(contains(negative, "-1"));
-        REQUIRE_THROWS_AS(positions.rows(-1, 1), seqembed::index_error);
+        REQUIRE(index_error_message([&] { (void)pipeline.forward(zero_ids(1), Padding::none(), -1); }) ==
+                negative);
         REQUIRE_THROWS_AS(positions.rows(-1, 0), seqembed::index_error);
         REQUIRE_THROWS_AS(positions.forward(-5, 2), seqembed::index_error);
-        REQUIRE_THROWS_AS(positions.require_positions(0, -1), seqembed::index_error);
+        REQUIRE_THROWS_AS(positions.rows(0, -1), seqembed::index_error);
         REQUIRE_THROWS_AS(positions.forward(0, -1), seqembed::index_error);
-        REQUIRE_THROWS_AS(positions.require_positions(std::numeric_limits<std::int64_t>::min(), 1),
+        REQUIRE_THROWS_AS(positions.rows(std::numeric_limits<std::int64_t>::min(), 1),
+                          seqembed::index_error);
+        REQUIRE_THROWS_AS(pipeline.forward(zero_ids(1), Padding::none(),
+                                           std::numeric_limits<std::int64_t>::min()),
                           seqembed::index_error);
     }
 }
@@ -324,13 +355,22 @@ TEST_CASE("Learned positions: a first position near INT64_MAX throws without ove
         LearnedPositionsOptions options;
         options.offset = c.offset;
         const auto positions = LearnedPositionalEmbedding<float>::from_weights(table, options);
-        const std::string message =
-            index_error_message([&] { positions.require_positions(c.first, c.count); });
+        const std::string message = index_error_message([&] { (void)positions.rows(c.first, c.count); });
         CAPTURE(message);
         REQUIRE(message.rfind("seqembed:", 0) == 0);
         REQUIRE(contains(message, "512 rows"));
         // No wrapped (negative) position or row in the message.
         REQUIRE_FALSE(has_negative_number(message));
-        REQUIRE_THROWS_AS(positions.rows(c.first, c.count), seqembed::index_error);
+        REQUIRE_THROWS_AS(positions.forward(c.first, c.count), seqembed::index_error);
+        // The pipeline's check, for a step offset near INT64_MAX and a few tokens.
+        if (c.count <= 5) {
+            const std::string from_pipeline = index_error_message([&] {
+                (void)zero_embedding_pipeline(positions).forward(zero_ids(c.count), Padding::none(),
+                                                                 c.first);
+            });
+            CAPTURE(from_pipeline);
+            REQUIRE(contains(from_pipeline, "512 rows"));
+            REQUIRE_FALSE(has_negative_number(from_pipeline));
+        }
     }
 }

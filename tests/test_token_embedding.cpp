@@ -124,9 +124,9 @@ TEST_CASE("A view reads the caller's memory without copying, and so do its copie
 TEST_CASE("Copies share the immutable table, which lives as long as any copy", "[embedding]") {
     std::optional<TokenEmbedding<float>> original;
     original.emplace(8, 4);
-    const RowMatrix<float> values = original->weights();
+    const RowMatrix<float> values = original->table();
     const TokenEmbedding<float> copy = *original;
-    REQUIRE(copy.table().data() == original->weights().data());  // tied, not copied
+    REQUIRE(copy.table().data() == original->table().data());  // tied, not copied
     TokenEmbedding<float> moved = std::move(*original);
     REQUIRE(moved.table() == values);
     TokenEmbedding<float> assigned(2, 2);
@@ -147,7 +147,7 @@ TEST_CASE("A view with an owner keeps the owner alive", "[embedding]") {
     memory.reset();
     REQUIRE_FALSE(watch.expired());
     REQUIRE(viewing->is_view());
-    REQUIRE(viewing->weights()(2, 1) == 1.5f);
+    REQUIRE(viewing->table()(2, 1) == 1.5f);
     viewing.reset();
     REQUIRE(watch.expired());
 }
@@ -180,7 +180,7 @@ TEMPLATE_TEST_CASE("A bfloat16 or half table widens each value exactly before sc
     const RowMatrix<float> weights = RowMatrix<float>::Random(12, 40) * 3.0f;
     const RowMatrix<TestType> narrow = weights.cast<TestType>();
     const auto embedding = TokenEmbedding<float, TestType>::from_weights(narrow);
-    REQUIRE(sizeof(*embedding.row_data(0)) == 2);  // half the memory of float
+    REQUIRE(sizeof(*embedding.table().data()) == 2);  // half the memory of float
     IdMatrix ids(2, 3);
     ids << 0, 11, 5, 5, 3, 7;
     const RowMatrix<float> out = embedding.forward(ids);

@@ -1,8 +1,9 @@
 // Built with -fsanitize=thread by the g++ test build: a program that includes seqembed must start
-// (GCC's target_clones resolvers, run by the loader before ThreadSanitizer is set up, crashed it
-// before main) and run the pipeline's workers, and two callers of one pipeline, without a race
-// ThreadSanitizer can see, giving one thread's values. AVX-512 masked and streaming stores are
-// not instrumented, so the lines workers share are checked by the bit-for-bit tests instead.
+// (nothing of seqembed may run before main: resolvers that the loader runs before ThreadSanitizer
+// is set up, as GCC's target_clones had, crashed it) and run the pipeline's workers, and two
+// callers of one pipeline, without a race ThreadSanitizer can see, giving one thread's values.
+// AVX2 and AVX-512 streaming stores are not instrumented, so the lines workers share are checked
+// by the bit-for-bit tests instead.
 #include <seqembed/seqembed.hpp>
 
 #include <cstdio>
