@@ -1,9 +1,14 @@
 // Dropout: identity in evaluation and at p = 0, the statistics and exact values of training,
-// determinism in (seed, call, element), mask(), chunking independence, the call counter, copies,
-// in-place forwards and concurrent forwards. (Philox's known-answer vectors are in
+// determinism in (seed, call, element), mask(), every ISA's mask kernel, the row kernel's walk
+// through the mask, chunking independence, the call counter, copies (which share it), in-place
+// forwards and concurrent forwards. (Philox's known-answer vectors are in
 // test_philox.cpp.)
-#include <seqembed/detail/philox.hpp>
+#include <seqembed/detail/engine/kernels.hpp>
+#include <seqembed/detail/engine/row_pass.hpp>
+#include <seqembed/detail/random/philox.hpp>
+#include <seqembed/detail/stage_access.hpp>
 #include <seqembed/dropout.hpp>
+#include <seqembed/isa.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -199,6 +204,26 @@ bool documented_keeps(std::uint64_t seed, std::uint64_t call, std::uint64_t elem
     return coarse * 256 + fine >= threshold;
 }
 
+/// Runs f(isa) once with each ISA this build and CPU run in force, then restores the ISA that
+/// was in force (also when f fails).
+template <typename F>
+void for_each_isa(F&& f) {
+    struct Restore {
+        seqembed::Isa isa;
+        ~Restore() { seqembed::set_isa(isa); }
+    } restore{seqembed::active_isa()};
+    for (const seqembed::Isa isa :
+         {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512, seqembed::Isa::neon}) {
+        if (!seqembed::isa_supported(isa)) {
+            WARN("this build or CPU cannot run " << seqembed::isa_name(isa) << ": not tested");
+            continue;
+        }
+        seqembed::set_isa(isa);
+        INFO("ISA " << seqembed::isa_name(isa));
+        f(isa);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("Dropout's mask is the documented function of Philox4x32-10's bytes", "[dropout]") {
@@ -233,93 +258,140 @@ TEST_CASE("Dropout's mask is the documented function of Philox4x32-10's bytes", 
     CHECK(further > 0);
 }
 
-TEMPLATE_TEST_CASE("Every version of the mask kernel draws the same factors", "[dropout]", float,
-                   double) {
-    // MaskFactors picks the AVX-512 kernel where the CPU has it; the portable one serves the
-    // others, so both are run here on the same spans.
+TEST_CASE("Every ISA's draw_spans gives the scalar kernel's bits, which are the documented ones",
+          "[dropout][isa]") {
+    // draw_spans is the mask's one primitive; each ISA has its copy. 0.1 and 0.3: thresholds
+    // with a low byte (ties, and blocks that tie twice); 1/65536: threshold 1, whose tie byte is
+    // 0; 100.5/65536: a tie byte of 0 with a fine byte above 1; 0.99999: coarse_keep 256 (nothing
+    // kept without a tie); 0.25 and 0.5: no ties. 200 spans from 0 and from 2^28 - 5 (whose blocks
+    // cross 2^32), drawn by each ISA 1, 2, 3, 7 or 8 at a time (the row kernel draws 8, then 7
+    // after the span it keeps; odd counts leave a span out of the pairs drawn together).
+    using seqembed::detail::DropoutKey;
     using seqembed::detail::DrawThreshold;
+    using seqembed::detail::SpanBits;
     using seqembed::detail::span_elements;
+    constexpr int count = 200;
     int spans_with_double_ties = 0;
-    for (const double p : {0.1, 0.5, 0.9, 1.0 / 65536})
-        for (std::uint64_t span = 0; span < 200; ++span) {
+    for (const double p : {0.1, 0.3, 0.25, 0.5, 1.0 / 65536, 100.5 / 65536, 0.99999})
+        for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 5}) {
+            CAPTURE(p, first_span);
             const Dropout dropout(p, 77);
-            const DrawThreshold limit = DrawThreshold::of(dropout.threshold());
-            const TestType scale = dropout.template keep_scale<TestType>();
-            std::vector<TestType> portable(span_elements), expected(span_elements);
-            seqembed::detail::draw_span_factors(dropout.seed(), 3, limit, scale, span, portable.data());
-            // The reference: keeps(), one element at a time.
-            for (std::uint64_t j = 0; j < span_elements; ++j)
-                expected[j] = dropout.keeps(3, span * span_elements + j) ? scale : TestType(0);
-            CAPTURE(p, span);
-            REQUIRE(portable == expected);
-#if SEQEMBED_DETAIL_AVX512_KERNELS
-            if (seqembed::detail::cpu_has_avx512f()) {
-                std::vector<TestType> avx512(span_elements);
-                seqembed::detail::draw_span_factors_avx512(dropout.seed(), 3, limit, scale, span,
-                                                           avx512.data());
-                REQUIRE(avx512 == expected);
+            const DropoutKey key{dropout.seed(), 3, DrawThreshold::of(dropout.threshold())};
+            std::vector<SpanBits> scalar(count);
+            seqembed::detail::scalar_isa::draw_spans(key, first_span, count, scalar.data());
+            // The scalar kernel against the documentation, element by element.
+            for (int k = 0; k < count; ++k) {
+                int further = 0;
+                for (std::uint64_t j = 0; j < 256; ++j) {
+                    const bool kept = ((scalar[static_cast<std::size_t>(k)].words[j / 64] >> (j % 64)) & 1u) != 0;
+                    const std::uint64_t element = (first_span + static_cast<std::uint64_t>(k)) * span_elements + j;
+                    const bool expected =
+                        j < span_elements && documented_keeps(key.seed, key.call, element, dropout.threshold(), further);
+                    if (kept != expected) {
+                        CAPTURE(k, j);
+                        REQUIRE(kept == expected);
+                    }
+                }
+                spans_with_double_ties += further > 0 ? 1 : 0;
             }
-#endif
-            // Count spans where some block ties twice (the second block's path).
-            int further = 0;
-            for (std::uint64_t j = 0; j < span_elements; ++j)
-                documented_keeps(dropout.seed(), 3, span * span_elements + j, dropout.threshold(), further);
-            spans_with_double_ties += further > 0 ? 1 : 0;
+            for_each_isa([&](seqembed::Isa) {
+                for (const int at_a_time : {1, 2, 3, 7, 8}) {
+                    CAPTURE(at_a_time);
+                    std::vector<SpanBits> drawn(count);
+                    for (int k = 0; k < count; k += at_a_time)
+                        seqembed::detail::draw_spans(key, first_span + static_cast<std::uint64_t>(k),
+                                                     std::min(at_a_time, count - k), drawn.data() + k);
+                    for (int k = 0; k < count; ++k)
+                        for (int w = 0; w < 4; ++w)
+                            if (drawn[static_cast<std::size_t>(k)].words[w] != scalar[static_cast<std::size_t>(k)].words[w]) {
+                                CAPTURE(k, w);
+                                REQUIRE(drawn[static_cast<std::size_t>(k)].words[w] ==
+                                        scalar[static_cast<std::size_t>(k)].words[w]);
+                            }
+                }
+            });
         }
     CHECK(spans_with_double_ties > 0);
 }
 
-#if SEQEMBED_DETAIL_AVX512_KERNELS
-TEMPLATE_TEST_CASE("Drawing the next span ahead, a step at a time, gives the same factors",
-                   "[dropout]", float, double) {
-    // The pipeline's streamed training rows call after_line() between lines (draw_ahead here);
-    // at() then finishes what is left of the draw ahead. Any number of steps, none to more than a
-    // draw has, skipped spans, a return to an earlier span and write() calls in between must all
-    // give the factors of a draw in one go. Spans from 2^28 - 3 on cross block 2^32.
-    if (!seqembed::detail::cpu_has_avx512f()) {
-        WARN("this CPU has no AVX-512F: the draw ahead is not used, not tested");
-        return;
-    }
+TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however rows move through the mask",
+                   "[dropout][isa]", float, double) {
+    // The row kernel draws the mask a window of spans at a time, moves the window on as the rows
+    // go forward (keeping its last span) and draws again when a row starts elsewhere: rows
+    // skip spans (padded rows, another worker's rows), go back to earlier ones or start in the
+    // middle of a span (Dropout::apply at any element). Rows of 1 to 2000 elements (wider than
+    // the window), end to end in one pass so that vectors straddle rows, from an output 0 to 3
+    // values off alignment; thresholds with and without ties and coarse_keep 256; spans from 0
+    // and from 2^28 - 3 (blocks across 2^32); every ISA. Each element must be its input times
+    // keep_scale where scalar_isa::draw_spans keeps it, else 0, and nothing past the rows written.
+    using seqembed::detail::DropoutKey;
     using seqembed::detail::DrawThreshold;
+    using seqembed::detail::SpanBits;
     using seqembed::detail::span_elements;
-    // 0.3 and 0.1: thresholds with a low byte (ties); 0.99999: coarse_keep 256; 0.25: no ties.
-    for (const double p : {0.1, 0.3, 0.5, 1.0 / 65536, 0.25, 0.99999})
-        for (const int steps : {0, 1, 2, 3, 4, 5})
-            for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 3}) {
+    constexpr Index rows = 12;
+    for (const double p : {0.1, 0.3, 0.25, 1.0 / 65536, 0.99999})
+        for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 3})
+            for (const Index width : {1, 17, 240, 250, 2000}) {
                 const Dropout dropout(p, 1234);
-                const DrawThreshold limit = DrawThreshold::of(dropout.threshold());
-                const TestType scale = dropout.template keep_scale<TestType>();
-                const auto expected = [&](std::uint64_t span) {
-                    std::vector<TestType> factors(span_elements);
-                    seqembed::detail::draw_span_factors(dropout.seed(), 5, limit, scale, span, factors.data());
-                    return factors;
-                };
-                const auto span_at = [](const TestType* first) {
-                    return std::vector<TestType>(first, first + span_elements);
-                };
-                seqembed::detail::MaskFactors<TestType> draws = dropout.template factors<TestType>(5);
-                for (std::uint64_t span = first_span; span < first_span + 150; span += span % 7 == 6 ? 2 : 1) {
-                    CAPTURE(p, steps, span);
-                    const std::vector<TestType> wanted = expected(span);
-                    REQUIRE(span_at(draws.at(span * span_elements)) == wanted);
-                    draws.draw_ahead(steps);
-                    REQUIRE(span_at(draws.at(span * span_elements)) == wanted);  // kept span unchanged
-                    if (span % 5 == 0) {  // write() across this span and the next, mid-draw
-                        std::vector<TestType> written(span_elements);
-                        draws.write(written.data(), span_elements, span * span_elements + 100);
-                        std::vector<TestType> both = wanted;
-                        const std::vector<TestType> next = expected(span + 1);
-                        both.insert(both.end(), next.begin(), next.end());
-                        REQUIRE(written == std::vector<TestType>(both.begin() + 100, both.begin() + 100 + span_elements));
-                    }
-                    if (span % 11 == 10) {  // back to an earlier span after a partial draw ahead
-                        draws.draw_ahead(1);
-                        REQUIRE(span_at(draws.at((span - 3) * span_elements)) == expected(span - 3));
+                const DropoutKey key{dropout.seed(), 5, DrawThreshold::of(dropout.threshold())};
+                // Where each row starts in the mask.
+                std::vector<std::uint64_t> starts;
+                const std::uint64_t first = first_span * span_elements;
+                std::uint64_t element = first + 16;
+                for (Index r = 0; r < rows; ++r) {
+                    starts.push_back(element);
+                    const auto step = static_cast<std::uint64_t>(width);
+                    switch (r % 4) {
+                        case 0: element += step; break;                          // the next row
+                        case 1: element += step + 2 * span_elements + 5; break;  // spans skipped
+                        case 2:                                                  // back
+                            element = element >= first + 3 * span_elements + 11 ? element - 3 * span_elements - 11 : first;
+                            break;
+                        default: element += 100; break;  // into the middle of a span
                     }
                 }
+                const RowMatrix<TestType> x = nonzero_input<TestType>(rows, width);
+                // The expected values, from the scalar kernel's bits.
+                RowMatrix<TestType> expected(rows, width);
+                const TestType keep = dropout.template keep_scale<TestType>();
+                SpanBits span{};
+                std::uint64_t drawn = ~std::uint64_t{0};  // the span held in `span`
+                for (Index r = 0; r < rows; ++r)
+                    for (Index j = 0; j < width; ++j) {
+                        const std::uint64_t e = starts[static_cast<std::size_t>(r)] + static_cast<std::uint64_t>(j);
+                        if (e / span_elements != drawn) {
+                            drawn = e / span_elements;
+                            seqembed::detail::scalar_isa::draw_spans(key, drawn, 1, &span);
+                        }
+                        const std::uint64_t bit = e % span_elements;
+                        const bool kept = ((span.words[bit / 64] >> (bit % 64)) & 1u) != 0;
+                        expected(r, j) = kept ? x(r, j) * keep : TestType(0);
+                    }
+                for_each_isa([&](seqembed::Isa) {
+                    for (const Index shift : {0, 1, 3}) {
+                        CAPTURE(p, first_span, width, shift);
+                        const TestType sentinel = TestType(-999);
+                        std::vector<TestType> raw(static_cast<std::size_t>(rows * width + 32), sentinel);
+                        const auto misaligned = reinterpret_cast<std::uintptr_t>(raw.data()) % 64;
+                        TestType* out = raw.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(TestType)) + shift;
+                        seqembed::detail::RowJob<TestType> job;
+                        job.width = width;
+                        job.dropping = true;
+                        job.key = key;
+                        job.keep_scale = keep;
+                        seqembed::detail::RowPass<TestType, TestType> pass(job);
+                        for (Index r = 0; r < rows; ++r)
+                            pass.add({out + r * width, x.row(r).data(), nullptr, starts[static_cast<std::size_t>(r)]},
+                                     nullptr);
+                        pass.finish();
+                        const Eigen::Map<const RowMatrix<TestType>> written(out, rows, width);
+                        REQUIRE(written == expected);
+                        REQUIRE(out[rows * width] == sentinel);
+                        for (TestType* before = raw.data(); before < out; ++before) REQUIRE(*before == sentinel);
+                    }
+                });
             }
 }
-#endif
 
 TEMPLATE_TEST_CASE("Dropout is deterministic in (seed, call) and differs across both", "[dropout]",
                    float, double) {
@@ -441,7 +513,8 @@ TEST_CASE("Dropout's calls() advances by one per training forward, not in evalua
     RowMatrix<float> out(4, 6);
     dropout.forward_into<float>(x, out);
     REQUIRE(dropout.calls() == 2);
-    REQUIRE(dropout.take_call() == 2);
+    // What InputPipeline takes for each training forward.
+    REQUIRE(seqembed::detail::StageAccess::take_call(dropout) == 2);
     REQUIRE(dropout.calls() == 3);
     dropout.set_training(false);
     dropout.forward_into<float>(x, out);
@@ -474,7 +547,7 @@ TEMPLATE_TEST_CASE("Dropout's set_calls resumes a run", "[dropout]", float, doub
     REQUIRE(bit_equal(far, expected));
 }
 
-TEST_CASE("Dropout copies keep p, seed, mode and counter", "[dropout]") {
+TEST_CASE("Dropout copies keep p, seed and mode, and share the call counter", "[dropout]") {
     const RowMatrix<double> x = nonzero_input<double>(6, 10);
     Dropout original(0.3, 555);
     original.set_training(true);
@@ -495,15 +568,38 @@ TEST_CASE("Dropout copies keep p, seed, mode and counter", "[dropout]") {
     REQUIRE(assigned.is_training());
     REQUIRE(assigned.calls() == 2);
 
+    // One counter for all three: each training forward, by any of them, takes the next call, so
+    // a copy never repeats another's mask.
     const RowMatrix<double> next = original.forward<double>(x);  // call 2
-    REQUIRE(bit_equal(copy.forward<double>(x), next));
-    REQUIRE(bit_equal(assigned.forward<double>(x), next));
-    // The counters are independent after the copy.
-    REQUIRE(original.calls() == 3);
-    (void)copy.forward<double>(x);
-    REQUIRE(copy.calls() == 4);
-    REQUIRE(original.calls() == 3);
+    REQUIRE(copy.calls() == 3);
     REQUIRE(assigned.calls() == 3);
+    const RowMatrix<double> from_copy = copy.forward<double>(x);          // call 3
+    const RowMatrix<double> from_assigned = assigned.forward<double>(x);  // call 4
+    REQUIRE(original.calls() == 5);
+    REQUIRE(copy.calls() == 5);
+    REQUIRE(assigned.calls() == 5);
+    const auto of_call = [&](std::uint64_t call) {
+        RowMatrix<double> expected = x;
+        original.apply(expected.data(), expected.size(), call, 0);
+        return expected;
+    };
+    REQUIRE(bit_equal(next, of_call(2)));
+    REQUIRE(bit_equal(from_copy, of_call(3)));
+    REQUIRE(bit_equal(from_assigned, of_call(4)));
+    REQUIRE_FALSE(bit_equal(from_copy, next));
+    REQUIRE_FALSE(bit_equal(from_assigned, from_copy));
+
+    // set_calls through any of them moves all of them (a resumed run).
+    copy.set_calls(2);
+    REQUIRE(original.calls() == 2);
+    REQUIRE(bit_equal(original.forward<double>(x), next));
+    REQUIRE(assigned.calls() == 3);
+
+    // The mode is each copy's own; a forward in evaluation takes no call.
+    copy.set_training(false);
+    REQUIRE(original.is_training());
+    REQUIRE(bit_equal(copy.forward<double>(x), x));
+    REQUIRE(original.calls() == 3);
 
     // A copy made in evaluation mode stays there.
     Dropout evaluating(0.5, 2);

@@ -1,9 +1,14 @@
-// Philox4x32-10 against the known-answer vectors published with Random123 (kat_vectors), and
-// the seeded N(0,1) initialisation built on it.
+// Philox4x32-10 against the known-answer vectors published with Random123 (kat_vectors), the
+// vectorised Philox of the dropout kernel on every ISA against it, and the seeded N(0,1)
+// initialisation built on it.
 #include <seqembed/detail/normal_init.hpp>
-#include <seqembed/detail/philox.hpp>
+#include <seqembed/detail/engine/kernels.hpp>
+#include <seqembed/detail/random/philox.hpp>
+#include <seqembed/isa.hpp>
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "catch.hpp"
@@ -22,42 +27,99 @@ TEST_CASE("Philox4x32-10 matches Random123's known answers", "[philox]") {
           PhiloxBlock{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u});
 }
 
-TEST_CASE("philox_blocks computes philox_block for 16 consecutive blocks, on every path",
-          "[philox]") {
-    using seqembed::detail::philox_batch;
-    using Words = std::uint32_t[4][philox_batch];
-    const auto check = [](void (*blocks)(std::uint64_t, std::uint64_t, std::uint64_t, Words&)) {
-        // Block indices that carry into the high word inside the batch, and the top of the range.
-        for (const std::uint64_t first : {std::uint64_t{0}, std::uint64_t{5}, std::uint64_t{0xFFFFFFF8u},
-                                          (std::uint64_t{3} << 32) - 1, ~std::uint64_t{0} - 20})
-            for (const std::uint64_t stream : {std::uint64_t{0}, (std::uint64_t{1} << 40) + 9})
-                for (const std::uint64_t key : {std::uint64_t{0}, std::uint64_t{0x0123456789ABCDEFull}}) {
-                    Words words;
-                    blocks(key, stream, first, words);
-                    for (int i = 0; i < philox_batch; ++i) {
-                        CAPTURE(first, stream, key, i);
-                        const PhiloxBlock expected = seqembed::detail::philox_block(
-                            key, stream, first + static_cast<std::uint64_t>(i));
-                        for (int w = 0; w < 4; ++w)
-                            REQUIRE(words[w][i] == expected[static_cast<std::size_t>(w)]);
-                    }
-                }
-    };
-    check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
-        seqembed::detail::philox_blocks(key, stream, first, words);
-    });
-    check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
-        seqembed::detail::philox_blocks_portable(key, stream, first, words);
-    });
-#if SEQEMBED_DETAIL_AVX512_KERNELS
-    if (seqembed::detail::cpu_has_avx512f()) {
-        check([](std::uint64_t key, std::uint64_t stream, std::uint64_t first, Words& words) {
-            seqembed::detail::philox_blocks_avx512(key, stream, first, words);
-        });
-    } else {
-        WARN("this CPU has no AVX-512F: philox_blocks_avx512 not tested");
+namespace {
+
+/// Runs f(isa) once with each ISA this build and CPU run in force, then restores the ISA that
+/// was in force (also when f fails).
+template <typename F>
+void for_each_isa(F&& f) {
+    struct Restore {
+        seqembed::Isa isa;
+        ~Restore() { seqembed::set_isa(isa); }
+    } restore{seqembed::active_isa()};
+    for (const seqembed::Isa isa :
+         {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512, seqembed::Isa::neon}) {
+        if (!seqembed::isa_supported(isa)) {
+            WARN("this build or CPU cannot run " << seqembed::isa_name(isa) << ": not tested");
+            continue;
+        }
+        seqembed::set_isa(isa);
+        INFO("ISA " << seqembed::isa_name(isa));
+        f(isa);
     }
-#endif
+}
+
+/// The kept bits of spans first .. first + count - 1 (count <= 2) under a threshold split by
+/// hand, drawn together by the ISA in force.
+std::array<seqembed::detail::SpanBits, 2> draw_pair(std::uint64_t seed, std::uint64_t call, std::uint32_t coarse_keep,
+                                                    std::uint32_t fine_keep, std::uint64_t first, int count) {
+    seqembed::detail::DropoutKey key;
+    key.seed = seed;
+    key.call = call;
+    key.limit = {coarse_keep, fine_keep};
+    std::array<seqembed::detail::SpanBits, 2> bits{};
+    seqembed::detail::draw_spans(key, first, count, bits.data());
+    return bits;
+}
+
+bool bit_of(const seqembed::detail::SpanBits& bits, int k) {
+    return ((bits.words[k / 64] >> (k % 64)) & 1u) != 0;
+}
+
+}  // namespace
+
+TEST_CASE("The dropout kernel's Philox computes philox_block for every block it draws, on every ISA",
+          "[philox][isa]") {
+    // The kernel runs Philox on vectors of blocks (16 s + i, i < 16, for one span or two at a
+    // time), then keeps element 16 r + i of span s when byte r / 4 of word r % 4 of block
+    // 16 s + i is at least the threshold's coarse byte. Swept over the 255 coarse thresholds
+    // without ties, the kept bits spell out those 15 bytes of every block; a tie of the block's
+    // first element (r = 0) with a fine threshold swept over 255 values spells out the 16th,
+    // byte 3 of word 3. So all 128 bits of each block are compared with philox_block. One span
+    // and two at once, from span 0, across block 2^32 (blocks 2^32 - 16 .. 2^32 + 15), across
+    // 3 * 2^32 and at the end of the range (the last block is 2^64 - 1); counters (the call) and
+    // keys with both words set. A span's blocks never carry into the high word inside a vector
+    // (16 s is a multiple of 16).
+    using seqembed::detail::PhiloxBlock;
+    const std::uint64_t firsts[] = {0, (std::uint64_t{1} << 28) - 1, (std::uint64_t{3} << 28) - 1,
+                                    (std::uint64_t{1} << 60) - 2};
+    for_each_isa([&](seqembed::Isa) {
+        for (const std::uint64_t first : firsts)
+            for (const int count : {1, 2})
+                for (const std::uint64_t stream : {std::uint64_t{0}, (std::uint64_t{1} << 40) + 9})
+                    for (const std::uint64_t key : {std::uint64_t{0}, std::uint64_t{0x0123456789ABCDEFull}}) {
+                        CAPTURE(first, count, stream, key);
+                        // [s][i][n]: byte n % 4 of word n / 4 of block 16 (first + s) + i
+                        std::uint32_t bytes[2][16][16] = {};
+                        for (std::uint32_t coarse_keep = 1; coarse_keep < 256; ++coarse_keep) {
+                            const auto bits = draw_pair(key, stream, coarse_keep, 0, first, count);
+                            for (int s = 0; s < count; ++s)
+                                for (int r = 0; r < 15; ++r)
+                                    for (int i = 0; i < 16; ++i)
+                                        bytes[s][i][4 * (r % 4) + r / 4] +=
+                                            bit_of(bits[static_cast<std::size_t>(s)], 16 * r + i) ? 1u : 0u;
+                        }
+                        for (int s = 0; s < count; ++s)
+                            for (int i = 0; i < 16; ++i) {
+                                // Element i (r = 0) ties with coarse_keep - 1: its fine byte decides.
+                                const std::uint32_t tie = bytes[s][i][0];
+                                for (std::uint32_t fine_keep = 1; fine_keep < 256; ++fine_keep) {
+                                    const auto bits = draw_pair(key, stream, tie + 1, fine_keep, first, count);
+                                    bytes[s][i][15] += bit_of(bits[static_cast<std::size_t>(s)], i) ? 1u : 0u;
+                                }
+                                const std::uint64_t block =
+                                    16 * (first + static_cast<std::uint64_t>(s)) + static_cast<std::uint64_t>(i);
+                                const PhiloxBlock expected = seqembed::detail::philox_block(key, stream, block);
+                                for (int w = 0; w < 4; ++w) {
+                                    CAPTURE(block, w);
+                                    PhiloxBlock::value_type word = 0;
+                                    for (int b = 0; b < 4; ++b)
+                                        word |= static_cast<PhiloxBlock::value_type>(bytes[s][i][4 * w + b]) << (8 * b);
+                                    REQUIRE(word == expected[static_cast<std::size_t>(w)]);
+                                }
+                            }
+                    }
+    });
 }
 
 TEST_CASE("Seeded N(0,1) initialisation is reproducible and standard normal", "[init]") {

@@ -1,9 +1,11 @@
 // InputPipeline: the sum, padding on either side, positions from masks (fairseq, OPT), step
-// offsets, dropout in training, threads, empty batches.
+// offsets, dropout in training, threads, empty batches; the row kernel on every ISA, with any
+// stores, threads, output alignment and prefetch distance, giving the same bits.
 #include <seqembed/seqembed.hpp>
 
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -30,12 +32,42 @@ IdMatrix sample_ids() {
     return ids;
 }
 
-/// Row t of a position table as the pipeline adds it, for any positional type.
-template <typename Scalar, typename Positional>
-RowMatrix<Scalar> position_row(const Positional& positions, std::int64_t row) {
-    RowMatrix<Scalar> out(1, positions.d_model());
-    positions.row_into(row, out.data());
-    return out;
+/// Runs f(isa) once with each ISA this build and CPU run in force, scalar first, then restores
+/// the ISA that was in force (also when f fails).
+template <typename F>
+void for_each_isa(F&& f) {
+    struct Restore {
+        seqembed::Isa isa;
+        ~Restore() { seqembed::set_isa(isa); }
+    } restore{seqembed::active_isa()};
+    for (const seqembed::Isa isa :
+         {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512, seqembed::Isa::neon}) {
+        if (!seqembed::isa_supported(isa)) {
+            WARN("this build or CPU cannot run " << seqembed::isa_name(isa) << ": not tested");
+            continue;
+        }
+        seqembed::set_isa(isa);
+        INFO("ISA " << seqembed::isa_name(isa));
+        f(isa);
+    }
+}
+
+/// The first element of `storage` on a 64-byte line (storage must have 64 bytes to spare).
+template <typename T>
+T* on_line(std::vector<T>& storage) {
+    const auto misaligned = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+    return storage.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(T));
+}
+
+/// A paper sinusoidal table of max_positions rows (the default table's first rows, computed
+/// once for the many pipelines of a test).
+template <typename Scalar>
+SinusoidalPositionalEncoding<Scalar> short_table(Index d_model, Index max_positions,
+                                                 seqembed::BeyondTable beyond = seqembed::BeyondTable::throw_error) {
+    SinusoidalOptions options;
+    options.max_positions = max_positions;
+    options.beyond = beyond;
+    return SinusoidalPositionalEncoding<Scalar>(d_model, options);
 }
 
 }  // namespace
@@ -155,9 +187,10 @@ TEST_CASE("Learned positions serve seed 003's 350 tokens from a 512-row table", 
     const float scale = pipeline.embedding().scale();
     for (const Index t : {0, 1, 349}) {
         const RowMatrix<float> scaled = pipeline.embedding().table().row(7) * scale;
-        REQUIRE(out.row(350 + t) == scaled + position_row<float>(table, t));
+        REQUIRE(out.row(350 + t) == scaled + table.rows(t, 1));
     }
-    REQUIRE_THROWS_AS(pipeline.forward(IdMatrix::Constant(1, 513, 7)), seqembed::index_error);
+    const IdMatrix too_long = IdMatrix::Constant(1, 513, 7);
+    REQUIRE_THROWS_AS(pipeline.forward(too_long), seqembed::index_error);
 }
 
 TEST_CASE("Training applies the dropout mask of the call, evaluation does not", "[pipeline]") {
@@ -186,6 +219,17 @@ TEST_CASE("Training applies the dropout mask of the call, evaluation does not", 
     InputPipeline<float> replay(pipeline.embedding(), pipeline.positions(), {0.3, 99});
     replay.set_training(true);
     REQUIRE(replay.forward(ids) == first);
+
+    // A copy shares the tables and the call counter: it never repeats the original's masks.
+    const InputPipeline<float> copy = pipeline;
+    REQUIRE(copy.embedding().table().data() == pipeline.embedding().table().data());
+    REQUIRE(copy.positions().table().data() == pipeline.positions().table().data());
+    const RowMatrix<float> third = copy.forward(ids);  // call 2
+    REQUIRE(pipeline.dropout().calls() == 3);
+    REQUIRE(replay.forward(ids) == second);  // the replay's call 1
+    REQUIRE(replay.forward(ids) == third);   // and its call 2
+    REQUIRE(pipeline.forward(ids) != third);  // call 3
+    REQUIRE(copy.dropout().calls() == 4);
 }
 
 TEST_CASE("A const pipeline gives the same answers from several threads", "[pipeline][threads]") {
@@ -255,162 +299,391 @@ TEST_CASE("forward_into writes into a strided or unaligned view of caller memory
 }
 
 TEMPLATE_TEST_CASE("A pipeline over a bfloat16 or half table gives the float pipeline's answer on its values",
-                   "[pipeline][storage][streaming]", Eigen::bfloat16, Eigen::half) {
-    // The narrow rows are widened exactly: by the AVX-512 streaming row (whole vectors, the ends
-    // of rows that start inside a line, rows narrower than a vector) or one by one. The float
-    // pipeline over the same values, with the same stores and dropout, is the reference.
+                   "[pipeline][storage][streaming][isa]", Eigen::bfloat16, Eigen::half) {
+    // The narrow rows are widened exactly, by each ISA's vectors (whole vectors, the ends of rows
+    // that start inside a vector, rows narrower than a vector) or one by one. The float pipeline
+    // over the same values, with the same stores and dropout, under the scalar ISA, is the
+    // reference.
     IdMatrix ids(3, 9);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 5) % 64;
     ids(1, 0) = 0;  // a padded token
     using Narrow = seqembed::TokenEmbedding<float, TestType>;
-    for (const Index width : {5, 13, 32, 37, 256})
-        for (const Index shift : {0, 3})
-            for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
-                for (const bool training : {false, true}) {
-                    CAPTURE(width, shift, static_cast<int>(stores), training);
-                    const RowMatrix<float> weights = RowMatrix<float>::Random(64, width);
-                    const RowMatrix<TestType> narrow = weights.cast<TestType>();
-                    seqembed::PipelineOptions options;
-                    options.dropout = 0.3;
-                    options.dropout_seed = 5;
-                    options.output_stores = stores;
-                    InputPipeline<float, SinusoidalPositionalEncoding<float>, Narrow> compact(
-                        Narrow::from_weights(narrow), SinusoidalPositionalEncoding<float>(width), options);
-                    InputPipeline<float> wide(TokenEmbedding<float>::from_weights(narrow.template cast<float>()),
-                                              SinusoidalPositionalEncoding<float>(width), options);
-                    compact.set_training(training);
-                    wide.set_training(training);
-                    std::vector<float> storage(static_cast<std::size_t>(ids.size() * width + 16), -1.0f);
-                    Eigen::Map<RowMatrix<float>> out(storage.data() + shift, ids.size(), width);
-                    compact.forward_into(ids, Padding::by_id(0), out);
-                    REQUIRE(out == wide.forward(ids, Padding::by_id(0)));
-                    for (Index k = 0; k < shift; ++k) REQUIRE(storage[static_cast<std::size_t>(k)] == -1.0f);
-                    REQUIRE(storage.back() == -1.0f);
-                }
+    for (const Index width : {5, 13, 32, 37, 256}) {
+        const RowMatrix<float> weights = RowMatrix<float>::Random(64, width);
+        const RowMatrix<TestType> narrow = weights.cast<TestType>();
+        const Narrow narrow_embedding = Narrow::from_weights(narrow);
+        const auto wide_embedding = TokenEmbedding<float>::from_weights(narrow.template cast<float>());
+        const auto positions = short_table<float>(width, 16);
+        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
+            for (const bool training : {false, true}) {
+                seqembed::PipelineOptions options;
+                options.dropout = 0.3;
+                options.dropout_seed = 5;
+                options.output_stores = stores;
+                RowMatrix<float> expected;
+                for_each_isa([&](seqembed::Isa isa) {
+                    if (isa == seqembed::Isa::scalar) {  // the first
+                        InputPipeline<float> wide(wide_embedding, positions, options);
+                        wide.set_training(training);
+                        expected = wide.forward(ids, Padding::by_id(0));
+                    }
+                    for (const Index shift : {0, 3}) {
+                        CAPTURE(width, shift, static_cast<int>(stores), training);
+                        InputPipeline<float, SinusoidalPositionalEncoding<float>, Narrow> compact(narrow_embedding,
+                                                                                                 positions, options);
+                        compact.set_training(training);
+                        std::vector<float> storage(static_cast<std::size_t>(ids.size() * width + 16), -1.0f);
+                        Eigen::Map<RowMatrix<float>> out(storage.data() + shift, ids.size(), width);
+                        compact.forward_into(ids, Padding::by_id(0), out);
+                        REQUIRE(out == expected);
+                        for (Index k = 0; k < shift; ++k) REQUIRE(storage[static_cast<std::size_t>(k)] == -1.0f);
+                        REQUIRE(storage.back() == -1.0f);
+                    }
+                });
+            }
+    }
 }
 
-TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout included",
-                   "[pipeline][streaming]", float, double) {
+TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout included, on every ISA",
+                   "[pipeline][streaming][isa]", float, double) {
     IdMatrix ids(3, 40);
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 7) % 50;
     ids(1, 0) = 0;  // a padded token
     // Widths below, at and above a 64-byte line and a mask span (240 elements), not multiples
     // of any vector; outputs that start off alignment, and rows apart (an outer stride): lines
-    // shared by rows, by a row and a gap, or by a row and memory outside the output.
-    for (const Index width : {5, 13, 24, 37, 64, 250, 480})
-        for (const Index shift : {0, 1, 3})
-            for (const Index gap : {0, 3}) {
-                INFO("width " << width << ", shift " << shift << ", gap " << gap);
-                const Index stride = width + gap;
-                const TestType sentinel = TestType(-12345.5);
-                std::vector<RowMatrix<TestType>> outputs;
-                for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
-                    for (const bool training : {false, true}) {
-                        seqembed::PipelineOptions options;
-                        options.output_stores = stores;
-                        options.dropout = 0.3;  // round(0.3 * 65536) has a low byte: ties occur
-                        options.dropout_seed = 11;
-                        InputPipeline<TestType> pipeline(TokenEmbedding<TestType>(50, width),
-                                                         SinusoidalPositionalEncoding<TestType>(width),
-                                                         options);
-                        pipeline.set_training(training);
-                        // Storage from a 64-byte boundary, so that `shift` sets the alignment.
-                        const Index used = ids.size() * stride + 64;
-                        std::vector<TestType> raw(static_cast<std::size_t>(used + 64), sentinel);
-                        const auto misaligned = reinterpret_cast<std::uintptr_t>(raw.data()) % 64;
-                        TestType* storage = raw.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(TestType));
-                        Eigen::Map<RowMatrix<TestType>, 0, Eigen::OuterStride<>> view(
-                            storage + shift, ids.size(), width, Eigen::OuterStride<>(stride));
-                        pipeline.forward_into(ids, Padding::by_id(0), view);
-                        outputs.emplace_back(view);
-                        // Nothing written outside the rows: before, between and after them.
-                        for (Index k = 0; k < used; ++k) {
-                            const Index at = k - shift;
-                            const bool inside = at >= 0 && at < ids.size() * stride && at % stride < width;
-                            if (!inside && !(storage[k] == sentinel)) {
-                                CAPTURE(k);
-                                REQUIRE(storage[k] == sentinel);
+    // shared by rows, by a row and a gap, or by a row and memory outside the output. Every ISA,
+    // and every kind of stores, must write the scalar ISA's cached output.
+    for (const Index width : {5, 13, 24, 37, 64, 250, 480}) {
+        const TokenEmbedding<TestType> embedding(50, width);
+        const auto positions = short_table<TestType>(width, 40);
+        std::vector<RowMatrix<TestType>> reference;  // [training]: the first outputs written
+        for_each_isa([&](seqembed::Isa) {
+            for (const Index shift : {0, 1, 3})
+                for (const Index gap : {0, 3})
+                    for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
+                                              seqembed::OutputStores::automatic})
+                        for (const bool training : {false, true}) {
+                            INFO("width " << width << ", shift " << shift << ", gap " << gap << ", stores "
+                                          << static_cast<int>(stores) << ", training " << training);
+                            const Index stride = width + gap;
+                            const TestType sentinel = TestType(-12345.5);
+                            seqembed::PipelineOptions options;
+                            options.output_stores = stores;
+                            options.dropout = 0.3;  // round(0.3 * 65536) has a low byte: ties occur
+                            options.dropout_seed = 11;
+                            InputPipeline<TestType> pipeline(embedding, positions, options);
+                            pipeline.set_training(training);
+                            // Storage from a 64-byte boundary, so that `shift` sets the alignment.
+                            const Index used = ids.size() * stride + 64;
+                            std::vector<TestType> raw(static_cast<std::size_t>(used + 64), sentinel);
+                            TestType* storage = on_line(raw);
+                            Eigen::Map<RowMatrix<TestType>, 0, Eigen::OuterStride<>> view(
+                                storage + shift, ids.size(), width, Eigen::OuterStride<>(stride));
+                            pipeline.forward_into(ids, Padding::by_id(0), view);
+                            if (reference.size() < 2) {
+                                reference.emplace_back(view);
+                            } else {
+                                REQUIRE(view == reference[training ? 1 : 0]);
+                            }
+                            // Nothing written outside the rows: before, between and after them.
+                            for (Index k = 0; k < used; ++k) {
+                                const Index at = k - shift;
+                                const bool inside = at >= 0 && at < ids.size() * stride && at % stride < width;
+                                if (!inside && !(storage[k] == sentinel)) {
+                                    CAPTURE(k);
+                                    REQUIRE(storage[k] == sentinel);
+                                }
                             }
                         }
-                    }
-                REQUIRE(outputs[0] == outputs[2]);  // evaluation
-                REQUIRE(outputs[1] == outputs[3]);  // training
-                REQUIRE(outputs[0] != outputs[1]);
-            }
+        });
+        REQUIRE(reference.size() == 2);
+        REQUIRE(reference[0] != reference[1]);
+    }
 }
 
-#if SEQEMBED_DETAIL_STREAMING
-TEMPLATE_TEST_CASE("The build's own streaming row writes what the AVX-512 one does",
-                   "[pipeline][streaming]", float, double) {
-    // The pipeline picks the AVX-512 row where the CPU has it; the build's own (AVX or SSE2)
-    // serves the others, so it is checked here directly, at every alignment.
-    const Index width = 77;
-    RowMatrix<TestType> embedding = RowMatrix<TestType>::Random(1, width);
-    RowMatrix<TestType> position = RowMatrix<TestType>::Random(1, width);
-    RowMatrix<TestType> factors(1, width);
-    for (Index j = 0; j < width; ++j) factors(0, j) = j % 3 == 0 ? TestType(0) : TestType(1.25);
+TEMPLATE_TEST_CASE("Every ISA's row kernel writes the scalar formula's bits, at every alignment",
+                   "[pipeline][streaming][isa]", float, double) {
+    // The row kernel alone: rows narrower than a vector (3) and of an odd width (77), one row
+    // and rows end to end (vectors shared by two rows), each of the 16 alignments of a 64-byte
+    // line, with and without a position row and dropout, plain and streaming stores, with and
+    // without a table row to request ahead (which changes no value). Each element must be
+    // Scalar(table) * scale, rounded, + position, rounded, x the mask's factor, and nothing
+    // outside the rows may be written.
+    using seqembed::detail::DrawThreshold;
+    const seqembed::Dropout dropout(0.3, 21);
     const TestType scale = TestType(22.627417);
-    for (const bool dropping : {false, true})
-        for (Index shift = 0; shift < 16; ++shift) {
-            CAPTURE(dropping, shift);
-            const TestType* f = dropping ? factors.data() : nullptr;
-            // Requests for a next row change no value, with or without one.
-            const TestType* ahead = shift % 2 == 0 ? position.data() : nullptr;
-            std::vector<TestType> expected(static_cast<std::size_t>(width + 16)), own = expected;
-            for (Index j = 0; j < width; ++j)
-                seqembed::detail::stream_element(expected.data() + shift, embedding.data(), scale,
-                                                 position.data(), f, j);
-            seqembed::detail::stream_row_with<seqembed::detail::StreamVector<TestType>>(
-                own.data() + shift, embedding.data(), scale, position.data(), f, width, ahead);
-            REQUIRE(own == expected);
-            // The row the CPU gets, with streaming stores and with the plain ones of training, and
-            // either pattern of requests (Zen 4's sixteen lines at a time, the others' one).
-            using Pattern = seqembed::detail::RowRequests::Pattern;
-            for (const bool streaming_stores : {true, false})
-                for (const Pattern pattern : {Pattern::line_per_line, Pattern::sixteen_lines}) {
-                    CAPTURE(streaming_stores, pattern == Pattern::sixteen_lines);
-                    std::vector<TestType> picked = expected;
-                    std::fill(picked.begin(), picked.end(), TestType(0));
-                    seqembed::detail::RowStreamer<TestType> streamer(streaming_stores, pattern);
-                    streamer.write(picked.data() + shift, embedding.data(), scale, position.data(), f,
-                                   width, ahead);
-                    streamer.finish();
-                    REQUIRE(picked == expected);
+    const TestType keep = dropout.keep_scale<TestType>();
+    for (const Index width : {3, 77})
+        for (const Index rows : {1, 5}) {
+            const RowMatrix<TestType> embedding = RowMatrix<TestType>::Random(rows, width);
+            const RowMatrix<TestType> position = RowMatrix<TestType>::Random(rows, width);
+            const MaskMatrix kept = dropout.mask(4, rows, width);
+            for (const bool has_position : {false, true})
+                for (const bool dropping : {false, true}) {
+                    RowMatrix<TestType> expected(rows, width);
+                    for (Index r = 0; r < rows; ++r)
+                        for (Index j = 0; j < width; ++j) {
+                            TestType value = embedding(r, j) * scale;
+                            if (has_position) value = value + position(r, j);
+                            if (dropping) value = value * (kept(r, j) != 0 ? keep : TestType(0));
+                            expected(r, j) = value;
+                        }
+                    seqembed::detail::RowJob<TestType> job;
+                    job.width = width;
+                    job.scale = scale;
+                    job.dropping = dropping;
+                    job.key = {dropout.seed(), 4, DrawThreshold::of(dropout.threshold())};
+                    job.keep_scale = keep;
+                    for_each_isa([&](seqembed::Isa) {
+                        for (Index shift = 0; shift < 16; ++shift)
+                            for (const bool streaming : {false, true})
+                                for (const bool ahead : {false, true}) {
+                                    CAPTURE(width, rows, has_position, dropping, shift, streaming, ahead);
+                                    const TestType sentinel = TestType(-777);
+                                    std::vector<TestType> raw(static_cast<std::size_t>(rows * width + 64), sentinel);
+                                    TestType* out = on_line(raw) + shift;
+                                    job.streaming = streaming;
+                                    seqembed::detail::RowPass<TestType, TestType> pass(job);
+                                    for (Index r = 0; r < rows; ++r)
+                                        pass.add({out + r * width, embedding.row(r).data(),
+                                                  has_position ? position.row(r).data() : nullptr,
+                                                  static_cast<std::uint64_t>(r * width)},
+                                                 ahead ? embedding.row((r + 1) % rows).data() : nullptr);
+                                    pass.finish();
+                                    REQUIRE(Eigen::Map<const RowMatrix<TestType>>(out, rows, width) == expected);
+                                    for (TestType* before = raw.data(); before < out; ++before)
+                                        REQUIRE(*before == sentinel);
+                                    for (TestType* after = out + rows * width; after < raw.data() + raw.size(); ++after)
+                                        REQUIRE(*after == sentinel);
+                                }
+                    });
                 }
         }
 }
-#endif
 
-TEST_CASE("Workers that share cache lines write the same bits as one thread, with any stores",
-          "[pipeline][threads][streaming]") {
+TEST_CASE("Workers that share cache lines write the same bits as one thread, with any stores and ISA",
+          "[pipeline][threads][streaming][isa]") {
     // Enough elements for three workers (2^18 each), a width that is no multiple of a vector and
     // an output off alignment: workers' first and last rows share 64-byte lines. The output is
-    // over 4 MiB, where automatic stores write training rows through the fused row with plain
-    // stores.
+    // over 4 MiB, where automatic stores stream.
     const Index width = 133;
     IdMatrix ids(6, 1400);
     REQUIRE(static_cast<std::size_t>(ids.size() * width) * sizeof(float) > (std::size_t{4} << 20));
     for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 131) % 500;
     ids.row(2).tail(40).setConstant(0);  // padding
     const float sentinel = -4321.0f;
+    const TokenEmbedding<float> embedding(500, width);
+    const auto positions = short_table<float>(width, 1400);
     std::vector<RowMatrix<float>> outputs;
-    for (const int threads : {1, 3})
-        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
-                                  seqembed::OutputStores::automatic}) {
-            seqembed::PipelineOptions options;
-            options.dropout = 0.3;
-            options.dropout_seed = 9;
-            options.threads = threads;
-            options.output_stores = stores;
-            InputPipeline<float> pipeline(TokenEmbedding<float>(500, width),
-                                          SinusoidalPositionalEncoding<float>(width), options);
-            pipeline.set_training(true);
-            std::vector<float> storage(static_cast<std::size_t>(ids.size() * width + 2), sentinel);
-            Eigen::Map<RowMatrix<float>> view(storage.data() + 1, ids.size(), width);
-            pipeline.forward_into(ids, Padding::by_id(0), view);
-            REQUIRE(storage.front() == sentinel);
-            REQUIRE(storage.back() == sentinel);
-            outputs.emplace_back(view);
-        }
+    for_each_isa([&](seqembed::Isa) {
+        for (const int threads : {1, 3})
+            for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
+                                      seqembed::OutputStores::automatic}) {
+                seqembed::PipelineOptions options;
+                options.dropout = 0.3;
+                options.dropout_seed = 9;
+                options.threads = threads;
+                options.output_stores = stores;
+                InputPipeline<float> pipeline(embedding, positions, options);
+                pipeline.set_training(true);
+                std::vector<float> storage(static_cast<std::size_t>(ids.size() * width + 2), sentinel);
+                Eigen::Map<RowMatrix<float>> view(storage.data() + 1, ids.size(), width);
+                pipeline.forward_into(ids, Padding::by_id(0), view);
+                REQUIRE(storage.front() == sentinel);
+                REQUIRE(storage.back() == sentinel);
+                outputs.emplace_back(view);
+            }
+    });
     for (std::size_t i = 1; i < outputs.size(); ++i) REQUIRE(outputs[i] == outputs[0]);
+}
+
+TEST_CASE("Training writes the same bits with any ISA, stores, threads, alignment and row gap",
+          "[pipeline][threads][streaming][isa]") {
+    // 12 sequences of 500 tokens: up to three workers, left and right padding, positions past a
+    // table of 300 rows (each computed into its output row, which the kernel then reads as the
+    // position) or all inside one of 5000. A width of whole lines (256) and an odd one (133);
+    // rows end to end or a line apart (16 floats between rows, whose sentinels must survive);
+    // outputs 0 to 15 floats past a line. Every combination of ISA, stores and thread count, the
+    // alignment and the gap cycling through their values; thresholds without ties (0.5) and
+    // with, under seeds of one and two words. The reference is the first output: the scalar
+    // ISA's, with cached stores, one thread, on a line, rows end to end.
+    IdMatrix ids(12, 500);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = 1 + (i * 37) % 700;
+    ids.row(1).head(30).setConstant(0);  // left padding
+    ids.row(3).tail(17).setConstant(0);  // right padding
+    const float sentinel = -4321.0f;
+    struct Config {
+        Index width;
+        double p;
+        std::uint64_t seed;
+        Index max_positions;
+    };
+    for (const Config config : {Config{256, 0.1, 17, 300}, Config{256, 0.5, (std::uint64_t{1} << 40) + 3, 5000},
+                                Config{133, 0.3, 9, 300}, Config{133, 0.1, 5, 5000}}) {
+        const TokenEmbedding<float> embedding(701, config.width);
+        const auto positions = short_table<float>(config.width, config.max_positions, seqembed::BeyondTable::compute);
+        std::vector<RowMatrix<float>> outputs;
+        int variant = 0;
+        for_each_isa([&](seqembed::Isa) {
+            for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
+                                      seqembed::OutputStores::automatic})
+                for (const int threads : {1, 2, 3}) {
+                    const Index shift = (variant * 5) % 16;
+                    const Index gap = (variant / 3) % 2 == 0 ? 0 : 16;
+                    ++variant;
+                    CAPTURE(config.width, config.p, config.max_positions, static_cast<int>(stores), threads, shift,
+                            gap);
+                    seqembed::PipelineOptions options;
+                    options.dropout = config.p;
+                    options.dropout_seed = config.seed;
+                    options.threads = threads;
+                    options.output_stores = stores;
+                    InputPipeline<float> pipeline(embedding, positions, options);
+                    pipeline.set_training(true);
+                    const Index stride = config.width + gap;
+                    const std::size_t used = static_cast<std::size_t>(ids.size() * stride);
+                    std::vector<float> storage(used + 64, sentinel);
+                    float* line = on_line(storage);
+                    float* first = line + shift;
+                    Eigen::Map<RowMatrix<float>, 0, Eigen::OuterStride<>> view(first, ids.size(), config.width,
+                                                                                Eigen::OuterStride<>(stride));
+                    pipeline.forward_into(ids, Padding::by_id(0), view);
+                    outputs.emplace_back(view);
+                    std::size_t overwritten = 0;  // outside the rows
+                    for (std::size_t k = 0; k < used; ++k)
+                        overwritten += static_cast<Index>(k) % stride >= config.width && !(first[k] == sentinel) ? 1 : 0;
+                    for (Index k = 0; k < shift; ++k) overwritten += line[k] == sentinel ? 0 : 1;
+                    REQUIRE(overwritten == 0);
+                    REQUIRE(first[used] == sentinel);
+                    REQUIRE(outputs.back() == outputs.front());
+                }
+        });
+    }
+}
+
+TEST_CASE("Training over paddings, short sequences and step offsets is the same with any ISA and stores",
+          "[pipeline][streaming][isa]") {
+    // A deterministic sweep: every kind of padding, padded tokens in the middle of sequences,
+    // sequences of 1 to 3 tokens (the row requested ahead lies several sequences on), step
+    // offsets, thresholds with a high byte of 25, 76 and 255 (coarse_keep 256), outputs 0 to 15
+    // floats past a line, forward()'s own output, one to three workers. Per trial, the scalar
+    // ISA's cached output is the reference.
+    const Index width = 256;
+    const TokenEmbedding<float> embedding(300, width);
+    const auto positions = short_table<float>(width, 80);
+    std::uint64_t state = 12345;
+    const auto next = [&](std::uint64_t bound) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (state >> 33) % bound;
+    };
+    for (int trial = 0; trial < 48; ++trial) {
+        const Index seq = trial % 4 == 0 ? 1 + static_cast<Index>(next(3)) : 20 + static_cast<Index>(next(40));
+        const Index batch = trial % 4 == 0 ? 40 + static_cast<Index>(next(30)) : 2 + static_cast<Index>(next(5));
+        IdMatrix ids(batch, seq);
+        for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = 1 + static_cast<std::int64_t>(next(299));
+        for (Index i = 0; i < ids.size() / 7; ++i) ids.data()[next(static_cast<std::uint64_t>(ids.size()))] = 0;
+        std::vector<std::int64_t> lengths(static_cast<std::size_t>(batch));
+        for (auto& length : lengths) length = static_cast<std::int64_t>(next(static_cast<std::uint64_t>(seq) + 1));
+        const MaskMatrix mask = ids.cast<bool>().cast<std::uint8_t>();
+        const Padding paddings[] = {Padding::none(), Padding::by_id(0), Padding::right(lengths), Padding::left(lengths),
+                                    Padding::from_mask(mask)};
+        const Padding& padding = paddings[trial % 5];
+        const double p = trial % 3 == 0 ? 0.1 : trial % 3 == 1 ? 0.3 : 0.99999;
+        const auto step_offset = static_cast<std::int64_t>(next(4));
+        const Index shift = (trial * 5) % 16;
+        const int threads = 1 + trial % 3;
+        CAPTURE(trial, seq, batch, trial % 5, p, step_offset, shift, threads);
+        std::vector<RowMatrix<float>> outputs;
+        for_each_isa([&](seqembed::Isa) {
+            for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming,
+                                      seqembed::OutputStores::automatic}) {
+                CAPTURE(static_cast<int>(stores));
+                seqembed::PipelineOptions options;
+                options.dropout = p;
+                options.dropout_seed = 1000 + static_cast<std::uint64_t>(trial);
+                options.threads = threads;
+                options.output_stores = stores;
+                const auto make_pipeline = [&] {
+                    InputPipeline<float> pipeline(embedding, positions, options);
+                    pipeline.set_training(true);
+                    return pipeline;
+                };
+                const float sentinel = -999.0f;
+                std::vector<float> storage(static_cast<std::size_t>(ids.size() * width + 32), sentinel);
+                float* line = on_line(storage);
+                Eigen::Map<RowMatrix<float>> out(line + shift, ids.size(), width);
+                make_pipeline().forward_into(ids, padding, out, step_offset);
+                for (Index k = 0; k < shift; ++k) REQUIRE(line[k] == sentinel);
+                REQUIRE(line[shift + ids.size() * width] == sentinel);
+                outputs.emplace_back(out);
+                // The first call of a pipeline like it, into an output of its own.
+                outputs.push_back(make_pipeline().forward(ids, padding, step_offset));
+                for (const RowMatrix<float>& output : outputs) REQUIRE(output == outputs.front());
+            }
+        });
+    }
+}
+
+TEST_CASE("Rows requested ahead stay inside the batch, across short sequences, workers and distances",
+          "[pipeline][streaming][isa]") {
+    // 64 floats a row: by default rows are requested 32 tokens ahead, further than a whole
+    // sequence of 1 to 5 tokens, so the token ahead lies several sequences on, or past the batch
+    // or a worker's share of it (two workers from 2^19 elements on); also nothing ahead
+    // (prefetch_bytes 0) and the most, 64 rows. The ids live in a matrix of exactly the batch's
+    // size, so a read past it is one that Eigen's assertions and the sanitizers see; every
+    // output must be the scalar ISA's cached one.
+    const Index width = 64;
+    const TokenEmbedding<float> embedding(300, width);
+    const auto positions = short_table<float>(width, 5);
+    for (const Index seq : {1, 2, 3, 5})
+        for (const int threads : {1, 2}) {
+            IdMatrix ids(12000 / seq, seq);
+            for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = (i * 13) % 300;
+            ids(ids.rows() - 1, seq - 1) = 0;  // a padded last token
+            std::vector<RowMatrix<float>> reference;  // [training]
+            for_each_isa([&](seqembed::Isa) {
+                for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming})
+                    for (const std::size_t prefetch_bytes : {seqembed::PipelineOptions{}.prefetch_bytes, std::size_t{0},
+                                                              std::size_t{1} << 20})
+                        for (const bool training : {false, true}) {
+                            CAPTURE(seq, threads, static_cast<int>(stores), prefetch_bytes, training);
+                            seqembed::PipelineOptions options;
+                            options.dropout = 0.1;
+                            options.threads = threads;
+                            options.output_stores = stores;
+                            options.prefetch_bytes = prefetch_bytes;
+                            InputPipeline<float> pipeline(embedding, positions, options);
+                            pipeline.set_training(training);
+                            const RowMatrix<float> out = pipeline.forward(ids, Padding::by_id(0));
+                            if (reference.size() < 2) {
+                                reference.push_back(out);
+                            } else {
+                                REQUIRE(out == reference[training ? 1 : 0]);
+                            }
+                        }
+            });
+        }
+}
+
+TEST_CASE("A batch of empty sequences writes nothing, in training with streaming stores",
+          "[pipeline][streaming][isa]") {
+    // No token: there is no first row to write or to request ahead.
+    const TokenEmbedding<float> embedding(300, 256);
+    const auto positions = short_table<float>(256, 4);
+    for_each_isa([&](seqembed::Isa) {
+        for (const Index batch : {0, 3}) {
+            CAPTURE(batch);
+            seqembed::PipelineOptions options;
+            options.dropout = 0.1;
+            options.output_stores = seqembed::OutputStores::streaming;
+            options.threads = 2;
+            InputPipeline<float> pipeline(embedding, positions, options);
+            pipeline.set_training(true);
+            const IdMatrix ids(batch, 0);
+            RowMatrix<float> out(0, 256);
+            pipeline.forward_into(ids, Padding::none(), out);
+            REQUIRE(out.rows() == 0);
+            REQUIRE(pipeline.forward(ids).rows() == 0);
+        }
+    });
 }
