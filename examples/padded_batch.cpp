@@ -76,8 +76,8 @@ struct Batch {
 /// Each token's position as the padding defines it, -1 for padding.
 seqembed::IdMatrix positions_of(const seqembed::IdMatrix& ids, const seqembed::Padding& padding) {
     seqembed::IdMatrix positions(ids.rows(), ids.cols());
-    padding.for_each_token(
-        ids, [&](Index b, Index t, std::int64_t position) { positions(b, t) = position; });
+    padding.for_each_token(ids, 0, ids.rows(),
+                           [&](Index b, Index t, std::int64_t position) { positions(b, t) = position; });
     return positions;
 }
 

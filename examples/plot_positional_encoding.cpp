@@ -288,15 +288,18 @@ private:
 /// (RGB) per pixel, row by row. Rows are fetched one at a time, so no copy of the table is made.
 std::vector<std::uint8_t> paint(const seqembed::SinusoidalPositionalEncoding<float>& encoding,
                                 seqembed::Index length, std::size_t scale) {
-    encoding.require_positions(0, length);  // throws the library's error past a short table
-    const ColourMap colour;
+    // A table that does not compute rows past its end must hold all of them: if it is shorter,
+    // the library's error for the whole range, before anything is painted (rows() only views).
+    if (encoding.options().beyond == seqembed::BeyondTable::throw_error) (void)encoding.rows(0, length);
     const auto rows = static_cast<std::size_t>(length);
     const auto cols = static_cast<std::size_t>(encoding.d_model());
+    std::vector<float> values(cols);
+    Eigen::Map<seqembed::RowMatrix<float>> row(values.data(), 1, encoding.d_model());
+    const ColourMap colour;
     const std::size_t stride = cols * scale * 3;
     std::vector<std::uint8_t> pixels(rows * scale * stride);
-    std::vector<float> values(cols);
     for (std::size_t r = 0; r < rows; ++r) {
-        encoding.row_into(static_cast<std::int64_t>(r), values.data());
+        encoding.forward_into(static_cast<std::int64_t>(r), row);  // a table row, or one computed
         std::uint8_t* const first_line = pixels.data() + r * scale * stride;
         for (std::size_t c = 0; c < cols; ++c) {
             const Rgb& rgb = colour(static_cast<double>(values[c]));
