@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs from Debian's packages whatever seqembed's build needs and the machine lacks.
 #   scripts/install-deps.sh            the build, the tests and the demo (Eigen, Catch2, CMake, compilers)
+#   scripts/install-deps.sh aarch64    plus the aarch64 cross compiler and qemu-aarch64 (the
+#                                      test-aarch64 preset, part of scripts/run.sh test)
 #   scripts/install-deps.sh bench      plus Google Benchmark and libtorch (side-by-side comparison)
 #   scripts/install-deps.sh docs       plus Doxygen
 #   scripts/install-deps.sh generator  plus python3-torch and mpmath (tests/reference/ only)
@@ -9,10 +11,11 @@ set -euo pipefail
 packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev)
 for extra in "$@"; do
   case "$extra" in
+    aarch64) packages+=(g++-aarch64-linux-gnu qemu-user) ;;
     bench) packages+=(libbenchmark-dev libtorch-dev) ;;
     docs) packages+=(doxygen) ;;
     generator) packages+=(python3-torch python3-mpmath python3-numpy) ;;
-    *) echo "install-deps.sh: unknown extra '$extra' (bench, docs, generator)" >&2; exit 2 ;;
+    *) echo "install-deps.sh: unknown extra '$extra' (aarch64, bench, docs, generator)" >&2; exit 2 ;;
   esac
 done
 
