@@ -22,6 +22,7 @@
 
 #include "bit_equal.hpp"
 #include "catch.hpp"
+#include "isa_support.hpp"
 
 using seqembed::Dropout;
 using seqembed::Index;
@@ -204,25 +205,6 @@ bool documented_keeps(std::uint64_t seed, std::uint64_t call, std::uint64_t elem
     return coarse * 256 + fine >= threshold;
 }
 
-/// Runs f(isa) once with each ISA this build and CPU run in force, then restores the ISA that
-/// was in force (also when f fails).
-template <typename F>
-void for_each_isa(F&& f) {
-    struct Restore {
-        seqembed::Isa isa;
-        ~Restore() { seqembed::set_isa(isa); }
-    } restore{seqembed::active_isa()};
-    for (const seqembed::Isa isa :
-         {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512, seqembed::Isa::neon}) {
-        if (!seqembed::isa_supported(isa)) {
-            WARN("this build or CPU cannot run " << seqembed::isa_name(isa) << ": not tested");
-            continue;
-        }
-        seqembed::set_isa(isa);
-        INFO("ISA " << seqembed::isa_name(isa));
-        f(isa);
-    }
-}
 
 }  // namespace
 

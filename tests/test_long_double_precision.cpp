@@ -35,11 +35,11 @@ constexpr bool binary128_long_double = std::numeric_limits<long double>::digits 
 template <typename Scalar>
 RowMatrix<Scalar> rows_at(SinusoidalOptions options, Index d_model, const std::vector<long>& positions) {
     options.beyond = seqembed::BeyondTable::compute;
-    options.max_len = 16;
+    options.max_positions = 16;
     const SinusoidalPositionalEncoding<Scalar> encoding(d_model, options);
     RowMatrix<Scalar> out(static_cast<Index>(positions.size()), d_model);
     for (std::size_t r = 0; r < positions.size(); ++r)
-        out.row(static_cast<Index>(r)) = encoding.forward(positions[r] - options.first_position, 1);
+        out.row(static_cast<Index>(r)) = encoding.forward(positions[r] - options.offset, 1);
     return out;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "isa_support.hpp"
 
 using seqembed::detail::PhiloxBlock;
 using seqembed::detail::philox4x32_10;
@@ -29,25 +30,6 @@ TEST_CASE("Philox4x32-10 matches Random123's known answers", "[philox]") {
 
 namespace {
 
-/// Runs f(isa) once with each ISA this build and CPU run in force, then restores the ISA that
-/// was in force (also when f fails).
-template <typename F>
-void for_each_isa(F&& f) {
-    struct Restore {
-        seqembed::Isa isa;
-        ~Restore() { seqembed::set_isa(isa); }
-    } restore{seqembed::active_isa()};
-    for (const seqembed::Isa isa :
-         {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512, seqembed::Isa::neon}) {
-        if (!seqembed::isa_supported(isa)) {
-            WARN("this build or CPU cannot run " << seqembed::isa_name(isa) << ": not tested");
-            continue;
-        }
-        seqembed::set_isa(isa);
-        INFO("ISA " << seqembed::isa_name(isa));
-        f(isa);
-    }
-}
 
 /// The kept bits of spans first .. first + count - 1 (count <= 2) under a threshold split by
 /// hand, drawn together by the ISA in force.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "isa_support.hpp"
 #include "golden_support.hpp"
 
 using seqembed::IdMatrix;
@@ -32,25 +33,6 @@ IdMatrix sample_ids() {
     return ids;
 }
 
-/// Runs f(isa) once with each ISA this build and CPU run in force, scalar first, then restores
-/// the ISA that was in force (also when f fails).
-template <typename F>
-void for_each_isa(F&& f) {
-    struct Restore {
-        seqembed::Isa isa;
-        ~Restore() { seqembed::set_isa(isa); }
-    } restore{seqembed::active_isa()};
-    for (const seqembed::Isa isa :
-         {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512, seqembed::Isa::neon}) {
-        if (!seqembed::isa_supported(isa)) {
-            WARN("this build or CPU cannot run " << seqembed::isa_name(isa) << ": not tested");
-            continue;
-        }
-        seqembed::set_isa(isa);
-        INFO("ISA " << seqembed::isa_name(isa));
-        f(isa);
-    }
-}
 
 /// The first element of `storage` on a 64-byte line (storage must have 64 bytes to spare).
 template <typename T>

@@ -50,16 +50,19 @@ public:
         using Value = typename Derived::Scalar;
         static_assert(std::is_integral_v<Value> && sizeof(Value) <= 8,
                       "seqembed: ids, masks, lengths and offsets must be integers (or bool)");
-        static_assert((Derived::Flags & Eigen::DirectAccessBit) != 0,
+        constexpr bool direct = (Derived::Flags & Eigen::DirectAccessBit) != 0;
+        static_assert(direct,
                       "seqembed: pass a matrix with direct access (Matrix, Map, Ref or block); "
                       "evaluate an expression first with .eval()");
-        const Derived& matrix = values.derived();
-        m_data = matrix.data();
-        m_rows = matrix.rows();
-        m_cols = matrix.cols();
-        m_row_stride = matrix.rowStride();
-        m_col_stride = matrix.colStride();
-        m_read = &read<Value>;
+        if constexpr (direct && std::is_integral_v<Value>) {  // no cascade after the assertion
+            const Derived& matrix = values.derived();
+            m_data = matrix.data();
+            m_rows = matrix.rows();
+            m_cols = matrix.cols();
+            m_row_stride = matrix.rowStride();
+            m_col_stride = matrix.colStride();
+            m_read = &read<Value>;
+        }
     }
 
     /// count values at data, viewed as one row.

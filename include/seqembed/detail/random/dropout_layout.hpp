@@ -1,6 +1,6 @@
 /// @file detail/random/dropout_layout.hpp
 /// @brief Which random bits decide whether dropout keeps an element: the mask's layout over
-///        Philox4x32-10. The kernel that draws it is span_kept_bits in detail/engine/kernels-inl.hpp,
+///        Philox4x32-10. The kernel that draws it is draw_spans in detail/engine/kernels-inl.hpp,
 ///        the one place that turns these rules into bits.
 ///
 /// Element e of call c is kept when its 16-bit draw is at least the threshold round(p * 65536).

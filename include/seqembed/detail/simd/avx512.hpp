@@ -81,9 +81,11 @@ struct U32 {
     static Reg bit_and(Reg a, Reg b) noexcept { return _mm512_and_si512(a, b); }
     static Reg mul_low(Reg a, Reg b) noexcept { return _mm512_mullo_epi32(a, b); }
     static Reg mul_high(Reg a, Reg b) noexcept {
-        const __m512i even = _mm512_srli_epi64(_mm512_mul_epu32(a, b), 32);
+        // The odd lanes' 64-bit products hold their high halves in place; the even lanes' are
+        // moved down by a shuffle (dwords 1, 1, 3, 3 of each 128 bits) under a mask.
         const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32));
-        return _mm512_mask_blend_epi32(static_cast<__mmask16>(0xAAAA), even, odd);
+        return _mm512_mask_shuffle_epi32(odd, static_cast<__mmask16>(0x5555), _mm512_mul_epu32(a, b),
+                                         static_cast<_MM_PERM_ENUM>(0xF5));
     }
     static Reg shift_right(Reg a, int n) noexcept { return _mm512_srl_epi32(a, _mm_cvtsi32_si128(n)); }
     static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return _mm512_cmpge_epu32_mask(a, b); }

@@ -1,0 +1,140 @@
+// The one dispatch point: ISA names, support, forcing by call and by SEQEMBED_ISA, and every
+// backend's kernels giving the scalar backend's bits.
+#include <seqembed/seqembed.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bit_equal.hpp"
+#include "catch.hpp"
+#include "isa_support.hpp"
+
+using seqembed::Index;
+using seqembed::Isa;
+using seqembed::RowMatrix;
+
+TEST_CASE("ISA names round-trip and unknown names are refused by name", "[isa]") {
+    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon})
+        REQUIRE(seqembed::isa_from_name(seqembed::isa_name(isa)) == isa);
+    try {
+        (void)seqembed::isa_from_name("avx3");
+        FAIL("no error");
+    } catch (const seqembed::value_error& e) {
+        REQUIRE(std::string(e.what()) == "seqembed: ISA 'avx3' is not one of scalar, avx2, avx512, neon");
+    }
+    REQUIRE_THROWS_AS(seqembed::isa_from_name("AVX2"), seqembed::value_error);
+}
+
+TEST_CASE("The scalar ISA always runs and the best one is supported", "[isa]") {
+    REQUIRE(seqembed::isa_supported(Isa::scalar));
+    REQUIRE(seqembed::isa_supported(seqembed::best_isa()));
+    REQUIRE(seqembed::isa_supported(seqembed::active_isa()));
+#if defined(__x86_64__)
+    REQUIRE_FALSE(seqembed::isa_supported(Isa::neon));
+#elif defined(__aarch64__)
+    REQUIRE(seqembed::isa_supported(Isa::neon));
+    REQUIRE_FALSE(seqembed::isa_supported(Isa::avx2));
+    REQUIRE_FALSE(seqembed::isa_supported(Isa::avx512));
+#endif
+}
+
+TEST_CASE("set_isa forces an ISA and refuses one the host cannot run, keeping the one in force",
+          "[isa]") {
+    const IsaRestore restore;
+    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
+        CAPTURE(seqembed::isa_name(isa));
+        if (seqembed::isa_supported(isa)) {
+            seqembed::set_isa(isa);
+            REQUIRE(seqembed::active_isa() == isa);
+        } else {
+            seqembed::set_isa(Isa::scalar);
+            try {
+                seqembed::set_isa(isa);
+                FAIL("no error");
+            } catch (const seqembed::value_error& e) {
+                REQUIRE(std::string(e.what()).find(seqembed::isa_name(isa)) != std::string::npos);
+            }
+            REQUIRE(seqembed::active_isa() == Isa::scalar);
+        }
+    }
+}
+
+#if defined(__unix__)
+TEST_CASE("SEQEMBED_ISA names the default ISA; a bad or unrunnable one is an error", "[isa]") {
+    const char* saved = std::getenv("SEQEMBED_ISA");
+    const std::string kept = saved == nullptr ? "" : saved;
+    const auto restore = [&] {
+        if (saved == nullptr) {
+            unsetenv("SEQEMBED_ISA");
+        } else {
+            setenv("SEQEMBED_ISA", kept.c_str(), 1);
+        }
+    };
+    unsetenv("SEQEMBED_ISA");
+    REQUIRE(seqembed::detail::isa_from_environment() == seqembed::best_isa());
+    setenv("SEQEMBED_ISA", "", 1);
+    REQUIRE(seqembed::detail::isa_from_environment() == seqembed::best_isa());
+    setenv("SEQEMBED_ISA", "scalar", 1);
+    REQUIRE(seqembed::detail::isa_from_environment() == Isa::scalar);
+    setenv("SEQEMBED_ISA", "sse9", 1);
+    REQUIRE_THROWS_AS(seqembed::detail::isa_from_environment(), seqembed::value_error);
+    for (const Isa isa : {Isa::avx2, Isa::avx512, Isa::neon}) {
+        if (seqembed::isa_supported(isa)) continue;
+        setenv("SEQEMBED_ISA", seqembed::isa_name(isa), 1);
+        try {
+            (void)seqembed::detail::isa_from_environment();
+            FAIL("no error");
+        } catch (const seqembed::value_error& e) {
+            REQUIRE(std::string(e.what()) == std::string("seqembed: SEQEMBED_ISA=") + seqembed::isa_name(isa) +
+                                                 " names an ISA that this build or CPU cannot run");
+        }
+    }
+    restore();
+}
+#endif
+
+TEST_CASE("Every ISA's dropout draw gives the scalar draw's bits", "[isa][dropout]") {
+    using seqembed::detail::DrawThreshold;
+    using seqembed::detail::DropoutKey;
+    using seqembed::detail::SpanBits;
+    // Thresholds with and without ties (a nonzero low byte), coarse_keep 256 (p near 1), spans
+    // across block 2^32 (span 2^28) and near 2^59.
+    const std::uint32_t thresholds[] = {1, 256, 6554, 32768, 65535, 0x1280};
+    const std::uint64_t firsts[] = {0, 13, (std::uint64_t{1} << 28) - 3, (std::uint64_t{1} << 59) - 5};
+    for (const std::uint32_t threshold : thresholds) {
+        for (const std::uint64_t first : firsts) {
+            CAPTURE(threshold, first);
+            const DropoutKey key{0x0123456789ABCDEFu, 0xFEDCBA98u + first, DrawThreshold::of(threshold)};
+            SpanBits expected[9];
+            seqembed::detail::scalar_isa::draw_spans(key, first, 9, expected);
+            for_each_isa([&](Isa) {
+                SpanBits drawn[9];
+                seqembed::detail::draw_spans(key, first, 9, drawn);
+                REQUIRE(std::memcmp(drawn, expected, sizeof drawn) == 0);
+            });
+        }
+    }
+}
+
+TEST_CASE("Every ISA's exact sinusoidal table has the scalar table's bits", "[isa][sinusoidal]") {
+    const IsaRestore restore;
+    for (const auto& preset : {seqembed::SinusoidalOptions::paper(), seqembed::SinusoidalOptions::tensor2tensor()}) {
+        auto options = preset;
+        options.max_positions = 700;
+        options.offset = 999'300;  // positions up to 10^6, where the reduction matters
+        seqembed::set_isa(Isa::scalar);
+        const seqembed::SinusoidalPositionalEncoding<float> float_reference(131, options);
+        const seqembed::SinusoidalPositionalEncoding<double> double_reference(130, options);
+        for_each_isa([&](Isa) {
+            const seqembed::SinusoidalPositionalEncoding<float> table(131, options);
+            const seqembed::SinusoidalPositionalEncoding<double> doubles(130, options);
+            REQUIRE(bit_equal<float>(table.table(), float_reference.table()));
+            REQUIRE(bit_equal<double>(doubles.table(), double_reference.table()));
+            if (options.beyond == seqembed::BeyondTable::compute)  // rows past the table: the same block
+                REQUIRE(bit_equal<float>(table.forward(700, 3), float_reference.forward(700, 3)));
+        });
+    }
+}
