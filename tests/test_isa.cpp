@@ -63,7 +63,7 @@ TEST_CASE("set_isa forces an ISA and refuses one the host cannot run, keeping th
 }
 
 #if defined(__unix__)
-TEST_CASE("SEQEMBED_ISA names the default ISA; a bad or unrunnable one is an error", "[isa]") {
+TEST_CASE("SEQEMBED_ISA names the default ISA, and a bad or unrunnable one is an error", "[isa]") {
     const char* saved = std::getenv("SEQEMBED_ISA");
     const std::string kept = saved == nullptr ? "" : saved;
     const auto restore = [&] {
