@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "../simd/platform.hpp"
+
 
 namespace seqembed::detail {
 
@@ -43,7 +45,10 @@ struct SplitFrequency {
 /// Splits a frequency carried as hi + lo (see inverse_frequency).
 inline SplitFrequency split_frequency(DoubleDouble frequency) {
     // Veltkamp's split: 2^27 + 1 leaves the top 26 bits in high, the other 27 in middle.
-    const double scaled = frequency.hi * 134217729.0;
+    // The product is rounded on its own: fused into the subtraction (GCC contracts wherever FMA
+    // exists, as on AArch64), high would keep more than 26 bits and position * high be inexact.
+    double scaled = frequency.hi * 134217729.0;
+    keep_rounded(scaled);
     const double high = scaled - (scaled - frequency.hi);
     return {high, frequency.hi - high, frequency.lo};
 }
