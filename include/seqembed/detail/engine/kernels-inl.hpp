@@ -15,7 +15,7 @@
 
 /// Philox4x32-10 under `seed` on Vectors independent vectors of blocks at once (word[v][w] is
 /// word w of vector v's blocks), the rounds interleaved so that their multiplies overlap.
-template <int Vectors>
+template <std::size_t Vectors>
 inline void philox_rounds(std::uint64_t seed, typename U32::Reg (&word)[Vectors][4]) noexcept {
     const typename U32::Reg multiplier0 = U32::set(philox_multiplier0);
     const typename U32::Reg multiplier1 = U32::set(philox_multiplier1);
@@ -26,7 +26,7 @@ inline void philox_rounds(std::uint64_t seed, typename U32::Reg (&word)[Vectors]
         const typename U32::Reg round_key0 = U32::set(key0);
         const typename U32::Reg round_key1 = U32::set(key1);
         SEQEMBED_DETAIL_UNROLL_ALL
-        for (int v = 0; v < Vectors; ++v) {
+        for (std::size_t v = 0; v < Vectors; ++v) {
             const typename U32::Reg high0 = U32::mul_high(word[v][0], multiplier0);
             const typename U32::Reg low0 = U32::mul_low(word[v][0], multiplier0);
             const typename U32::Reg high1 = U32::mul_high(word[v][2], multiplier1);
@@ -43,13 +43,15 @@ inline void philox_rounds(std::uint64_t seed, typename U32::Reg (&word)[Vectors]
 
 /// The kept bits of spans first .. first + count - 1 of the mask of `key`
 /// (detail/random/dropout_layout.hpp): Philox4x32-10 on each span's 16 blocks, U32::count lanes a
-/// vector (two spans at a time where a vector holds a span's 16 blocks), then a byte per element
-/// compared with the threshold.
+/// vector, four vectors at a time, then a byte per element compared with the threshold.
 inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
     constexpr int lanes = U32::count;
     constexpr int vectors_per_span = span_blocks / lanes;
-    constexpr int spans_per_step = vectors_per_span == 1 ? 2 : 1;  // enough vectors to overlap
-    constexpr int vectors = vectors_per_span * spans_per_step;
+    // Four vectors of blocks in flight: Philox's rounds are a chain of dependent multiplies, and
+    // four independent chains keep the multipliers busy (AVX-512: 42 ns a span with one, 20 with
+    // four).
+    constexpr int spans_per_step = vectors_per_span >= 4 ? 1 : 4 / vectors_per_span;
+    constexpr std::size_t vectors = static_cast<std::size_t>(vectors_per_span * spans_per_step);
     const typename U32::Reg call_low = U32::set(static_cast<std::uint32_t>(key.call));
     const typename U32::Reg call_high = U32::set(static_cast<std::uint32_t>(key.call >> 32));
     const typename U32::Reg byte_mask = U32::set(0xFFu);
@@ -57,13 +59,15 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
     const typename U32::Reg coarse_keep = U32::set(key.limit.coarse_keep);
     const typename U32::Reg first_tie_kept = U32::set(key.limit.coarse_keep - 1);
     const typename U32::Reg fine_keep = U32::set(key.limit.fine_keep);
+    const typename U32::Reg two = U32::set(2);
     const bool ties = key.limit.fine_keep != 0;
     for (int k = 0; k < count; k += spans_per_step) {
         typename U32::Reg word[vectors][4];
-        for (int v = 0; v < vectors; ++v) {
-            const std::uint64_t span = first + static_cast<std::uint64_t>(k + v / vectors_per_span);
+        for (std::size_t v = 0; v < vectors; ++v) {
+            const auto vector = static_cast<int>(v);
+            const std::uint64_t span = first + static_cast<std::uint64_t>(k + vector / vectors_per_span);
             // 16 s is a multiple of 16: adding a lane (< 16) to its low word never carries.
-            const std::uint64_t block = span * span_blocks + static_cast<std::uint64_t>(v % vectors_per_span * lanes);
+            const std::uint64_t block = span * span_blocks + static_cast<std::uint64_t>(vector % vectors_per_span * lanes);
             word[v][0] = U32::iota(static_cast<std::uint32_t>(block));
             word[v][1] = U32::set(static_cast<std::uint32_t>(block >> 32));
             word[v][2] = call_low;
@@ -72,10 +76,9 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
         philox_rounds<vectors>(key.seed, word);
         for (int in_step = 0; in_step < spans_per_step && k + in_step < count; ++in_step) {
             std::uint64_t kept[4] = {0, 0, 0, 0};
-            std::uint32_t tied_once = 0;
             std::uint32_t tied_twice = 0;
             for (int group = 0; group < vectors_per_span; ++group) {
-                typename U32::Reg(&w)[4] = word[in_step * vectors_per_span + group];
+                typename U32::Reg(&w)[4] = word[static_cast<std::size_t>(in_step * vectors_per_span + group)];
                 // A block's threshold is one lower when its first tie is kept (its unused byte,
                 // byte 3 of word 3, at least fine_keep): only a tie is one short of coarse_keep.
                 const typename U32::Reg threshold =
@@ -83,18 +86,16 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
                                        first_tie_kept, coarse_keep)
                          : coarse_keep;
                 const int lane0 = group * lanes;
+                typename U32::Reg tie_count = U32::set(0);
                 SEQEMBED_DETAIL_UNROLL_ALL
                 for (int r = 0; r < span_runs; ++r) {
                     const typename U32::Reg coarse =
                         U32::bit_and(U32::shift_right(w[r % 4], 8 * (r / 4)), byte_mask);
                     kept[r / 4] |= static_cast<std::uint64_t>(U32::greater_equal_bits(coarse, threshold))
                                    << (16 * (r % 4) + lane0);
-                    if (ties) {
-                        const std::uint32_t tied = U32::equal_bits(coarse, tie) << lane0;
-                        tied_twice |= tied_once & tied;
-                        tied_once |= tied;
-                    }
+                    if (ties) tie_count = U32::count_equal(tie_count, coarse, tie);
                 }
+                if (ties) tied_twice |= U32::greater_equal_bits(tie_count, two) << lane0;
             }
             const std::uint64_t span = first + static_cast<std::uint64_t>(k + in_step);
             SpanBits& bits = out[k + in_step];
@@ -119,16 +120,29 @@ public:
         m_bit = element - m_stream.first;
     }
     /// The kept bits of the 64 elements from here, bit i for the i-th.
-    std::uint64_t bits() const noexcept {
-        const std::uint64_t* word = m_stream.words + m_bit / 64;
-        const unsigned shift = static_cast<unsigned>(m_bit % 64);
-        // (x << 1) << (63 - shift) is x << (64 - shift), and 0 for a shift of 0.
-        return (word[0] >> shift) | ((word[1] << 1) << (63 - shift));
-    }
+    std::uint64_t bits() const noexcept { return bits_at(m_stream.words, m_bit); }
     /// Moves `count` (<= 64) elements on.
     void step(unsigned count) noexcept {
         m_bit += count;
         if (m_bit + 64 > KeptStream::size) seek(m_stream.first + m_bit);
+    }
+    /// Where the cursor is in the stream (for loops that keep it in a register).
+    std::uint64_t position() const noexcept { return m_bit; }
+    /// The stream's words.
+    const std::uint64_t* words() const noexcept { return m_stream.words; }
+    /// Moves to stream position `bit` (as `position()` counts it before any refill), drawing
+    /// further spans when fewer than 64 bits are left; returns the new position.
+    std::uint64_t move_to(std::uint64_t bit) noexcept {
+        m_bit = bit;
+        if (m_bit + 64 > KeptStream::size) seek(m_stream.first + m_bit);
+        return m_bit;
+    }
+    /// The 64 bits of `words` from bit `bit` on.
+    static std::uint64_t bits_at(const std::uint64_t* words, std::uint64_t bit) noexcept {
+        const std::uint64_t* word = words + bit / 64;
+        const unsigned shift = static_cast<unsigned>(bit % 64);
+        // (x << 1) << (63 - shift) is x << (64 - shift), and 0 for a shift of 0.
+        return (word[0] >> shift) | ((word[1] << 1) << (63 - shift));
     }
 
 private:
@@ -281,33 +295,42 @@ private:
             ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
         const Reg scale = V::set(job.scale);
         const Reg keep = V::set(job.keep_scale);
-        for (Index vector = 0; j + lanes <= width;) {
-            // The mask's bits for up to 64 elements at a time, a vector's lanes from each.
-            std::uint64_t kept = 0;
-            Index vectors = 1;
-            if constexpr (Dropping) {
-                kept = mask.bits();
-                vectors = std::min<Index>(64 / lanes, (width - j) / lanes);
-                mask.step(static_cast<unsigned>(vectors * lanes));
+        Index vector = 0;
+        const auto write_vector = [&](std::uint64_t kept) {
+            if (next_line < ahead_end && vector % vectors_per_line == 0) {
+                request_line(next_line);
+                next_line += 64;
             }
-            for (const Index end = vector + vectors; vector < end; ++vector, j += lanes) {
-                if (next_line < ahead_end && vector % vectors_per_line == 0) {
-                    request_line(next_line);
-                    next_line += 64;
-                }
-                Reg value = V::mul(load_table(embedding + j), scale);
-                V::keep_rounded(value);
-                if constexpr (HasPosition) value = V::add(value, V::load(position + j));
-                if constexpr (Dropping) {
-                    value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
-                    kept >>= lanes % 64;
-                }
-                if constexpr (Streaming) {
-                    V::stream(out + j, value);
-                } else {
-                    V::store(out + j, value);
-                }
+            Reg value = V::mul(load_table(embedding + j), scale);
+            V::keep_rounded(value);
+            if constexpr (HasPosition) value = V::add(value, V::load(position + j));
+            if constexpr (Dropping) value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
+            if constexpr (Streaming) {
+                V::stream(out + j, value);
+            } else {
+                V::store(out + j, value);
             }
+            j += lanes;
+            ++vector;
+        };
+        if constexpr (Dropping) {
+            // The mask's bits 64 at a time, a vector's lanes from each read; the position in the
+            // stream stays in a register, and further spans are drawn only when it runs short.
+            constexpr Index per_read = 64 / lanes;
+            std::uint64_t bit = mask.position();
+            const std::uint64_t* words = mask.words();
+            for (; j + per_read * lanes <= width; bit += 64) {
+                if (bit + 64 > KeptStream::size) bit = mask.move_to(bit);
+                std::uint64_t kept = MaskCursor::bits_at(words, bit);
+                for (Index k = 0; k < per_read; ++k, kept >>= lanes % 64) write_vector(kept);
+            }
+            for (; j + lanes <= width; bit += lanes) {
+                if (bit + 64 > KeptStream::size) bit = mask.move_to(bit);
+                write_vector(MaskCursor::bits_at(words, bit));
+            }
+            mask.move_to(bit);
+        } else {
+            while (j + lanes <= width) write_vector(0);
         }
 
         if (j < width) {  // the tail: the start of a vector the next row may finish

@@ -89,10 +89,11 @@ struct U32 {
         return _mm256_blend_epi32(even, odd, 0xAA);
     }
     static Reg shift_right(Reg a, int n) noexcept { return _mm256_srl_epi32(a, _mm_cvtsi32_si128(n)); }
+    /// counts + 1 in the lanes where a == b (a true comparison is all ones, -1).
+    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept { return _mm256_sub_epi32(counts, _mm256_cmpeq_epi32(a, b)); }
     static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept {
         return lane_bits(_mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a));
     }
-    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return lane_bits(_mm256_cmpeq_epi32(a, b)); }
     static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
         const __m256i lanes = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
         const __m256i chosen =

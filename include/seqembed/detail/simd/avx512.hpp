@@ -88,8 +88,11 @@ struct U32 {
                                          static_cast<_MM_PERM_ENUM>(0xF5));
     }
     static Reg shift_right(Reg a, int n) noexcept { return _mm512_srl_epi32(a, _mm_cvtsi32_si128(n)); }
+    /// counts + 1 in the lanes where a == b.
+    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept {
+        return _mm512_mask_add_epi32(counts, _mm512_cmpeq_epu32_mask(a, b), counts, _mm512_set1_epi32(1));
+    }
     static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return _mm512_cmpge_epu32_mask(a, b); }
-    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return _mm512_cmpeq_epu32_mask(a, b); }
     static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
         return _mm512_mask_blend_epi32(static_cast<__mmask16>(bits), no, yes);
     }

@@ -88,8 +88,9 @@ struct U32 {
         return vuzp2q_u32(vreinterpretq_u32_u64(low), vreinterpretq_u32_u64(high));
     }
     static Reg shift_right(Reg a, int n) noexcept { return vshlq_u32(a, vdupq_n_s32(-n)); }
+    /// counts + 1 in the lanes where a == b (a true comparison is all ones).
+    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept { return vsubq_u32(counts, vceqq_u32(a, b)); }
     static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return lane_bits(vcgeq_u32(a, b)); }
-    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return lane_bits(vceqq_u32(a, b)); }
     static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
         const uint32x4_t lanes = {1u, 2u, 4u, 8u};
         return vbslq_u32(vtstq_u32(vdupq_n_u32(bits), lanes), yes, no);

@@ -60,10 +60,10 @@ struct U32 {
         return static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32);
     }
     static Reg shift_right(Reg a, int n) noexcept { return a >> n; }
+    /// counts + 1 in the lanes where a == b.
+    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept { return counts + (a == b ? 1u : 0u); }
     /// Bit i set where lane i of a >= lane i of b.
     static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return a >= b ? 1u : 0u; }
-    /// Bit i set where lane i of a == lane i of b.
-    static std::uint32_t equal_bits(Reg a, Reg b) noexcept { return a == b ? 1u : 0u; }
     /// Lanes set to `yes` where bit i of `bits` is set, else `no`.
     static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept { return (bits & 1u) != 0 ? yes : no; }
 };
