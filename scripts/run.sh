@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's commands. Each installs what it needs from Debian's packages if missing.
 #   scripts/run.sh demo      build and run the seed walkthrough demo
-#   scripts/run.sh test      build and run every test: g++ -Werror, then clang++ with ASan+UBSan
+#   scripts/run.sh test      build and run every test: g++ -Werror, then clang++ with ASan+UBSan,
+#                            then the file readers' libFuzzer targets (about a minute each)
 #   scripts/run.sh bench     build and run the Google Benchmark suite (-O3 -march=native)
 #   scripts/run.sh compare   seqembed vs memcpy vs libtorch, side by side (native and -O2 builds)
 #   scripts/run.sh docs      build the API reference with Doxygen
@@ -18,7 +19,8 @@ case "${1:-}" in
   test)
     scripts/install-deps.sh
     cmake --workflow --preset test
-    cmake --workflow --preset test-sanitize ;;
+    cmake --workflow --preset test-sanitize
+    cmake --workflow --preset fuzz ;;
   bench)
     scripts/install-deps.sh bench
     cmake --workflow --preset bench ;;
