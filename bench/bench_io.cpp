@@ -8,7 +8,10 @@
 //   pipeline/*          the headline workload (batch 32, length 512, d_model 512, vocab 32000,
 //                       float, uniform ids, evaluation forward_into) over the same table owned
 //                       by seqembed (huge pages), viewed from the mapped file (page cache, 4 KiB
-//                       pages), and viewed in malloc'd memory (4 KiB pages, no file).
+//                       pages), copied from the file (ReadOptions::copy: 64-byte aligned rows on
+//                       huge pages), viewed from the file read into memory (OpenOptions::map off:
+//                       huge pages), viewed in 64-byte aligned memory on 4 KiB pages, and viewed
+//                       in malloc'd memory (4 KiB pages, rows 16 bytes into a cache line).
 // The files are written once into $SEQEMBED_BENCH_IO_DIR (default: <temp>/seqembed-bench-io,
 // 1.6 GB) and reused while their sizes match.
 //   build/bench/bench/seqembed_bench_io --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -25,6 +28,10 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace {
 
@@ -110,8 +117,9 @@ LoadFiles& load_files() {
         // The same bytes behind a header one byte longer: every float starts at an odd address.
         const fs::path misaligned = data_dir() / "f32_misaligned_16384x4096.safetensors";
         {
-            const std::string header = "{\"table\":{\"dtype\":\"F32\",\"shape\":[16384,4096],\"data_offsets\":[0," +
-                                       std::to_string(load_bytes) + "]}} ";
+            std::string header = "{\"table\":{\"dtype\":\"F32\",\"shape\":[16384,4096],\"data_offsets\":[0," +
+                                 std::to_string(load_bytes) + "]}}";
+            while ((8 + header.size()) % 8 != 1) header += ' ';
             std::error_code error;
             if (fs::file_size(misaligned, error) != static_cast<std::uintmax_t>(8 + header.size() + load_bytes) || error) {
                 const auto source = seqembed::io::SafetensorsFile::open(f32);
@@ -176,14 +184,14 @@ void load(benchmark::State& state, seqembed::io::SafetensorsFile LoadFiles::*whi
     }
     state.SetBytesProcessed(state.iterations() * bytes);
 }
-BENCHMARK_CAPTURE(load<float>, misaligned_f32, &LoadFiles::misaligned, load_bytes)
-    ->Name("load/misaligned_f32_copy")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(load<Eigen::bfloat16>, f32_to_bf16, &LoadFiles::f32, load_bytes)
-    ->Name("load/f32_to_bf16")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(load<float>, bf16_to_f32, &LoadFiles::bf16, load_bytes / 2)
-    ->Name("load/bf16_to_f32")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(load<double>, f32_to_f64, &LoadFiles::f32, load_bytes)
-    ->Name("load/f32_to_f64")->Unit(benchmark::kMillisecond)->UseRealTime();
+void load_misaligned_f32(benchmark::State& state) { load<float>(state, &LoadFiles::misaligned, load_bytes); }
+void load_f32_to_bf16(benchmark::State& state) { load<Eigen::bfloat16>(state, &LoadFiles::f32, load_bytes); }
+void load_bf16_to_f32(benchmark::State& state) { load<float>(state, &LoadFiles::bf16, load_bytes / 2); }
+void load_f32_to_f64(benchmark::State& state) { load<double>(state, &LoadFiles::f32, load_bytes); }
+BENCHMARK(load_misaligned_f32)->Name("load/misaligned_f32_copy")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(load_f32_to_bf16)->Name("load/f32_to_bf16")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(load_bf16_to_f32)->Name("load/bf16_to_f32")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(load_f32_to_f64)->Name("load/f32_to_f64")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // -- the pipeline over a mapped table and an owned one -------------------------------------------
 
@@ -192,9 +200,11 @@ constexpr Index batch = 32, length = 512, d_model = 512, vocab = 32000;
 struct Headline {
     RowMatrix<float> table{vocab, d_model};
     std::vector<float> malloced;
+    std::shared_ptr<float> aligned_small_pages;
     seqembed::IdMatrix ids{batch, length};
     RowMatrix<float> out{batch * length, d_model};
     std::shared_ptr<seqembed::io::SafetensorsFile> file;
+    std::shared_ptr<seqembed::io::SafetensorsFile> read;
 
     Headline() {
         std::mt19937 random(1);
@@ -203,10 +213,20 @@ struct Headline {
         std::uniform_int_distribution<seqembed::TokenId> id(0, vocab - 1);
         for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = id(random);
         malloced.assign(table.data(), table.data() + table.size());
+        // 64-byte aligned rows on 4 KiB pages: the owned table's alignment without its huge pages.
+        const std::size_t bytes = static_cast<std::size_t>(table.size()) * sizeof(float);
+        aligned_small_pages.reset(static_cast<float*>(std::aligned_alloc(4096, bytes)), [](float* p) { std::free(p); });
+#if defined(__linux__) && defined(MADV_NOHUGEPAGE)
+        madvise(aligned_small_pages.get(), bytes, MADV_NOHUGEPAGE);
+#endif
+        std::memcpy(aligned_small_pages.get(), table.data(), bytes);
         const fs::path path = data_dir() / "headline_f32_32000x512.safetensors";
         seqembed::io::save_safetensors(path, {{"embed", table}});
         file = std::make_shared<seqembed::io::SafetensorsFile>(seqembed::io::SafetensorsFile::open(path));
-        benchmark::DoNotOptimize(touch(*file));
+        seqembed::io::OpenOptions options;
+        options.map = false;
+        read = std::make_shared<seqembed::io::SafetensorsFile>(seqembed::io::SafetensorsFile::open(path, options));
+        benchmark::DoNotOptimize(touch(*file) + touch(*read));
         out.setZero();
     }
 };
@@ -236,11 +256,27 @@ void pipeline_mapped(benchmark::State& state) {
     if (!embedding.is_view()) state.SkipWithError("expected a view of the mapping");
     run_pipeline(state, std::move(embedding));
 }
+void pipeline_copied(benchmark::State& state) {
+    seqembed::io::ReadOptions copy;
+    copy.copy = true;
+    run_pipeline(state, headline().file->token_embedding<float>("embed", {}, copy));
+}
+void pipeline_read(benchmark::State& state) {
+    auto embedding = headline().read->token_embedding<float>("embed");
+    if (headline().read->is_mapped()) state.SkipWithError("expected a file read into memory");
+    run_pipeline(state, std::move(embedding));
+}
 void pipeline_malloced(benchmark::State& state) {
     run_pipeline(state, seqembed::TokenEmbedding<float>::view(headline().malloced.data(), vocab, d_model));
 }
 BENCHMARK(pipeline_owned)->Name("pipeline/headline_owned_table")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(pipeline_mapped)->Name("pipeline/headline_mapped_file")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(pipeline_copied)->Name("pipeline/headline_file_copied")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(pipeline_read)->Name("pipeline/headline_read_file")->Unit(benchmark::kMillisecond)->UseRealTime();
+void pipeline_aligned_small_pages(benchmark::State& state) {
+    run_pipeline(state, seqembed::TokenEmbedding<float>::view(headline().aligned_small_pages.get(), vocab, d_model));
+}
+BENCHMARK(pipeline_aligned_small_pages)->Name("pipeline/headline_aligned_4KiB_pages_view")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(pipeline_malloced)->Name("pipeline/headline_malloc_view")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <utility>
 
+#include "../detail/large_memory.hpp"
 #include "errors.hpp"
 
 #if defined(_WIN32)
@@ -37,8 +38,9 @@ namespace seqembed::io {
 /// @brief How a file is opened.
 struct OpenOptions {
     /// @brief Memory-map the file (true, the default): opening costs no copy and tables view the
-    ///        mapped pages. false, or a file the system cannot map: the file is read into owned
-    ///        memory once.
+    ///        mapped pages (the page cache's 4 KiB pages). false, or a file the system cannot
+    ///        map: the file is read once into memory that seqembed owns, on huge pages on Linux
+    ///        from 4 MiB, as its own tables (random row gathers about 10% faster, for a copy).
     bool map = true;
     /// @brief The largest header accepted, in bytes: the JSON of a safetensors file, the dict of
     ///        a .npy file. The default is the safetensors reference implementation's cap.
@@ -143,7 +145,7 @@ private:
             }
         }
         auto buffer = allocate(name, bytes);
-        unsigned char* out = buffer.get();
+        auto* out = static_cast<unsigned char*>(buffer.get());
         std::uint64_t done = 0;
         while (done < bytes) {
             const DWORD chunk = static_cast<DWORD>(std::min<std::uint64_t>(bytes - done, 1u << 30));
@@ -184,7 +186,7 @@ private:
             }
         }
         auto buffer = allocate(name, bytes);
-        unsigned char* out = buffer.get();
+        auto* out = static_cast<unsigned char*>(buffer.get());
         std::uint64_t done = 0;
         while (done < bytes) {
             const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - done, 1u << 30));
@@ -200,22 +202,23 @@ private:
     }
 #endif
 
-    static std::unique_ptr<unsigned char[]> allocate(const std::string& name, std::uint64_t bytes) {
+    using Buffer = std::unique_ptr<void, seqembed::detail::TableMemoryDeleter>;
+
+    /// Memory for a file read whole: the allocation of the tables seqembed owns (64-byte
+    /// aligned, on huge pages from 4 MiB), which a file mapping cannot have.
+    static Buffer allocate(const std::string& name, std::uint64_t bytes) {
         if (bytes > static_cast<std::uint64_t>(SIZE_MAX))
             seqembed::detail::fail<file_error>(name, ": ", bytes, " bytes do not fit in memory");
         try {
-            return std::unique_ptr<unsigned char[]>(new unsigned char[static_cast<std::size_t>(bytes)]);
+            return seqembed::detail::allocate_table_memory(static_cast<std::size_t>(bytes));
         } catch (const std::bad_alloc&) {
             seqembed::detail::fail<file_error>(name, ": ", bytes, " bytes do not fit in memory");
         }
     }
 
-    static MappedFile from_buffer(std::unique_ptr<unsigned char[]> buffer, std::uint64_t bytes,
-                                  const std::string& name) {
-        const unsigned char* data = buffer.get();
-        std::shared_ptr<const void> owner(buffer.release(),
-                                          [](const void* p) { delete[] static_cast<const unsigned char*>(p); });
-        return MappedFile(data, bytes, name, std::move(owner), false);
+    static MappedFile from_buffer(Buffer buffer, std::uint64_t bytes, const std::string& name) {
+        const auto* data = static_cast<const unsigned char*>(buffer.get());
+        return MappedFile(data, bytes, name, std::shared_ptr<const void>(std::move(buffer)), false);
     }
 
     const unsigned char* m_data;
