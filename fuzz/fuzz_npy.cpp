@@ -6,19 +6,13 @@
 
 #include <seqembed/io/npy.hpp>
 
+#include "read_all.hpp"
+
 namespace {
 
 template <typename T>
 double read_all(const seqembed::io::NpyFile& file) {
-    seqembed::io::ReadOptions options;
-    options.allow_narrowing = true;
-    double sum = 0;
-    try {
-        const auto tensor = file.tensor<T>(options);
-        for (seqembed::Index i = 0; i < tensor.size(); ++i) sum += static_cast<double>(tensor.data()[i]);
-    } catch (const seqembed::error&) {
-    }
-    return sum;
+    return seqembed_fuzz::read_all<T>([&](const seqembed::io::ReadOptions& options) { return file.tensor<T>(options); });
 }
 
 }  // namespace

@@ -184,18 +184,15 @@ template <typename T>
 void save_npy(const std::filesystem::path& path, const T* data, const std::vector<std::int64_t>& shape);
 
 /// @brief Writes a matrix as a rank-2 .npy file (rows, cols), atomically; see the overload
-///        above. A column-major matrix is written with its values in row-major order (the
-///        file's array equals the matrix).
+///        above. A row-major contiguous matrix is written as it lies; anything else (a
+///        column-major matrix, a block, an expression) is first copied into row-major order, so
+///        that the file's array equals the matrix.
 /// @tparam Derived an Eigen dense type of float, double or Eigen::half.
 /// @param path the file to write.
 /// @param matrix the values.
 /// @throws file_error if the file cannot be written.
 template <typename Derived>
-void save_npy(const std::filesystem::path& path, const Eigen::DenseBase<Derived>& matrix) {
-    using T = typename Derived::Scalar;
-    const RowMatrix<T> rows = matrix;
-    save_npy<T>(path, rows.data(), {static_cast<std::int64_t>(rows.rows()), static_cast<std::int64_t>(rows.cols())});
-}
+void save_npy(const std::filesystem::path& path, const Eigen::DenseBase<Derived>& matrix);
 
 /// @brief Everything save_npy writes, as bytes in memory.
 /// @tparam T float, double or Eigen::half.
@@ -259,6 +256,21 @@ std::string serialize_npy(const T* data, const std::vector<std::int64_t>& shape)
     std::string out = detail::npy_header<T>(shape, bytes, "<memory>", data);
     if (bytes != 0) out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(bytes));
     return out;
+}
+
+template <typename Derived>
+void save_npy(const std::filesystem::path& path, const Eigen::DenseBase<Derived>& matrix) {
+    using T = typename Derived::Scalar;
+    if constexpr (bool(Derived::Flags & Eigen::DirectAccessBit) && bool(Derived::IsRowMajor)) {
+        if (matrix.derived().innerStride() == 1 &&
+            (matrix.rows() <= 1 || matrix.derived().outerStride() == matrix.cols())) {
+            save_npy<T>(path, matrix.derived().data(),
+                        {static_cast<std::int64_t>(matrix.rows()), static_cast<std::int64_t>(matrix.cols())});
+            return;
+        }
+    }
+    const RowMatrix<T> rows = matrix;
+    save_npy<T>(path, rows.data(), {static_cast<std::int64_t>(rows.rows()), static_cast<std::int64_t>(rows.cols())});
 }
 
 template <typename T>
