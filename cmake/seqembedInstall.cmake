@@ -5,6 +5,8 @@
 #   share/seqembed/seqembedConfig.cmake      find_package(seqembed CONFIG), finds Eigen3 itself
 #   share/seqembed/seqembedConfigVersion.cmake
 #   share/seqembed/seqembedTargets.cmake     the imported target seqembed::seqembed
+#   share/seqembed/seqembedIoTargets.cmake   seqembed::io, when built (read only for
+#                                            find_package(seqembed COMPONENTS io))
 #   share/pkgconfig/seqembed.pc              pkg-config (Requires: eigen3)
 #   share/doc/seqembed/LICENSE
 #
@@ -31,6 +33,18 @@ install(TARGETS seqembed
 install(EXPORT seqembedTargets
   NAMESPACE seqembed::
   DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
+
+# seqembed::io in its own export set, so that a consumer who does not ask for the component
+# needs no nlohmann_json.
+if(TARGET seqembed_io)
+  install(TARGETS seqembed_io
+    EXPORT seqembedIoTargets
+    FILE_SET HEADERS DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+    INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+  install(EXPORT seqembedIoTargets
+    NAMESPACE seqembed::
+    DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
+endif()
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/seqembedConfig.cmake.in"

@@ -5,10 +5,13 @@
 #                                      test-aarch64 preset, part of scripts/run.sh test)
 #   scripts/install-deps.sh bench      plus Google Benchmark and libtorch (side-by-side comparison)
 #   scripts/install-deps.sh docs       plus Doxygen
-#   scripts/install-deps.sh generator  plus python3-torch and mpmath (tests/reference/ only)
+#   scripts/install-deps.sh generator  plus python3-torch, mpmath and numpy (tests/reference/ only)
 set -euo pipefail
 
-packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev)
+# nlohmann-json3-dev: seqembed::io's safetensors header; clang-14 and libclang-rt-14-dev: the
+# fuzz preset's libFuzzer.
+packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev nlohmann-json3-dev clang-14
+          libclang-rt-14-dev)
 for extra in "$@"; do
   case "$extra" in
     aarch64) packages+=(g++-aarch64-linux-gnu qemu-user) ;;

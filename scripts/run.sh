@@ -2,7 +2,8 @@
 # The project's commands. Each installs what it needs from Debian's packages if missing.
 #   scripts/run.sh demo      build and run the seed walkthrough demo
 #   scripts/run.sh test      build and run every test: g++ -Werror, then clang++ with ASan+UBSan,
-#                            then an aarch64 cross build (g++ -Werror) run under qemu-aarch64
+#                            then an aarch64 cross build (g++ -Werror) run under qemu-aarch64,
+#                            then the file readers' libFuzzer targets (about a minute each)
 #   scripts/run.sh bench     build and run the Google Benchmark suite (-O3 -march=native)
 #   scripts/run.sh compare   seqembed vs memcpy vs libtorch, side by side (native and -O2 builds)
 #   scripts/run.sh docs      build the API reference with Doxygen
@@ -20,7 +21,8 @@ case "${1:-}" in
     scripts/install-deps.sh aarch64
     cmake --workflow --preset test
     cmake --workflow --preset test-sanitize
-    cmake --workflow --preset test-aarch64 ;;
+    cmake --workflow --preset test-aarch64
+    cmake --workflow --preset fuzz ;;
   bench)
     scripts/install-deps.sh bench
     cmake --workflow --preset bench ;;

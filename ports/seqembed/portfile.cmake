@@ -12,6 +12,14 @@ vcpkg_from_github(
     HEAD_REF main
 )
 
+# The io feature builds and installs seqembed::io (safetensors and .npy, on nlohmann-json);
+# without it the target is left out even where nlohmann-json happens to be installed.
+if("io" IN_LIST FEATURES)
+    set(SEQEMBED_IO_OPTION ON)
+else()
+    set(SEQEMBED_IO_OPTION OFF)
+endif()
+
 vcpkg_cmake_configure(
     SOURCE_PATH "${SOURCE_PATH}"
     OPTIONS
@@ -20,6 +28,7 @@ vcpkg_cmake_configure(
         -DSEQEMBED_BUILD_BENCHMARKS=OFF
         -DSEQEMBED_BUILD_DOCS=OFF
         -DSEQEMBED_INSTALL=ON
+        -DSEQEMBED_IO=${SEQEMBED_IO_OPTION}
 )
 
 vcpkg_cmake_install()

@@ -1,0 +1,34 @@
+/// @file io/errors.hpp
+/// @brief The exceptions the file readers and writers throw, beside those of error.hpp.
+#pragma once
+
+#include <string>
+
+#include "../error.hpp"
+
+namespace seqembed {
+
+/// @brief A file whose bytes break its format: a safetensors or .npy file that is truncated,
+///        malformed, inconsistent, or holds a dtype seqembed does not read.
+///
+/// The message names the file, the tensor where there is one, and the problem:
+/// `seqembed: model.safetensors: tensor 'wte': shape [50257, 768] of F32 needs 154389504 bytes,
+/// data_offsets [0, 154389500] hold 154389500`.
+class format_error : public error {
+public:
+    /// @brief Builds the error from a complete message.
+    /// @param message the file, the tensor and what is wrong with them.
+    explicit format_error(const std::string& message) : error(message) {}
+};
+
+/// @brief The operating system refused a file operation: a file that cannot be opened, read,
+///        written, flushed or renamed (a bad path, a full disk). The message names the file and
+///        the system's reason.
+class file_error : public error {
+public:
+    /// @brief Builds the error from a complete message.
+    /// @param message the file, the operation and the system's reason.
+    explicit file_error(const std::string& message) : error(message) {}
+};
+
+}  // namespace seqembed

@@ -1,0 +1,12 @@
+/// @file io/io.hpp
+/// @brief Everything of seqembed's file support: safetensors and .npy, read (memory-mapped,
+///        validated) and written (atomically). Link the seqembed::io CMake target (it needs
+///        nlohmann_json); `seqembed/seqembed.hpp` does not include these headers.
+#pragma once
+
+#include "dtype.hpp"
+#include "errors.hpp"
+#include "mapped_file.hpp"
+#include "npy.hpp"
+#include "safetensors.hpp"
+#include "tensor.hpp"

@@ -1,0 +1,286 @@
+/// @file io/npy.hpp
+/// @brief Reading and writing NumPy .npy files: NpyFile (memory-mapped, strictly validated,
+///        versions 1.0, 2.0 and 3.0, little- and big-endian, C and Fortran order) and save_npy.
+///
+/// The format: the magic "\x93NUMPY", two version bytes, the header length (2 bytes
+/// little-endian in version 1.0, 4 in 2.0 and 3.0), a Python dict literal
+/// {'descr': '<f4', 'fortran_order': False, 'shape': (rows, cols), } padded with spaces and
+/// ended by a newline so that the data starts at a multiple of 64 bytes, then the data. The
+/// dict is read by a strict hand-written parser; nothing here needs Python or a JSON library.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../learned_positions.hpp"
+#include "../token_embedding.hpp"
+#include "detail/atomic_write.hpp"
+#include "detail/npy_header.hpp"
+#include "detail/read_tensor.hpp"
+#include "dtype.hpp"
+#include "errors.hpp"
+#include "mapped_file.hpp"
+#include "tensor.hpp"
+
+namespace seqembed::io {
+
+/// @brief A .npy file, opened read-only and checked: one array of F16, F32 or F64.
+///
+/// Opening maps the file and checks the preamble, the dict (exactly the keys descr,
+/// fortran_order and shape, each well-formed), the dtype, and that the data is exactly as long
+/// as the shape says. Reading gives a view of the file when the array is little-endian, in C
+/// order, of the requested type and aligned; otherwise an owned copy, byte-swapped (big-endian
+/// '>f4'), reordered (fortran_order True: the loaded array equals the stored one, never its
+/// transpose) or converted. Messages name the file and the problem.
+/// @code
+/// auto positions = seqembed::io::NpyFile::open("pe.npy").learned_positions<float>();
+/// auto table = seqembed::io::NpyFile::open("emb.npy").matrix<double>();   // F16/F32 widened
+/// @endcode
+class NpyFile {
+public:
+    /// @brief Opens and checks a file.
+    /// @param path the file.
+    /// @param options mapping and the header length cap.
+    /// @return the opened file.
+    /// @throws file_error if it cannot be opened or read; format_error if it is not a valid
+    ///         .npy file of a supported dtype.
+    static NpyFile open(const std::filesystem::path& path, const OpenOptions& options = {}) {
+        return NpyFile(MappedFile::open(path, options.map), options);
+    }
+    /// @brief Checks .npy bytes already in memory (no copy).
+    /// @param data the first byte.
+    /// @param size how many bytes.
+    /// @param name what messages call them.
+    /// @param owner keeps data alive for what is read from it; null: the caller does.
+    /// @param options the header length cap.
+    /// @return the parsed file.
+    /// @throws format_error if the bytes are not a valid .npy file.
+    static NpyFile from_memory(const void* data, std::size_t size, std::string name = "<memory>",
+                               std::shared_ptr<const void> owner = nullptr,
+                               const OpenOptions& options = {}) {
+        return NpyFile(MappedFile::from_memory(data, size, std::move(name), std::move(owner)), options);
+    }
+
+    /// @brief The file's path, as messages show it.
+    /// @return the path (or the name given to from_memory).
+    const std::string& path() const noexcept { return m_file.name(); }
+    /// @brief Whether the file is memory-mapped.
+    /// @return false when it was read into memory.
+    bool is_mapped() const noexcept { return m_file.is_mapped(); }
+    /// @brief The format version's major number.
+    /// @return 1, 2 or 3.
+    int version() const noexcept { return m_header.major; }
+    /// @brief The dtype as written.
+    /// @return "<f4", ">f8", ...
+    const std::string& descr() const noexcept { return m_header.descr; }
+    /// @brief The stored element type.
+    /// @return F16, F32 or F64.
+    Dtype dtype() const noexcept { return m_header.dtype; }
+    /// @brief Whether the values are stored big-endian ('>').
+    /// @return true for '>f2', '>f4', '>f8'.
+    bool big_endian() const noexcept { return m_header.big_endian; }
+    /// @brief Whether the values are stored in Fortran (column-major) order.
+    /// @return the header's fortran_order.
+    bool fortran_order() const noexcept { return m_header.fortran_order; }
+    /// @brief The array's dimensions.
+    /// @return the shape, outermost first (empty for a scalar).
+    const std::vector<std::int64_t>& shape() const noexcept { return m_header.shape; }
+    /// @brief Where the data starts in the file.
+    /// @return the preamble plus the header length (a multiple of 64 in files NumPy writes).
+    std::uint64_t data_offset() const noexcept { return m_header.data_offset; }
+
+    /// @brief Reads the array (rank 1 to 4) as T: a view when it can be, else a copy (see the
+    ///        class).
+    /// @tparam T float, double, Eigen::half or Eigen::bfloat16.
+    /// @param options narrowing and copy.
+    /// @return the tensor, keeping the file's bytes (or its copy) alive.
+    /// @throws shape_error for a rank outside 1 to 4; value_error for a narrowing conversion
+    ///         the options do not allow.
+    template <typename T>
+    Tensor<T> tensor(const ReadOptions& options = {}) const { return read<T>(0, options); }
+    /// @brief Reads a rank-2 array as T.
+    /// @tparam T the element type.
+    /// @param options narrowing and copy.
+    /// @return the tensor; its matrix() is the view.
+    /// @throws shape_error if the rank is not 2; as tensor() else.
+    template <typename T>
+    Tensor<T> matrix(const ReadOptions& options = {}) const { return read<T>(2, options); }
+    /// @brief Reads a rank-1 array as T.
+    /// @tparam T the element type.
+    /// @param options narrowing and copy.
+    /// @return the tensor; its vector() is the view.
+    /// @throws shape_error if the rank is not 1; as tensor() else.
+    template <typename T>
+    Tensor<T> vector(const ReadOptions& options = {}) const { return read<T>(1, options); }
+
+    /// @brief A token embedding over the (rank-2) array, viewing the file or a converted copy,
+    ///        which it keeps alive.
+    /// @tparam Scalar the output type.
+    /// @tparam Storage the table's type.
+    /// @param options scale, padding_idx, check_finite.
+    /// @param read narrowing and copy.
+    /// @return the embedding.
+    /// @throws as matrix(), and as TokenEmbedding::view.
+    template <typename Scalar = float, typename Storage = Scalar>
+    TokenEmbedding<Scalar, Storage> token_embedding(const TokenEmbeddingOptions& options = {},
+                                                    const ReadOptions& read = {}) const {
+        const Tensor<Storage> table = matrix<Storage>(read);
+        return TokenEmbedding<Scalar, Storage>::view(table.data(), table.shape()[0], table.shape()[1],
+                                                     options, table.owner());
+    }
+    /// @brief A learned position table over the (rank-2) array, viewing the file or a converted
+    ///        copy, which it keeps alive.
+    /// @tparam Scalar float or double.
+    /// @param options offset, check_finite.
+    /// @param read narrowing and copy.
+    /// @return the table.
+    /// @throws as matrix(), and as LearnedPositionalEmbedding::view.
+    template <typename Scalar = float>
+    LearnedPositionalEmbedding<Scalar> learned_positions(const LearnedPositionsOptions& options = {},
+                                                         const ReadOptions& read = {}) const {
+        const Tensor<Scalar> table = matrix<Scalar>(read);
+        return LearnedPositionalEmbedding<Scalar>::view(table.data(), table.shape()[0],
+                                                        table.shape()[1], options, table.owner());
+    }
+
+private:
+    NpyFile(MappedFile file, const OpenOptions& options)
+        : m_file(std::move(file)),
+          m_header(detail::read_npy_header(m_file.data(), m_file.size(), m_file.name(), options)) {}
+
+    template <typename T>
+    Tensor<T> read(int rank, const ReadOptions& options) const {
+        static const std::string array = "array";
+        detail::StoredTensor stored{&m_file.name(), &array, m_header.dtype, m_header.big_endian,
+                                    m_header.fortran_order, m_header.shape,
+                                    m_file.data() + m_header.data_offset, m_header.data_bytes,
+                                    m_file.owner()};
+        return detail::read_tensor<T>(stored, rank, options);
+    }
+
+    MappedFile m_file;
+    detail::NpyHeader m_header;
+};
+
+/// @brief Writes values of any shape (rank 0 to 4) as a .npy file, atomically (a temporary
+///        file beside path, flushed, then renamed: never a partial file under path).
+///
+/// The bytes numpy.save (NumPy 1.23 and later) writes for the same array: version 1.0, little-endian,
+/// C order, the dict {'descr': ..., 'fortran_order': False, 'shape': (...), } followed by room
+/// for the first dimension to grow and by spaces and a newline so that the data starts at a
+/// multiple of 64 bytes.
+/// @tparam T float ('<f4'), double ('<f8') or Eigen::half ('<f2'); .npy has no bfloat16.
+/// @param path the file to write (replaced if it exists).
+/// @param data the values in row-major order.
+/// @param shape the dimensions.
+/// @throws value_error for a negative dimension, a rank above 4 or a null data with values;
+///         file_error if the file cannot be written.
+template <typename T>
+void save_npy(const std::filesystem::path& path, const T* data, const std::vector<std::int64_t>& shape);
+
+/// @brief Writes a matrix as a rank-2 .npy file (rows, cols), atomically; see the overload
+///        above. A row-major contiguous matrix is written as it lies; anything else (a
+///        column-major matrix, a block, an expression) is first copied into row-major order, so
+///        that the file's array equals the matrix.
+/// @tparam Derived an Eigen dense type of float, double or Eigen::half.
+/// @param path the file to write.
+/// @param matrix the values.
+/// @throws file_error if the file cannot be written.
+template <typename Derived>
+void save_npy(const std::filesystem::path& path, const Eigen::DenseBase<Derived>& matrix);
+
+/// @brief Everything save_npy writes, as bytes in memory.
+/// @tparam T float, double or Eigen::half.
+/// @param data the values in row-major order.
+/// @param shape the dimensions (rank 0 to 4).
+/// @return the file's bytes.
+/// @throws value_error as save_npy.
+template <typename T>
+std::string serialize_npy(const T* data, const std::vector<std::int64_t>& shape);
+
+// ---------------------------------------------------------------------------------------------
+// Implementation
+
+namespace detail {
+
+template <typename T>
+std::string npy_header(const std::vector<std::int64_t>& shape, std::uint64_t& bytes, const std::string& file,
+                       const T* data) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Eigen::half>,
+                  "seqembed::io::save_npy<T>: T must be float, double or Eigen::half (.npy has no bfloat16)");
+    if (!host_is_little_endian())
+        seqembed::detail::fail<value_error>(file, ": writing on a big-endian machine is not supported");
+    if (shape.size() > 4)
+        seqembed::detail::fail<value_error>(file, ": cannot save an array of rank ", shape.size(),
+                                            "; seqembed writes ranks 0 to 4");
+    bytes = sizeof(T);
+    std::string dims;
+    for (std::int64_t d : shape) {
+        if (d < 0) seqembed::detail::fail<value_error>(file, ": cannot save the negative dimension ", d);
+        const auto n = static_cast<std::uint64_t>(d);
+        if (n != 0 && bytes > (std::uint64_t{1} << 62) / n)
+            seqembed::detail::fail<value_error>(file, ": cannot save shape ", shape_text(shape), ": it overflows");
+        bytes *= n;
+        dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    }
+    if (shape.size() == 1) dims += ",";
+    if (bytes != 0 && data == nullptr)
+        seqembed::detail::fail<value_error>(file, ": cannot save values from a null pointer");
+    const char* descr = std::is_same_v<T, float> ? "<f4" : std::is_same_v<T, double> ? "<f8" : "<f2";
+    std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    // As NumPy (1.23 on) writes it: spare room for the first dimension to grow to 21 digits,
+    // then spaces and a newline up to the next multiple of 64 (a whole 64 when already there).
+    if (!shape.empty()) dict.append(21 - std::to_string(shape[0]).size(), ' ');
+    const bool v2 = dict.size() + 1 + 64 + 10 > 65535;
+    const std::size_t prelude = v2 ? 12 : 10;
+    dict.append(64 - (prelude + dict.size() + 1) % 64, ' ');
+    dict += '\n';
+    std::string out("\x93NUMPY", 6);
+    out += static_cast<char>(v2 ? 2 : 1);
+    out += '\0';
+    const auto length = static_cast<std::uint32_t>(dict.size());
+    for (std::size_t i = 0; i < (v2 ? 4u : 2u); ++i) out += static_cast<char>((length >> (8 * i)) & 0xFF);
+    return out + dict;
+}
+
+}  // namespace detail
+
+template <typename T>
+std::string serialize_npy(const T* data, const std::vector<std::int64_t>& shape) {
+    std::uint64_t bytes = 0;
+    std::string out = detail::npy_header<T>(shape, bytes, "<memory>", data);
+    if (bytes != 0) out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(bytes));
+    return out;
+}
+
+template <typename Derived>
+void save_npy(const std::filesystem::path& path, const Eigen::DenseBase<Derived>& matrix) {
+    using T = typename Derived::Scalar;
+    if constexpr (bool(Derived::Flags & Eigen::DirectAccessBit) && bool(Derived::IsRowMajor)) {
+        if (matrix.derived().innerStride() == 1 &&
+            (matrix.rows() <= 1 || matrix.derived().outerStride() == matrix.cols())) {
+            save_npy<T>(path, matrix.derived().data(),
+                        {static_cast<std::int64_t>(matrix.rows()), static_cast<std::int64_t>(matrix.cols())});
+            return;
+        }
+    }
+    const RowMatrix<T> rows = matrix;
+    save_npy<T>(path, rows.data(), {static_cast<std::int64_t>(rows.rows()), static_cast<std::int64_t>(rows.cols())});
+}
+
+template <typename T>
+void save_npy(const std::filesystem::path& path, const T* data, const std::vector<std::int64_t>& shape) {
+    std::uint64_t bytes = 0;
+    const std::string header = detail::npy_header<T>(shape, bytes, path.u8string(), data);
+    detail::write_file_atomically(path, [&](detail::FileSink& sink) {
+        sink.write(header.data(), header.size());
+        if (bytes != 0) sink.write(data, static_cast<std::size_t>(bytes));
+    });
+}
+
+}  // namespace seqembed::io
