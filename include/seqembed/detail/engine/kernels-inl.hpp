@@ -420,20 +420,6 @@ private:
     }
 };
 
-/// RowKernel::write, as a function to point to.
-template <typename Scalar, typename Storage>
-void write_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const RowSources<Scalar, Storage>* rows,
-                Index count, const Storage* const* ahead) noexcept {
-    RowKernel<Scalar, Storage>::write(job, carry, rows, count, ahead);
-}
-
-/// RowKernel::finish, as a function to point to.
-template <typename Scalar, typename Storage>
-void finish_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry) noexcept {
-    RowKernel<Scalar, Storage>::finish(job, carry);
-}
-
-
 /// a * b, rounded before whatever it feeds.
 template <typename D>
 inline typename D::Reg rounded_product(typename D::Reg a, typename D::Reg b) noexcept {
@@ -510,5 +496,26 @@ inline void exact_sin_cos_block(double position, const double* high, const doubl
         D::store(cosines + i, D::select(D::either(one, D::equal(q, D::set(2.0))), D::negate(base_cos), base_cos));
     }
 }
+
+/// This ISA's kernels, as the dispatch point (detail/engine/kernels.hpp) hands them out.
+struct Backend {
+    template <typename Scalar, typename Storage>
+    static void write_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+                           const RowSources<Scalar, Storage>* rows, Index count,
+                           const Storage* const* ahead) noexcept {
+        RowKernel<Scalar, Storage>::write(job, carry, rows, count, ahead);
+    }
+    template <typename Scalar, typename Storage>
+    static void finish_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry) noexcept {
+        RowKernel<Scalar, Storage>::finish(job, carry);
+    }
+    static void draw(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
+        draw_spans(key, first, count, out);
+    }
+    static void sin_cos(double position, const double* high, const double* middle, const double* low,
+                        double* sines, double* cosines) noexcept {
+        exact_sin_cos_block(position, high, middle, low, sines, cosines);
+    }
+};
 
 #undef SEQEMBED_DETAIL_UNROLL_ALL

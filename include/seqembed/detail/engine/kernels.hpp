@@ -76,73 +76,53 @@ namespace seqembed::detail::neon_isa {
 
 namespace seqembed::detail {
 
+/// The one dispatch point: calls visit with the Backend of the ISA in force (active_isa()).
+/// @throws value_error as active_isa().
+template <typename Visit>
+decltype(auto) with_active_isa(Visit&& visit) {
+    switch (active_isa()) {
+#if SEQEMBED_DETAIL_X86_KERNELS
+        case Isa::avx512: return visit(avx512_isa::Backend{});
+        case Isa::avx2: return visit(avx2_isa::Backend{});
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+        case Isa::neon: return visit(neon_isa::Backend{});
+#endif
+        default: break;
+    }
+    return visit(scalar_isa::Backend{});
+}
+
 /// The row kernel of one ISA for rows of Scalar from a table of Storage.
 template <typename Scalar, typename Storage>
 struct RowKernelFunctions {
     void (*write)(const RowJob<Scalar>&, RowCarry<Scalar>&, const RowSources<Scalar, Storage>*, Index,
                   const Storage* const*) noexcept;
     void (*finish)(const RowJob<Scalar>&, RowCarry<Scalar>&) noexcept;
-    /// Lanes of its vectors: rows whose width is a multiple of it, at aligned addresses, have
-    /// no element written one by one.
-    int lanes;
-    /// Whether its streaming stores bypass the cache (false: they are plain stores).
-    bool streams;
 };
 
 /// The row kernel of the ISA in force.
 /// @throws value_error as active_isa().
 template <typename Scalar, typename Storage>
 RowKernelFunctions<Scalar, Storage> row_kernel() {
-    switch (active_isa()) {
-#if SEQEMBED_DETAIL_X86_KERNELS
-        case Isa::avx512:
-            return {&avx512_isa::write_rows<Scalar, Storage>, &avx512_isa::finish_rows<Scalar, Storage>,
-                    avx512_isa::Lanes<Scalar>::count, true};
-        case Isa::avx2:
-            return {&avx2_isa::write_rows<Scalar, Storage>, &avx2_isa::finish_rows<Scalar, Storage>,
-                    avx2_isa::Lanes<Scalar>::count, true};
-#endif
-#if SEQEMBED_DETAIL_NEON_KERNELS
-        case Isa::neon:
-            return {&neon_isa::write_rows<Scalar, Storage>, &neon_isa::finish_rows<Scalar, Storage>,
-                    neon_isa::Lanes<Scalar>::count, false};
-#endif
-        default: break;
-    }
-    return {&scalar_isa::write_rows<Scalar, Storage>, &scalar_isa::finish_rows<Scalar, Storage>, 1, false};
+    return with_active_isa([](auto backend) {
+        using Backend = decltype(backend);
+        return RowKernelFunctions<Scalar, Storage>{&Backend::template write_rows<Scalar, Storage>,
+                                                   &Backend::template finish_rows<Scalar, Storage>};
+    });
 }
 
 /// The kept bits of spans first .. first + count - 1 of a mask, drawn by the ISA in force.
 /// @throws value_error as active_isa().
 inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) {
-    switch (active_isa()) {
-#if SEQEMBED_DETAIL_X86_KERNELS
-        case Isa::avx512: avx512_isa::draw_spans(key, first, count, out); return;
-        case Isa::avx2: avx2_isa::draw_spans(key, first, count, out); return;
-#endif
-#if SEQEMBED_DETAIL_NEON_KERNELS
-        case Isa::neon: neon_isa::draw_spans(key, first, count, out); return;
-#endif
-        default: break;
-    }
-    scalar_isa::draw_spans(key, first, count, out);
+    with_active_isa([&](auto backend) { decltype(backend)::draw(key, first, count, out); });
 }
 
 /// exact_sin_cos_block of the ISA in force.
 /// @throws value_error as active_isa().
 inline void exact_sin_cos(double position, const double* high, const double* middle, const double* low,
                           double* sines, double* cosines) {
-    switch (active_isa()) {
-#if SEQEMBED_DETAIL_X86_KERNELS
-        case Isa::avx512: avx512_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines); return;
-        case Isa::avx2: avx2_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines); return;
-#endif
-#if SEQEMBED_DETAIL_NEON_KERNELS
-        case Isa::neon: neon_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines); return;
-#endif
-        default: break;
-    }
-    scalar_isa::exact_sin_cos_block(position, high, middle, low, sines, cosines);
+    with_active_isa([&](auto backend) { decltype(backend)::sin_cos(position, high, middle, low, sines, cosines); });
 }
 
 }  // namespace seqembed::detail

@@ -41,9 +41,6 @@ public:
     RowPass& operator=(const RowPass&) = delete;
     ~RowPass() = default;
 
-    /// Whether the kernel's streaming stores bypass the cache (else streaming is plain stores).
-    bool kernel_streams() const noexcept { return m_kernel.streams; }
-
     /// Adds a row; `ahead` (or null) is the table row whose lines are requested while it is
     /// written.
     void add(const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
