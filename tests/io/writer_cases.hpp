@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <seqembed/detail/simd/platform.hpp>
 #include <seqembed/io/io.hpp>
 
 namespace io_cases {
@@ -53,8 +54,14 @@ struct WriterArrays {
         f8 << 1.0 / 3.0, 2.0 / 3.0, -1e-300, 5e300;
         for (int i = 0; i < 10; ++i) f2(i / 5, i % 5) = Eigen::half(static_cast<float>(i) / 9.0f);
         // numpy.linspace(-1, 1, 7, dtype=float32): i * step + start in double, the last exact.
+        // The product is rounded before the sum, as NumPy rounds it: GCC would fuse them into an
+        // FMA where the target has one (AArch64), and i = 3 would give -5.6e-17 instead of 0.
         const double step = 2.0 / 6.0;
-        for (int i = 0; i < 7; ++i) vector_f4.push_back(static_cast<float>(i == 6 ? 1.0 : i * step + -1.0));
+        for (int i = 0; i < 7; ++i) {
+            double product = i * step;
+            seqembed::detail::keep_rounded(product);
+            vector_f4.push_back(static_cast<float>(i == 6 ? 1.0 : product + -1.0));
+        }
     }
 
     /// Writes the four .npy files of writer_arrays() into directory.
