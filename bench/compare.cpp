@@ -358,8 +358,8 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     // The reference point: the same sum as one plain Eigen expression per row, no
     // checks, no dropout (a compiler that contracted `* scale +` into an FMA would round
     // differently), over the same memory.
-    const auto plain_table = seqembed_bench::api::table_values(eval_pipeline.embedding());
-    const auto plain_positions = seqembed_bench::api::table_values(eval_pipeline.positions());
+    const auto plain_table = eval_pipeline.embedding().table();
+    const auto plain_positions = eval_pipeline.positions().table();
     const float plain_scale = eval_pipeline.embedding().scale();
     contenders.push_back({"(info) a plain Eigen loop of the same sum", [&] {
                               for (Index b = 0; b < w.batch; ++b)
@@ -392,7 +392,7 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
     dropout->train();
     // seed 001's buffer: [1, max_len, d], here seqembed's own table so that both add the same
     // position values; its float32 formula is timed in the table section.
-    const auto table = seqembed_bench::api::table_values(eval_pipeline.positions());
+    const auto table = eval_pipeline.positions().table();
     const torch::Tensor pe =
         torch::from_blob(const_cast<float*>(table.data()), {1, table.rows(), table.cols()},
                          torch::kFloat)
@@ -495,7 +495,7 @@ void compare_table(int rounds, double sample_ms) {
                 static_cast<long>(max_len), static_cast<long>(d_model));
 
     seqembed::SinusoidalOptions exact_options;
-    seqembed_bench::api::set_table_rows(exact_options, max_len);
+    exact_options.max_positions = max_len;
     seqembed::SinusoidalOptions scalar_options = exact_options;
     scalar_options.precision = seqembed::TablePrecision::follow_scalar;
 

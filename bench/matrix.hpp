@@ -14,11 +14,6 @@
 // token table is then 500 MiB in float, 250 MiB in bfloat16). Every output is larger than the
 // caches of the machines measured so far (32 MiB L3), so the matrix measures the memory-bound
 // regime throughout.
-//
-// Where the public API is about to be renamed (`weights()` becomes `table()` on every table,
-// `SinusoidalOptions::max_len` becomes `max_positions`), the programs go through the two helpers
-// of namespace `api` below, which pick whichever name the headers have: nothing else in bench/
-// spells either name.
 #pragma once
 
 #include <seqembed/seqembed.hpp>
@@ -35,43 +30,6 @@
 #include "bench_support.hpp"
 
 namespace seqembed_bench {
-
-// ---------------------------------------------------------------------------------------------
-// The API names that are changing, in one place
-
-namespace api {
-
-template <typename T, typename = void>
-struct has_table : std::false_type {};
-template <typename T>
-struct has_table<T, std::void_t<decltype(std::declval<const T&>().table())>> : std::true_type {};
-
-template <typename T, typename = void>
-struct has_max_positions : std::false_type {};
-template <typename T>
-struct has_max_positions<T, std::void_t<decltype(std::declval<T&>().max_positions)>>
-    : std::true_type {};
-
-/// The stored values of a table (token embedding, learned or sinusoidal positions) as a
-/// read-only row-major matrix: `table()` where the class has it, else `weights()`.
-template <typename Table>
-auto table_values(const Table& table) {
-    if constexpr (has_table<Table>::value)
-        return table.table();
-    else
-        return table.weights();
-}
-
-/// Sets how many rows a sinusoidal table precomputes (`max_positions`, formerly `max_len`).
-template <typename Options>
-void set_table_rows(Options& options, Index rows) {
-    if constexpr (has_max_positions<Options>::value)
-        options.max_positions = rows;
-    else
-        options.max_len = rows;
-}
-
-}  // namespace api
 
 // ---------------------------------------------------------------------------------------------
 // The axes
@@ -167,7 +125,7 @@ inline Bf16Embedding bf16_embedding(const std::vector<float>& values, const Shap
 /// exact precision, row t holds position t).
 inline Sinusoidal sinusoidal(const Shape& shape) {
     seqembed::SinusoidalOptions options;
-    api::set_table_rows(options, shape.length);
+    options.max_positions = shape.length;
     return Sinusoidal(shape.d_model, options);
 }
 
@@ -234,10 +192,10 @@ seqembed::InputPipeline<float, Positional, Embedding> make_pipeline(
 /// Row t of the positional stage's stored table, as the pipeline reads it for token t of a
 /// sequence (default options: no offset, first position 0); nullptr for no positions.
 inline const float* position_rows(const Sinusoidal& positions) {
-    return api::table_values(positions).data();
+    return positions.table().data();
 }
 inline const float* position_rows(const Learned& positions) {
-    return api::table_values(positions).data();
+    return positions.table().data();
 }
 inline const float* position_rows(const NoPositions&) { return nullptr; }
 
@@ -312,7 +270,7 @@ private:
 /// The plain loop over the pipeline's own tables.
 template <typename Embedding, typename Positional>
 auto make_plain_loop(const Embedding& embedding, const Positional& positions, Index length) {
-    const auto table = api::table_values(embedding);
+    const auto table = embedding.table();
     return PlainLoop<typename Embedding::StorageType>(table.data(), table.rows(), table.cols(),
                                                       embedding.scale(), position_rows(positions),
                                                       length);

@@ -251,7 +251,7 @@ struct PipelineCase {
 template <typename Scalar>
 seqembed::SinusoidalPositionalEncoding<Scalar> sinusoidal_for(const BatchSize& size) {
     seqembed::SinusoidalOptions options;
-    seqembed_bench::api::set_table_rows(options, size.length);
+    options.max_positions = size.length;
     return seqembed::SinusoidalPositionalEncoding<Scalar>(size.d_model, options);
 }
 
@@ -411,7 +411,7 @@ void register_table(Index max_len, Index d_model, seqembed::TablePrecision preci
                              (is_headline ? "/headline" : "");
     add(name, [max_len, d_model, precision](benchmark::State& state) {
         seqembed::SinusoidalOptions options;
-        seqembed_bench::api::set_table_rows(options, max_len);
+        options.max_positions = max_len;
         options.precision = precision;
         for (auto _ : state) {
             seqembed::SinusoidalPositionalEncoding<Scalar> table(d_model, options);

@@ -122,7 +122,7 @@ struct SinusoidalOptions {
     }
     /// @brief Marian (C++): as tensor2tensor, positions from 0 plus the decoding step.
     /// @return the same options as tensor2tensor(); pass the step as InputPipeline's
-    ///         step_offset.
+    ///         offsets.
     static SinusoidalOptions marian() { return tensor2tensor(); }
     /// @brief Hugging Face MarianSinusoidalPositionalEmbedding: concatenated with the paper's
     ///        exponent 2i/d, the sine half taking the extra column of an odd width, a 512-row

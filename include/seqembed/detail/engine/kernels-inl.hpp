@@ -122,10 +122,7 @@ public:
     /// The kept bits of the 64 elements from here, bit i for the i-th.
     std::uint64_t bits() const noexcept { return bits_at(m_stream.words, m_bit); }
     /// Moves `count` (<= 64) elements on.
-    void step(unsigned count) noexcept {
-        m_bit += count;
-        if (m_bit + 64 > KeptStream::size) seek(m_stream.first + m_bit);
-    }
+    void step(unsigned count) noexcept { move_to(m_bit + count); }
     /// Where the cursor is in the stream (for loops that keep it in a register).
     std::uint64_t position() const noexcept { return m_bit; }
     /// The stream's words.
