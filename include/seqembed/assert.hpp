@@ -5,6 +5,8 @@
 /// this macro does.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <Eigen/Core>
 
 #ifndef SEQEMBED_ASSERT

@@ -2,6 +2,8 @@
 /// @brief Dropout: inverted dropout whose mask depends only on (seed, call, element).
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>

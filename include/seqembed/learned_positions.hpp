@@ -2,6 +2,8 @@
 /// @brief LearnedPositionalEmbedding: a trained max_positions x d_model position table.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>

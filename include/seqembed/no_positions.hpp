@@ -2,6 +2,8 @@
 /// @brief NoPositions: the positional stage of models that add no positions to the embeddings.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <cstdint>
 #include <type_traits>
 

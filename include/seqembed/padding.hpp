@@ -3,6 +3,8 @@
 ///        StepOffsets: what is added to the positions of each sequence when decoding.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <cstdint>
 #include <iterator>
 #include <type_traits>

@@ -5,6 +5,8 @@
 /// (scaled by sqrt(d_model)), sinusoidal or learned positions, dropout, over padded batches.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include "version.hpp"
 #include "assert.hpp"
 #include "error.hpp"

@@ -3,6 +3,8 @@
 ///        masks, lengths and offsets are read without a copy.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <Eigen/Core>
 #include <cstdint>
 #include <type_traits>

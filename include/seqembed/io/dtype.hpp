@@ -2,6 +2,8 @@
 /// @brief The element types seqembed reads from and writes to files, and their conversions.
 #pragma once
 
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <cstddef>
 #include <optional>
 #include <string_view>

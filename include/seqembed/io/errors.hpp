@@ -2,6 +2,8 @@
 /// @brief The exceptions the file readers and writers throw, beside those of error.hpp.
 #pragma once
 
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <string>
 
 #include "../error.hpp"

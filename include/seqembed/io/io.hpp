@@ -4,6 +4,8 @@
 ///        nlohmann_json); `seqembed/seqembed.hpp` does not include these headers.
 #pragma once
 
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include "dtype.hpp"
 #include "errors.hpp"
 #include "mapped_file.hpp"

@@ -9,6 +9,8 @@
 /// dict is read by a strict hand-written parser; nothing here needs Python or a JSON library.
 #pragma once
 
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>

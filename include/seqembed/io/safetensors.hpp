@@ -9,6 +9,8 @@
 /// nlohmann_json (the seqembed::io CMake target); `seqembed.hpp` does not include this header.
 #pragma once
 
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>

@@ -3,6 +3,8 @@
 ///        converted copy; ReadOptions: how it is read.
 #pragma once
 
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <cstdint>
 #include <memory>
 #include <string>
