@@ -2,7 +2,8 @@
 /// @brief The exceptions seqembed throws for bad input.
 #pragma once
 
-#include <sstream>
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <stdexcept>
 #include <string>
 
@@ -44,16 +45,6 @@ public:
     explicit value_error(const std::string& message) : error(message) {}
 };
 
-namespace detail {
-
-/// Throws Error with "seqembed: " followed by the streamed parts.
-template <typename Error, typename... Parts>
-[[noreturn]] void fail(const Parts&... parts) {
-    std::ostringstream message;
-    message << "seqembed: ";
-    (message << ... << parts);
-    throw Error(message.str());
-}
-
-}  // namespace detail
 }  // namespace seqembed
+
+#include "detail/exceptions.hpp"  // detail::fail, which throws these

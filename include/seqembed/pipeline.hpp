@@ -3,6 +3,8 @@
 ///        one pass per row.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -233,11 +235,8 @@ private:
         }
 #endif
         for (Index worker = 1; worker < workers; ++worker) {
-            try {
-                helpers.emplace_back(work, worker);
-            } catch (...) {  // std::system_error or std::bad_alloc: no thread to be had
-                work(worker);  // this thread does that share too
-            }
+            // std::system_error or std::bad_alloc: no thread to be had, this thread does it too
+            if (!detail::attempt_succeeds([&] { helpers.emplace_back(work, worker); })) work(worker);
         }
         work(0);
         for (std::thread& helper : helpers) helper.join();
@@ -287,7 +286,7 @@ private:
 
     Index worker_count(const TokenIds& ids) const noexcept {
         const Index wanted = m_threads > 0 ? m_threads
-                                           : std::max<Index>(1, std::thread::hardware_concurrency());
+                                           : std::max<Index>(1, static_cast<Index>(std::thread::hardware_concurrency()));
         const Index useful = std::max<Index>(1, ids.size() * d_model() / elements_per_extra_worker);
         return std::max<Index>(1, std::min({wanted, useful, ids.rows()}));
     }

@@ -3,6 +3,8 @@
 ///        Need", in the conventions of the frameworks that weights are ported from.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -174,12 +176,9 @@ public:
         : m_options(checked(d_model, options)),
           m_d_model(d_model),
           m_table("sinusoidal table", m_options.max_positions, d_model) {
-        try {
-            plan_columns();
-        } catch (const std::bad_alloc&) {
-            detail::fail<value_error>("sinusoidal table of ", options.max_positions, " x ", d_model,
-                                      " does not fit in memory");
-        }
+        detail::run_or_fail_on_bad_alloc<value_error>([&] { plan_columns(); }, "sinusoidal table of ",
+                                                      options.max_positions, " x ", d_model,
+                                                      " does not fit in memory");
         auto table = m_table.writable();
         for (Index t = 0; t < options.max_positions; ++t) compute_row(t, table.row(t).data());
     }
@@ -243,12 +242,8 @@ public:
         require_positions(first, count);
         detail::require_addressable<Scalar>("sinusoidal rows", count, m_d_model);
         RowMatrix<Scalar> out;
-        try {
-            out.resize(count, m_d_model);
-        } catch (const std::bad_alloc&) {
-            detail::fail<value_error>(count, " x ", m_d_model,
-                                      " sinusoidal rows do not fit in memory");
-        }
+        detail::run_or_fail_on_bad_alloc<value_error>([&] { out.resize(count, m_d_model); }, count, " x ",
+                                                      m_d_model, " sinusoidal rows do not fit in memory");
         forward_into(first, out);
         return out;
     }

@@ -19,8 +19,25 @@
 
 #include "../types.hpp"
 
-#if defined(__linux__)
+// madvise: glibc's declaration is repeated here, where it is known, so that users' code does not
+// receive <sys/mman.h> and its macros; elsewhere on Linux the header itself.
+#if defined(__linux__) && defined(__GLIBC__) && \
+    (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+extern "C" int madvise(void* address, std::size_t length, int advice) noexcept;
+namespace seqembed::detail {
+/// MADV_HUGEPAGE of Linux on x86 and AArch64 (tests/test_large_memory.cpp checks it against
+/// <sys/mman.h>).
+inline constexpr int linux_madv_hugepage = 14;
+}  // namespace seqembed::detail
+#define SEQEMBED_DETAIL_HUGE_PAGES 1
+#elif defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if defined(__linux__) && !defined(SEQEMBED_DETAIL_HUGE_PAGES) && defined(MADV_HUGEPAGE)
+namespace seqembed::detail {
+inline constexpr int linux_madv_hugepage = MADV_HUGEPAGE;
+}  // namespace seqembed::detail
+#define SEQEMBED_DETAIL_HUGE_PAGES 1
 #endif
 #if defined(_MSC_VER)
 #include <malloc.h>
@@ -46,12 +63,12 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 /// ranges of two huge pages or more (which hold at least one whole one). A hint: its failure,
 /// or another system, changes nothing.
 inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#if defined(SEQEMBED_DETAIL_HUGE_PAGES)
     const auto start = reinterpret_cast<std::uintptr_t>(data);
     if (bytes < 2 * huge_page_bytes || start > UINTPTR_MAX - bytes) return;
     const std::uintptr_t first = (start + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes;
     const std::uintptr_t end = (start + bytes) / huge_page_bytes * huge_page_bytes;
-    if (end > first) (void)madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
+    if (end > first) (void)::madvise(reinterpret_cast<void*>(first), end - first, linux_madv_hugepage);
 #else
     (void)data;
     (void)bytes;
@@ -59,19 +76,17 @@ inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
 }
 
 /// bytes of uninitialised memory, 64-byte aligned (2 MiB for tables of two huge pages or more,
-/// which are advised onto huge pages).
-/// @throws std::bad_alloc when the memory cannot be had.
-inline std::unique_ptr<void, TableMemoryDeleter> allocate_table_memory(std::size_t bytes) {
+/// which are advised onto huge pages); empty when the memory cannot be had.
+inline std::unique_ptr<void, TableMemoryDeleter> allocate_table_memory(std::size_t bytes) noexcept {
     const std::size_t alignment = bytes >= 2 * huge_page_bytes ? huge_page_bytes : 64;
-    if (bytes > static_cast<std::size_t>(-1) - alignment) throw std::bad_alloc();
+    if (bytes > static_cast<std::size_t>(-1) - alignment) return nullptr;
     const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
 #if defined(_MSC_VER)
     void* memory = _aligned_malloc(rounded, alignment);
 #else
     void* memory = std::aligned_alloc(alignment, rounded);
 #endif
-    if (memory == nullptr) throw std::bad_alloc();
-    advise_huge_pages(memory, rounded);
+    if (memory != nullptr) advise_huge_pages(memory, rounded);
     return std::unique_ptr<void, TableMemoryDeleter>(memory);
 }
 
@@ -86,3 +101,5 @@ RowMatrix<Scalar> new_output(Index rows, Index cols) {
 }
 
 }  // namespace seqembed::detail
+
+#undef SEQEMBED_DETAIL_HUGE_PAGES

@@ -26,14 +26,11 @@ public:
     /// An owned table of rows x cols, uninitialised: fill it through writable() before sharing it.
     RowTable(const char* what, Index rows, Index cols) : m_rows(rows), m_cols(cols) {
         require_nonempty(what, rows, cols);
-        try {
-            std::unique_ptr<void, TableMemoryDeleter> memory =
-                allocate_table_memory(sizeof(Value) * static_cast<std::size_t>(rows * cols));
-            m_data = static_cast<const Value*>(memory.get());
-            m_owner = std::shared_ptr<const void>(std::move(memory));
-        } catch (const std::bad_alloc&) {
-            fail<value_error>(what, " of ", rows, " x ", cols, " does not fit in memory");
-        }
+        std::unique_ptr<void, TableMemoryDeleter> memory =
+            allocate_table_memory(sizeof(Value) * static_cast<std::size_t>(rows * cols));
+        if (!memory) fail<value_error>(what, " of ", rows, " x ", cols, " does not fit in memory");
+        m_data = static_cast<const Value*>(memory.get());
+        m_owner = std::shared_ptr<const void>(std::move(memory));
         m_owns_data = true;
     }
 

@@ -3,6 +3,8 @@
 ///        kept alive by shared ownership.
 #pragma once
 
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -193,13 +195,11 @@ private:
     /// Memory for a file read whole: the allocation of the tables seqembed owns (64-byte
     /// aligned, on huge pages from 4 MiB), which a file mapping cannot have.
     static Buffer allocate(const std::string& name, std::uint64_t bytes) {
-        if (bytes > static_cast<std::uint64_t>(SIZE_MAX))
-            seqembed::detail::fail<file_error>(name, ": ", bytes, " bytes do not fit in memory");
-        try {
-            return seqembed::detail::allocate_table_memory(static_cast<std::size_t>(bytes));
-        } catch (const std::bad_alloc&) {
-            seqembed::detail::fail<file_error>(name, ": ", bytes, " bytes do not fit in memory");
-        }
+        Buffer buffer;
+        if (bytes <= static_cast<std::uint64_t>(SIZE_MAX))
+            buffer = seqembed::detail::allocate_table_memory(static_cast<std::size_t>(bytes));
+        if (!buffer) seqembed::detail::fail<file_error>(name, ": ", bytes, " bytes do not fit in memory");
+        return buffer;
     }
 
     static MappedFile from_buffer(Buffer buffer, std::uint64_t bytes, const std::string& name) {

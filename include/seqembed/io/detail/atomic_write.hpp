@@ -92,18 +92,19 @@ void write_file_atomically(const std::filesystem::path& target, Body&& body) {
     if (handle == INVALID_HANDLE_VALUE)
         FileSink(handle, name).fail_code("create a file beside it", static_cast<int>(GetLastError()));
     FileSink sink(handle, name);
-    try {
-        body(sink);
-        if (!FlushFileBuffers(handle)) sink.fail_code("flush it", static_cast<int>(GetLastError()));
-        CloseHandle(handle);
-        handle = INVALID_HANDLE_VALUE;
-        if (!MoveFileExW(temp.c_str(), target.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
-            sink.fail_code("rename the temporary file to it", static_cast<int>(GetLastError()));
-    } catch (...) {
-        if (handle != INVALID_HANDLE_VALUE) CloseHandle(handle);
-        DeleteFileW(temp.c_str());
-        throw;
-    }
+    seqembed::detail::run_cleaning_up_on_error(
+        [&] {
+            body(sink);
+            if (!FlushFileBuffers(handle)) sink.fail_code("flush it", static_cast<int>(GetLastError()));
+            CloseHandle(handle);
+            handle = INVALID_HANDLE_VALUE;
+            if (!MoveFileExW(temp.c_str(), target.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+                sink.fail_code("rename the temporary file to it", static_cast<int>(GetLastError()));
+        },
+        [&] {
+            if (handle != INVALID_HANDLE_VALUE) CloseHandle(handle);
+            DeleteFileW(temp.c_str());
+        });
 #else
     int fd;
     do {
@@ -111,19 +112,20 @@ void write_file_atomically(const std::filesystem::path& target, Body&& body) {
     } while (fd < 0 && errno == EINTR);
     FileSink sink(fd, name);
     if (fd < 0) sink.fail_code("create a file beside it", errno);
-    try {
-        body(sink);
-        if (::fsync(fd) != 0) sink.fail_code("flush it to disk", errno);
-        const int closed = ::close(fd);
-        fd = -1;
-        if (closed != 0) sink.fail_code("close it", errno);
-        if (::rename(temp.c_str(), target.c_str()) != 0)
-            sink.fail_code("rename the temporary file to it", errno);
-    } catch (...) {
-        if (fd >= 0) ::close(fd);
-        ::unlink(temp.c_str());
-        throw;
-    }
+    seqembed::detail::run_cleaning_up_on_error(
+        [&] {
+            body(sink);
+            if (::fsync(fd) != 0) sink.fail_code("flush it to disk", errno);
+            const int closed = ::close(fd);
+            fd = -1;
+            if (closed != 0) sink.fail_code("close it", errno);
+            if (::rename(temp.c_str(), target.c_str()) != 0)
+                sink.fail_code("rename the temporary file to it", errno);
+        },
+        [&] {
+            if (fd >= 0) ::close(fd);
+            ::unlink(temp.c_str());
+        });
     // The rename is durable once the directory is flushed too (best effort: some file systems
     // refuse to open or fsync a directory).
     std::filesystem::path directory = target.parent_path();

@@ -74,14 +74,10 @@ Tensor<T> read_tensor(const StoredTensor& stored, int rank, const ReadOptions& o
                          reinterpret_cast<const T*>(stored.data), stored.owner, true);
     }
     // count is backed by the file's bytes; the copy is at most 4 times as large (F16 to F64).
-    std::shared_ptr<const void> memory;
-    try {
-        const std::size_t out_bytes = static_cast<std::size_t>(count) * sizeof(T);
-        memory = std::shared_ptr<const void>(
-            seqembed::detail::allocate_table_memory(out_bytes == 0 ? sizeof(T) : out_bytes));
-    } catch (const std::bad_alloc&) {
-        fail<value_error>(where(stored), ": a copy of ", count, " values does not fit in memory");
-    }
+    const std::size_t out_bytes = static_cast<std::size_t>(count) * sizeof(T);
+    auto buffer = seqembed::detail::allocate_table_memory(out_bytes == 0 ? sizeof(T) : out_bytes);
+    if (!buffer) fail<value_error>(where(stored), ": a copy of ", count, " values does not fit in memory");
+    const std::shared_ptr<const void> memory(std::move(buffer));
     T* out = static_cast<T*>(const_cast<void*>(memory.get()));
     if (c_order) {
         convert_elements<T>(stored.dtype, swap, stored.data, out, static_cast<std::size_t>(count));

@@ -1,0 +1,98 @@
+/// @file detail/exceptions.hpp
+/// @brief How seqembed raises its errors, with C++ exceptions or without them.
+///
+/// With exceptions (the default) every error is a seqembed::error thrown by fail(). Built with
+/// -fno-exceptions, or with SEQEMBED_NOEXCEPTION defined, fail() writes the same message to
+/// stderr and calls std::abort(): an error still names what and where, and nothing runs on with
+/// a wrong answer. The few places that contain an exception (a thread that cannot be started,
+/// an allocation that fails, a file written half-way) go through the helpers here, so that no
+/// other header spells try or catch.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <sstream>
+#include <string>
+
+#if (defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)) && \
+    !defined(SEQEMBED_NOEXCEPTION)
+#define SEQEMBED_DETAIL_EXCEPTIONS 1
+#else
+#define SEQEMBED_DETAIL_EXCEPTIONS 0
+#endif
+
+namespace seqembed::detail {
+
+/// Whether this build reports errors by throwing (true) or by aborting with the message.
+inline constexpr bool errors_throw = SEQEMBED_DETAIL_EXCEPTIONS != 0;
+
+/// Raises Error with "seqembed: " followed by the streamed parts: throws it, or without
+/// exceptions writes the message and a newline to stderr and aborts.
+template <typename Error, typename... Parts>
+[[noreturn]] void fail(const Parts&... parts) {
+    std::ostringstream message;
+    message << "seqembed: ";
+    (message << ... << parts);
+#if SEQEMBED_DETAIL_EXCEPTIONS
+    throw Error(message.str());
+#else
+    const std::string text = message.str() + "\n";
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+    std::abort();
+#endif
+}
+
+/// Runs work(); a std::bad_alloc from it becomes Error "seqembed: <parts>". Without exceptions
+/// the allocator aborts before this could see it.
+template <typename Error, typename Work, typename... Parts>
+void run_or_fail_on_bad_alloc(Work&& work, const Parts&... parts) {
+#if SEQEMBED_DETAIL_EXCEPTIONS
+    try {
+        work();
+    } catch (const std::bad_alloc&) {
+        fail<Error>(parts...);
+    }
+#else
+    work();
+#endif
+}
+
+/// Runs attempt() and says whether it finished: false if it threw anything (which is dropped).
+/// Without exceptions a failure aborts inside attempt(), so it always finishes.
+template <typename Attempt>
+bool attempt_succeeds(Attempt&& attempt) noexcept {
+#if SEQEMBED_DETAIL_EXCEPTIONS
+    try {
+        attempt();
+        return true;
+    } catch (...) {
+        return false;
+    }
+#else
+    attempt();
+    return true;
+#endif
+}
+
+/// Runs work(); if it throws, runs clean_up() and rethrows. Without exceptions a failure aborts
+/// inside work(), and clean_up() does not run.
+template <typename Work, typename CleanUp>
+void run_cleaning_up_on_error(Work&& work, CleanUp&& clean_up) {
+#if SEQEMBED_DETAIL_EXCEPTIONS
+    try {
+        work();
+    } catch (...) {
+        clean_up();
+        throw;
+    }
+#else
+    (void)clean_up;
+    work();
+#endif
+}
+
+}  // namespace seqembed::detail
+
+#undef SEQEMBED_DETAIL_EXCEPTIONS
