@@ -9,12 +9,15 @@
 /// replaces it at any time.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <atomic>
 #include <cstdlib>
 #include <string>
 
-#include "detail/simd/platform.hpp"
 #include "error.hpp"
+
+#include "detail/simd/backend_macros.hpp"  // ended at the bottom of this file
 
 namespace seqembed {
 
@@ -139,3 +142,5 @@ inline void set_isa(Isa isa) {
 }
 
 }  // namespace seqembed
+
+#include "detail/simd/backend_macros_end.hpp"

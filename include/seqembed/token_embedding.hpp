@@ -3,6 +3,8 @@
 ///        its options say otherwise.
 #pragma once
 
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -125,7 +127,7 @@ public:
           m_scale(scale_for(options.scale, d_model)) {
         detail::fill_standard_normal(m_table.writable().data(), m_table.writable().size(), options.seed,
                                      detail::InitStream::token_embedding);
-        if (m_padding_idx) m_table.writable().row(*m_padding_idx).setZero();
+        if (m_padding_idx) m_table.writable().row(static_cast<Index>(*m_padding_idx)).setZero();
     }
 
     /// @brief A table holding a copy of weights (vocab_size x d_model).

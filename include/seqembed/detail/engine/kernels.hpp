@@ -21,6 +21,17 @@
 #include "exact_sincos.hpp"
 #include "rows.hpp"
 
+#include "../simd/backend_macros.hpp"  // ended at the bottom of this file
+
+// The intrinsics are declared outside the target regions below, so that none of them takes a
+// region's target.
+#if SEQEMBED_DETAIL_X86_KERNELS
+#include <immintrin.h>
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+#include <arm_neon.h>
+#endif
+
 // The scalar backend: the build's own target.
 #include "../simd/scalar.hpp"
 namespace seqembed::detail::scalar_isa {
@@ -126,3 +137,5 @@ inline void exact_sin_cos(double position, const double* high, const double* mid
 }
 
 }  // namespace seqembed::detail
+
+#include "../simd/backend_macros_end.hpp"

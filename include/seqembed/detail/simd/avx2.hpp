@@ -9,7 +9,12 @@
 
 #include "platform.hpp"
 
+// Included by detail/engine/kernels.hpp, which ends these macros after its last use.
+#include "backend_macros.hpp"
+
 #if SEQEMBED_DETAIL_X86_KERNELS
+#include <immintrin.h>
+
 namespace seqembed::detail::avx2_isa {
 
 template <typename Scalar>

@@ -9,7 +9,12 @@
 
 #include "platform.hpp"
 
+// Included by detail/engine/kernels.hpp, which ends these macros after its last use.
+#include "backend_macros.hpp"
+
 #if SEQEMBED_DETAIL_NEON_KERNELS
+#include <arm_neon.h>
+
 namespace seqembed::detail::neon_isa {
 
 template <typename Scalar>

@@ -1,25 +1,7 @@
 /// @file detail/simd/platform.hpp
-/// @brief Which ISA backends this build compiles, and the few compiler facts the kernels rely on.
-///
-/// The x86 backends (AVX2, AVX-512) are compiled by GCC and clang on x86-64 whatever the build's
-/// flags, each in a region with its own target (detail/engine/kernels.hpp), and run only where
-/// the CPU has the ISA. NEON is the baseline of AArch64. The scalar backend is always there.
+/// @brief The few compiler facts the kernels rely on (which backends are compiled is
+///        backend_macros.hpp; the intrinsics are included by the backends that use them).
 #pragma once
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER) && \
-    !defined(SEQEMBED_NO_X86_KERNELS)
-#define SEQEMBED_DETAIL_X86_KERNELS 1
-#include <immintrin.h>
-#else
-#define SEQEMBED_DETAIL_X86_KERNELS 0
-#endif
-
-#if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
-#define SEQEMBED_DETAIL_NEON_KERNELS 1
-#include <arm_neon.h>
-#else
-#define SEQEMBED_DETAIL_NEON_KERNELS 0
-#endif
 
 namespace seqembed::detail {
 
