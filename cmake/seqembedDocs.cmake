@@ -21,3 +21,13 @@ add_custom_target(docs
   WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
   COMMENT "Building the API reference with Doxygen ${DOXYGEN_VERSION}"
   VERBATIM)
+
+# The test docs.reference (label docs) builds the target above, so that a test run of a build
+# with SEQEMBED_BUILD_DOCS=ON fails on any Doxygen warning like the target does:
+#   ctest --test-dir build/docs -L docs
+# enable_testing() here as well: the docs preset builds no tests, examples or benchmarks, and
+# the top-level CMakeLists.txt enables testing only for those.
+enable_testing()
+add_test(NAME docs.reference
+  COMMAND "${CMAKE_COMMAND}" --build "${CMAKE_BINARY_DIR}" --target docs --config $<CONFIG>)
+set_tests_properties(docs.reference PROPERTIES LABELS docs TIMEOUT 600)

@@ -1,5 +1,5 @@
-// Seed 004's walkthrough done with seqembed: "The cat sat on the mat." -> tokens -> ids ->
-// embeddings -> positional encodings -> their sum.
+// The input stage of a transformer one step at a time, printed after each step:
+// "The cat sat on the mat." -> tokens -> ids -> embeddings -> positional encodings -> their sum.
 #include <seqembed/seqembed.hpp>
 
 #include <cctype>
@@ -10,12 +10,12 @@
 
 namespace {
 
-// Seed 004's vocabulary, plus the unknown-word id that its text recommends for words outside it.
+// A toy vocabulary of the sentence's words, plus the id that every other word maps to.
 const std::map<std::string, seqembed::TokenId> vocabulary{
     {"The", 0}, {"cat", 1}, {"sat", 2}, {"on", 3}, {"the", 4}, {"mat", 5}, {"<unk>", 6}};
 constexpr seqembed::TokenId unknown_id = 6;
 
-// Words split on spaces, trailing punctuation dropped, as the seed tokenizes by hand.
+// A tokenizer written by hand: words split on spaces, trailing punctuation dropped.
 std::vector<std::string> tokenize(const std::string& sentence) {
     std::vector<std::string> tokens;
     std::string word;
@@ -49,7 +49,7 @@ void print_rows(const char* title, const std::vector<std::string>& tokens,
 }
 
 void walk_through(const std::string& sentence) {
-    constexpr Eigen::Index vocab_size = 10;  // seed 004: nn.Embedding(10, 4)
+    constexpr Eigen::Index vocab_size = 10;  // a 10 x 4 table, as nn.Embedding(10, 4)
     constexpr Eigen::Index d_model = 4;
 
     std::printf("==== \"%s\"\n", sentence.c_str());
@@ -64,7 +64,7 @@ void walk_through(const std::string& sentence) {
     }
     std::printf("   (unknown words map to <unk> = %lld)\n", static_cast<long long>(unknown_id));
 
-    // Seed 004 adds the raw embedding (no sqrt(d_model) scale, unlike seed 001).
+    // The raw embedding is added to the positions: no sqrt(d_model) scale, unlike the paper.
     seqembed::TokenEmbeddingOptions embedding_options;
     embedding_options.scale = seqembed::EmbeddingScale::none();
     embedding_options.seed = 2024;

@@ -56,8 +56,9 @@ struct LearnedPositionsOptions {
 /// @brief A learned position table: max_positions rows of d_model values, token t of a sequence
 ///        reading row offset + t.
 ///
-/// Seed 003 loads such a table from a pre-trained model (512 rows for inputs of up to 350
-/// tokens). Past the table is an index_error: nothing is clamped or wrapped.
+/// Pre-trained models ship such a table (BERT's has 512 rows: inputs of up to 512 tokens);
+/// load it with from_weights() or view(). Past the table is an index_error: nothing is clamped
+/// or wrapped.
 /// @tparam Scalar float or double.
 /// @code
 /// auto positions = seqembed::LearnedPositionalEmbedding<float>::from_weights(

@@ -41,7 +41,7 @@ enum class OutputStores {
 /// @brief How an InputPipeline applies dropout after the sum, how it writes, and how many
 ///        threads it uses.
 struct PipelineOptions {
-    /// @brief Dropout probability in training, in [0, 1) (seed 001 uses 0.1).
+    /// @brief Dropout probability in training, in [0, 1) (the original Transformer used 0.1).
     double dropout = 0.0;
     /// @brief Key of the dropout mask.
     std::uint64_t dropout_seed = 0;
@@ -54,8 +54,9 @@ struct PipelineOptions {
     /// @brief Plain or streaming stores for the output (the values are the same).
     OutputStores output_stores = OutputStores::automatic;
     /// @brief How far ahead, in bytes of table rows, the rows of the next tokens are requested
-    ///        into the cache while a row is written (at least one row, at most 64); 0 requests
-    ///        nothing. A gathered row starts where no hardware prefetcher can guess.
+    ///        into the cache while a row is written (at least one row, at most 64); 8 KiB by
+    ///        default, 0 requests nothing. A gathered row starts where no hardware prefetcher
+    ///        can guess.
     std::size_t prefetch_bytes = detail::default_prefetch_bytes;
 };
 

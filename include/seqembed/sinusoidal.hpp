@@ -22,22 +22,26 @@
 
 namespace seqembed {
 
-/// @brief How the seeds write the frequency term; the two are equal in exact arithmetic and
-///        differ only under TablePrecision::follow_scalar.
+/// @brief How PyTorch code writes the frequency term; the two forms are equal in exact
+///        arithmetic and round differently in float, so they matter only under
+///        TablePrecision::follow_scalar.
+///
+/// log_space is the `div_term` of PyTorch's Transformer tutorial and of the Annotated
+/// Transformer; direct_power is code that divides the position by `torch.pow(10000, 2i / d)`.
 enum class DivTermForm {
-    direct_power,  ///< pos / pow(base, e): seeds 000 and 002.
-    log_space      ///< pos * exp(e_numerator * (-ln(base) / e_denominator)): seeds 001 and 004.
+    direct_power,  ///< pos / pow(base, e).
+    log_space      ///< pos * exp(e_numerator * (-ln(base) / e_denominator)).
 };
 
 /// @brief Where the sines and cosines go in a row.
 enum class SinCosLayout {
-    interleaved,  ///< sin at even columns, cos at odd columns: the paper and every seed.
+    interleaved,  ///< sin at even columns, cos at odd columns: the paper and its PyTorch ports.
     concatenated  ///< [sin | cos]: tensor2tensor, fairseq, Marian, CTranslate2.
 };
 
 /// @brief Which set of frequencies: base^(-e_k) for frequency k.
 enum class FrequencyFamily {
-    paper,         ///< e_k = 2k / d_model (the paper, the seeds, Hugging Face Marian).
+    paper,         ///< e_k = 2k / d_model (the paper, its PyTorch ports, Hugging Face Marian).
     tensor2tensor  ///< e_k = k / max(d_model/2 - 1, 1) (tensor2tensor, fairseq, Marian, CTranslate2).
 };
 
@@ -46,7 +50,7 @@ enum class TablePrecision {
     /// Angles in double-double with a long double frequency, rounded once: a float table is
     /// within 1 ulp of the exact value for every position below 1,000,000.
     exact,
-    /// The chosen DivTermForm's arithmetic carried out in Scalar, as the PyTorch seeds do, for
+    /// The chosen DivTermForm's arithmetic carried out in Scalar, as PyTorch code does, for
     /// users who need PyTorch's float32 numbers (which drift from the exact ones: 3.9e-4 at
     /// position 5000).
     follow_scalar
@@ -63,7 +67,7 @@ enum class OddWidth {
 
 /// @brief What rows past the precomputed table do.
 enum class BeyondTable {
-    throw_error,  ///< throw index_error (seed 002 asserts).
+    throw_error,  ///< throw index_error; nothing is clamped or wrapped.
     compute       ///< compute the rows on the fly, in the table's precision.
 };
 
@@ -75,7 +79,8 @@ enum class BeyondTable {
 /// seqembed::SinusoidalPositionalEncoding<float> positions(512, options);
 /// @endcode
 struct SinusoidalOptions {
-    /// @brief Rows precomputed, one per token position (the seed's max_length, 5000).
+    /// @brief Rows precomputed, one per token position (5000, the max_len common in PyTorch
+    ///        code).
     Index max_positions = 5000;
     /// @brief The base of the frequencies (10000).
     double base = 10000.0;
@@ -95,8 +100,8 @@ struct SinusoidalOptions {
     /// @brief Past max_positions: throw or compute.
     BeyondTable beyond = BeyondTable::throw_error;
 
-    /// @brief The paper and the seeds: interleaved, exponent 2i/d, positions from 0, error past
-    ///        the table.
+    /// @brief The paper's encoding, as PyTorch code computes it: interleaved, exponent 2i/d,
+    ///        positions from 0, error past the table.
     /// @return every member at its default: max_positions 5000, base 10000, log_space, interleaved,
     ///         FrequencyFamily::paper, offset 0, exact, extra_sine, throw_error.
     static SinusoidalOptions paper() { return {}; }
@@ -381,7 +386,7 @@ private:
         }
     }
 
-    /// The seeds' frequency term in Scalar arithmetic: the denominator pow(base, e) for
+    /// PyTorch's frequency term in Scalar arithmetic: the denominator pow(base, e) for
     /// direct_power, the multiplier exp(numerator * (-ln(base) / denominator)) for log_space.
     Scalar scalar_frequency_term(double numerator, double denominator) const {
         if (m_options.form == DivTermForm::direct_power) {

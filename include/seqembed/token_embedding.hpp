@@ -25,8 +25,8 @@ namespace seqembed {
 
 /// @brief The factor a looked-up embedding row is multiplied by.
 ///
-/// The Transformer paper (and seed 001) multiplies by sqrt(d_model); BERT and GPT-2 do not
-/// scale; CTranslate2 and fairseq let the model choose.
+/// The Transformer paper (and PyTorch code that follows it) multiplies by sqrt(d_model); BERT
+/// and GPT-2 do not scale; CTranslate2 and fairseq let the model choose.
 /// @code
 /// options.scale = seqembed::EmbeddingScale::none();        // BERT, GPT-2
 /// options.scale = seqembed::EmbeddingScale::value(16.0);   // an explicit factor

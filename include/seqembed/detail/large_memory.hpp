@@ -3,12 +3,14 @@
 ///        return: on Linux backed by huge pages.
 ///
 /// - A token table is read at random rows, so with 4 KiB pages nearly every lookup of a table
-///   larger than the TLB's reach costs a page walk. Asking Linux for transparent huge pages
-///   (2 MiB) for the table measured 15% faster gathers on the headline workload (62.5 MiB table).
+///   larger than the TLB's reach costs a page walk: tables of two huge pages (4 MiB) or more
+///   are 2 MiB aligned and advised onto transparent huge pages.
 /// - A fresh output is memory the kernel has not mapped yet: the first write to each 4 KiB page
-///   faults. InputPipeline::forward spent 15 ms of its 17 on the 8192 faults of a 32 MiB output
-///   (forward_into into memory written before: 2.1 ms); with huge pages advised it took 4 to 5
-///   ms (2-core AMD EPYC Zen 5, Linux with transparent huge pages on madvise).
+///   faults, which can cost more than the forward's own work. The outputs forward() returns are
+///   advised onto huge pages before anything is written; forward_into into memory written
+///   before has no faults to take.
+///
+/// docs/performance.md ("Notes moved from header comments") has the measurements.
 #pragma once
 
 #include <cstddef>

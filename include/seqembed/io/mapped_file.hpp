@@ -28,7 +28,7 @@ struct OpenOptions {
     /// @brief Memory-map the file (true, the default): opening costs no copy and tables view the
     ///        mapped pages (the page cache's 4 KiB pages). false, or a file the system cannot
     ///        map: the file is read once into memory that seqembed owns, on huge pages on Linux
-    ///        from 4 MiB, as its own tables (random row gathers about 10% faster, for a copy).
+    ///        from 4 MiB, as its own tables (faster random row gathers, at the cost of a copy).
     bool map = true;
     /// @brief The largest header accepted, in bytes: the JSON of a safetensors file, the dict of
     ///        a .npy file. The default is the safetensors reference implementation's cap.

@@ -28,6 +28,7 @@
 namespace seqembed::io {
 
 /// @brief One tensor of a safetensors file, as its header describes it.
+/// @headerfile safetensors.hpp <seqembed/io/safetensors.hpp>
 struct TensorInfo {
     /// @brief Its name (a key of the header).
     std::string name;
