@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs from Debian's packages whatever seqembed's build needs and the machine lacks.
 #   scripts/install-deps.sh            the build, the tests and the demo (Eigen, Catch2, CMake, compilers)
-#   scripts/install-deps.sh aarch64    plus the aarch64 cross compiler and qemu-aarch64 (the
-#                                      test-aarch64 preset, part of scripts/run.sh test)
+#   scripts/install-deps.sh cross      plus the aarch64 and i686 cross compilers and qemu-aarch64
+#                                      (the test-aarch64 preset and tests/strict/'s compiler
+#                                      matrix, both part of scripts/run.sh test)
 #   scripts/install-deps.sh bench      plus Google Benchmark and libtorch (side-by-side comparison)
 #   scripts/install-deps.sh docs       plus Doxygen
 #   scripts/install-deps.sh generator  plus python3-torch, mpmath and numpy (tests/reference/ only)
@@ -14,11 +15,11 @@ packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev nlohman
           libclang-rt-14-dev)
 for extra in "$@"; do
   case "$extra" in
-    aarch64) packages+=(g++-aarch64-linux-gnu qemu-user) ;;
+    cross) packages+=(g++-aarch64-linux-gnu g++-i686-linux-gnu qemu-user) ;;
     bench) packages+=(libbenchmark-dev libtorch-dev) ;;
     docs) packages+=(doxygen) ;;
     generator) packages+=(python3-torch python3-mpmath python3-numpy) ;;
-    *) echo "install-deps.sh: unknown extra '$extra' (aarch64, bench, docs, generator)" >&2; exit 2 ;;
+    *) echo "install-deps.sh: unknown extra '$extra' (cross, bench, docs, generator)" >&2; exit 2 ;;
   esac
 done
 

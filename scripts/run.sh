@@ -18,7 +18,7 @@ case "${1:-}" in
     scripts/install-deps.sh
     cmake --workflow --preset demo ;;
   test)
-    scripts/install-deps.sh aarch64
+    scripts/install-deps.sh cross
     cmake --workflow --preset test
     cmake --workflow --preset test-sanitize
     cmake --workflow --preset test-aarch64

@@ -55,6 +55,7 @@ void run_or_fail_on_bad_alloc(Work&& work, const Parts&... parts) {
         fail<Error>(parts...);
     }
 #else
+    ((void)parts, ...);
     work();
 #endif
 }

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "../detail/large_memory.hpp"
+#include "detail/path_name.hpp"
 #include "detail/system.hpp"
 #include "errors.hpp"
 
@@ -106,7 +107,7 @@ private:
         ~Handle() { if (handle != INVALID_HANDLE_VALUE && handle != nullptr) CloseHandle(handle); }
     };
     static MappedFile open_impl(const std::filesystem::path& path, bool map) {
-        const std::string name = path.u8string();
+        const std::string name = detail::path_name(path);
         Handle file;
         file.handle = CreateFileW(path.c_str(), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE,
                                   nullptr, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
@@ -151,7 +152,7 @@ private:
         ~Descriptor() { if (fd >= 0) ::close(fd); }
     };
     static MappedFile open_impl(const std::filesystem::path& path, bool map) {
-        const std::string name = path.u8string();
+        const std::string name = detail::path_name(path);
         Descriptor file;
         do {
             file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

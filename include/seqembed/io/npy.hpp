@@ -23,6 +23,7 @@
 #include "../token_embedding.hpp"
 #include "detail/atomic_write.hpp"
 #include "detail/npy_header.hpp"
+#include "detail/path_name.hpp"
 #include "detail/read_tensor.hpp"
 #include "dtype.hpp"
 #include "errors.hpp"
@@ -278,7 +279,7 @@ void save_npy(const std::filesystem::path& path, const Eigen::DenseBase<Derived>
 template <typename T>
 void save_npy(const std::filesystem::path& path, const T* data, const std::vector<std::int64_t>& shape) {
     std::uint64_t bytes = 0;
-    const std::string header = detail::npy_header<T>(shape, bytes, path.u8string(), data);
+    const std::string header = detail::npy_header<T>(shape, bytes, detail::path_name(path), data);
     detail::write_file_atomically(path, [&](detail::FileSink& sink) {
         sink.write(header.data(), header.size());
         if (bytes != 0) sink.write(data, static_cast<std::size_t>(bytes));

@@ -28,6 +28,7 @@
 #include "../learned_positions.hpp"
 #include "../token_embedding.hpp"
 #include "detail/atomic_write.hpp"
+#include "detail/path_name.hpp"
 #include "detail/read_tensor.hpp"
 #include "detail/safetensors_header.hpp"
 #include "dtype.hpp"
@@ -504,7 +505,7 @@ inline std::string serialize_safetensors(const std::vector<NamedTensor>& tensors
 inline void save_safetensors(const std::filesystem::path& path, const std::vector<NamedTensor>& tensors,
                              const std::map<std::string, std::string>& metadata) {
     // Every check runs before the file is created: a refused input leaves nothing behind.
-    const detail::SafetensorsLayout layout = detail::safetensors_layout(tensors, metadata, path.u8string());
+    const detail::SafetensorsLayout layout = detail::safetensors_layout(tensors, metadata, detail::path_name(path));
     detail::write_file_atomically(path, [&](detail::FileSink& sink) { detail::write_safetensors(sink, layout); });
 }
 

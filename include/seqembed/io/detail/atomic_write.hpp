@@ -14,6 +14,7 @@
 
 #include "../../error.hpp"
 #include "../errors.hpp"
+#include "path_name.hpp"
 #include "system.hpp"
 
 
@@ -76,7 +77,7 @@ private:
 template <typename Body>
 void write_file_atomically(const std::filesystem::path& target, Body&& body) {
     static std::atomic<unsigned> counter{0};
-    const std::string name = target.u8string();
+    const std::string name = path_name(target);
     if (target.filename().empty())
         seqembed::detail::fail<file_error>(name, ": cannot write it: the path names no file");
     std::filesystem::path temp = target;

@@ -1,0 +1,148 @@
+// Every public header of seqembed::seqembed, and each of its templates instantiated for every type
+// it takes, in one program that a user could have written. tests/strict/CMakeLists.txt compiles
+// it with a user's strictest warning flags (as errors) under every compiler, target, standard and
+// optimisation level it has; the native builds also run it.
+#include <seqembed/assert.hpp>
+#include <seqembed/dropout.hpp>
+#include <seqembed/error.hpp>
+#include <seqembed/isa.hpp>
+#include <seqembed/learned_positions.hpp>
+#include <seqembed/no_positions.hpp>
+#include <seqembed/padding.hpp>
+#include <seqembed/pipeline.hpp>
+#include <seqembed/seqembed.hpp>
+#include <seqembed/sinusoidal.hpp>
+#include <seqembed/token_embedding.hpp>
+#include <seqembed/types.hpp>
+#include <seqembed/version.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+using seqembed::Index;
+
+int failures = 0;
+
+void expect(bool condition, const char* what) {
+    if (!condition) {
+        std::fprintf(stderr, "core_in_use: %s\n", what);
+        ++failures;
+    }
+}
+
+template <typename Scalar, typename Positional, typename Embedding>
+void run_pipeline(Embedding embedding, Positional positions) {
+    const Index d_model = embedding.d_model();
+    seqembed::PipelineOptions options;
+    options.dropout = 0.25;
+    options.dropout_seed = 7;
+    options.threads = 2;
+    seqembed::InputPipeline<Scalar, Positional, Embedding> pipeline(std::move(embedding), std::move(positions),
+                                                                    options);
+    seqembed::IdMatrix ids(2, 5);
+    ids << 1, 2, 3, 0, 0,
+           0, 4, 5, 6, 7;
+    const std::vector<std::int32_t> lengths{3, 4};
+    const std::vector<std::int64_t> offsets{0, 2};
+    Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> mask = ids.array() != 0;
+    seqembed::RowMatrix<Scalar> out = pipeline.forward(ids);
+    expect(out.rows() == 10 && out.cols() == d_model, "pipeline output shape");
+    out = pipeline.forward(ids, seqembed::Padding::right(lengths), seqembed::StepOffsets(offsets));
+    expect(out.row(3).isZero(), "a right-padded row is zero");
+    pipeline.forward_into(ids, seqembed::Padding::from_mask(mask), out);
+    pipeline.forward_into(ids, seqembed::Padding::by_id(0), out);
+    pipeline.set_training(true);
+    pipeline.forward_into(ids, seqembed::Padding::left(lengths), out);
+    const seqembed::IdMatrix32 ids32 = ids.cast<std::int32_t>();
+    out = pipeline.forward(ids32, seqembed::Padding::none(), 3);
+}
+
+template <typename Scalar, typename Storage>
+void run_embedding() {
+    const Index vocab = 12;
+    const Index d_model = 8;
+    seqembed::RowMatrix<float> weights(vocab, d_model);
+    for (Index k = 0; k < weights.size(); ++k) weights.data()[k] = static_cast<float>(k % 17) / 16.0f - 0.5f;
+    auto embedding = seqembed::TokenEmbedding<Scalar, Storage>::from_weights(weights.cast<Storage>());
+    seqembed::TokenEmbeddingOptions options;
+    options.scale = seqembed::EmbeddingScale::none();
+    options.padding_idx = 0;
+    seqembed::TokenEmbedding<Scalar, Storage> seeded(vocab, d_model, options);
+    const auto view = seqembed::TokenEmbedding<Scalar, Storage>::view(embedding.table().data(), vocab, d_model);
+    seqembed::IdMatrix ids(1, 3);
+    ids << 1, 5, 11;
+    const seqembed::RowMatrix<Scalar> rows = embedding.forward(ids);
+    seqembed::RowMatrix<Scalar> into(3, d_model);
+    view.forward_into(ids, into);
+    expect(rows == into, "a view gives its table's rows");
+    seeded.forward_into(ids, into);
+
+    run_pipeline<Scalar>(embedding, seqembed::SinusoidalPositionalEncoding<Scalar>(d_model));
+    run_pipeline<Scalar>(embedding, seqembed::LearnedPositionalEmbedding<Scalar>(16, d_model));
+    run_pipeline<Scalar>(embedding, seqembed::NoPositions<Scalar>(d_model));
+}
+
+template <typename Scalar>
+void run_positions() {
+    const Index d_model = 6;
+    for (const auto& options : {seqembed::SinusoidalOptions::paper(), seqembed::SinusoidalOptions::tensor2tensor(),
+                                seqembed::SinusoidalOptions::fairseq(), seqembed::SinusoidalOptions::hf_marian(),
+                                seqembed::SinusoidalOptions::ctranslate2()}) {
+        const seqembed::SinusoidalPositionalEncoding<Scalar> sinusoidal(d_model, options);
+        const seqembed::RowMatrix<Scalar> rows = sinusoidal.forward(2, 3);
+        seqembed::RowMatrix<Scalar> into(3, d_model);
+        sinusoidal.forward_into(2, into);
+        expect(rows == into, "sinusoidal forward == forward_into");
+        expect(sinusoidal.rows(0, 2).rows() == 2, "sinusoidal rows");
+    }
+    const auto bart = seqembed::LearnedPositionsOptions::bart();
+    const seqembed::LearnedPositionalEmbedding<Scalar> learned(8, d_model, bart);
+    const auto view = seqembed::LearnedPositionalEmbedding<Scalar>::view(learned.table().data(), 8, d_model, bart);
+    expect(view.forward(0, 2) == learned.forward(0, 2), "learned view");
+}
+
+template <typename Scalar>
+void run_dropout() {
+    seqembed::Dropout dropout(0.5, 3);
+    dropout.set_training(true);
+    seqembed::RowMatrix<Scalar> x = seqembed::RowMatrix<Scalar>::Ones(4, 9);
+    const seqembed::RowMatrix<Scalar> y = dropout.forward(x);
+    const seqembed::MaskMatrix kept = dropout.mask(0, 4, 9);
+    for (Index k = 0; k < y.size(); ++k)
+        expect((y.data()[k] != Scalar(0)) == (kept.data()[k] != 0), "dropout keeps what mask() says");
+    dropout.forward_into(x, x);
+    dropout.apply(x.data(), x.size(), 5, 0);
+}
+
+}  // namespace
+
+int main() {
+    std::printf("seqembed %d.%d.%d, kernels: %s\n", SEQEMBED_VERSION_MAJOR, SEQEMBED_VERSION_MINOR,
+                SEQEMBED_VERSION_PATCH, seqembed::isa_name(seqembed::active_isa()));
+    for (const seqembed::Isa isa : {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512,
+                                    seqembed::Isa::neon}) {
+        if (!seqembed::isa_supported(isa)) continue;
+        seqembed::set_isa(isa);
+        run_embedding<float, float>();
+        run_embedding<float, Eigen::bfloat16>();
+        run_embedding<float, Eigen::half>();
+        run_embedding<double, double>();
+        run_positions<float>();
+        run_positions<double>();
+        run_dropout<float>();
+        run_dropout<double>();
+    }
+    try {
+        seqembed::TokenEmbedding<float> embedding(4, 2);
+        seqembed::IdMatrix ids(1, 1);
+        ids << 9;
+        (void)embedding.forward(ids);
+        expect(false, "id 9 of a vocabulary of 4 is refused");
+    } catch (const seqembed::index_error& error) {
+        std::printf("refused as expected: %s\n", error.what());
+    }
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,87 @@
+// Every public header of seqembed::io, its readers and writers instantiated for every element
+// type, in one program a user could have written: the companion of core_in_use.cpp for the
+// strict-flags matrix of tests/strict/CMakeLists.txt (native builds also run it).
+#include <seqembed/io/dtype.hpp>
+#include <seqembed/io/errors.hpp>
+#include <seqembed/io/io.hpp>
+#include <seqembed/io/mapped_file.hpp>
+#include <seqembed/io/npy.hpp>
+#include <seqembed/io/safetensors.hpp>
+#include <seqembed/io/tensor.hpp>
+#include <seqembed/seqembed.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+using seqembed::Index;
+
+int failures = 0;
+
+void expect(bool condition, const char* what) {
+    if (!condition) {
+        std::fprintf(stderr, "io_in_use: %s\n", what);
+        ++failures;
+    }
+}
+
+template <typename T>
+void read_back(const seqembed::io::SafetensorsFile& file, const std::string& name, Index rows, Index cols) {
+    seqembed::io::ReadOptions options;
+    options.allow_narrowing = true;
+    const seqembed::io::Tensor<T> tensor = file.matrix<T>(name, options);
+    expect(tensor.shape().size() == 2 && tensor.shape()[0] == rows && tensor.shape()[1] == cols, "tensor shape");
+    (void)file.tensor<T>(name, options);
+}
+
+}  // namespace
+
+int main() {
+    seqembed::RowMatrix<float> table(6, 4);
+    for (Index k = 0; k < table.size(); ++k) table.data()[k] = static_cast<float>(k) / 8.0f;
+    const std::string bytes = seqembed::io::serialize_safetensors(
+        {{"f32", table}, {"f64", table.cast<double>()}, {"bf16", table.cast<Eigen::bfloat16>()},
+         {"f16", table.cast<Eigen::half>()}},
+        {{"format", "pt"}});
+    const auto file = seqembed::io::SafetensorsFile::from_memory(bytes.data(), bytes.size());
+    for (const char* name : {"f32", "f64", "bf16", "f16"}) {
+        read_back<float>(file, name, 6, 4);
+        read_back<double>(file, name, 6, 4);
+        read_back<Eigen::bfloat16>(file, name, 6, 4);
+        read_back<Eigen::half>(file, name, 6, 4);
+    }
+    const auto embedding = file.token_embedding<float>("f32");
+    const auto compact = file.token_embedding<float, Eigen::bfloat16>("bf16");
+    const auto half = file.token_embedding<float, Eigen::half>("f16");
+    const auto wide = file.token_embedding<double>("f64");
+    const auto positions = file.learned_positions<float>("f32");
+    seqembed::IdMatrix ids(1, 2);
+    ids << 1, 5;
+    expect(embedding.forward(ids).rows() == 2 && compact.forward(ids).rows() == 2 && half.forward(ids).rows() == 2 &&
+               wide.forward(ids).rows() == 2 && positions.forward(0, 2).rows() == 2,
+           "tables read from memory embed");
+
+    const std::string npy = seqembed::io::serialize_npy(table.data(), {6, 4});
+    const auto array = seqembed::io::NpyFile::from_memory(npy.data(), npy.size());
+    expect(array.matrix<float>().shape()[1] == 4, "npy matrix");
+    expect(array.dtype() == seqembed::io::Dtype::f32, "npy dtype");
+
+    const std::filesystem::path directory = std::filesystem::temp_directory_path();
+    const std::filesystem::path safetensors = directory / "seqembed_io_in_use.safetensors";
+    const std::filesystem::path npy_path = directory / "seqembed_io_in_use.npy";
+    seqembed::io::save_safetensors(safetensors, {{"table", table}});
+    seqembed::io::save_npy(npy_path, table);
+    expect(seqembed::io::SafetensorsFile::open(safetensors).matrix<float>("table").shape()[0] == 6, "saved file");
+    expect(seqembed::io::NpyFile::open(npy_path).matrix<double>().shape()[0] == 6, "saved array");
+    std::filesystem::remove(safetensors);
+    std::filesystem::remove(npy_path);
+    try {
+        (void)file.matrix<float>("absent");
+        expect(false, "a missing tensor is refused");
+    } catch (const seqembed::error& error) {
+        std::printf("refused as expected: %s\n", error.what());
+    }
+    return failures == 0 ? 0 : 1;
+}
