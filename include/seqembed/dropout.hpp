@@ -141,33 +141,22 @@ public:
         return kept;
     }
 
-    /// @brief Applies dropout to a float matrix (see the template overload).
+    /// @brief Applies dropout to a float or double matrix or expression, its type deduced (see
+    ///        the overload below).
     /// @param x the input.
     /// @return the result, same shape.
-    RowMatrix<float> forward(const Eigen::Ref<const RowMatrix<float>>& x) const {
-        return forward<float>(x);
+    template <typename Derived>
+    RowMatrix<typename Derived::Scalar> forward(const Eigen::MatrixBase<Derived>& x) const {
+        return forward<typename Derived::Scalar>(x);
     }
-    /// @brief Applies dropout to a double matrix (see the template overload).
-    /// @param x the input.
-    /// @return the result, same shape.
-    RowMatrix<double> forward(const Eigen::Ref<const RowMatrix<double>>& x) const {
-        return forward<double>(x);
-    }
-    /// @brief As forward, into caller memory (see the template overload).
+    /// @brief As forward, into caller memory, the type deduced (see the overload below).
     /// @param x the input.
     /// @param out the output, same shape as x (may be x itself).
     /// @throws shape_error if out's shape differs from x's.
-    void forward_into(const Eigen::Ref<const RowMatrix<float>>& x,
-                      Eigen::Ref<RowMatrix<float>> out) const {
-        forward_into<float>(x, out);
-    }
-    /// @brief As forward, into caller memory (see the template overload).
-    /// @param x the input.
-    /// @param out the output, same shape as x (may be x itself).
-    /// @throws shape_error if out's shape differs from x's.
-    void forward_into(const Eigen::Ref<const RowMatrix<double>>& x,
-                      Eigen::Ref<RowMatrix<double>> out) const {
-        forward_into<double>(x, out);
+    template <typename Derived>
+    void forward_into(const Eigen::MatrixBase<Derived>& x,
+                      Eigen::Ref<RowMatrix<typename Derived::Scalar>> out) const {
+        forward_into<typename Derived::Scalar>(x, out);
     }
 
     /// @brief Applies dropout to x: the identity in evaluation, the next call's mask in training
