@@ -9,6 +9,11 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+// seqembed declares madvise itself and spells MADV_HUGEPAGE as a number, to keep <sys/mman.h> out
+// of users' code: the header's declaration and value must agree with it (this include after
+// seqembed's would not compile if the declarations differed).
+static_assert(seqembed::detail::linux_madv_hugepage == MADV_HUGEPAGE,
+              "detail/large_memory.hpp's MADV_HUGEPAGE differs from <sys/mman.h>'s");
 #endif
 
 #include "catch.hpp"
