@@ -7,6 +7,7 @@
 #   scripts/run.sh bench     build and run the Google Benchmark suite (-O3 -march=native)
 #   scripts/run.sh compare   seqembed vs memcpy vs libtorch, side by side (native and -O2 builds)
 #   scripts/run.sh docs      build the API reference with Doxygen
+#   scripts/run.sh compile-time  a translation unit including seqembed.hpp next to <Eigen/Dense>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +34,10 @@ case "${1:-}" in
   docs)
     scripts/install-deps.sh docs
     cmake --workflow --preset docs ;;
+  compile-time)
+    scripts/install-deps.sh
+    bench/compile_time.sh ;;
   *)
-    echo "usage: scripts/run.sh demo|test|bench|compare|docs" >&2
+    echo "usage: scripts/run.sh demo|test|bench|compare|docs|compile-time" >&2
     exit 2 ;;
 esac
