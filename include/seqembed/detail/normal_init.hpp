@@ -14,7 +14,8 @@ namespace seqembed::detail {
 /// keeps them apart from Dropout too, whose streams are its call numbers (below 2^63).
 enum class InitStream : std::uint64_t {
     token_embedding = (std::uint64_t{1} << 63) | 1,
-    learned_positions = (std::uint64_t{1} << 63) | 2
+    learned_positions = (std::uint64_t{1} << 63) | 2,
+    token_types = (std::uint64_t{1} << 63) | 3
 };
 
 /// A uniform double in (0, 1] from 64 random bits (53 of them used).

@@ -178,8 +178,11 @@ private:
 /// Lanes<Scalar>::count lanes aligned to the output, so that each can be streamed. A row's first
 /// and last elements that share a vector with the rows beside it are computed one by one into
 /// the carried vector, written whole when full (the rows lie end to end) or element by element at
-/// the end. Every element is Scalar(table value) * scale, rounded, + position, rounded, x the
-/// dropout factor: the same operations in every lane and every backend.
+/// the end. Every element is Scalar(table value) * scale, rounded, (+ type) + position, rounded,
+/// (LayerNorm,) x the dropout factor: the same operations in every lane and every backend.
+/// LayerNorm's mean and variance are sums of 16 partial sums (element j in partial j mod 16, in
+/// order of j) added pairwise, whatever the vector width, so they too are the same bits
+/// everywhere; the row is read once from memory and its later passes find it in L1.
 template <typename Scalar, typename Storage>
 struct RowKernel {
     using V = Lanes<Scalar>;
@@ -217,16 +220,25 @@ private:
     template <bool Streaming>
     static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                              const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
-        if (row.position != nullptr) {
-            if (job.dropping) {
-                write_row<Streaming, true, true>(job, carry, row, ahead);
-            } else {
-                write_row<Streaming, true, false>(job, carry, row, ahead);
-            }
-        } else if (job.dropping) {
-            write_row<Streaming, false, true>(job, carry, row, ahead);
+        if (job.normalizing || row.type != nullptr) {
+            StagedValues values(job, row);
+            if (job.normalizing) find_moments(values, job.width, job.epsilon);
+            dispatch_dropping<Streaming>(job, carry, row, ahead, values);
+        } else if (row.position != nullptr) {
+            dispatch_dropping<Streaming>(job, carry, row, ahead, SumValues<true>(job, row));
         } else {
-            write_row<Streaming, false, false>(job, carry, row, ahead);
+            dispatch_dropping<Streaming>(job, carry, row, ahead, SumValues<false>(job, row));
+        }
+    }
+
+    template <bool Streaming, typename Values>
+    static void dispatch_dropping(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+                                  const RowSources<Scalar, Storage>& row, const Storage* ahead,
+                                  const Values& values) noexcept {
+        if (job.dropping) {
+            write_row<Streaming, true>(job, carry, row, ahead, values);
+        } else {
+            write_row<Streaming, false>(job, carry, row, ahead, values);
         }
     }
 
@@ -246,24 +258,155 @@ private:
         }
     }
 
-    /// One element, as a lane of the vector body computes it.
-    template <bool HasPosition, bool Dropping>
-    static Scalar element(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row, Index j,
-                          std::uint32_t kept) noexcept {
-        Scalar value = table_value(row.embedding + j) * job.scale;
-        keep_rounded(value);
-        if constexpr (HasPosition) value = value + row.position[j];
+    /// A row's values without the stages that need the whole row: Scalar(embedding[j]) * scale,
+    /// rounded, + position[j] when HasPosition.
+    template <bool HasPosition>
+    struct SumValues {
+        SumValues(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
+            : embedding(row.embedding), position(row.position), scale(job.scale), scales(V::set(job.scale)) {}
+        Scalar scalar(Index j) const noexcept {
+            Scalar value = table_value(embedding + j) * scale;
+            keep_rounded(value);
+            if constexpr (HasPosition) value = value + position[j];
+            return value;
+        }
+        Reg vector(Index j) const noexcept {
+            Reg value = V::mul(load_table(embedding + j), scales);
+            V::keep_rounded(value);
+            if constexpr (HasPosition) value = V::add(value, V::load(position + j));
+            return value;
+        }
+        const Storage* embedding;
+        const Scalar* position;
+        Scalar scale;
+        Reg scales;
+    };
+
+    /// A row's values with every stage: v = Scalar(embedding[j]) * scale, rounded, + type[j]
+    /// (when there is one), + position[j] (when there is one); then, when normalizing,
+    /// ((v - mean) * rstd) * gamma[j] + beta[j], each product rounded (mean and rstd from
+    /// find_moments).
+    struct StagedValues {
+        StagedValues(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
+            : embedding(row.embedding),
+              type(row.type),
+              position(row.position),
+              gamma(job.gamma),
+              beta(job.beta),
+              normalizing(job.normalizing),
+              scale(job.scale),
+              scales(V::set(job.scale)) {}
+        Scalar sum_scalar(Index j) const noexcept {
+            Scalar value = table_value(embedding + j) * scale;
+            keep_rounded(value);
+            if (type != nullptr) value = value + type[j];
+            if (position != nullptr) value = value + position[j];
+            return value;
+        }
+        Reg sum_vector(Index j) const noexcept {
+            Reg value = V::mul(load_table(embedding + j), scales);
+            V::keep_rounded(value);
+            if (type != nullptr) value = V::add(value, V::load(type + j));
+            if (position != nullptr) value = V::add(value, V::load(position + j));
+            return value;
+        }
+        Scalar scalar(Index j) const noexcept {
+            const Scalar value = sum_scalar(j);
+            if (!normalizing) return value;
+            Scalar scaled = (value - mean) * rstd;
+            keep_rounded(scaled);
+            Scalar weighted = scaled * gamma[j];
+            keep_rounded(weighted);
+            return weighted + beta[j];
+        }
+        Reg vector(Index j) const noexcept {
+            const Reg value = sum_vector(j);
+            if (!normalizing) return value;
+            Reg scaled = V::mul(V::sub(value, means), rstds);
+            V::keep_rounded(scaled);
+            Reg weighted = V::mul(scaled, V::load(gamma + j));
+            V::keep_rounded(weighted);
+            return V::add(weighted, V::load(beta + j));
+        }
+        void set_moments(Scalar row_mean, Scalar row_rstd) noexcept {
+            mean = row_mean;
+            rstd = row_rstd;
+            means = V::set(row_mean);
+            rstds = V::set(row_rstd);
+        }
+        const Storage* embedding;
+        const Scalar* type;
+        const Scalar* position;
+        const Scalar* gamma;
+        const Scalar* beta;
+        bool normalizing;
+        Scalar scale;
+        Reg scales;
+        Scalar mean = Scalar(0);
+        Scalar rstd = Scalar(1);
+        Reg means = V::set(Scalar(0));
+        Reg rstds = V::set(Scalar(1));
+    };
+
+    /// Partial sums of a row's LayerNorm reductions: element j goes to partial j mod 16.
+    static constexpr int partial_sums = 16;
+    static_assert(partial_sums % lanes == 0, "a vector's lanes must divide the partial sums");
+
+    /// The sum of the 16 partial sums, added pairwise in a fixed order.
+    static Scalar add_partials(Scalar (&partial)[partial_sums]) noexcept {
+        for (int half = partial_sums / 2; half >= 1; half /= 2)
+            for (int k = 0; k < half; ++k) partial[k] = partial[k] + partial[k + half];
+        return partial[0];
+    }
+
+    /// LayerNorm's mean and 1 / sqrt(variance + epsilon) of a row's values (biased variance, as
+    /// torch.nn.LayerNorm), in Scalar: two passes, the second over the centred values.
+    static void find_moments(StagedValues& values, Index width, Scalar epsilon) noexcept {
+        constexpr int vectors = partial_sums / lanes;
+        const Index whole = width / partial_sums * partial_sums;
+        alignas(64) Scalar partial[partial_sums];
+        Reg sums[vectors];
+        for (Reg& sum : sums) sum = V::set(Scalar(0));
+        for (Index j = 0; j < whole; j += partial_sums)
+            for (int k = 0; k < vectors; ++k) sums[k] = V::add(sums[k], values.sum_vector(j + k * lanes));
+        for (int k = 0; k < vectors; ++k) V::store(partial + k * lanes, sums[k]);
+        for (Index j = whole; j < width; ++j) partial[j % partial_sums] += values.sum_scalar(j);
+        const Scalar mean = add_partials(partial) / static_cast<Scalar>(width);
+
+        const Reg means = V::set(mean);
+        for (Reg& sum : sums) sum = V::set(Scalar(0));
+        for (Index j = 0; j < whole; j += partial_sums) {
+            for (int k = 0; k < vectors; ++k) {
+                const Reg centred = V::sub(values.sum_vector(j + k * lanes), means);
+                Reg square = V::mul(centred, centred);
+                V::keep_rounded(square);
+                sums[k] = V::add(sums[k], square);
+            }
+        }
+        for (int k = 0; k < vectors; ++k) V::store(partial + k * lanes, sums[k]);
+        for (Index j = whole; j < width; ++j) {
+            const Scalar centred = values.sum_scalar(j) - mean;
+            Scalar square = centred * centred;
+            keep_rounded(square);
+            partial[j % partial_sums] += square;
+        }
+        const Scalar variance = add_partials(partial) / static_cast<Scalar>(width);
+        values.set_moments(mean, Scalar(1) / std::sqrt(variance + epsilon));
+    }
+
+    template <bool Dropping>
+    static Scalar dropped(const RowJob<Scalar>& job, Scalar value, std::uint32_t kept) noexcept {
         if constexpr (Dropping) value = value * ((kept & 1u) != 0 ? job.keep_scale : Scalar(0));
         return value;
     }
 
-    template <bool Streaming, bool HasPosition, bool Dropping>
+    template <bool Streaming, bool Dropping, typename Values>
     static void write_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
-                          const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
+                          const RowSources<Scalar, Storage>& row, const Storage* ahead,
+                          const Values& row_values) noexcept {
         const Index width = job.width;
         Scalar* const out = row.out;
-        const Storage* const embedding = row.embedding;
-        const Scalar* const position = row.position;
+        const Values values = row_values;  // a local copy, which the stores below cannot alias
         MaskCursor mask(job.key, carry.mask);
         const auto misalign = static_cast<int>(
             (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
@@ -278,7 +421,7 @@ private:
                     kept = static_cast<std::uint32_t>(mask.bits() & 1u);
                     mask.step(1);
                 }
-                held[misalign + j] = element<HasPosition, Dropping>(job, row, j, kept);
+                held[misalign + j] = dropped<Dropping>(job, values.scalar(j), kept);
             }
             settle<Streaming>(carry);
         } else if constexpr (Dropping) {
@@ -290,7 +433,6 @@ private:
         const char* next_line = reinterpret_cast<const char*>(ahead);
         const char* const ahead_end =
             ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
-        const Reg scale = V::set(job.scale);
         const Reg keep = V::set(job.keep_scale);
         Index vector = 0;
         const auto write_vector = [&](std::uint64_t kept) {
@@ -298,9 +440,7 @@ private:
                 request_line(next_line);
                 next_line += 64;
             }
-            Reg value = V::mul(load_table(embedding + j), scale);
-            V::keep_rounded(value);
-            if constexpr (HasPosition) value = V::add(value, V::load(position + j));
+            Reg value = values.vector(j);
             if constexpr (Dropping) value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
             if constexpr (Streaming) {
                 V::stream(out + j, value);
@@ -339,7 +479,7 @@ private:
                     kept = static_cast<std::uint32_t>(mask.bits() & 1u);
                     mask.step(1);
                 }
-                held[lane] = element<HasPosition, Dropping>(job, row, j, kept);
+                held[lane] = dropped<Dropping>(job, values.scalar(j), kept);
             }
             settle<Streaming>(carry);
         }

@@ -11,7 +11,8 @@
 
 namespace seqembed::detail {
 
-/// One output row: Scalar(embedding[j]) * scale (+ position[j]) (x dropout factor), j < width.
+/// One output row: v[j] = Scalar(embedding[j]) * scale (+ type[j]) (+ position[j]), j < width,
+/// then, when the job normalizes, LayerNorm of v, then the dropout factor.
 template <typename Scalar, typename Storage>
 struct RowSources {
     /// Where the row goes.
@@ -23,6 +24,8 @@ struct RowSources {
     const Scalar* position;
     /// Index of out[0] in the whole output, counted row-major: the dropout mask's element index.
     std::uint64_t first_element;
+    /// The token type's row to add before the position (BERT's order), or null.
+    const Scalar* type = nullptr;
 };
 
 /// What is the same for every row of one call.
@@ -40,6 +43,13 @@ struct RowJob {
     DropoutKey key;
     /// Scalar(1) / Scalar(1 - p).
     Scalar keep_scale = Scalar(1);
+    /// LayerNorm over each row before dropout: (v - mean) * rstd * gamma + beta.
+    bool normalizing = false;
+    /// LayerNorm's weight and bias (width values each), when normalizing.
+    const Scalar* gamma = nullptr;
+    const Scalar* beta = nullptr;
+    /// LayerNorm's epsilon, added to the variance.
+    Scalar epsilon = Scalar(0);
 };
 
 /// The kept bits of a few consecutive spans of one mask, drawn together and packed end to end:

@@ -38,6 +38,7 @@ struct Lanes<float> {
     static Reg set(float x) noexcept { return _mm256_set1_ps(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_ps(a, b); }
+    static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_ps(a, b); }
     static void store(float* p, Reg v) noexcept { _mm256_storeu_ps(p, v); }
     static void stream(float* p, Reg v) noexcept { _mm256_stream_ps(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {

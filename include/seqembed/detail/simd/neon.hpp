@@ -37,6 +37,7 @@ struct Lanes<float> {
     static Reg set(float x) noexcept { return vdupq_n_f32(x); }
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f32(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f32(a, b); }
+    static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
     static void store(float* p, Reg v) noexcept { vst1q_f32(p, v); }
     static void stream(float* p, Reg v) noexcept { vst1q_f32(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
