@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -18,9 +19,11 @@
 #include "detail/stage_access.hpp"
 #include "dropout.hpp"
 #include "error.hpp"
+#include "layer_norm.hpp"
 #include "padding.hpp"
 #include "sinusoidal.hpp"
 #include "token_embedding.hpp"
+#include "token_types.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -139,6 +142,33 @@ public:
     /// @param training the new mode.
     void set_training(bool training) noexcept { m_dropout.set_training(training); }
 
+    /// @brief Adds a token-type (segment) stage: row token_types(b, t) of `types` is added to
+    ///        each token's embedding, before its position (BERT's order). Without token types
+    ///        given to forward(), every token reads row 0, as Hugging Face's models default to.
+    /// @param types a type_vocab_size x d_model table.
+    /// @throws shape_error if its width differs from the pipeline's (the pipeline is unchanged).
+    void set_token_types(TokenTypeEmbedding<Scalar> types) {
+        if (types.d_model() != d_model())
+            detail::fail<shape_error>("token type width ", types.d_model(), " differs from the pipeline's ", d_model());
+        m_types = std::move(types);
+    }
+    /// @brief The token-type stage.
+    /// @return the table, or null when the pipeline has none.
+    const TokenTypeEmbedding<Scalar>* token_types() const noexcept { return m_types ? &*m_types : nullptr; }
+
+    /// @brief Adds a LayerNorm after the sum of embedding, token type and position, before
+    ///        dropout (as BERT, RoBERTa, ELECTRA and BART apply it).
+    /// @param norm a LayerNorm of the pipeline's width.
+    /// @throws shape_error if its width differs from the pipeline's (the pipeline is unchanged).
+    void set_layer_norm(LayerNorm<Scalar> norm) {
+        if (norm.d_model() != d_model())
+            detail::fail<shape_error>("LayerNorm width ", norm.d_model(), " differs from the pipeline's ", d_model());
+        m_norm = std::move(norm);
+    }
+    /// @brief The LayerNorm stage.
+    /// @return the LayerNorm, or null when the pipeline has none.
+    const LayerNorm<Scalar>* layer_norm() const noexcept { return m_norm ? &*m_norm : nullptr; }
+
     /// @brief Embeds a batch into a new (batch * seq) x d_model matrix.
     /// @param ids batch x seq token ids (int64 or int32, any layout; viewed).
     /// @param padding which tokens are real (default: all).
@@ -148,10 +178,43 @@ public:
     /// @throws as forward_into.
     RowMatrix<Scalar> forward(const TokenIds& ids, const Padding& padding = Padding::none(),
                               const StepOffsets& offsets = {}) const {
-        check(ids, padding, offsets);
+        check(ids, padding, offsets, nullptr);
         RowMatrix<Scalar> out = detail::new_output<Scalar>(ids.size(), d_model());
-        write(ids, padding, out, offsets);
+        write(ids, padding, out, offsets, nullptr);
         return out;
+    }
+
+    /// @brief Embeds a batch with its token types (segment ids) into a new matrix.
+    /// @param ids batch x seq token ids (int64 or int32, any layout; viewed).
+    /// @param token_types batch x seq type ids, as a tokenizer's `token_type_ids`.
+    /// @param padding which tokens are real (default: all).
+    /// @param offsets added to the positions: one for all sequences, or one per sequence.
+    /// @return a (batch * seq) x d_model matrix, row b * seq + t for token (b, t).
+    /// @throws as forward_into.
+    RowMatrix<Scalar> forward(const TokenIds& ids, const TokenIds& token_types, const Padding& padding = Padding::none(),
+                              const StepOffsets& offsets = {}) const {
+        check(ids, padding, offsets, &token_types);
+        RowMatrix<Scalar> out = detail::new_output<Scalar>(ids.size(), d_model());
+        write(ids, padding, out, offsets, &token_types);
+        return out;
+    }
+
+    /// @brief As forward with token types, into caller memory without allocating; everything is
+    ///        checked before the first write.
+    /// @param ids batch x seq token ids.
+    /// @param token_types batch x seq type ids.
+    /// @param padding which tokens are real.
+    /// @param out (batch * seq) x d_model.
+    /// @param offsets added to the positions.
+    /// @throws as the overload without types; also shape_error for token_types of another shape
+    ///         than ids, value_error when the pipeline has no token-type stage, index_error for
+    ///         a real token's type id outside the table.
+    void forward_into(const TokenIds& ids, const TokenIds& token_types, const Padding& padding,
+                      Eigen::Ref<RowMatrix<Scalar>> out, const StepOffsets& offsets = {}) const {
+        detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(),
+                              ids.size(), d_model());
+        check(ids, padding, offsets, &token_types);
+        write(ids, padding, out, offsets, &token_types);
     }
 
     /// @brief As forward with every token real, into caller memory.
@@ -175,8 +238,8 @@ public:
                       const StepOffsets& offsets = {}) const {
         detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(),
                               ids.size(), d_model());
-        check(ids, padding, offsets);
-        write(ids, padding, out, offsets);
+        check(ids, padding, offsets, nullptr);
+        write(ids, padding, out, offsets, nullptr);
     }
 
 private:
@@ -188,15 +251,23 @@ private:
 
     /// Every check, before anything is written: the padding and offsets fit, every real token's
     /// id is in the vocabulary, every sequence's positions are in the positional stage.
-    void check(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets) const {
+    void check(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
+               const TokenIds* types) const {
         padding.require_fits(ids);
         offsets.require_fits(ids.rows());
+        if (types != nullptr) {
+            if (!m_types)
+                detail::fail<value_error>("token type ids were given, but the pipeline has no token type "
+                                          "table (set_token_types)");
+            detail::require_shape("token type ids", types->rows(), types->cols(), ids.rows(), ids.cols());
+        }
         const Index vocab_size = m_embedding.vocab_size();
         for (Index b = 0; b < ids.rows(); ++b) {
             std::int64_t real = 0;
             padding.for_each_token(ids, b, b + 1, [&](Index, Index t, std::int64_t token_index) {
                 if (token_index < 0) return;
                 detail::require_token_id(ids(b, t), vocab_size, b, t);
+                if (types != nullptr) m_types->require_type_id((*types)(b, t), b, t);
                 real = token_index + 1;
             });
             if (real > 0) detail::StageAccess::require_positions(m_positions, offsets.of(b), static_cast<Index>(real));
@@ -205,14 +276,14 @@ private:
 
     /// The checked forward: sequences shared between workers, each writing its own rows.
     void write(const TokenIds& ids, const Padding& padding, Eigen::Ref<RowMatrix<Scalar>> out,
-               const StepOffsets& offsets) const {
+               const StepOffsets& offsets, const TokenIds* types) const {
         if (ids.size() == 0) return;
         const Index workers = worker_count(ids);
         std::vector<std::thread> helpers;
 #if !defined(_OPENMP)  // OpenMP brings its own pool
         if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));  // may throw: before any effect
 #endif
-        detail::RowJob<Scalar> job;
+        detail::RowJob<Scalar> job = m_norm ? m_norm->row_job() : detail::RowJob<Scalar>{};
         job.width = d_model();
         job.scale = m_embedding.scale();
         job.streaming = streams(out.size());
@@ -226,7 +297,7 @@ private:
         // its index only, so the output is the same for any number of workers.
         const auto rows_of = [&](Index worker) { return ids.rows() * worker / workers; };
         const auto work = [&](Index worker) {
-            write_rows(job, ids, padding, out, offsets, rows_of(worker), rows_of(worker + 1));
+            write_rows(job, ids, types, padding, out, offsets, rows_of(worker), rows_of(worker + 1));
         };
 #if defined(_OPENMP)
         if (workers > 1) {
@@ -246,7 +317,7 @@ private:
     /// The rows of sequences first_row .. end_row - 1, through one pass of the row kernel. A
     /// position row past a sinusoidal table is computed into its output row first, which the
     /// kernel then reads as the position to add.
-    void write_rows(const detail::RowJob<Scalar>& job, const TokenIds& ids, const Padding& padding,
+    void write_rows(const detail::RowJob<Scalar>& job, const TokenIds& ids, const TokenIds* types, const Padding& padding,
                     Eigen::Ref<RowMatrix<Scalar>>& out, const StepOffsets& offsets, Index first_row,
                     Index end_row) const {
         if (first_row >= end_row) return;
@@ -279,7 +350,8 @@ private:
             }
             const Scalar* position =
                 detail::StageAccess::position_row(m_positions, offsets.of(b) + token_index, out_row);
-            pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), position, first_element},
+            const Scalar* type = m_types ? m_types->row(types != nullptr ? (*types)(b, t) : 0) : nullptr;
+            pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), position, first_element, type},
                      next);
         });
         pass.finish();
@@ -309,6 +381,8 @@ private:
 
     Embedding m_embedding;
     Positional m_positions;
+    std::optional<TokenTypeEmbedding<Scalar>> m_types;
+    std::optional<LayerNorm<Scalar>> m_norm;
     Dropout m_dropout;
     Index m_threads;
     OutputStores m_output_stores;

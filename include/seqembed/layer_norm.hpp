@@ -1,0 +1,157 @@
+/// @file layer_norm.hpp
+/// @brief LayerNorm over each row, as torch.nn.LayerNorm(d_model): the normalisation BERT, BART
+///        and their kin apply to the sum of embeddings before dropout.
+#pragma once
+
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "detail/checks.hpp"
+#include "detail/engine/row_pass.hpp"
+#include "detail/large_memory.hpp"
+#include "error.hpp"
+#include "types.hpp"
+
+namespace seqembed {
+
+/// @brief torch.nn.LayerNorm over rows of d_model values: y = (x - mean) / sqrt(var + epsilon) *
+///        gamma + beta, with the mean and the biased variance of the row.
+///
+/// The mean and variance are accumulated in Scalar, as PyTorch does for float, in two passes
+/// (the second over the centred values) from 16 partial sums in a fixed order, so that every ISA
+/// gives the same bits. They differ from PyTorch's (whose order of summation depends on its
+/// vector width) by a few units in the last place: the outputs agree within 1e-6 relative to
+/// max(1, |y|) for float (tests/test_model_stages.cpp measures it). The same arithmetic runs
+/// inside InputPipeline when it has a LayerNorm (set_layer_norm), so the fused pipeline equals
+/// its stages chained, bit for bit.
+/// @tparam Scalar float or double.
+/// @code
+/// auto norm = seqembed::LayerNorm<float>::from_weights(gamma, beta, /*epsilon=*/1e-12);
+/// seqembed::RowMatrix<float> y = norm.forward(x);
+/// @endcode
+template <typename Scalar = float>
+class LayerNorm {
+    static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
+                  "LayerNorm<Scalar>: Scalar must be float or double");
+
+public:
+    /// @brief A row vector of d_model values.
+    using Vector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
+
+    /// @brief The identity-initialised LayerNorm of nn.LayerNorm: gamma 1, beta 0.
+    /// @param d_model values per row, > 0.
+    /// @param epsilon added to the variance: finite, > 0 (PyTorch's default 1e-5).
+    /// @throws value_error for d_model <= 0 or a bad epsilon.
+    explicit LayerNorm(Index d_model, double epsilon = 1e-5) : LayerNorm(checked_width(d_model), epsilon, Identity{}) {}
+
+    /// @brief A LayerNorm with pre-trained weight (gamma) and bias (beta).
+    /// @param gamma the weight, d_model values.
+    /// @param beta the bias, d_model values.
+    /// @param epsilon added to the variance: finite, > 0 (BERT's config: 1e-12).
+    /// @return the LayerNorm, holding copies of gamma and beta.
+    /// @throws shape_error if gamma and beta differ in size; value_error for an empty gamma, a
+    ///         NaN or infinite weight, or a bad epsilon.
+    static LayerNorm from_weights(const Eigen::Ref<const Vector>& gamma, const Eigen::Ref<const Vector>& beta,
+                                  double epsilon) {
+        return LayerNorm(Vector(gamma), Vector(beta), epsilon);
+    }
+
+    /// @brief Values per row.
+    /// @return d_model, > 0.
+    Index d_model() const noexcept { return m_gamma.size(); }
+    /// @brief The weight.
+    /// @return gamma, d_model values.
+    const Vector& gamma() const noexcept { return m_gamma; }
+    /// @brief The bias.
+    /// @return beta, d_model values.
+    const Vector& beta() const noexcept { return m_beta; }
+    /// @brief The epsilon added to the variance.
+    /// @return epsilon in Scalar, > 0.
+    Scalar epsilon() const noexcept { return m_epsilon; }
+
+    /// @brief Normalises each row of x into a new matrix.
+    /// @param x rows x d_model.
+    /// @return the normalised rows.
+    /// @throws shape_error if x.cols() != d_model.
+    RowMatrix<Scalar> forward(const Eigen::Ref<const RowMatrix<Scalar>>& x) const {
+        require_width(x.cols());
+        RowMatrix<Scalar> out = detail::new_output<Scalar>(x.rows(), x.cols());
+        forward_into(x, out);
+        return out;
+    }
+
+    /// @brief Normalises each row of x into caller memory (which may be x itself), without
+    ///        allocating.
+    /// @param x rows x d_model.
+    /// @param out the output, x's shape.
+    /// @throws shape_error if x.cols() != d_model or out's shape differs from x's.
+    void forward_into(const Eigen::Ref<const RowMatrix<Scalar>>& x, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        require_width(x.cols());
+        detail::require_shape("output of LayerNorm::forward_into", out.rows(), out.cols(), x.rows(), x.cols());
+        if (out.size() == 0) return;
+        // x * 1 is x: the row kernel with a scale of 1 and no position normalises each row.
+        detail::RowJob<Scalar> job = row_job();
+        job.width = out.cols();
+        job.streaming = sizeof(Scalar) * static_cast<std::size_t>(out.size()) >= detail::streaming_threshold_bytes;
+        detail::RowPass<Scalar, Scalar> pass(job);
+        for (Index r = 0; r < out.rows(); ++r)
+            pass.add({out.row(r).data(), x.row(r).data(), nullptr, static_cast<std::uint64_t>(r * out.cols())},
+                     nullptr);
+        pass.finish();
+    }
+
+    /// @brief The row kernel's job that applies this LayerNorm (the pipeline adds its other
+    ///        stages to it).
+    /// @return a job with normalizing, gamma, beta and epsilon set; valid while this object lives.
+    detail::RowJob<Scalar> row_job() const noexcept {
+        detail::RowJob<Scalar> job;
+        job.width = d_model();
+        job.normalizing = true;
+        job.gamma = m_gamma.data();
+        job.beta = m_beta.data();
+        job.epsilon = m_epsilon;
+        return job;
+    }
+
+private:
+    struct Identity {};
+
+    LayerNorm(Index d_model, double epsilon, Identity) : LayerNorm(Vector::Ones(d_model), Vector::Zero(d_model), epsilon) {}
+
+    LayerNorm(Vector gamma, Vector beta, double epsilon)
+        : m_gamma(std::move(gamma)), m_beta(std::move(beta)), m_epsilon(checked_epsilon(epsilon)) {
+        checked_width(m_gamma.size());
+        if (m_beta.size() != m_gamma.size())
+            detail::fail<shape_error>("LayerNorm bias has ", m_beta.size(), " values, its weight ", m_gamma.size());
+        detail::require_finite("LayerNorm weight", m_gamma.data(), 1, m_gamma.size());
+        detail::require_finite("LayerNorm bias", m_beta.data(), 1, m_beta.size());
+    }
+
+    static Index checked_width(Index d_model) {
+        detail::require_positive("LayerNorm d_model", d_model);
+        return d_model;
+    }
+
+    static Scalar checked_epsilon(double epsilon) {
+        if (!(epsilon > 0) || !std::isfinite(epsilon) || !(static_cast<Scalar>(epsilon) > 0))
+            detail::fail<value_error>("LayerNorm epsilon ", epsilon, " is not a finite positive ",
+                                      std::is_same_v<Scalar, float> ? "float" : "double");
+        return static_cast<Scalar>(epsilon);
+    }
+
+    void require_width(Index cols) const {
+        if (cols != d_model())
+            detail::fail<shape_error>("LayerNorm input has ", cols, " columns, expected d_model = ", d_model());
+    }
+
+    Vector m_gamma;
+    Vector m_beta;
+    Scalar m_epsilon;
+};
+
+}  // namespace seqembed
