@@ -1,0 +1,889 @@
+#!/usr/bin/python3
+"""Tiny checkpoints of real model families, and what their embedding stage outputs (issue 14).
+
+    /usr/bin/python3 tests/reference/generate_family_fixtures.py
+
+Writes, into tests/fixtures/models/:
+  - <family>/config.json        the family's own config keys (only those of the embedding stage,
+                                plus model_type, architectures and the token ids);
+  - <family>/model.safetensors  the embedding-stage tensors of a random float32 model, under the
+                                names the Hugging Face class in "architectures" gives them;
+  - family_cases.hpp            per family and case: ids, attention mask, token types, the rows
+                                of the position table each token read, and the module's output
+                                in float32 and float64 (hex-float literals, exact).
+
+Use Debian's interpreter (torch 1.13, numpy, mpmath). Running it twice gives identical files.
+
+Each family's embedding stage is written again here in plain torch, operation after operation,
+from Hugging Face transformers' PyTorch code as the search index stores it (huggingface/
+transformers, src/transformers/models/<family>/modeling_<family>.py). The versions read:
+
+  bert     8ec58104181bfb34d824d89bccc009b4f6be6e0e  BertEmbeddings.__init__/forward
+           (004ad5f50b627b59bf0d581c31bc0052b6cfd40b, an older one, does the same operations)
+  electra  014873b4dfa2482fa4f8e79e6e4fb955461f4373  ElectraEmbeddings, ElectraModel.__init__/forward
+  roberta  87b236ba2be8b3e48a7d0c8ca6513302736d2886  RobertaEmbeddings, create_position_ids_from_input_ids
+           (000824f17f924a8b520edf04c597c461fc83356a, older, the same)
+  gpt2     0010f60284ab4b9d14b7df9c6525b1a2ad44e640  GPT2Model.__init__/forward
+  bart     57228229d2ee2729f6ee597b4973aefdb39c2b37  BartLearnedPositionalEmbedding,
+           BartScaledWordEmbedding, BartEncoder.__init__/forward
+  opt      ab910744d640b0ed37e2056eb94de31fd4a6979c  OPTLearnedPositionalEmbedding, OPTDecoder
+  marian   00b676f8f0489b88652a31d70751cc540dd06305  MarianSinusoidalPositionalEmbedding
+           (_init_weight, forward), MarianEncoder.__init__/forward
+  t5       6b8b757dfcb582379a64f013cdce46c43629f2b0  T5Stack.__init__/forward
+  llama    5dd4a63548857797727ae73eeb6a6e886ea02a3e  LlamaModel.__init__/forward
+
+The index keeps one snapshot per file, so the commits differ from file to file; newer versions
+of OPT (position_ids computed in OPTDecoder.forward, same formula) and of GPT-2/Llama
+(cache_position) give the same numbers for a call without a cache.
+
+Sizes: a different vocab_size per family (56 to 72), so a table read from the wrong family
+fails; width 16, except ELECTRA (embedding_size 8, hidden_size 16), OPT (word_embed_proj_dim 8,
+hidden_size 16) and Marian (d_model 12, so that sqrt(d_model) is not exact; BART's d_model 16
+gives the exact scale 4); 32 positions (BART's and OPT's tables have 32 + 2 rows; RoBERTa's
+max_position_embeddings is 34 = 32 + pad_token_id + 1, as 514 is in roberta-base).
+
+How the numbers are made:
+  - weights: numpy's PCG64 generator (seeded per family), normal draws cast to float32; padding
+    rows are random too (an nn.Embedding with padding_idx only zeroes that row when it is
+    created; trained checkpoints need not have a zero row, and the lookup reads it anyway);
+    LayerNorm weights 1 + 0.25 N(0,1), biases 0.25 N(0,1);
+  - the modules run in eval() mode (dropout is the identity), first in float32, then converted
+    with .double() (the float32 weights, exactly) and run again in float64;
+  - ATen's CPU capability is pinned to AVX2 and torch runs on one thread, so that LayerNorm's and
+    Linear's float32 reductions are the same on every run;
+  - checks: every output is recomputed in float64 numpy from the written safetensors file and
+    the position rule (what the C++ side does), Marian's sinusoidal table is compared with
+    mpmath, and float32 embedding scaling is checked to use float32(sqrt(d)).
+"""
+
+import os
+import sys
+
+# Before torch is imported: the SIMD level of ATen's kernels decides the last bits of LayerNorm.
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import json
+import math
+import pathlib
+
+import mpmath
+import numpy as np
+import torch
+from torch import nn
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+OUT = ROOT / "tests" / "fixtures" / "models"
+
+sys.path.insert(0, str(HERE))
+from generate_io_fixtures import read_safetensors, safetensors_bytes  # noqa: E402  (our own writer)
+
+BATCH, SEQ = 3, 7
+ISSUE = 14
+
+
+def check_torch_setup():
+    if "CPU capability usage: AVX2" not in torch.__config__.show():
+        sys.exit("generate_family_fixtures.py: torch does not use its AVX2 kernels "
+                 f"(ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY')!r}); the float32 "
+                 "LayerNorm outputs could differ in the last bit from the committed ones.")
+    torch.set_num_threads(1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Building blocks, each after the Hugging Face module named in its docstring.
+
+class AbsoluteEmbeddings(nn.Module):
+    """BertEmbeddings (and ElectraEmbeddings, the same forward at width embedding_size).
+
+    word + token_type first, then `+=` the position rows, LayerNorm, dropout. Positions are the
+    registered buffer arange(max_position_embeddings) sliced [past, past + seq): by index."""
+
+    def __init__(self, vocab_size, width, max_positions, type_vocab_size, eps, pad_token_id, dropout):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab_size, width, padding_idx=pad_token_id)
+        self.position_embeddings = nn.Embedding(max_positions, width)
+        self.token_type_embeddings = nn.Embedding(type_vocab_size, width)
+        self.LayerNorm = nn.LayerNorm(width, eps=eps)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("position_ids", torch.arange(max_positions).expand((1, -1)), persistent=False)
+        self.register_buffer("token_type_ids", torch.zeros(self.position_ids.size(), dtype=torch.long),
+                             persistent=False)
+        self.rows_read = None
+
+    def positions(self, input_ids, past):
+        return self.position_ids[:, past:input_ids.shape[1] + past]
+
+    def forward(self, input_ids, token_type_ids=None, past_key_values_length=0):
+        batch, seq = input_ids.shape
+        position_ids = self.positions(input_ids, past_key_values_length)
+        if token_type_ids is None:
+            token_type_ids = self.token_type_ids[:, :seq].expand(batch, seq)
+        self.rows_read = position_ids.expand(batch, seq)
+        inputs_embeds = self.word_embeddings(input_ids)
+        token_type_embeddings = self.token_type_embeddings(token_type_ids)
+        embeddings = inputs_embeds + token_type_embeddings
+        embeddings += self.position_embeddings(position_ids)
+        embeddings = self.LayerNorm(embeddings)
+        return self.dropout(embeddings)
+
+
+def positions_from_ids(input_ids, padding_idx, past_key_values_length=0):
+    """create_position_ids_from_input_ids: non-pad tokens count up from padding_idx + 1, pads get
+    padding_idx (same int32 cumsum, cast to int64 at the end)."""
+    mask = input_ids.ne(padding_idx).int()
+    counted = (torch.cumsum(mask, dim=1).type_as(mask) + past_key_values_length) * mask
+    return counted.long() + padding_idx
+
+
+class RobertaLikeEmbeddings(AbsoluteEmbeddings):
+    """RobertaEmbeddings: BertEmbeddings whose position table has padding_idx = pad_token_id and
+    whose position ids come from the input ids."""
+
+    def __init__(self, vocab_size, width, max_positions, type_vocab_size, eps, pad_token_id, dropout):
+        super().__init__(vocab_size, width, max_positions, type_vocab_size, eps, pad_token_id, dropout)
+        self.padding_idx = pad_token_id
+        self.position_embeddings = nn.Embedding(max_positions, width, padding_idx=pad_token_id)
+
+    def positions(self, input_ids, past):
+        return positions_from_ids(input_ids, self.padding_idx, past)
+
+
+class ScaledWordEmbedding(nn.Embedding):
+    """BartScaledWordEmbedding: the lookup times a Python float (torch rounds it to the tensor's
+    dtype, so float32 runs multiply by float32(sqrt(d)))."""
+
+    def __init__(self, vocab_size, width, padding_idx, embed_scale=1.0):
+        super().__init__(vocab_size, width, padding_idx)
+        self.embed_scale = embed_scale
+
+    def forward(self, input_ids):
+        return super().forward(input_ids) * self.embed_scale
+
+
+class IndexPositionsOffset2(nn.Embedding):
+    """BartLearnedPositionalEmbedding: max_positions + 2 rows, row = index + 2."""
+
+    def __init__(self, max_positions, width):
+        self.offset = 2
+        super().__init__(max_positions + self.offset, width)
+        self.rows_read = None
+
+    def forward(self, input_ids, past_key_values_length=0):
+        batch, seq = input_ids.shape[:2]
+        positions = torch.arange(past_key_values_length, past_key_values_length + seq,
+                                 dtype=torch.long).expand(batch, -1)
+        self.rows_read = positions + self.offset
+        return super().forward(positions + self.offset)
+
+
+class MaskPositionsOffset2(nn.Embedding):
+    """OPTLearnedPositionalEmbedding: positions counted along the attention mask
+    ((cumsum(mask) * mask) - 1, so pads get -1), row = position + 2."""
+
+    def __init__(self, max_positions, width):
+        self.offset = 2
+        super().__init__(max_positions + self.offset, width)
+        self.rows_read = None
+
+    def forward(self, attention_mask, past_key_values_length=0):
+        attention_mask = attention_mask.long()
+        positions = (torch.cumsum(attention_mask, dim=1).type_as(attention_mask) * attention_mask).long() - 1
+        positions = positions[:, past_key_values_length:]
+        self.rows_read = positions + self.offset
+        return super().forward(positions + self.offset)
+
+
+class SinusoidalTable(nn.Embedding):
+    """MarianSinusoidalPositionalEmbedding: a fixed table, sin in columns [0, ceil(d/2)), cos in
+    the rest; angle(pos, j) = pos / 10000^(2*(j//2)/d) in numpy float64, then cast to float32."""
+
+    def __init__(self, num_positions, width):
+        super().__init__(num_positions, width)
+        self.rows_read = None
+
+    def fill_table(self):
+        n_pos, dim = self.weight.shape
+        angles = np.array([[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)]
+                           for pos in range(n_pos)])
+        table = torch.empty(n_pos, dim, dtype=self.weight.dtype)
+        half = dim // 2 if dim % 2 == 0 else dim // 2 + 1
+        table[:, 0:half] = torch.FloatTensor(np.sin(angles[:, 0::2]))
+        table[:, half:] = torch.FloatTensor(np.cos(angles[:, 1::2]))
+        self.weight = nn.Parameter(table, requires_grad=False)
+
+    @torch.no_grad()
+    def forward(self, input_shape, past_key_values_length=0):
+        batch, seq = input_shape[:2]
+        positions = torch.arange(past_key_values_length, past_key_values_length + seq, dtype=torch.long)
+        self.rows_read = positions.expand(batch, seq)
+        return super().forward(positions)
+
+
+def node():
+    """An empty module, to spell a state-dict prefix (bert., model.encoder., ...)."""
+    return nn.Module()
+
+
+# ----------------------------------------------------------------------------------------------
+# The families. Each builder returns (root module, forward function, facts); the root's
+# state_dict() spells the Hugging Face names.
+
+def build_bert(cfg):
+    root = node()
+    root.bert = node()
+    root.bert.embeddings = AbsoluteEmbeddings(cfg["vocab_size"], cfg["hidden_size"],
+                                              cfg["max_position_embeddings"], cfg["type_vocab_size"],
+                                              cfg["layer_norm_eps"], cfg["pad_token_id"],
+                                              cfg["hidden_dropout_prob"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        out = root.bert.embeddings(input_ids, token_type_ids)
+        return out, None, root.bert.embeddings.rows_read
+    return root, forward
+
+
+def build_electra(cfg):
+    root = node()  # ElectraModel's own state dict: no "electra." prefix
+    root.embeddings = AbsoluteEmbeddings(cfg["vocab_size"], cfg["embedding_size"],
+                                         cfg["max_position_embeddings"], cfg["type_vocab_size"],
+                                         cfg["layer_norm_eps"], cfg["pad_token_id"],
+                                         cfg["hidden_dropout_prob"])
+    assert cfg["embedding_size"] != cfg["hidden_size"]
+    root.embeddings_project = nn.Linear(cfg["embedding_size"], cfg["hidden_size"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        embedding_output = root.embeddings(input_ids, token_type_ids)
+        projected = root.embeddings_project(embedding_output)
+        return embedding_output, projected, root.embeddings.rows_read
+    return root, forward
+
+
+def build_roberta(cfg):
+    root = node()
+    root.roberta = node()
+    root.roberta.embeddings = RobertaLikeEmbeddings(cfg["vocab_size"], cfg["hidden_size"],
+                                                    cfg["max_position_embeddings"], cfg["type_vocab_size"],
+                                                    cfg["layer_norm_eps"], cfg["pad_token_id"],
+                                                    cfg["hidden_dropout_prob"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        out = root.roberta.embeddings(input_ids, token_type_ids)
+        return out, None, root.roberta.embeddings.rows_read
+    return root, forward
+
+
+def build_gpt2(cfg):
+    root = node()
+    root.transformer = node()
+    root.transformer.wte = nn.Embedding(cfg["vocab_size"], cfg["n_embd"])
+    root.transformer.wpe = nn.Embedding(cfg["n_positions"], cfg["n_embd"])
+    root.transformer.drop = nn.Dropout(cfg["embd_pdrop"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        assert token_type_ids is None  # GPT-2 would look token types up in wte; not used here
+        t = root.transformer
+        past_length = 0
+        seq = input_ids.shape[-1]
+        position_ids = torch.arange(past_length, seq + past_length, dtype=torch.long).unsqueeze(0).view(-1, seq)
+        inputs_embeds = t.wte(input_ids)
+        position_embeds = t.wpe(position_ids)
+        hidden_states = inputs_embeds + position_embeds
+        hidden_states = t.drop(hidden_states)
+        return hidden_states, None, position_ids.expand(input_ids.shape)
+    return root, forward
+
+
+def build_bart(cfg):
+    root = node()
+    root.model = node()
+    d = cfg["d_model"]
+    embed_scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
+    root.model.shared = ScaledWordEmbedding(cfg["vocab_size"], d, cfg["pad_token_id"], embed_scale=embed_scale)
+    root.model.encoder = node()
+    root.model.encoder.embed_tokens = root.model.shared  # tied, as BartModel passes self.shared
+    root.model.encoder.embed_positions = IndexPositionsOffset2(cfg["max_position_embeddings"], d)
+    root.model.encoder.layernorm_embedding = nn.LayerNorm(d)  # no eps from the config: 1e-5
+    dropout = cfg["dropout"]
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        enc = root.model.encoder
+        inputs_embeds = enc.embed_tokens(input_ids)
+        embed_pos = enc.embed_positions(input_ids)
+        hidden_states = inputs_embeds + embed_pos
+        hidden_states = enc.layernorm_embedding(hidden_states)
+        hidden_states = nn.functional.dropout(hidden_states, p=dropout, training=root.training)
+        return hidden_states, None, enc.embed_positions.rows_read
+    return root, forward
+
+
+def build_opt(cfg):
+    root = node()
+    root.model = node()
+    root.model.decoder = node()
+    dec = root.model.decoder
+    dec.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["word_embed_proj_dim"], cfg["pad_token_id"])
+    dec.embed_positions = MaskPositionsOffset2(cfg["max_position_embeddings"], cfg["hidden_size"])
+    assert cfg["word_embed_proj_dim"] != cfg["hidden_size"]
+    dec.project_in = nn.Linear(cfg["word_embed_proj_dim"], cfg["hidden_size"], bias=False)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = dec.embed_tokens(input_ids)
+        pos_embeds = dec.embed_positions(attention_mask, 0)
+        inputs_embeds = dec.project_in(inputs_embeds)  # before the positions are added
+        hidden_states = inputs_embeds + pos_embeds
+        return hidden_states, None, dec.embed_positions.rows_read
+    return root, forward
+
+
+def build_marian(cfg):
+    root = node()
+    root.model = node()
+    d = cfg["d_model"]
+    root.model.shared = nn.Embedding(cfg["vocab_size"], d, cfg["pad_token_id"])
+    root.model.encoder = node()
+    enc = root.model.encoder
+    enc.embed_tokens = root.model.shared  # MarianEncoder keeps the module MarianModel passes
+    enc.embed_positions = SinusoidalTable(cfg["max_position_embeddings"], d)
+    embed_scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
+    dropout = cfg["dropout"]
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = enc.embed_tokens(input_ids) * embed_scale
+        embed_pos = enc.embed_positions(input_ids.size())
+        hidden_states = inputs_embeds + embed_pos
+        hidden_states = nn.functional.dropout(hidden_states, p=dropout, training=root.training)
+        return hidden_states, None, enc.embed_positions.rows_read
+    return root, forward
+
+
+def build_t5(cfg):
+    root = node()
+    root.shared = nn.Embedding(cfg["vocab_size"], cfg["d_model"])
+    root.encoder = node()
+    root.encoder.embed_tokens = root.shared  # T5Stack keeps the shared module
+    root.encoder.dropout = nn.Dropout(cfg["dropout_rate"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = root.encoder.embed_tokens(input_ids)
+        hidden_states = root.encoder.dropout(inputs_embeds)
+        return hidden_states, None, None
+    return root, forward
+
+
+def build_llama(cfg):
+    root = node()
+    root.model = node()
+    root.model.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], cfg.get("pad_token_id"))
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.model.embed_tokens(input_ids), None, None
+    return root, forward
+
+
+# ----------------------------------------------------------------------------------------------
+# Configurations (the families' real keys) and what the C++ side needs to know.
+
+FAMILIES = [
+    dict(
+        name="bert", seed=1, build=build_bert,
+        config={"architectures": ["BertForMaskedLM"], "model_type": "bert", "vocab_size": 64,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2,
+                "layer_norm_eps": 1e-12, "pad_token_id": 0, "hidden_dropout_prob": 0.1,
+                "position_embedding_type": "absolute", "torch_dtype": "float32"},
+        token_types="passed",  # in case no_padding
+        position_rule="index: position_ids = arange(0, seq) for every row (BertEmbeddings' "
+                      "position_ids buffer), whatever the mask or padding",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="word + token_type first, then += position; LayerNorm(eps=layer_norm_eps); "
+             "token_type_ids default to zeros",
+    ),
+    dict(
+        name="electra", seed=2, build=build_electra,
+        config={"architectures": ["ElectraModel"], "model_type": "electra", "vocab_size": 58,
+                "embedding_size": 8, "hidden_size": 16, "max_position_embeddings": 32,
+                "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0,
+                "hidden_dropout_prob": 0.1, "position_embedding_type": "absolute",
+                "torch_dtype": "float32"},
+        token_types="passed",  # in case no_padding
+        position_rule="index: position_ids = arange(0, seq), as BERT",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="BertEmbeddings at width embedding_size (LayerNorm over embedding_size), then "
+             "ElectraModel applies embeddings_project (Linear embedding_size -> hidden_size, with "
+             "bias) after the embeddings' dropout; names without the 'electra.' prefix",
+    ),
+    dict(
+        name="roberta", seed=3, build=build_roberta,
+        config={"architectures": ["RobertaForMaskedLM"], "model_type": "roberta", "vocab_size": 66,
+                "hidden_size": 16, "max_position_embeddings": 34, "type_vocab_size": 1,
+                "layer_norm_eps": 1e-5, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+                "hidden_dropout_prob": 0.1, "position_embedding_type": "absolute",
+                "torch_dtype": "float32"},
+        token_types="default",  # never passed: type_vocab_size 1, zeros
+        position_rule="ids: m = (id != pad_token_id); position = cumsum(m) * m + pad_token_id "
+                      "(create_position_ids_from_input_ids); tokens count from pad_token_id + 1, "
+                      "pads read row pad_token_id; the attention mask is not used",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="as BERT with RoBERTa's positions; max_position_embeddings = 32 + pad_token_id + 1 "
+             "(like 514 = 512 + 2)",
+    ),
+    dict(
+        name="gpt2", seed=4, build=build_gpt2,
+        config={"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": 70,
+                "n_embd": 16, "n_positions": 32, "layer_norm_epsilon": 1e-5, "embd_pdrop": 0.1,
+                "bos_token_id": 69, "eos_token_id": 69, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids = arange(0, seq) for every row (GPT2Model.forward "
+                      "without position_ids), whatever the mask or padding",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="wte(ids) + wpe(positions), dropout; no scale, no LayerNorm before the blocks "
+             "(layer_norm_epsilon is for ln_1/ln_2/ln_f); no pad_token_id in the config, the "
+             "cases pad with 0; GPT2Model would add wte(token_type_ids) if token types were "
+             "passed (not done here)",
+    ),
+    dict(
+        name="bart", seed=5, build=build_bart,
+        config={"architectures": ["BartForConditionalGeneration"], "model_type": "bart",
+                "vocab_size": 62, "d_model": 16, "max_position_embeddings": 32,
+                "scale_embedding": True, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+                "decoder_start_token_id": 2, "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index + 2: row = arange(0, seq) + 2 for every row "
+                      "(BartLearnedPositionalEmbedding, offset 2), whatever the mask or padding",
+        layer_norm_eps=1e-5, embed_scale=4.0, position_offset=2,
+        note="encoder side: embed_tokens(ids) * sqrt(d_model) (scale_embedding), + positions, "
+             "layernorm_embedding = nn.LayerNorm(d_model) with torch's default eps 1e-5 (BART "
+             "has no eps key), dropout; the token table is written once, as model.shared.weight "
+             "(model.encoder.embed_tokens is tied to it)",
+    ),
+    dict(
+        name="opt", seed=6, build=build_opt,
+        config={"architectures": ["OPTForCausalLM"], "model_type": "opt", "vocab_size": 68,
+                "hidden_size": 16, "word_embed_proj_dim": 8, "max_position_embeddings": 32,
+                "pad_token_id": 1, "bos_token_id": 2, "eos_token_id": 2,
+                "do_layer_norm_before": False, "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="mask: position = cumsum(mask) * mask - 1, row = position + 2 "
+                      "(OPTLearnedPositionalEmbedding, offset 2); tokens read rows 2, 3, ... "
+                      "counted over unmasked tokens, pads read row 1",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=2,
+        note="embed_tokens at width word_embed_proj_dim, project_in (Linear, no bias) applied "
+             "to the token embeddings before the positions are added; no scale, no LayerNorm "
+             "and no dropout in the embedding stage",
+    ),
+    dict(
+        name="marian", seed=7, build=build_marian,
+        config={"architectures": ["MarianMTModel"], "model_type": "marian", "vocab_size": 60,
+                "d_model": 12, "max_position_embeddings": 32, "scale_embedding": True,
+                "static_position_embeddings": True, "share_encoder_decoder_embeddings": True,
+                "pad_token_id": 59, "decoder_start_token_id": 59, "eos_token_id": 0,
+                "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: row = arange(0, seq) of the sinusoidal table for every row "
+                      "(MarianSinusoidalPositionalEmbedding), whatever the mask or padding",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="embed_tokens(ids) * sqrt(d_model) + sinusoidal table ([sin | cos], angle "
+             "pos / 10000^(2*(j//2)/d)), dropout; no LayerNorm; d_model 12 so that sqrt(d) is "
+             "not exact (float32 runs multiply by float32(sqrt(12))); pad_token_id = vocab_size "
+             "- 1 as in real Marian configs; the token table is written as "
+             "model.encoder.embed_tokens.weight only",
+    ),
+    dict(
+        name="t5", seed=8, build=build_t5,
+        config={"architectures": ["T5ForConditionalGeneration"], "model_type": "t5",
+                "vocab_size": 56, "d_model": 16, "pad_token_id": 0, "eos_token_id": 1,
+                "decoder_start_token_id": 0, "layer_norm_epsilon": 1e-6, "dropout_rate": 0.1,
+                "tie_word_embeddings": True, "is_encoder_decoder": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: T5 has no position table (relative attention bias in the blocks)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="lookup, dropout; no scale (T5 scales by d_model^-0.5 only before its tied LM head); "
+             "shared.weight and encoder.embed_tokens.weight both written, equal",
+    ),
+    dict(
+        name="llama", seed=9, build=build_llama,
+        config={"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 72,
+                "hidden_size": 16, "max_position_embeddings": 32, "rms_norm_eps": 1e-6,
+                "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": False,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: Llama has no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="lookup only: no scale, no dropout; no pad_token_id in the config (padding_idx "
+             "None), the cases pad with 0",
+    ),
+]
+
+# Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
+LEFT_OUT = {"bart": ["model.encoder.embed_tokens.weight"], "marian": ["model.shared.weight"]}
+
+
+def fill_weights(root, rng):
+    """Replace every parameter with seeded random float32 values (Marian's table excepted).
+
+    named_modules() lists a tied module once, under the name it was registered with first."""
+    with torch.no_grad():
+        for name, module in sorted(root.named_modules(), key=lambda item: item[0]):
+            if isinstance(module, SinusoidalTable):
+                module.fill_table()
+            elif isinstance(module, nn.LayerNorm):
+                shape = tuple(module.weight.shape)
+                module.weight.copy_(torch.from_numpy((1.0 + 0.25 * rng.standard_normal(shape)).astype(np.float32)))
+                module.bias.copy_(torch.from_numpy((0.25 * rng.standard_normal(shape)).astype(np.float32)))
+            elif isinstance(module, nn.Linear):
+                shape = tuple(module.weight.shape)
+                scale = 1.0 / math.sqrt(shape[1])
+                module.weight.copy_(torch.from_numpy((scale * rng.standard_normal(shape)).astype(np.float32)))
+                if module.bias is not None:
+                    bias = 0.25 * rng.standard_normal(tuple(module.bias.shape))
+                    module.bias.copy_(torch.from_numpy(bias.astype(np.float32)))
+            elif isinstance(module, nn.Embedding):
+                shape = tuple(module.weight.shape)
+                module.weight.copy_(torch.from_numpy(rng.standard_normal(shape).astype(np.float32)))
+
+
+# ----------------------------------------------------------------------------------------------
+# The cases: batch 3 x seq 7.
+
+CASE_NAMES = ["right_padding", "left_padding", "no_padding"]
+LENGTHS = {"right_padding": [7, 5, 3], "left_padding": [7, 4, 2], "no_padding": [7, 7, 7]}
+TOKEN_TYPES = [[0, 0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1, 1], [0, 1, 0, 1, 0, 1, 0]]
+
+
+def make_case(case, vocab_size, pad_id, rng):
+    choices = np.array([i for i in range(vocab_size) if i != pad_id], dtype=np.int64)
+    ids = np.full((BATCH, SEQ), pad_id, dtype=np.int64)
+    mask = np.zeros((BATCH, SEQ), dtype=np.int64)
+    for row, length in enumerate(LENGTHS[case]):
+        tokens = rng.choice(choices, size=length)
+        if case == "left_padding":
+            ids[row, SEQ - length:] = tokens
+            mask[row, SEQ - length:] = 1
+        else:
+            ids[row, :length] = tokens
+            mask[row, :length] = 1
+    return ids, mask
+
+
+# ----------------------------------------------------------------------------------------------
+# An independent check: float64 numpy from the written file and the documented rule.
+
+def numpy_reference(family, tensors, ids, mask, types):
+    """What a reader of the checkpoint computes, in float64: returns (output, projected, rows)."""
+    f = {k: v.numpy().astype(np.float64) for k, v in tensors.items()}
+    name = family["name"]
+    cfg = family["config"]
+    pad = cfg.get("pad_token_id", 0)
+    index = np.broadcast_to(np.arange(SEQ), ids.shape)
+
+    def layer_norm(x, w, b, eps):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + eps) * w + b
+
+    if name in ("bert", "electra", "roberta"):
+        p = {"bert": "bert.embeddings.", "electra": "embeddings.", "roberta": "roberta.embeddings."}[name]
+        if name == "roberta":
+            m = (ids != pad).astype(np.int64)
+            rows = np.cumsum(m, axis=1) * m + pad
+        else:
+            rows = index
+        tt = types if types is not None else np.zeros_like(ids)
+        x = f[p + "word_embeddings.weight"][ids] + f[p + "token_type_embeddings.weight"][tt]
+        x = x + f[p + "position_embeddings.weight"][rows]
+        x = layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], cfg["layer_norm_eps"])
+        projected = None
+        if name == "electra":
+            projected = x @ f["embeddings_project.weight"].T + f["embeddings_project.bias"]
+        return x, projected, rows
+    if name == "gpt2":
+        return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
+    if name == "bart":
+        rows = index + 2
+        x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"]) + f["model.encoder.embed_positions.weight"][rows]
+        x = layer_norm(x, f["model.encoder.layernorm_embedding.weight"],
+                       f["model.encoder.layernorm_embedding.bias"], 1e-5)
+        return x, None, rows
+    if name == "opt":
+        rows = np.cumsum(mask, axis=1) * mask - 1 + 2
+        x = f["model.decoder.embed_tokens.weight"][ids] @ f["model.decoder.project_in.weight"].T
+        return x + f["model.decoder.embed_positions.weight"][rows], None, rows
+    if name == "marian":
+        x = f["model.encoder.embed_tokens.weight"][ids] * math.sqrt(cfg["d_model"])
+        return x + f["model.encoder.embed_positions.weight"][index], None, index
+    if name == "t5":
+        assert np.array_equal(f["shared.weight"], f["encoder.embed_tokens.weight"])
+        return f["encoder.embed_tokens.weight"][ids], None, None
+    if name == "llama":
+        return f["model.embed_tokens.weight"][ids], None, None
+    raise AssertionError(name)
+
+
+def check_marian_table(table):
+    """The float32 table against the angle formula evaluated with mpmath and rounded once."""
+    mpmath.mp.dps = 50
+    n_pos, dim = table.shape
+    half = dim // 2 if dim % 2 == 0 else dim // 2 + 1
+    mismatches = 0
+    for pos in range(n_pos):
+        for col in range(dim):
+            j = 2 * col if col < half else 2 * (col - half) + 1
+            angle = mpmath.mpf(pos) / mpmath.power(10000, mpmath.mpf(2 * (j // 2)) / dim)
+            exact = mpmath.sin(angle) if col < half else mpmath.cos(angle)
+            if float(np.float32(float(exact))) != float(table[pos, col]):
+                mismatches += 1
+    return mismatches
+
+
+# ----------------------------------------------------------------------------------------------
+# C++ output.
+
+def hexfloat(value):
+    text = float(value).hex()
+    mantissa, exponent = text.split("p")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0")
+        if mantissa.endswith("."):
+            mantissa += "0"
+    literal = mantissa + "p" + exponent
+    assert float.fromhex(literal) == float(value)
+    assert math.copysign(1.0, float.fromhex(literal)) == math.copysign(1.0, float(value))
+    return literal
+
+
+def cpp_string(text):
+    return json.dumps(text)  # ASCII only; JSON escapes are valid C++ escapes here
+
+
+class Header:
+    def __init__(self):
+        self.lines = []
+
+    def array(self, ctype, name, values, per_line, fmt):
+        values = list(np.asarray(values).reshape(-1))
+        self.lines.append(f"inline constexpr {ctype} {name}[] = {{")
+        for i in range(0, len(values), per_line):
+            self.lines.append("    " + ", ".join(fmt(v) for v in values[i:i + per_line]) + ",")
+        self.lines.append("};")
+        return name
+
+    def longs(self, name, values):
+        return self.array("long", name, values, SEQ, lambda v: str(int(v)))
+
+    def doubles(self, name, values, per_line):
+        return self.array("double", name, values, per_line, hexfloat)
+
+
+PREAMBLE = """\
+// Generated by tests/reference/generate_family_fixtures.py -- do not edit by hand.
+#pragma once
+// {versions}
+// Tiny random checkpoints of Hugging Face model families (tests/fixtures/models/<family>/) and the
+// output of each family's embedding stage, computed by a line-by-line re-implementation of the
+// family's PyTorch code in eval mode. See tests/reference/README.md ("Model family fixtures").
+namespace seqembed_family_fixtures {{
+
+struct Case {{
+    const char* name;              // "right_padding", "left_padding" or "no_padding" (BERT, ELECTRA: with token types)
+    long batch;
+    long seq;
+    const long* input_ids;         // batch*seq, row-major
+    const long* attention_mask;    // batch*seq: 1 token, 0 padding
+    const long* token_type_ids;    // batch*seq token types the embedding used, or nullptr (no token-type table)
+    bool token_types_passed;       // true: passed to the model; false: the model's default (zeros) was used
+    const long* position_rows;     // batch*seq row of the position table each token read, or nullptr (no table)
+    long width;                    // width of the embedding stage's output
+    const double* expected_f32;    // batch*seq*width: the float32 model's output (float32 values, exact)
+    const double* expected_f64;    // the same modules in float64, from the same float32 weights
+    long projected_width;          // ELECTRA: hidden_size after embeddings_project; 0 elsewhere
+    const double* projected_f32;   // ELECTRA: embeddings_project(output), float32 run; nullptr elsewhere
+    const double* projected_f64;   // ELECTRA: the same in float64; nullptr elsewhere
+}};
+
+struct Family {{
+    const char* name;              // model_type
+    const char* directory;         // config.json and model.safetensors, relative to the repository root
+    const char* architecture;      // the Hugging Face class whose state-dict names the checkpoint uses
+    const char* source;            // the Hugging Face file, commit and functions followed
+    const char* position_rule;     // how the model numbers positions when called with input_ids and attention_mask
+    const char* note;              // order of operations and quirks
+    long pad_token_id;             // the id the cases pad with
+    bool pad_token_id_in_config;   // false: the config has none (GPT-2, Llama) and the cases pad with 0
+    long position_offset;          // added to the position number before the table lookup (BART, OPT: 2)
+    bool layer_norm;               // a LayerNorm in the embedding stage
+    double layer_norm_eps;         // its eps as the module uses it; 0 without LayerNorm
+    double embed_scale;            // the Python float the token rows are multiplied by (1.0: none); float32
+                                   // runs multiply by (float)embed_scale
+    const char* const* tensor_names;  // every tensor in model.safetensors
+    long tensor_count;
+    const Case* cases;
+    long case_count;
+}};
+"""
+
+
+def generate():
+    check_torch_setup()
+    OUT.mkdir(parents=True, exist_ok=True)
+    header = Header()
+    family_names = []
+    for family in FAMILIES:
+        name = family["name"]
+        cfg = family["config"]
+        rng = np.random.default_rng([ISSUE, family["seed"]])
+        root, forward = family["build"](cfg)
+        fill_weights(root, rng)
+        root.eval()
+
+        # The checkpoint: the root's own state dict, tied aliases written once.
+        state = {k: v.detach().clone().contiguous() for k, v in root.state_dict().items()
+                 if k not in LEFT_OUT.get(name, [])}
+        assert all(v.dtype == torch.float32 for v in state.values()), name
+        family_dir = OUT / name
+        family_dir.mkdir(exist_ok=True)
+        (family_dir / "model.safetensors").write_bytes(safetensors_bytes(state, {"format": "pt"}))
+        (family_dir / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+        written, _ = read_safetensors(family_dir / "model.safetensors")
+        assert sorted(written) == sorted(state) and all(torch.equal(written[k], state[k]) for k in state)
+        if name == "marian":
+            table = state["model.encoder.embed_positions.weight"].numpy()
+            bad = check_marian_table(table)
+            assert bad == 0, f"marian: {bad} table entries differ from the correctly rounded values"
+
+        # The same modules in float64, holding the float32 weights exactly.
+        root64, forward64 = family["build"](cfg)
+        root64.load_state_dict(root.state_dict())
+        root64.double().eval()
+
+        pad = cfg.get("pad_token_id", 0)
+        prefix = name
+        has_types = family["token_types"] is not None
+        case_entries = []
+        for case in CASE_NAMES:
+            ids, mask = make_case(case, cfg["vocab_size"], pad, rng)
+            types = None
+            if case == "no_padding" and family["token_types"] == "passed":
+                types = np.array(TOKEN_TYPES, dtype=np.int64)
+            ids_t, mask_t = torch.from_numpy(ids), torch.from_numpy(mask)
+            types_t = None if types is None else torch.from_numpy(types)
+            with torch.no_grad():
+                out32, proj32, rows = forward(ids_t, mask_t, types_t)
+                out64, proj64, rows64 = forward64(ids_t, mask_t, types_t)
+            assert out32.dtype == torch.float32 and out64.dtype == torch.float64
+            rows = None if rows is None else rows.numpy().copy()
+            assert (rows is None) == (rows64 is None)
+            assert rows is None or np.array_equal(rows, rows64.numpy())
+
+            # The same numbers from the written file and the documented rule, in numpy.
+            ref, ref_proj, ref_rows = numpy_reference(family, written, ids, mask, types)
+            assert (ref_rows is None) == (rows is None) and (rows is None or np.array_equal(ref_rows, rows)), name
+            err64 = np.abs(ref - out64.numpy()).max()
+            err32 = np.abs(ref - out32.numpy().astype(np.float64)).max()
+            assert err64 < 1e-12 and err32 < 1e-5, (name, case, err64, err32)
+            if proj32 is not None:
+                assert np.abs(ref_proj - proj64.numpy()).max() < 1e-12
+                assert np.abs(ref_proj - proj32.numpy().astype(np.float64)).max() < 1e-5
+            if family["embed_scale"] != 1.0 and not family["layer_norm_eps"]:
+                # float32 scaling: the table row times float32(sqrt(d)), one float32 multiply.
+                w = written["model.encoder.embed_tokens.weight"].numpy()
+                scaled = w[ids] * np.float32(family["embed_scale"])
+                pos = written["model.encoder.embed_positions.weight"].numpy()[rows]
+                assert np.array_equal(scaled + pos, out32.numpy()), name
+            exact = np.array_equal(out32.numpy(), out64.numpy().astype(np.float32))
+            print(f"{name:8s} {case:13s} max |numpy64 - torch64| = {err64:.1e}, "
+                  f"|numpy64 - torch32| = {err32:.1e}{' (torch32 = float32(torch64))' if exact else ''}, "
+                  f"max |output| = {np.abs(out64.numpy()).max():.2f}")
+
+            c = f"{prefix}_{case}"
+            width = out32.shape[-1]
+            entry = {
+                "name": case, "width": width,
+                "ids": header.longs(c + "_input_ids", ids),
+                "mask": header.longs(c + "_attention_mask", mask),
+                "types": "nullptr", "passed": "false", "rows": "nullptr",
+                "f32": header.doubles(c + "_expected_f32", out32.numpy(), width // 2),
+                "f64": header.doubles(c + "_expected_f64", out64.numpy(), width // 4),
+                "pwidth": 0, "p32": "nullptr", "p64": "nullptr",
+            }
+            if has_types:
+                effective = types if types is not None else np.zeros_like(ids)
+                entry["types"] = header.longs(c + "_token_type_ids", effective)
+                entry["passed"] = "true" if types is not None else "false"
+            if rows is not None:
+                entry["rows"] = header.longs(c + "_position_rows", rows)
+            if proj32 is not None:
+                entry["pwidth"] = proj32.shape[-1]
+                entry["p32"] = header.doubles(c + "_projected_f32", proj32.numpy(), proj32.shape[-1] // 2)
+                entry["p64"] = header.doubles(c + "_projected_f64", proj64.numpy(), proj64.shape[-1] // 4)
+            case_entries.append(entry)
+            header.lines.append("")
+
+        names = sorted(state)
+        header.lines.append(f"inline constexpr const char* {prefix}_tensor_names[] = {{")
+        for tensor_name in names:
+            header.lines.append(f"    {cpp_string(tensor_name)},")
+        header.lines.append("};")
+        header.lines.append(f"inline constexpr Case {prefix}_cases[] = {{")
+        for e in case_entries:
+            header.lines.append(
+                f"    {{{cpp_string(e['name'])}, {BATCH}, {SEQ}, {e['ids']}, {e['mask']}, {e['types']}, "
+                f"{e['passed']}, {e['rows']}, {e['width']}, {e['f32']}, {e['f64']}, {e['pwidth']}, "
+                f"{e['p32']}, {e['p64']}}},")
+        header.lines.append("};")
+        source = FAMILY_SOURCES[name]
+        header.lines.append(f"inline constexpr Family {prefix}_family{{")
+        fields = [
+            cpp_string(name), cpp_string(f"tests/fixtures/models/{name}"),
+            cpp_string(cfg["architectures"][0]), cpp_string(source),
+            cpp_string(family["position_rule"]), cpp_string(family["note"]),
+            str(pad), "true" if "pad_token_id" in cfg else "false", str(family["position_offset"]),
+            "true" if family["layer_norm_eps"] else "false", hexfloat(family["layer_norm_eps"]),
+            hexfloat(family["embed_scale"]), f"{prefix}_tensor_names", str(len(names)),
+            f"{prefix}_cases", str(len(case_entries)),
+        ]
+        for i, field in enumerate(fields):
+            header.lines.append(f"    {field}" + ("," if i + 1 < len(fields) else ""))
+        header.lines.append("};")
+        header.lines.append("")
+        family_names.append(prefix)
+
+    versions = (f"torch {torch.__version__} (ATen CPU capability AVX2, 1 thread), numpy {np.__version__}, "
+                f"mpmath {mpmath.__version__}.")
+    text = [PREAMBLE.format(versions=versions)]
+    text.extend(header.lines)
+    text.append("// Every family above.")
+    text.append("inline constexpr const Family* all_families[] = {")
+    text.append("    " + ", ".join(f"&{n}_family" for n in family_names) + ",")
+    text.append("};")
+    text.append(f"inline constexpr long all_families_count = {len(family_names)};")
+    text.append("")
+    text.append("}  // namespace seqembed_family_fixtures")
+    (OUT / "family_cases.hpp").write_text("\n".join(text) + "\n")
+    total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
+    print(f"wrote {len(family_names)} families into {OUT} ({total} bytes)")
+
+
+FAMILY_SOURCES = {
+    "bert": "modeling_bert.py @ 8ec58104181bfb34d824d89bccc009b4f6be6e0e: BertEmbeddings",
+    "electra": "modeling_electra.py @ 014873b4dfa2482fa4f8e79e6e4fb955461f4373: ElectraEmbeddings, "
+               "ElectraModel.forward (embeddings_project)",
+    "roberta": "modeling_roberta.py @ 87b236ba2be8b3e48a7d0c8ca6513302736d2886: RobertaEmbeddings, "
+               "create_position_ids_from_input_ids",
+    "gpt2": "modeling_gpt2.py @ 0010f60284ab4b9d14b7df9c6525b1a2ad44e640: GPT2Model.forward",
+    "bart": "modeling_bart.py @ 57228229d2ee2729f6ee597b4973aefdb39c2b37: BartScaledWordEmbedding, "
+            "BartLearnedPositionalEmbedding, BartEncoder.forward",
+    "opt": "modeling_opt.py @ ab910744d640b0ed37e2056eb94de31fd4a6979c: OPTLearnedPositionalEmbedding, "
+           "OPTDecoder.forward",
+    "marian": "modeling_marian.py @ 00b676f8f0489b88652a31d70751cc540dd06305: "
+              "MarianSinusoidalPositionalEmbedding._init_weight/forward, MarianEncoder.forward",
+    "t5": "modeling_t5.py @ 6b8b757dfcb582379a64f013cdce46c43629f2b0: T5Stack.forward",
+    "llama": "modeling_llama.py @ 5dd4a63548857797727ae73eeb6a6e886ea02a3e: LlamaModel.forward",
+}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 1:
+        print(__doc__)
+        sys.exit(2)
+    generate()
