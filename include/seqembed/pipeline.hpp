@@ -41,6 +41,18 @@ enum class OutputStores {
     streaming
 };
 
+/// @brief Which number a token's position is, when a batch is padded.
+enum class PositionNumbering {
+    /// The number of real tokens before it in its sequence: left and right padding give the same
+    /// positions (OPT counts so from the attention mask, RoBERTa from the non-padding ids, and
+    /// Hugging Face's generate() for decoder-only models).
+    real_tokens,
+    /// Its index in the sequence, padding included: what BERT, ELECTRA, GPT-2, BART and Marian
+    /// compute when called with input_ids and an attention mask (with left padding the first
+    /// real token is not at position 0).
+    sequence_index
+};
+
 /// @brief How an InputPipeline applies dropout after the sum, how it writes, and how many
 ///        threads it uses.
 struct PipelineOptions {
@@ -61,6 +73,8 @@ struct PipelineOptions {
     ///        default, 0 requests nothing. A gathered row starts where no hardware prefetcher
     ///        can guess.
     std::size_t prefetch_bytes = detail::default_prefetch_bytes;
+    /// @brief Which number a padded batch's tokens take in the positional stage.
+    PositionNumbering positions = PositionNumbering::real_tokens;
 };
 
 /// @brief The input stage of a transformer: for each real token, its embedding times the
@@ -69,7 +83,8 @@ struct PipelineOptions {
 /// ids are a batch x seq matrix; the output is (batch * seq) x d_model, row b * seq + t for
 /// token (b, t). Padding says which tokens are real; each real token's position is the number of
 /// real tokens before it in its sequence (plus a step offset when decoding), so left and right
-/// padding give the same positions; padded rows are zero. forward and forward_into are const
+/// padding give the same positions, or its index in the sequence (PipelineOptions::positions);
+/// padded rows are zero. forward and forward_into are const
 /// and safe to call from several threads at once.
 ///
 /// The stages are fused into one pass per row: each output row is computed in registers from
@@ -116,7 +131,8 @@ public:
           m_dropout(options.dropout, options.dropout_seed),
           m_threads(checked_threads(options.threads)),
           m_output_stores(options.output_stores),
-          m_prefetch_bytes(options.prefetch_bytes) {
+          m_prefetch_bytes(options.prefetch_bytes),
+          m_numbering(options.positions) {
         if (m_embedding.d_model() != m_positions.d_model())
             detail::fail<shape_error>("token embedding width ", m_embedding.d_model(),
                                       " differs from position width ", m_positions.d_model());
@@ -268,7 +284,7 @@ private:
                 if (token_index < 0) return;
                 detail::require_token_id(ids(b, t), vocab_size, b, t);
                 if (types != nullptr) m_types->require_type_id((*types)(b, t), b, t);
-                real = token_index + 1;
+                real = position_number(t, token_index) + 1;
             });
             if (real > 0) detail::StageAccess::require_positions(m_positions, offsets.of(b), static_cast<Index>(real));
         }
@@ -349,12 +365,17 @@ private:
                 return;
             }
             const Scalar* position =
-                detail::StageAccess::position_row(m_positions, offsets.of(b) + token_index, out_row);
+                detail::StageAccess::position_row(m_positions, offsets.of(b) + position_number(t, token_index), out_row);
             const Scalar* type = m_types ? m_types->row(types != nullptr ? (*types)(b, t) : 0) : nullptr;
             pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), position, first_element, type},
                      next);
         });
         pass.finish();
+    }
+
+    /// The position of token t, the token_index-th real one of its sequence.
+    std::int64_t position_number(Index t, std::int64_t token_index) const noexcept {
+        return m_numbering == PositionNumbering::sequence_index ? static_cast<std::int64_t>(t) : token_index;
     }
 
     Index worker_count(const TokenIds& ids) const noexcept {
@@ -387,6 +408,7 @@ private:
     Index m_threads;
     OutputStores m_output_stores;
     std::size_t m_prefetch_bytes;
+    PositionNumbering m_numbering;
 };
 
 }  // namespace seqembed
