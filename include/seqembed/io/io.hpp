@@ -9,6 +9,7 @@
 #include "dtype.hpp"
 #include "errors.hpp"
 #include "mapped_file.hpp"
+#include "models.hpp"
 #include "npy.hpp"
 #include "safetensors.hpp"
 #include "tensor.hpp"

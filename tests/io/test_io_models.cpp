@@ -1,0 +1,207 @@
+// The model presets (io/models.hpp) against checkpoints of nine Hugging Face families, built and
+// run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
+// family loads from its directory in one call and its output matches, bit for bit where no
+// LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise.
+#include <seqembed/io/models.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "catch.hpp"
+#include "../fixtures/models/family_cases.hpp"
+
+using seqembed::Index;
+using seqembed::RowMatrix;
+namespace fixtures = seqembed_family_fixtures;
+
+namespace {
+
+using IdMatrix64 = Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+IdMatrix64 matrix_of(const long* values, long rows, long cols) {
+    IdMatrix64 m(rows, cols);
+    for (long k = 0; k < rows * cols; ++k) m.data()[k] = values[k];
+    return m;
+}
+
+std::filesystem::path directory_of(const fixtures::Family& family) {
+    return std::filesystem::path(SEQEMBED_SOURCE_DIR) / family.directory;
+}
+
+/// What a family's stage writes for a case (and ELECTRA's projection of it).
+struct Output {
+    RowMatrix<float> rows;
+    RowMatrix<float> projected;
+};
+
+template <typename Stage>
+Output run(const Stage& stage, const fixtures::Case& c) {
+    const IdMatrix64 ids = matrix_of(c.input_ids, c.batch, c.seq);
+    const IdMatrix64 mask = matrix_of(c.attention_mask, c.batch, c.seq);
+    const seqembed::Padding padding = seqembed::Padding::from_mask(mask);
+    Output output;
+    if (c.token_types_passed) {
+        const IdMatrix64 types = matrix_of(c.token_type_ids, c.batch, c.seq);
+        output.rows = stage.pipeline.forward(ids, types, padding);
+    } else {
+        output.rows = stage.pipeline.forward(ids, padding);
+    }
+    if (stage.projection) output.projected = stage.projection->forward(output.rows);
+    return output;
+}
+
+Output run_family(const fixtures::Family& family, const fixtures::Case& c) {
+    const std::string type = family.name;
+    const std::filesystem::path directory = directory_of(family);
+    if (type == "bert") return run(seqembed::io::load_bert(directory), c);
+    if (type == "electra") return run(seqembed::io::load_electra(directory), c);
+    if (type == "roberta") return run(seqembed::io::load_roberta(directory), c);
+    if (type == "gpt2") return run(seqembed::io::load_gpt2(directory), c);
+    if (type == "bart") return run(seqembed::io::load_bart(directory), c);
+    if (type == "opt") return run(seqembed::io::load_opt(directory), c);
+    if (type == "marian") return run(seqembed::io::load_marian(directory), c);
+    if (type == "t5") return run(seqembed::io::load_t5(directory), c);
+    if (type == "llama") return run(seqembed::io::load_llama(directory), c);
+    FAIL("no preset for " << type);
+    return {};
+}
+
+/// The largest |y - want| / max(1, |want|) over the real tokens' rows; padded rows must be zero.
+double worst_error(const RowMatrix<float>& y, const double* want, const long* mask, long width, bool& padded_zero) {
+    double worst = 0;
+    padded_zero = true;
+    for (Index r = 0; r < y.rows(); ++r) {
+        for (Index c = 0; c < width; ++c) {
+            const double value = y(r, c);
+            if (mask[r] == 0) {
+                padded_zero = padded_zero && value == 0.0;
+                continue;
+            }
+            const double expected = want[r * width + c];
+            worst = std::max(worst, std::fabs(value - expected) / std::max(1.0, std::fabs(expected)));
+        }
+    }
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch embedding stage",
+          "[io][models]") {
+    for (long f = 0; f < fixtures::all_families_count; ++f) {
+        const fixtures::Family& family = *fixtures::all_families[f];
+        // Exact where the stage is lookups, products by a float scale and sums: PyTorch's float32
+        // kernels round each of them once, as seqembed's do.
+        const bool exact = !family.layer_norm && std::string(family.name) != "opt";
+        for (long k = 0; k < family.case_count; ++k) {
+            const fixtures::Case& c = family.cases[k];
+            INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
+            const Output output = run_family(family, c);
+            REQUIRE(output.rows.rows() == c.batch * c.seq);
+            REQUIRE(output.rows.cols() == c.width);
+            bool padded_zero = false;
+            const double against_f32 = worst_error(output.rows, c.expected_f32, c.attention_mask, c.width, padded_zero);
+            const double against_f64 = worst_error(output.rows, c.expected_f64, c.attention_mask, c.width, padded_zero);
+            CHECK(padded_zero);
+            if (exact) {
+                CHECK(against_f32 == 0.0);
+            } else {
+                CHECK(against_f64 <= 1e-6);
+                CHECK(against_f32 <= 2e-6);
+            }
+            std::printf("%-8s %-14s vs float32 %.2e  vs float64 %.2e\n", family.name, c.name, against_f32, against_f64);
+            if (c.projected_f64 != nullptr) {
+                REQUIRE(output.projected.cols() == c.projected_width);
+                const double projected = worst_error(output.projected, c.projected_f64, c.attention_mask,
+                                                     c.projected_width, padded_zero);
+                CHECK(projected <= 1e-6);
+            }
+        }
+    }
+}
+
+namespace {
+
+/// A scratch copy of a family's directory whose config.json or checkpoint a test may break.
+struct BrokenCopy {
+    std::filesystem::path directory;
+    explicit BrokenCopy(const char* family) {
+        directory = std::filesystem::temp_directory_path() / ("seqembed_models_" + std::string(family));
+        std::filesystem::remove_all(directory);
+        std::filesystem::create_directories(directory);
+        const std::filesystem::path source = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models" / family;
+        std::filesystem::copy(source / "config.json", directory / "config.json");
+        std::filesystem::copy(source / "model.safetensors", directory / "model.safetensors");
+    }
+    BrokenCopy(const BrokenCopy&) = delete;
+    BrokenCopy& operator=(const BrokenCopy&) = delete;
+    ~BrokenCopy() {
+        std::error_code ignored;
+        std::filesystem::remove_all(directory, ignored);
+    }
+    void write_config(const std::string& text) const { std::ofstream(directory / "config.json") << text; }
+};
+
+template <typename F>
+std::string message_of(F&& f) {
+    try {
+        f();
+    } catch (const seqembed::error& e) {
+        return e.what();
+    }
+    return "(nothing thrown)";
+}
+
+}  // namespace
+
+TEST_CASE("A broken checkpoint or config is an error naming the file, the tensor or key, and what was expected",
+          "[io][models][bad_input]") {
+    {
+        const BrokenCopy copy("bert");
+        // A vocabulary larger than the table: the tensor's shape is wrong for the config.
+        copy.write_config(R"({"model_type": "bert", "vocab_size": 65, "hidden_size": 16, "max_position_embeddings": 32,
+                              "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_bert(copy.directory); });
+        INFO(message);
+        CHECK(message.find("bert.embeddings.word_embeddings.weight") != std::string::npos);
+        CHECK(message.find("model.safetensors") != std::string::npos);
+        CHECK(message.find("expected vocab_size x width = 65 x 16") != std::string::npos);
+    }
+    {
+        const BrokenCopy copy("bert");
+        copy.write_config(R"({"model_type": "bert", "vocab_size": 64, "max_position_embeddings": 32, "type_vocab_size": 2})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_bert(copy.directory); });
+        INFO(message);
+        CHECK(message.find("config.json") != std::string::npos);
+        CHECK(message.find("'hidden_size' or 'd_model' or 'n_embd'") != std::string::npos);
+    }
+    {
+        const BrokenCopy copy("bert");
+        copy.write_config(R"({"model_type": "bert", "vocab_size": 64, "hidden_size": 16, "max_position_embeddings": 32,
+                              "type_vocab_size": 2, "layer_norm_eps": -1})");
+        CHECK(message_of([&] { (void)seqembed::io::load_bert(copy.directory); }).find("'layer_norm_eps' is -1") !=
+              std::string::npos);
+        copy.write_config(R"({"model_type": "mystery", "vocab_size": 64, "hidden_size": 16})");
+        CHECK(message_of([&] { (void)seqembed::io::load_bert(copy.directory); }).find("'mystery' has no preset") !=
+              std::string::npos);
+        copy.write_config("{ not json");
+        CHECK(message_of([&] { (void)seqembed::io::load_bert(copy.directory); }).find("is not a JSON object") !=
+              std::string::npos);
+    }
+    {
+        // GPT-2's tensors under BERT's names: the preset names what it looked for.
+        const BrokenCopy copy("gpt2");
+        copy.write_config(R"({"model_type": "bert", "vocab_size": 70, "hidden_size": 16, "max_position_embeddings": 32,
+                              "type_vocab_size": 2})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_bert(copy.directory); });
+        INFO(message);
+        CHECK(message.find("has no tensor 'bert.embeddings.") != std::string::npos);
+        CHECK(message.find("' or 'embeddings.") != std::string::npos);
+    }
+    CHECK(message_of([] { (void)seqembed::io::load_llama("/nonexistent/seqembed"); }).find("config.json") !=
+          std::string::npos);
+}
