@@ -481,6 +481,104 @@ void compare_pipeline(const Workload& w, int rounds, double sample_ms) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// BERT's input stage (issue 14): word + token type + position, LayerNorm, one fused pass
+
+/// BERT-base: vocabulary 30522, d_model 768, 512 positions, 2 token types, LayerNorm (eps 1e-12),
+/// float, one thread, warm. Against a memcpy of the output and libtorch running the same five
+/// operations (three embedding lookups, two adds, layer_norm) as BertEmbeddings does in eval.
+void compare_bert(Index batch, Index length, int rounds, double sample_ms) {
+    constexpr Index vocab = 30522;
+    constexpr Index width = 768;
+    constexpr Index max_positions = 512;
+    const Index tokens = batch * length;
+    const std::size_t count = static_cast<std::size_t>(tokens * width);
+    const double bytes = static_cast<double>(count * sizeof(float));
+    std::printf("\n== BERT-base input stage: batch %ld x %ld, vocab %ld, d_model %ld, %ld positions, 2 token types, "
+                "LayerNorm, float, one thread, warm ==\n",
+                static_cast<long>(batch), static_cast<long>(length), static_cast<long>(vocab),
+                static_cast<long>(width), static_cast<long>(max_positions));
+    std::vector<float> words(static_cast<std::size_t>(vocab * width));
+    seqembed_bench::fill_uniform(words.data(), words.size(), 11);
+    std::vector<float> positions(static_cast<std::size_t>(max_positions * width));
+    seqembed_bench::fill_uniform(positions.data(), positions.size(), 12);
+    std::vector<float> types(static_cast<std::size_t>(2 * width));
+    seqembed_bench::fill_uniform(types.data(), types.size(), 13);
+    std::vector<float> gamma(static_cast<std::size_t>(width));
+    std::vector<float> beta(static_cast<std::size_t>(width));
+    seqembed_bench::fill_uniform(gamma.data(), gamma.size(), 14);
+    seqembed_bench::fill_uniform(beta.data(), beta.size(), 15);
+    const seqembed::IdMatrix ids = seqembed_bench::random_ids(batch, length, vocab, 16);
+    seqembed::IdMatrix type_ids(batch, length);
+    for (Index b = 0; b < batch; ++b)
+        for (Index t = 0; t < length; ++t) type_ids(b, t) = t < length / 2 ? 0 : 1;
+
+    seqembed::TokenEmbeddingOptions unscaled;
+    unscaled.scale = seqembed::EmbeddingScale::none();
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> pipeline(
+        seqembed::TokenEmbedding<float>::view(words.data(), vocab, width, unscaled),
+        seqembed::LearnedPositionalEmbedding<float>::view(positions.data(), max_positions, width));
+    pipeline.set_token_types(seqembed::TokenTypeEmbedding<float>::view(types.data(), 2, width));
+    using Vector = seqembed::LayerNorm<float>::Vector;
+    pipeline.set_layer_norm(seqembed::LayerNorm<float>::from_weights(Eigen::Map<const Vector>(gamma.data(), width),
+                                                                     Eigen::Map<const Vector>(beta.data(), width), 1e-12));
+    RowMatrix<float> out = RowMatrix<float>::Zero(tokens, width);
+    std::vector<float> source(count);
+    seqembed_bench::fill_uniform(source.data(), source.size(), 17);
+    const RowMatrix<float> ours = pipeline.forward(ids, type_ids);
+
+    std::vector<Contender> contenders;
+    contenders.push_back({"(b) memcpy of the output bytes", [&] {
+                              std::memcpy(out.data(), source.data(), count * sizeof(float));
+                              escape(out.data());
+                          }});
+    contenders.push_back({"(a) seqembed fused forward_into (types, LayerNorm)", [&] {
+                              pipeline.forward_into(ids, type_ids, seqembed::Padding::none(), out);
+                              escape(out.data());
+                          }});
+#if SEQEMBED_HAVE_TORCH
+    torch::NoGradGuard no_grad;
+    const torch::Tensor words_t = torch::from_blob(words.data(), {vocab, width}, torch::kFloat);
+    const torch::Tensor positions_t = torch::from_blob(positions.data(), {max_positions, width}, torch::kFloat);
+    const torch::Tensor types_t = torch::from_blob(types.data(), {2, width}, torch::kFloat);
+    const torch::Tensor gamma_t = torch::from_blob(gamma.data(), {width}, torch::kFloat);
+    const torch::Tensor beta_t = torch::from_blob(beta.data(), {width}, torch::kFloat);
+    const torch::Tensor ids_t =
+        torch::from_blob(const_cast<std::int64_t*>(ids.data()), {batch, length}, torch::kLong).clone();
+    const torch::Tensor type_ids_t =
+        torch::from_blob(const_cast<std::int64_t*>(type_ids.data()), {batch, length}, torch::kLong).clone();
+    const torch::Tensor position_ids_t = torch::arange(length, torch::kLong).unsqueeze(0);
+    auto torch_stage = [&] {  // BertEmbeddings.forward in eval mode
+        torch::Tensor embeddings = torch::embedding(words_t, ids_t) + torch::embedding(types_t, type_ids_t);
+        embeddings += torch::embedding(positions_t, position_ids_t);
+        return torch::layer_norm(embeddings, {width}, gamma_t, beta_t, 1e-12);
+    };
+    const torch::Tensor theirs = torch_stage().contiguous();
+    double worst = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+        const double want = theirs.data_ptr<float>()[k];
+        worst = std::max(worst, std::fabs(static_cast<double>(ours.data()[k]) - want) / std::max(1.0, std::fabs(want)));
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "seqembed vs libtorch: max |diff| / max(1, |y|) %.3g <= 1e-6", worst);
+    report_check(line, worst <= 1e-6);
+    torch::Tensor sink;
+    contenders.push_back({"(c) libtorch: 3 x embedding, 2 adds, layer_norm", [&] {
+                              sink = torch_stage();
+                              escape(sink.data_ptr());
+                          }});
+#else
+    std::printf("  libtorch: absent, contender (c) skipped\n");
+#endif
+    run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
+    print_timings(contenders, bytes);
+    const Contender* memcpy_c = find(contenders, "(b)");
+    const Contender* ours_c = find(contenders, "(a)");
+    const Contender* torch_c = find(contenders, "(c)");
+    print_ratio("seqembed / memcpy", ours_c, memcpy_c, Goal::at_most, 1.5);
+    print_ratio("libtorch / seqembed", torch_c, ours_c, Goal::at_least, 4.0);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The sinusoidal table
 
 // Seed 001's table: max_length 5000, d_model 512.
@@ -897,6 +995,8 @@ void usage() {
         "  --no-headline        skip the headline workload (libtorch comparison)\n"
         "  --no-table           skip the sinusoidal table comparison\n"
         "  --no-matrix          skip issue 11's matrix\n"
+        "  --no-bert            skip the BERT-base input stage (issue 14)\n"
+        "  --bert-only          the BERT-base input stage alone\n"
         "  --matrix-only        the matrix alone (--no-headline --no-table)\n"
         "  matrix filters, each a comma-separated list (default: all); any filter implies\n"
         "  --matrix-only:\n"
@@ -994,6 +1094,7 @@ int main(int argc, char** argv) {
     bool headline = true;
     bool table = true;
     bool matrix = true;
+    bool bert = true;
     double sample_ms = 1.0;
     CacheState headline_cache = CacheState::cold;
     MatrixFilter filter;
@@ -1015,6 +1116,10 @@ int main(int argc, char** argv) {
             table = false;
         } else if (arg == "--no-matrix") {
             matrix = false;
+        } else if (arg == "--no-bert") {
+            bert = false;
+        } else if (arg == "--bert-only") {
+            headline = table = matrix = false;
         } else if (arg == "--matrix-only") {
             headline = false;
             table = false;
@@ -1040,6 +1145,7 @@ int main(int argc, char** argv) {
     if (filter.any()) {
         headline = false;
         table = false;
+        bert = false;
     }
 
 #if SEQEMBED_HAVE_TORCH
@@ -1057,6 +1163,10 @@ int main(int argc, char** argv) {
     if (headline)
         compare_pipeline({32, 512, 512, 32000, true, headline_cache}, headline_rounds, sample_ms);
     if (table) compare_table(headline_rounds, sample_ms);
+    if (bert) {
+        compare_bert(32, 128, headline_rounds, sample_ms);
+        compare_bert(8, 512, headline_rounds, sample_ms);
+    }
     if (matrix) run_matrix(filter, rounds, sample_ms);
 
     std::printf("\n%s (%.1f s in all)\n",
