@@ -23,7 +23,7 @@ namespace seqembed {
 ///        gamma + beta, with the mean and the biased variance of the row.
 ///
 /// The mean and variance are accumulated in Scalar, as PyTorch does for float, in two passes
-/// (the second over the centred values) from 16 partial sums in a fixed order, so that every ISA
+/// (the second over the centred values) from 64 partial sums in a fixed order, so that every ISA
 /// gives the same bits. They differ from PyTorch's (whose order of summation depends on its
 /// vector width) by a few units in the last place: the outputs agree within 1e-6 relative to
 /// max(1, |y|) for float (tests/test_model_stages.cpp measures it). The same arithmetic runs

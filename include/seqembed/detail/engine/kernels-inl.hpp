@@ -180,7 +180,7 @@ private:
 /// the carried vector, written whole when full (the rows lie end to end) or element by element at
 /// the end. Every element is Scalar(table value) * scale, rounded, (+ type) + position, rounded,
 /// (LayerNorm,) x the dropout factor: the same operations in every lane and every backend.
-/// LayerNorm's mean and variance are sums of 16 partial sums (element j in partial j mod 16, in
+/// LayerNorm's mean and variance are sums of 64 partial sums (element j in partial j mod 64, in
 /// order of j) added pairwise, whatever the vector width, so they too are the same bits
 /// everywhere; the row is read once from memory and its later passes find it in L1.
 template <typename Scalar, typename Storage>
@@ -222,7 +222,14 @@ private:
                              const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
         if (job.normalizing || row.type != nullptr) {
             StagedValues values(job, row);
-            if (job.normalizing) find_moments(values, job.width, job.epsilon);
+            if (job.normalizing) {
+                // The row's sums, kept in L1 for the variance and the output: a row of up to
+                // 16 KiB; a wider one is summed again from its sources.
+                alignas(64) Scalar scratch[scratch_values];
+                find_moments(values, job.width, job.epsilon, job.width <= scratch_values ? scratch : nullptr);
+                dispatch_dropping<Streaming>(job, carry, row, ahead, values);
+                return;
+            }
             dispatch_dropping<Streaming>(job, carry, row, ahead, values);
         } else if (row.position != nullptr) {
             dispatch_dropping<Streaming>(job, carry, row, ahead, SumValues<true>(job, row));
@@ -297,6 +304,7 @@ private:
               scale(job.scale),
               scales(V::set(job.scale)) {}
         Scalar sum_scalar(Index j) const noexcept {
+            if (kept != nullptr) return kept[j];
             Scalar value = table_value(embedding + j) * scale;
             keep_rounded(value);
             if (type != nullptr) value = value + type[j];
@@ -304,6 +312,7 @@ private:
             return value;
         }
         Reg sum_vector(Index j) const noexcept {
+            if (kept != nullptr) return V::load(kept + j);
             Reg value = V::mul(load_table(embedding + j), scales);
             V::keep_rounded(value);
             if (type != nullptr) value = V::add(value, V::load(type + j));
@@ -337,6 +346,8 @@ private:
         const Storage* embedding;
         const Scalar* type;
         const Scalar* position;
+        /// The row's sums, once find_moments has kept them; null before, or for a row too wide.
+        const Scalar* kept = nullptr;
         const Scalar* gamma;
         const Scalar* beta;
         bool normalizing;
@@ -348,11 +359,14 @@ private:
         Reg rstds = V::set(Scalar(1));
     };
 
-    /// Partial sums of a row's LayerNorm reductions: element j goes to partial j mod 16.
-    static constexpr int partial_sums = 16;
+    /// Partial sums of a row's LayerNorm reductions: element j goes to partial j mod 64, enough
+    /// independent chains of additions to keep the adders busy with 16-lane vectors.
+    static constexpr int partial_sums = 64;
+    /// Values of the stack row that keeps a row's sums between LayerNorm's passes (16 KiB).
+    static constexpr Index scratch_values = 16384 / static_cast<Index>(sizeof(Scalar));
     static_assert(partial_sums % lanes == 0, "a vector's lanes must divide the partial sums");
 
-    /// The sum of the 16 partial sums, added pairwise in a fixed order.
+    /// The sum of the partial sums, added pairwise in a fixed order.
     static Scalar add_partials(Scalar (&partial)[partial_sums]) noexcept {
         for (int half = partial_sums / 2; half >= 1; half /= 2)
             for (int k = 0; k < half; ++k) partial[k] = partial[k] + partial[k + half];
@@ -360,17 +374,30 @@ private:
     }
 
     /// LayerNorm's mean and 1 / sqrt(variance + epsilon) of a row's values (biased variance, as
-    /// torch.nn.LayerNorm), in Scalar: two passes, the second over the centred values.
-    static void find_moments(StagedValues& values, Index width, Scalar epsilon) noexcept {
+    /// torch.nn.LayerNorm), in Scalar: two passes, the second over the centred values. With a
+    /// scratch row (width values), the first pass keeps the sums there and the later passes read
+    /// them instead of the sources.
+    static void find_moments(StagedValues& row_values, Index width, Scalar epsilon, Scalar* scratch) noexcept {
+        StagedValues values = row_values;  // a local copy, which the scratch stores cannot alias
         constexpr int vectors = partial_sums / lanes;
         const Index whole = width / partial_sums * partial_sums;
         alignas(64) Scalar partial[partial_sums];
         Reg sums[vectors];
         for (Reg& sum : sums) sum = V::set(Scalar(0));
-        for (Index j = 0; j < whole; j += partial_sums)
-            for (int k = 0; k < vectors; ++k) sums[k] = V::add(sums[k], values.sum_vector(j + k * lanes));
+        for (Index j = 0; j < whole; j += partial_sums) {
+            for (int k = 0; k < vectors; ++k) {
+                const Reg value = values.sum_vector(j + k * lanes);
+                if (scratch != nullptr) V::store(scratch + j + k * lanes, value);
+                sums[k] = V::add(sums[k], value);
+            }
+        }
         for (int k = 0; k < vectors; ++k) V::store(partial + k * lanes, sums[k]);
-        for (Index j = whole; j < width; ++j) partial[j % partial_sums] += values.sum_scalar(j);
+        for (Index j = whole; j < width; ++j) {
+            const Scalar value = values.sum_scalar(j);
+            if (scratch != nullptr) scratch[j] = value;
+            partial[j % partial_sums] += value;
+        }
+        values.kept = scratch;
         const Scalar mean = add_partials(partial) / static_cast<Scalar>(width);
 
         const Reg means = V::set(mean);
@@ -391,7 +418,8 @@ private:
             partial[j % partial_sums] += square;
         }
         const Scalar variance = add_partials(partial) / static_cast<Scalar>(width);
-        values.set_moments(mean, Scalar(1) / std::sqrt(variance + epsilon));
+        row_values.kept = scratch;
+        row_values.set_moments(mean, Scalar(1) / std::sqrt(variance + epsilon));
     }
 
     template <bool Dropping>
