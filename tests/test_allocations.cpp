@@ -144,6 +144,20 @@ TEST_CASE("InputPipeline::forward_into does not allocate", "[allocations]") {
         Narrow(100, 32), seqembed::SinusoidalPositionalEncoding<float>(32));
     RowMatrix<float> narrow_out(ids.size(), 32);
     CHECK(allocations_during([&] { narrow.forward_into(ids, narrow_out); }) == 0);
+
+    // BERT's stage: token types and LayerNorm, in evaluation and in training.
+    InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> bert(
+        seqembed::TokenEmbedding<float>(100, 48), seqembed::LearnedPositionalEmbedding<float>(64, 48),
+        {/*dropout=*/0.1, /*dropout_seed=*/3});
+    bert.set_token_types(seqembed::TokenTypeEmbedding<float>(2, 48));
+    bert.set_layer_norm(seqembed::LayerNorm<float>(48, 1e-12));
+    const IdMatrix types = IdMatrix::Zero(ids.rows(), ids.cols());
+    RowMatrix<float> bert_out(ids.size(), 48);
+    for (const bool training : {false, true}) {
+        bert.set_training(training);
+        CHECK(allocations_during([&] { bert.forward_into(ids, types, Padding::by_id(0), bert_out); }) == 0);
+        CHECK(allocations_during([&] { bert.forward_into(ids, bert_out); }) == 0);
+    }
 }
 
 TEST_CASE("The components' forward_into do not allocate", "[allocations]") {
