@@ -6,6 +6,7 @@
 #include <seqembed/dropout.hpp>
 #include <seqembed/error.hpp>
 #include <seqembed/isa.hpp>
+#include <seqembed/layer_norm.hpp>
 #include <seqembed/learned_positions.hpp>
 #include <seqembed/no_positions.hpp>
 #include <seqembed/padding.hpp>
@@ -13,6 +14,7 @@
 #include <seqembed/seqembed.hpp>
 #include <seqembed/sinusoidal.hpp>
 #include <seqembed/token_embedding.hpp>
+#include <seqembed/token_types.hpp>
 #include <seqembed/types.hpp>
 #include <seqembed/version.hpp>
 
@@ -60,6 +62,26 @@ void run_pipeline(Embedding embedding, Positional positions) {
     out = pipeline.forward(ids32, seqembed::Padding::none(), 3);
 }
 
+/// BERT's stage: token types and LayerNorm, numbered by index.
+template <typename Scalar, typename Embedding>
+void run_bert(const Embedding& embedding) {
+    const Index d_model = embedding.d_model();
+    seqembed::PipelineOptions options;
+    options.positions = seqembed::PositionNumbering::sequence_index;
+    seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>, Embedding> pipeline(
+        embedding, seqembed::LearnedPositionalEmbedding<Scalar>(16, d_model), options);
+    pipeline.set_token_types(seqembed::TokenTypeEmbedding<Scalar>(2, d_model));
+    pipeline.set_layer_norm(seqembed::LayerNorm<Scalar>(d_model, 1e-12));
+    seqembed::IdMatrix ids(2, 3);
+    ids << 1, 2, 0, 3, 4, 5;
+    const seqembed::IdMatrix types = seqembed::IdMatrix::Zero(2, 3);
+    const seqembed::RowMatrix<Scalar> out = pipeline.forward(ids, types, seqembed::Padding::by_id(0));
+    expect(out.row(2).isZero() && !out.row(0).isZero(), "a BERT-style pipeline zeroes padded rows only");
+    const seqembed::RowMatrix<Scalar> normalized = seqembed::LayerNorm<Scalar>(d_model).forward(out);
+    expect(normalized.rows() == 6, "LayerNorm keeps the shape");
+    expect(seqembed::TokenTypeEmbedding<Scalar>(2, d_model).forward(types).rows() == 6, "token type rows");
+}
+
 template <typename Scalar, typename Storage>
 void run_embedding() {
     const Index vocab = 12;
@@ -81,6 +103,7 @@ void run_embedding() {
     seeded.forward_into(ids, into);
 
     run_pipeline<Scalar>(embedding, seqembed::SinusoidalPositionalEncoding<Scalar>(d_model));
+    run_bert<Scalar>(embedding);
     run_pipeline<Scalar>(embedding, seqembed::LearnedPositionalEmbedding<Scalar>(16, d_model));
     run_pipeline<Scalar>(embedding, seqembed::NoPositions<Scalar>(d_model));
 }

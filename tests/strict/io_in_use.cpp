@@ -5,6 +5,7 @@
 #include <seqembed/io/errors.hpp>
 #include <seqembed/io/io.hpp>
 #include <seqembed/io/mapped_file.hpp>
+#include <seqembed/io/models.hpp>
 #include <seqembed/io/npy.hpp>
 #include <seqembed/io/safetensors.hpp>
 #include <seqembed/io/tensor.hpp>
@@ -38,7 +39,22 @@ void read_back(const seqembed::io::SafetensorsFile& file, const std::string& nam
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    // A model directory on the command line: every family's loader (instantiated here either way).
+    if (argc == 2) {
+        const std::string type = seqembed::io::ModelConfig::read(std::filesystem::path(argv[1]) / "config.json").model_type;
+        if (type == "bert") (void)seqembed::io::load_bert(argv[1]);
+        if (type == "electra") (void)seqembed::io::load_electra(argv[1]);
+        if (type == "roberta") (void)seqembed::io::load_roberta(argv[1]);
+        if (type == "gpt2") (void)seqembed::io::load_gpt2(argv[1]);
+        if (type == "bart") (void)seqembed::io::load_bart(argv[1]);
+        if (type == "opt") (void)seqembed::io::load_opt(argv[1]);
+        if (type == "marian") (void)seqembed::io::load_marian(argv[1]);
+        if (type == "t5") (void)seqembed::io::load_t5(argv[1]);
+        if (type == "llama") (void)seqembed::io::load_llama(argv[1]);
+        std::printf("loaded %s\n", type.c_str());
+        return 0;
+    }
     seqembed::RowMatrix<float> table(6, 4);
     for (Index k = 0; k < table.size(); ++k) table.data()[k] = static_cast<float>(k) / 8.0f;
     const std::string bytes = seqembed::io::serialize_safetensors(

@@ -226,7 +226,8 @@ private:
                 // The row's sums, kept in L1 for the variance and the output: a row of up to
                 // 16 KiB; a wider one is summed again from its sources.
                 alignas(64) Scalar scratch[scratch_values];
-                find_moments(values, job.width, job.epsilon, job.width <= scratch_values ? scratch : nullptr);
+                const bool fits = job.width <= static_cast<Index>(scratch_values);
+                find_moments(values, job.width, job.epsilon, fits ? scratch : nullptr);
                 dispatch_dropping<Streaming>(job, carry, row, ahead, values);
                 return;
             }
@@ -363,7 +364,7 @@ private:
     /// independent chains of additions to keep the adders busy with 16-lane vectors.
     static constexpr int partial_sums = 64;
     /// Values of the stack row that keeps a row's sums between LayerNorm's passes (16 KiB).
-    static constexpr Index scratch_values = 16384 / static_cast<Index>(sizeof(Scalar));
+    static constexpr std::size_t scratch_values = 16384 / sizeof(Scalar);
     static_assert(partial_sums % lanes == 0, "a vector's lanes must divide the partial sums");
 
     /// The sum of the partial sums, added pairwise in a fixed order.
@@ -382,7 +383,7 @@ private:
         constexpr int vectors = partial_sums / lanes;
         const Index whole = width / partial_sums * partial_sums;
         alignas(64) Scalar partial[partial_sums];
-        Reg sums[vectors];
+        Reg sums[static_cast<std::size_t>(vectors)];
         for (Reg& sum : sums) sum = V::set(Scalar(0));
         for (Index j = 0; j < whole; j += partial_sums) {
             for (int k = 0; k < vectors; ++k) {
