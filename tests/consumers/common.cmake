@@ -14,8 +14,10 @@ endfunction()
 # parent, switched its tests, examples and benchmarks off (PROJECT_IS_TOP_LEVEL) and does not
 # add install rules to the parent's install.
 function(seqembed_consumer_check_subproject_defaults)
+  # SEQEMBED_BUILD_TESTS follows BUILD_TESTING (cmake_dependent_option): with BUILD_TESTING unset
+  # it is a variable of seqembed's directory only, so it may be undefined here.
   foreach(option IN ITEMS SEQEMBED_BUILD_TESTS SEQEMBED_BUILD_EXAMPLES SEQEMBED_BUILD_BENCHMARKS)
-    if(NOT DEFINED ${option})
+    if(NOT DEFINED ${option} AND NOT option STREQUAL "SEQEMBED_BUILD_TESTS")
       message(FATAL_ERROR "consumer: seqembed defined no option ${option}")
     endif()
     if(${option})
