@@ -1,4 +1,5 @@
-# Install rules and the package files that find_package(seqembed) and pkg-config read.
+# Install rules and the package files that find_package(seqembed) and pkg-config read, and the
+# same package for the build tree.
 #
 # Layout (relative to the install prefix; the same as vcpkg's for a header-only port):
 #   include/seqembed/...                     the headers (the FILE_SET HEADERS of the target)
@@ -14,6 +15,10 @@
 # ARCH_INDEPENDENT and the .pc file has no Libs:), so a 32-bit and a 64-bit consumer share one
 # install, and a header-only package installs no lib/ directory at all (vcpkg's own header-only
 # ports and Eigen do the same). Every destination is relative, so the prefix can be moved.
+#
+# The build tree holds the same package (export(EXPORT)): find_package(seqembed CONFIG) with
+# seqembed_DIR=<build dir> gives seqembed::seqembed (and seqembed::io) on the source tree's
+# include/, without an install.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -46,6 +51,23 @@ if(TARGET seqembed_io)
     DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
 endif()
 
+# The same targets for the build tree: seqembedTargets.cmake (and seqembedIoTargets.cmake) beside
+# seqembedConfig.cmake and its version file, which are written to the build directory below. A
+# parent that exports its own targets linking seqembed::seqembed from its build tree needs
+# these too (CMake wants every target it links in some export).
+export(EXPORT seqembedTargets
+  NAMESPACE seqembed::
+  FILE "${PROJECT_BINARY_DIR}/seqembedTargets.cmake")
+if(TARGET seqembed_io)
+  export(EXPORT seqembedIoTargets
+    NAMESPACE seqembed::
+    FILE "${PROJECT_BINARY_DIR}/seqembedIoTargets.cmake")
+else()
+  file(REMOVE "${PROJECT_BINARY_DIR}/seqembedIoTargets.cmake")  # from a configure with io
+endif()
+
+# seqembedConfig.cmake finds everything relative to its own directory, so one file serves both
+# the install and the build tree.
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/seqembedConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/seqembedConfig.cmake"
