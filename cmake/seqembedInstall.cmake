@@ -1,4 +1,5 @@
-# Install rules and the package files that find_package(seqembed) and pkg-config read.
+# Install rules and the package files that find_package(seqembed) and pkg-config read, and the
+# same package for the build tree.
 #
 # Layout (relative to the install prefix; the same as vcpkg's for a header-only port):
 #   include/seqembed/...                     the headers (the FILE_SET HEADERS of the target)
@@ -7,19 +8,54 @@
 #   share/seqembed/seqembedTargets.cmake     the imported target seqembed::seqembed
 #   share/seqembed/seqembedIoTargets.cmake   seqembed::io, when built (read only for
 #                                            find_package(seqembed COMPONENTS io))
-#   share/pkgconfig/seqembed.pc              pkg-config (Requires: eigen3)
+#   share/pkgconfig/seqembed.pc              pkg-config (Requires: eigen3; lib/pkgconfig instead
+#                                            where the threads library needs link flags, below)
 #   share/doc/seqembed/LICENSE
 #
 # share/ rather than lib/: nothing here depends on the architecture (the version file is
-# ARCH_INDEPENDENT and the .pc file has no Libs:), so a 32-bit and a 64-bit consumer share one
-# install, and a header-only package installs no lib/ directory at all (vcpkg's own header-only
-# ports and Eigen do the same). Every destination is relative, so the prefix can be moved.
+# ARCH_INDEPENDENT, and the .pc file has no Libs: where the C library has the threads), so a
+# 32-bit and a 64-bit consumer share one install, and a header-only package installs no lib/
+# directory at all (vcpkg's own header-only ports and Eigen do the same). Every destination is
+# relative, so the prefix can be moved.
+#
+# The build tree holds the same package (export(EXPORT)): find_package(seqembed CONFIG) with
+# seqembed_DIR=<build dir> gives seqembed::seqembed (and seqembed::io) on the source tree's
+# include/, without an install.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(SEQEMBED_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/seqembed"
     CACHE STRING "Where seqembedConfig.cmake is installed, relative to the prefix")
-set(SEQEMBED_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_DATADIR}/pkgconfig"
+# What Threads::Threads (FindThreads) adds to a consumer, for the .pc file to say the same:
+# -pthread when the compiler takes it (compile and link), the library flags (-lpthread, -pthread)
+# to link. Nothing at all where the C library has the threads (glibc 2.34+, macOS, musl, MSVC).
+set(_seqembed_pc_cflags "")
+set(_seqembed_pc_libs "")
+get_target_property(_seqembed_thread_options Threads::Threads INTERFACE_COMPILE_OPTIONS)
+get_target_property(_seqembed_thread_libs Threads::Threads INTERFACE_LINK_LIBRARIES)
+if(_seqembed_thread_options MATCHES "-pthread")
+  string(APPEND _seqembed_pc_cflags " -pthread")
+endif()
+if(_seqembed_thread_libs)
+  foreach(_seqembed_lib IN LISTS _seqembed_thread_libs)
+    if(_seqembed_lib MATCHES "^-" OR IS_ABSOLUTE "${_seqembed_lib}")
+      string(APPEND _seqembed_pc_libs " ${_seqembed_lib}")
+    else()
+      string(APPEND _seqembed_pc_libs " -l${_seqembed_lib}")
+    endif()
+  endforeach()
+endif()
+string(STRIP "${_seqembed_pc_libs}" _seqembed_pc_libs)
+if(_seqembed_pc_libs)
+  set(_seqembed_pc_libs_line "Libs: ${_seqembed_pc_libs}")
+  # A .pc file that names link flags is no longer architecture-independent: it goes to
+  # lib/pkgconfig, as pkg-config's conventions and vcpkg's post-build checks want.
+  set(_seqembed_pc_default_dir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+else()
+  set(_seqembed_pc_libs_line "")
+  set(_seqembed_pc_default_dir "${CMAKE_INSTALL_DATADIR}/pkgconfig")
+endif()
+set(SEQEMBED_INSTALL_PKGCONFIGDIR "${_seqembed_pc_default_dir}"
     CACHE STRING "Where seqembed.pc is installed, relative to the prefix")
 mark_as_advanced(SEQEMBED_INSTALL_CMAKEDIR SEQEMBED_INSTALL_PKGCONFIGDIR)
 
@@ -46,6 +82,23 @@ if(TARGET seqembed_io)
     DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
 endif()
 
+# The same targets for the build tree: seqembedTargets.cmake (and seqembedIoTargets.cmake) beside
+# seqembedConfig.cmake and its version file, which are written to the build directory below. A
+# parent that exports its own targets linking seqembed::seqembed from its build tree needs
+# these too (CMake wants every target it links in some export).
+export(EXPORT seqembedTargets
+  NAMESPACE seqembed::
+  FILE "${PROJECT_BINARY_DIR}/seqembedTargets.cmake")
+if(TARGET seqembed_io)
+  export(EXPORT seqembedIoTargets
+    NAMESPACE seqembed::
+    FILE "${PROJECT_BINARY_DIR}/seqembedIoTargets.cmake")
+else()
+  file(REMOVE "${PROJECT_BINARY_DIR}/seqembedIoTargets.cmake")  # from a configure with io
+endif()
+
+# seqembedConfig.cmake finds everything relative to its own directory, so one file serves both
+# the install and the build tree.
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/seqembedConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/seqembedConfig.cmake"
@@ -79,12 +132,22 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(_seqembed_pc_includedir "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
-configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembed.pc.in" "${PROJECT_BINARY_DIR}/seqembed.pc"
-               @ONLY)
-install(FILES "${PROJECT_BINARY_DIR}/seqembed.pc" DESTINATION "${SEQEMBED_INSTALL_PKGCONFIGDIR}")
+# In a subdirectory of the build tree: its relative prefix is right only once installed, so it is
+# kept away from anyone pointing PKG_CONFIG_PATH at the build directory.
+configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembed.pc.in"
+               "${PROJECT_BINARY_DIR}/pkgconfig-install/seqembed.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/pkgconfig-install/seqembed.pc"
+        DESTINATION "${SEQEMBED_INSTALL_PKGCONFIGDIR}")
 
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 
 unset(_seqembed_pc_prefix)
 unset(_seqembed_pc_up)
 unset(_seqembed_pc_includedir)
+unset(_seqembed_pc_cflags)
+unset(_seqembed_pc_libs)
+unset(_seqembed_pc_libs_line)
+unset(_seqembed_pc_default_dir)
+unset(_seqembed_thread_options)
+unset(_seqembed_thread_libs)
+unset(_seqembed_lib)

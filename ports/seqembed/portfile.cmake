@@ -1,14 +1,18 @@
 # header-only library
 set(VCPKG_BUILD_TYPE release)
 
+# seqembed 0.2.0 is the commit tagged v0.2.0. REF names the commit rather than the tag: a tag
+# may not reach every clone or mirror and can be moved, a commit can be neither.
+# SHA512 is of the archive GitHub serves for the commit (archive/<REF>.tar.gz, top directory
+# seqembed-<REF>/), made with git as tests/packaging/release_archive.cmake says, which
+# packaging.release_port recomputes from the repository. While the repository is not public,
+# GitHub cannot be asked for that archive: use ports/seqembed-local (README, "Adding seqembed
+# to a build"). Should GitHub's archive ever differ, vcpkg stops and prints the hash it got.
 vcpkg_from_github(
     OUT_SOURCE_PATH SOURCE_PATH
     REPO seqembed/seqembed
-    REF "v${VERSION}"
-    # RELEASE PLACEHOLDER: replace 0 with the SHA512 of the v${VERSION} archive once the tag is
-    # pushed. With 0, `vcpkg install seqembed --overlay-ports=ports/seqembed` fails and prints
-    # the hash of the archive it downloaded (vcpkg_from_github's documented way to get it).
-    SHA512 0
+    REF 63fd334fd8685bf0f755e7884ad2c0f794d4be34 # v0.2.0
+    SHA512 a33db1e7d857eb829dbff049ae48e6dedfe00883ce2be810ebb6f77ba26e258fe06c2122a755228a003fb0860ad5112c82d18ffa23241eaed16333d619ffe3ba
     HEAD_REF main
 )
 

@@ -1,7 +1,9 @@
 # packaging.vcpkg_manifests (cmake -P): the vcpkg manifests are valid JSON with the fields vcpkg
-# and this project need, and the two ports agree with each other.
+# and this project need, and the two ports agree with each other. ports/seqembed-local and the
+# root manifest have the project's version; ports/seqembed, the last release, one no newer
+# (packaging.release_port checks it against the release commit's version.hpp).
 #   cmake -DSOURCE_DIR=<seqembed> -DVERSION=<project version> -P check_vcpkg_manifests.cmake
-cmake_minimum_required(VERSION 3.23)
+cmake_minimum_required(VERSION 3.23...3.31)
 
 set(errors "")
 macro(fail)
@@ -69,9 +71,15 @@ function(check_common label json)
   if(NOT name STREQUAL "seqembed")
     list(APPEND errors "${label}: name is '${name}', expected 'seqembed'")
   endif()
-  # One version field, vcpkg's relaxed "version" (dotted numbers), equal to version.hpp's.
+  # One version field, vcpkg's relaxed "version" (dotted numbers), equal to version.hpp's (the
+  # release port's: not newer).
   json_get(version "${json}" version)
-  if(NOT version STREQUAL VERSION)
+  if(label STREQUAL "ports/seqembed/vcpkg.json")
+    if(NOT version MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+$" OR version VERSION_GREATER VERSION)
+      list(APPEND errors "${label}: version is '${version}', a release newer than the project "
+                         "(version.hpp: ${VERSION})")
+    endif()
+  elseif(NOT version STREQUAL VERSION)
     list(APPEND errors "${label}: version is '${version}', the project (version.hpp) is ${VERSION}")
   endif()
   foreach(other IN ITEMS version-semver version-string version-date)
@@ -144,9 +152,16 @@ foreach(port IN ITEMS seqembed seqembed-local)
     endif()
   endforeach()
 endforeach()
+# The same package, but for the version: the release port stays at the last release while the
+# tree moves on.
+foreach(port IN ITEMS seqembed seqembed-local)
+  foreach(field IN ITEMS version port-version)
+    string(JSON manifest_${port} ERROR_VARIABLE error REMOVE "${manifest_${port}}" ${field})
+  endforeach()
+endforeach()
 if(NOT manifest_seqembed STREQUAL manifest_seqembed-local)
-  fail("ports/seqembed/vcpkg.json and ports/seqembed-local/vcpkg.json differ: the overlay "
-       "variant must describe the same package")
+  fail("ports/seqembed/vcpkg.json and ports/seqembed-local/vcpkg.json differ in more than their "
+       "version: the overlay variant must describe the same package")
 endif()
 if(NOT usage_seqembed STREQUAL usage_seqembed-local)
   fail("ports/seqembed/usage and ports/seqembed-local/usage differ")

@@ -2,21 +2,24 @@
 # way vcpkg would, without vcpkg (which these machines do not have), then checks what it
 # installed against vcpkg's expectations for a header-only port.
 #   cmake -DPORT_DIR=<ports/seqembed[-local]> -DSOURCE_DIR=<seqembed> -DWORK_DIR=<scratch>
-#         -DEXPECTED_VERSION=<project version> -DGENERATOR=<cmake generator> -DCXX_COMPILER=<c++>
-#         -DEIGEN3_DIR=<dir of Eigen3Config.cmake> [-DGIT=<git>] [-DPKG_CONFIG=<pkg-config>]
-#         -P run_vcpkg_port.cmake
+#         -DGENERATOR=<cmake generator> -DCXX_COMPILER=<c++> -DEIGEN3_DIR=<dir of
+#         Eigen3Config.cmake> [-DGIT=<git>] [-DPKG_CONFIG=<pkg-config>] -P run_vcpkg_port.cmake
 #
 # The vcpkg helpers the portfile calls are stand-ins written from vcpkg's documentation of each
 # function: the configure and the install are real (cmake with the portfile's OPTIONS and the
 # settings vcpkg_cmake_configure always adds), the fix-ups check that they would have nothing to
 # do. A helper the portfile calls and this script does not define fails the test ("Unknown CMake
-# command"), so a portfile change cannot slip past unexercised. After the portfile, the package
+# command"), so a portfile change cannot slip past unexercised. The release port's source is
+# what vcpkg would download: the archive of its REF, made from this repository
+# (release_archive.cmake) and checked against its SHA512, so the test builds the released commit;
+# skipped, saying why, where the clone lacks that commit. After the portfile, the package
 # is checked as vcpkg's post-build checks would, then "installed" elsewhere (vcpkg copies
 # packages/<port>_<triplet> into installed/<triplet>) and found there with find_package and
 # pkg-config.
-cmake_minimum_required(VERSION 3.23)
+cmake_minimum_required(VERSION 3.23...3.31)
+include("${CMAKE_CURRENT_LIST_DIR}/release_archive.cmake")
 
-foreach(arg IN ITEMS PORT_DIR SOURCE_DIR WORK_DIR EXPECTED_VERSION GENERATOR CXX_COMPILER EIGEN3_DIR)
+foreach(arg IN ITEMS PORT_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER EIGEN3_DIR)
   if(NOT DEFINED ${arg})
     message(FATAL_ERROR "run_vcpkg_port.cmake: pass -D${arg}=...")
   endif()
@@ -26,6 +29,18 @@ file(READ "${PORT_DIR}/vcpkg.json" manifest)
 string(JSON PORT GET "${manifest}" name)
 string(JSON port_version GET "${manifest}" version)
 get_filename_component(port_folder "${PORT_DIR}" NAME)
+
+# A port that downloads its source (vcpkg_from_github) needs its release commit in this clone.
+file(READ "${PORT_DIR}/portfile.cmake" portfile_text)
+if(portfile_text MATCHES "vcpkg_from_github\\(")
+  seqembed_release_ref(release_ref release_sha512 "${PORT_DIR}/portfile.cmake")
+  seqembed_git_commit_missing(why "${GIT}" "${SOURCE_DIR}" "${release_ref}")
+  if(why)
+    message("SEQEMBED_PACKAGING_SKIPPED: ports/${port_folder} builds the archive of "
+            "${release_ref}, which cannot be made here: ${why}")
+    return()
+  endif()
+endif()
 
 # What vcpkg defines for a portfile (x64-linux triplet).
 set(TARGET_TRIPLET x64-linux)
@@ -69,9 +84,9 @@ function(z_run step)
   set(z_output "${output}" PARENT_SCOPE)
 endfunction()
 
-# vcpkg_from_github: downloads the archive of REF (checked against SHA512) and extracts it.
-# Offline here: the "archive" is what `git archive` would pack from this tree if it were
-# committed now (tracked and untracked, unignored files), or the tree itself outside git.
+# vcpkg_from_github: downloads https://github.com/<REPO>/archive/<REF>.tar.gz, checks its SHA512
+# and extracts it. Offline here: the archive is made from this repository as GitHub makes it
+# (release_archive.cmake), so a wrong hash fails as it would in vcpkg.
 function(vcpkg_from_github)
   cmake_parse_arguments(PARSE_ARGV 0 arg "USE_TARBALL_API"
     "OUT_SOURCE_PATH;REPO;REF;SHA512;HEAD_REF;GITHUB_HOST;AUTHORIZATION_TOKEN;FILE_DISAMBIGUATOR"
@@ -80,45 +95,35 @@ function(vcpkg_from_github)
     message(FATAL_ERROR "vcpkg_from_github: unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
   z_require_arguments(vcpkg_from_github OUT_SOURCE_PATH REPO REF SHA512 HEAD_REF)
-  if(NOT arg_REF STREQUAL "v${VERSION}")
-    message(FATAL_ERROR "vcpkg_from_github: REF is '${arg_REF}', expected the release tag "
-                        "v${VERSION}")
-  endif()
-  if(arg_SHA512 STREQUAL "0")
-    message(STATUS "vcpkg_from_github: SHA512 is the release placeholder 0 (vcpkg would print "
-                   "the archive's hash and stop)")
-  elseif(NOT arg_SHA512 MATCHES "^[0-9a-f]+$" OR NOT arg_SHA512 MATCHES "^.{128}$")
-    message(FATAL_ERROR "vcpkg_from_github: SHA512 '${arg_SHA512}' is neither 0 nor a hash")
-  endif()
-  set(source "${CURRENT_BUILDTREES_DIR}/src/${PORT}-${VERSION}")
-  file(REMOVE_RECURSE "${source}")
-  set(files "")
-  if(GIT)
-    execute_process(
-      COMMAND "${GIT}" -c core.quotePath=false -C "${SOURCE_DIR}" ls-files --cached --others
-              --exclude-standard
-      RESULT_VARIABLE result OUTPUT_VARIABLE listing ERROR_QUIET)
-    if(result EQUAL 0)
-      string(REPLACE ";" "\\;" listing "${listing}")
-      string(REPLACE "\n" ";" files "${listing}")
-    endif()
-  endif()
-  if(files)
-    foreach(file IN LISTS files)
-      if(file AND EXISTS "${SOURCE_DIR}/${file}" AND NOT IS_DIRECTORY "${SOURCE_DIR}/${file}")
-        get_filename_component(dir "${source}/${file}" DIRECTORY)
-        file(COPY "${SOURCE_DIR}/${file}" DESTINATION "${dir}")
-      endif()
-    endforeach()
-    message(STATUS "vcpkg_from_github: ${arg_REPO}@${arg_REF} stands for the files git lists "
-                   "in ${SOURCE_DIR}")
-  else()
-    set(source "${SOURCE_DIR}")
-    message(STATUS "vcpkg_from_github: ${arg_REPO}@${arg_REF} stands for ${SOURCE_DIR}")
-  endif()
   if(arg_PATCHES)
     message(FATAL_ERROR "vcpkg_from_github: PATCHES are not supported by this test")
   endif()
+  string(LENGTH "${arg_REF}" ref_length)
+  if(NOT arg_REF MATCHES "^[0-9a-f]+$" OR NOT ref_length EQUAL 40)
+    message(FATAL_ERROR "vcpkg_from_github: REF is '${arg_REF}', expected the release's full "
+                        "commit hash")
+  endif()
+  string(LENGTH "${arg_SHA512}" sha512_length)
+  if(NOT arg_SHA512 MATCHES "^[0-9a-f]+$" OR NOT sha512_length EQUAL 128)
+    message(FATAL_ERROR "vcpkg_from_github: SHA512 is '${arg_SHA512}', not a SHA-512")
+  endif()
+  set(downloads "${WORK_DIR}/downloads")
+  file(MAKE_DIRECTORY "${downloads}")
+  set(archive "${downloads}/seqembed-${arg_REF}.tar.gz")
+  seqembed_release_archive("${archive}" "${GIT}" "${SOURCE_DIR}" "${arg_REF}")
+  file(SHA512 "${archive}" actual)
+  if(NOT actual STREQUAL arg_SHA512)
+    message(FATAL_ERROR "vcpkg_from_github: ${arg_REPO}@${arg_REF}: the archive's SHA512 is "
+                        "${actual}, the portfile expects ${arg_SHA512}")
+  endif()
+  set(src "${CURRENT_BUILDTREES_DIR}/src")
+  file(REMOVE_RECURSE "${src}")
+  file(ARCHIVE_EXTRACT INPUT "${archive}" DESTINATION "${src}")
+  set(source "${src}/seqembed-${arg_REF}")
+  if(NOT EXISTS "${source}/CMakeLists.txt")
+    message(FATAL_ERROR "vcpkg_from_github: the archive has no seqembed-${arg_REF}/CMakeLists.txt")
+  endif()
+  message(STATUS "vcpkg_from_github: ${arg_REPO}@${arg_REF}, SHA512 as expected, in ${source}")
   set(${arg_OUT_SOURCE_PATH} "${source}" PARENT_SCOPE)
 endfunction()
 
@@ -254,8 +259,27 @@ macro(fail)
 endmacro()
 set(pkg "${CURRENT_PACKAGES_DIR}")
 
+# The source the portfile built (the release archive, or the local tree): its version is the
+# port's, and what the package must announce.
+file(READ "${SOURCE_PATH}/include/seqembed/version.hpp" version_hpp)
+seqembed_version_of(EXPECTED_VERSION "${version_hpp}")
 if(NOT VERSION STREQUAL EXPECTED_VERSION)
-  fail("ports/${port_folder}/vcpkg.json says ${VERSION}, the project is ${EXPECTED_VERSION}")
+  fail("ports/${port_folder}/vcpkg.json says ${VERSION}, the source it built "
+       "(${SOURCE_PATH}) is ${EXPECTED_VERSION}")
+endif()
+
+# seqembed.pc: in share/pkgconfig, or in lib/pkgconfig where it names link flags (the threads
+# library's -pthread), as vcpkg's post-build checks want.
+set(pc_file "")
+foreach(dir IN ITEMS share/pkgconfig lib/pkgconfig)
+  if(EXISTS "${pkg}/${dir}/seqembed.pc")
+    list(APPEND pc_file "${dir}/seqembed.pc")
+  endif()
+endforeach()
+list(LENGTH pc_file pc_count)
+if(NOT pc_count EQUAL 1)
+  fail("expected one seqembed.pc in share/pkgconfig or lib/pkgconfig, found '${pc_file}'")
+  set(pc_file share/pkgconfig/seqembed.pc)
 endif()
 
 foreach(file IN ITEMS
@@ -264,20 +288,26 @@ foreach(file IN ITEMS
     share/seqembed/seqembedConfigVersion.cmake
     share/seqembed/seqembedTargets.cmake
     share/seqembed/copyright
-    share/seqembed/usage
-    share/pkgconfig/seqembed.pc)
+    share/seqembed/usage)
   if(NOT EXISTS "${pkg}/${file}")
     fail("missing ${file}")
   endif()
 endforeach()
 
-# Header-only: include/ and share/ only; no lib/, bin/ or debug/ (so no binary of any kind).
+# Header-only: include/ and share/ only, and lib/ only for lib/pkgconfig/seqembed.pc; no bin/ or
+# debug/ (so no binary of any kind).
 file(GLOB top RELATIVE "${pkg}" "${pkg}/*")
 foreach(entry IN LISTS top)
-  if(NOT entry MATCHES "^(include|share)$")
+  if(NOT entry MATCHES "^(include|share|lib)$")
     fail("unexpected top-level entry ${entry}/ (a header-only port installs include/ and share/)")
   endif()
 endforeach()
+if(IS_DIRECTORY "${pkg}/lib")
+  file(GLOB_RECURSE lib_files RELATIVE "${pkg}" "${pkg}/lib/*")
+  if(NOT lib_files STREQUAL "lib/pkgconfig/seqembed.pc")
+    fail("lib/ holds '${lib_files}'; a header-only port installs at most lib/pkgconfig/seqembed.pc")
+  endif()
+endif()
 file(GLOB share_entries RELATIVE "${pkg}/share" "${pkg}/share/*")
 foreach(entry IN LISTS share_entries)
   if(NOT entry MATCHES "^(seqembed|pkgconfig)$")
@@ -285,8 +315,8 @@ foreach(entry IN LISTS share_entries)
   endif()
 endforeach()
 
-# Every header of the source tree, identical (seqembed/io/ only with the io feature).
-file(GLOB_RECURSE headers RELATIVE "${SOURCE_DIR}/include" "${SOURCE_DIR}/include/*.hpp")
+# Every header of the source built, identical (seqembed/io/ only with the io feature).
+file(GLOB_RECURSE headers RELATIVE "${SOURCE_PATH}/include" "${SOURCE_PATH}/include/*.hpp")
 if(NOT "io" IN_LIST FEATURES)
   list(FILTER headers EXCLUDE REGEX "^seqembed/io/")
 endif()
@@ -294,10 +324,10 @@ foreach(header IN LISTS headers)
   if(NOT EXISTS "${pkg}/include/${header}")
     fail("header not installed: include/${header}")
   else()
-    file(SHA256 "${SOURCE_DIR}/include/${header}" want)
+    file(SHA256 "${SOURCE_PATH}/include/${header}" want)
     file(SHA256 "${pkg}/include/${header}" got)
     if(NOT want STREQUAL got)
-      fail("include/${header} differs from the source tree")
+      fail("include/${header} differs from the source built")
     endif()
   endif()
 endforeach()
@@ -333,7 +363,7 @@ foreach(path IN LISTS everything)
   endif()
 endforeach()
 
-file(READ "${SOURCE_DIR}/LICENSE" license)
+file(READ "${SOURCE_PATH}/LICENSE" license)
 file(READ "${pkg}/share/seqembed/copyright" copyright)
 if(NOT copyright STREQUAL license)
   fail("share/seqembed/copyright is not LICENSE")
@@ -353,16 +383,26 @@ if(NOT config_file MATCHES "find_dependency\\(Eigen3 CONFIG\\)")
   fail("seqembedConfig.cmake does not find_dependency(Eigen3 CONFIG) without a version")
 endif()
 
-# A .pc file in share/pkgconfig must not name libraries (vcpkg keeps share/pkgconfig for
-# architecture-independent modules).
-file(STRINGS "${pkg}/share/pkgconfig/seqembed.pc" pc_lines)
+# A .pc file in share/pkgconfig must not name libraries or link flags (vcpkg keeps share/pkgconfig
+# for architecture-independent modules); one in lib/pkgconfig is there because it does.
+file(STRINGS "${pkg}/${pc_file}" pc_lines)
+set(pc_libs FALSE)
 foreach(line IN LISTS pc_lines)
   if(line MATCHES "^Libs(\\.private)?:[ \t]*[^ \t]")
-    fail("share/pkgconfig/seqembed.pc names libraries: ${line}")
+    set(pc_libs TRUE)
+    if(pc_file MATCHES "^share/")
+      fail("${pc_file} names link flags: ${line}")
+    endif()
+    if(line MATCHES "-lseqembed")
+      fail("${pc_file} names a seqembed library: ${line}")
+    endif()
   endif()
 endforeach()
+if(pc_file MATCHES "^lib/" AND NOT pc_libs)
+  fail("${pc_file} has no Libs: it belongs in share/pkgconfig")
+endif()
 if(NOT pc_lines MATCHES "Requires: eigen3")
-  fail("share/pkgconfig/seqembed.pc does not require eigen3")
+  fail("${pc_file} does not require eigen3")
 endif()
 
 if(errors)
@@ -386,7 +426,8 @@ list(JOIN probe_lines "\n  " probe_lines)
 message(STATUS "ports/${port_folder}: find_package from installed/${TARGET_TRIPLET}:\n  ${probe_lines}")
 
 if(PKG_CONFIG)
-  set(ENV{PKG_CONFIG_PATH} "${CURRENT_INSTALLED_DIR}/share/pkgconfig")
+  set(ENV{PKG_CONFIG_PATH}
+      "${CURRENT_INSTALLED_DIR}/share/pkgconfig:${CURRENT_INSTALLED_DIR}/lib/pkgconfig")
   z_run("pkg-config --cflags seqembed" "${PKG_CONFIG}" --cflags seqembed)
   string(STRIP "${z_output}" cflags)
   separate_arguments(flags UNIX_COMMAND "${cflags}")
