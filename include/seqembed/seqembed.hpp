@@ -19,3 +19,4 @@
 #include "dropout.hpp"
 #include "padding.hpp"
 #include "pipeline.hpp"
+#include "vocabulary.hpp"
