@@ -3,6 +3,11 @@
 // input with its exact message.
 #include <seqembed/seqembed.hpp>
 
+// The umbrella header needs Eigen alone: SentencePiece only through seqembed/sentencepiece.hpp.
+#if defined(SENTENCEPIECE_PROCESSOR_H_)
+#error "seqembed.hpp includes SentencePiece's header"
+#endif
+
 #include <cstdint>
 #include <string>
 #include <vector>
