@@ -38,9 +38,9 @@ namespace seqembed {
 
 /// @brief What SentencePieceTokenizer adds around every encoded text.
 struct SentencePieceOptions {
-    /// @brief Put the model's beginning-of-sentence id (<s>) before each text's ids.
+    /// @brief Put the model's beginning-of-sentence id (`<s>`) before each text's ids.
     bool add_bos = false;
-    /// @brief Put the model's end-of-sentence id (</s>) after each text's ids.
+    /// @brief Put the model's end-of-sentence id (`</s>`) after each text's ids.
     bool add_eos = false;
 };
 
@@ -104,7 +104,7 @@ public:
     const sentencepiece::SentencePieceProcessor& processor() const noexcept { return *m_processor; }
 
     /// @brief The id of a piece, if the model has it.
-    /// @param piece the piece, as the model spells it ("\u2581the", with U+2581 for a space).
+    /// @param piece the piece, as the model spells it (`\u2581the`, with U+2581 for a space).
     /// @return its id, or nothing (SentencePiece's PieceToId would give unk).
     std::optional<TokenId> find(std::string_view piece) const {
         const int id = m_processor->PieceToId(piece);
@@ -122,7 +122,7 @@ public:
     }
     /// @brief The piece of an id.
     /// @param id in [0, size()).
-    /// @return the piece ("<unk>", "\u2581the", ...).
+    /// @return the piece (`<unk>`, `\u2581the`, ...).
     /// @throws index_error for an id outside [0, size()).
     const std::string& token(TokenId id) const {
         if (id < 0 || id >= size())

@@ -28,8 +28,8 @@
 
 namespace seqembed {
 
-/// @brief What the word splitter does with ASCII punctuation (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~)
-///        at the start and end of a word. Punctuation inside a word (don't, 3.14, e-mail) always
+/// @brief What the word splitter does with ASCII punctuation (the 32 characters std::ispunct
+///        accepts in the "C" locale) at the start and end of a word. Punctuation inside a word (don't, 3.14, e-mail) always
 ///        stays part of it.
 enum class Punctuation {
     strip,  ///< dropped: "mat." is the word "mat", as PyTorch's embedding tutorials tokenize
@@ -43,7 +43,7 @@ enum class Punctuation {
 enum class SpecialTokenPlacement {
     end,    ///< after the listed tokens, padding first: token i of the list keeps id i (the
             ///< default, so that a file's line n is id n - 1 whatever it holds).
-    start,  ///< before the listed tokens, padding first: <pad> = 0, <unk> = 1 when both are
+    start,  ///< before the listed tokens, padding first: `<pad>` = 0, `<unk>` = 1 when both are
             ///< missing (torchtext's and fairseq's habit), the listed tokens shifted after them.
     none    ///< not added: a special token missing from the list is absent, and pad_id() or
             ///< unk_id() is empty.
