@@ -201,6 +201,22 @@ TEST_CASE("Vocabulary: id, find and token") {
                                            "token id -3 is outside the vocabulary [0, 8)");
 }
 
+TEST_CASE("Vocabulary: a large vocabulary finds every token and nothing else") {
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 20000; ++i) tokens.push_back("w" + std::to_string(i));
+    VocabularyOptions options;
+    options.add_missing = SpecialTokenPlacement::start;
+    const Vocabulary vocabulary(tokens, options);
+    REQUIRE(vocabulary.size() == 20002);
+    for (std::size_t i = 0; i < tokens.size(); ++i) REQUIRE(vocabulary.id(tokens[i]) == static_cast<TokenId>(i + 2));
+    for (int i = 20000; i < 40000; ++i) REQUIRE_FALSE(vocabulary.find("w" + std::to_string(i)));
+    REQUIRE(vocabulary.encode("w0 w19999 w20000") == std::vector<TokenId>{2, 20001, 1});
+    require_message<seqembed::value_error>([&] {
+        tokens.push_back("w12345");
+        Vocabulary{tokens};
+    }, "tokens[20000]: token 'w12345' repeats tokens[12345]");
+}
+
 TEST_CASE("Vocabulary: encode_batch pads on either side and fits Padding") {
     const Vocabulary vocabulary(seed_tokens);
     const std::vector<std::string> texts{seed_sentence, "The dog sat.", "", "on the mat"};

@@ -12,12 +12,10 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -126,9 +124,9 @@ public:
     /// @param token the token, compared byte for byte (not lowercased, not split).
     /// @return its id, or nothing.
     std::optional<TokenId> find(std::string_view token) const {
-        const auto found = m_ids.find(std::string(token));
-        if (found == m_ids.end()) return std::nullopt;
-        return found->second;
+        const TokenId found = lookup(token);
+        if (found < 0) return std::nullopt;
+        return found;
     }
     /// @brief The id of a token the vocabulary holds.
     /// @param token the token, compared byte for byte.
@@ -173,9 +171,9 @@ public:
     std::vector<TokenId> encode(std::string_view text) const {
         std::vector<TokenId> ids;
         for_each_word(text, [this, &ids](const std::string& word, std::size_t offset) {
-            const auto found = m_ids.find(word);
-            if (found != m_ids.end()) {
-                ids.push_back(found->second);
+            const TokenId found = lookup(word);
+            if (found >= 0) {
+                ids.push_back(found);
             } else if (m_unk_id) {
                 ids.push_back(*m_unk_id);
             } else {
@@ -293,7 +291,7 @@ private:
     // encode's error, with the text's place in the batch added.
     void require_known_words(std::string_view text, std::size_t b) const {
         for_each_word(text, [this, b](const std::string& word, std::size_t offset) {
-            if (m_ids.find(word) == m_ids.end())
+            if (lookup(word) < 0)
                 detail::fail<index_error>("word '", word, "' at byte ", offset, " of text ", b,
                                           " is not in the vocabulary, which has no unknown token "
                                           "(VocabularyOptions::unk_token)");
@@ -320,18 +318,19 @@ private:
         const char* const rule = file ? " (one token per line, nothing else on it, no blank lines)"
                                       : " (tokens are non-empty UTF-8 without whitespace)";
         if (file && tokens.empty()) detail::fail<value_error>(*file, ": the vocabulary file holds no tokens");
-        m_ids.reserve(tokens.size() + 2);
-        for (std::size_t i = 0; i < tokens.size(); ++i) {
-            const std::string problem = problem_of(tokens[i]);
+        m_tokens = std::move(tokens);
+        make_index(m_tokens.size() + 2);
+        for (std::size_t i = 0; i < m_tokens.size(); ++i) {
+            const std::string problem = problem_of(m_tokens[i]);
             if (!problem.empty()) {
-                if (file && tokens[i].empty()) detail::fail<value_error>(place(file, i), ": empty line", rule);
+                if (file && m_tokens[i].empty()) detail::fail<value_error>(place(file, i), ": empty line", rule);
                 detail::fail<value_error>(place(file, i), ": token ", problem, rule);
             }
-            const auto inserted = m_ids.emplace(tokens[i], static_cast<TokenId>(i));
-            if (!inserted.second)
-                detail::fail<value_error>(place(file, i), ": token '", tokens[i], "' repeats ",
-                                          file ? "line " + std::to_string(inserted.first->second + 1)
-                                               : place(nullptr, static_cast<std::size_t>(inserted.first->second)));
+            const TokenId first = insert(static_cast<TokenId>(i));
+            if (first != static_cast<TokenId>(i))
+                detail::fail<value_error>(place(file, i), ": token '", m_tokens[i], "' repeats ",
+                                          file ? "line " + std::to_string(first + 1)
+                                               : place(nullptr, static_cast<std::size_t>(first)));
         }
         for (const std::string* special : {&m_options.pad_token, &m_options.unk_token}) {
             if (special->empty()) continue;
@@ -349,39 +348,74 @@ private:
         std::vector<std::string> missing;
         if (m_options.add_missing != SpecialTokenPlacement::none)
             for (const std::string* special : {&m_options.pad_token, &m_options.unk_token})
-                if (!special->empty() && m_ids.count(*special) == 0) missing.push_back(*special);
+                if (!special->empty() && lookup(*special) < 0) missing.push_back(*special);
         if (m_options.add_missing == SpecialTokenPlacement::start && !missing.empty()) {
-            missing.insert(missing.end(), std::make_move_iterator(tokens.begin()),
-                           std::make_move_iterator(tokens.end()));
-            tokens = std::move(missing);
-            m_ids.clear();
-            for (std::size_t i = 0; i < tokens.size(); ++i) m_ids.emplace(tokens[i], static_cast<TokenId>(i));
+            missing.reserve(missing.size() + m_tokens.size());
+            for (std::string& token : m_tokens) missing.push_back(std::move(token));
+            m_tokens = std::move(missing);
+            make_index(m_tokens.size());
+            for (std::size_t i = 0; i < m_tokens.size(); ++i) insert(static_cast<TokenId>(i));
         } else {
             for (std::string& special : missing) {
-                m_ids.emplace(special, static_cast<TokenId>(tokens.size()));
-                tokens.push_back(std::move(special));
+                m_tokens.push_back(std::move(special));
+                insert(static_cast<TokenId>(m_tokens.size() - 1));
             }
         }
-        m_tokens = std::move(tokens);
         if (!m_options.pad_token.empty()) m_pad_id = find(m_options.pad_token);
         if (!m_options.unk_token.empty()) m_unk_id = find(m_options.unk_token);
     }
 
+    // The token index: an open-addressing hash table of ids + 1 (0: an empty slot), probed
+    // linearly, at most half full. Written out rather than a std::unordered_map, which would
+    // copy every token into its nodes, need a std::string to look a word up, and make every
+    // translation unit that includes seqembed.hpp instantiate it.
+    void make_index(std::size_t tokens) {
+        std::size_t slots = 8;
+        while (slots < 2 * tokens) slots *= 2;
+        m_slots.assign(slots, 0);
+    }
+    std::size_t first_slot(std::string_view token) const noexcept {
+        return std::hash<std::string_view>{}(token) & (m_slots.size() - 1);
+    }
+    // The id of token, or -1.
+    TokenId lookup(std::string_view token) const noexcept {
+        for (std::size_t slot = first_slot(token);; slot = (slot + 1) & (m_slots.size() - 1)) {
+            const TokenId entry = m_slots[slot];
+            if (entry == 0) return -1;
+            if (m_tokens[static_cast<std::size_t>(entry - 1)] == token) return entry - 1;
+        }
+    }
+    // Indexes token id; returns id, or the id of an earlier equal token (then nothing changes).
+    TokenId insert(TokenId id) noexcept {
+        const std::string& token = m_tokens[static_cast<std::size_t>(id)];
+        for (std::size_t slot = first_slot(token);; slot = (slot + 1) & (m_slots.size() - 1)) {
+            TokenId& entry = m_slots[slot];
+            if (entry == 0) {
+                entry = id + 1;
+                return id;
+            }
+            if (m_tokens[static_cast<std::size_t>(entry - 1)] == token) return entry - 1;
+        }
+    }
+
     // The lines of a file, without their "\n" or "\r\n" and without a leading byte order mark.
     static std::vector<std::string> read_lines(const std::string& path) {
-        struct Close {
-            void operator()(std::FILE* file) const noexcept { std::fclose(file); }
+        struct File {
+            std::FILE* handle;
+            ~File() {
+                if (handle) std::fclose(handle);
+            }
         };
-        const std::unique_ptr<std::FILE, Close> file(std::fopen(path.c_str(), "rb"));
-        if (!file) {
+        const File file{std::fopen(path.c_str(), "rb")};
+        if (!file.handle) {
             const int code = errno;
             detail::fail<error>("cannot open the vocabulary file '", path, "': ", std::strerror(code));
         }
         std::string text;
         char buffer[1 << 14];
         std::size_t got = 0;
-        while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, got);
-        if (std::ferror(file.get())) {
+        while ((got = std::fread(buffer, 1, sizeof buffer, file.handle)) > 0) text.append(buffer, got);
+        if (std::ferror(file.handle)) {
             const int code = errno;
             detail::fail<error>("cannot read the vocabulary file '", path, "': ", std::strerror(code));
         }
@@ -400,7 +434,7 @@ private:
 
     VocabularyOptions m_options;
     std::vector<std::string> m_tokens;
-    std::unordered_map<std::string, TokenId> m_ids;
+    std::vector<TokenId> m_slots;  // the index of m_tokens (make_index)
     std::optional<TokenId> m_pad_id;
     std::optional<TokenId> m_unk_id;
 };
