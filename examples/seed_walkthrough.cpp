@@ -2,39 +2,17 @@
 // "The cat sat on the mat." -> tokens -> ids -> embeddings -> positional encodings -> their sum.
 #include <seqembed/seqembed.hpp>
 
-#include <cctype>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
 namespace {
 
-// A toy vocabulary of the sentence's words, plus the id that every other word maps to.
-const std::map<std::string, seqembed::TokenId> vocabulary{
-    {"The", 0}, {"cat", 1}, {"sat", 2}, {"on", 3}, {"the", 4}, {"mat", 5}, {"<unk>", 6}};
-constexpr seqembed::TokenId unknown_id = 6;
-
-// A tokenizer written by hand: words split on spaces, trailing punctuation dropped.
-std::vector<std::string> tokenize(const std::string& sentence) {
-    std::vector<std::string> tokens;
-    std::string word;
-    for (const char c : sentence + " ") {
-        if (std::isspace(static_cast<unsigned char>(c))) {
-            while (!word.empty() && std::ispunct(static_cast<unsigned char>(word.back())))
-                word.pop_back();
-            if (!word.empty()) tokens.push_back(word);
-            word.clear();
-        } else {
-            word += c;
-        }
-    }
-    return tokens;
-}
-
-seqembed::TokenId id_of(const std::string& token) {
-    const auto found = vocabulary.find(token);
-    return found == vocabulary.end() ? unknown_id : found->second;
+// A toy vocabulary of the sentence's words, "The" and "the" apart, plus the token that every
+// other word maps to. Vocabulary adds <pad> after them (id 7), which one sentence never needs.
+const seqembed::Vocabulary& toy_vocabulary() {
+    static const seqembed::Vocabulary vocabulary({"The", "cat", "sat", "on", "the", "mat", "<unk>"});
+    return vocabulary;
 }
 
 void print_rows(const char* title, const std::vector<std::string>& tokens,
@@ -52,17 +30,18 @@ void walk_through(const std::string& sentence) {
     constexpr Eigen::Index vocab_size = 10;  // a 10 x 4 table, as nn.Embedding(10, 4)
     constexpr Eigen::Index d_model = 4;
 
+    const seqembed::Vocabulary& vocabulary = toy_vocabulary();
     std::printf("==== \"%s\"\n", sentence.c_str());
-    const std::vector<std::string> tokens = tokenize(sentence);
-    seqembed::IdMatrix ids(1, static_cast<Eigen::Index>(tokens.size()));
+    // Words split at spaces, punctuation at their ends dropped, case kept; the ids as a batch of
+    // one sentence.
+    const std::vector<std::string> tokens = vocabulary.tokenize(sentence);
+    const seqembed::EncodedBatch batch = vocabulary.encode_batch({sentence});
+    const seqembed::IdMatrix& ids = batch.ids;
     std::printf("Step 1, tokens:");
     for (const auto& token : tokens) std::printf(" \"%s\"", token.c_str());
     std::printf("\nStep 2, ids:   ");
-    for (std::size_t t = 0; t < tokens.size(); ++t) {
-        ids(0, static_cast<Eigen::Index>(t)) = id_of(tokens[t]);
-        std::printf(" %lld", static_cast<long long>(ids(0, static_cast<Eigen::Index>(t))));
-    }
-    std::printf("   (unknown words map to <unk> = %lld)\n", static_cast<long long>(unknown_id));
+    for (Eigen::Index t = 0; t < ids.cols(); ++t) std::printf(" %lld", static_cast<long long>(ids(0, t)));
+    std::printf("   (unknown words map to <unk> = %lld)\n", static_cast<long long>(*vocabulary.unk_id()));
 
     // The raw embedding is added to the positions: no sqrt(d_model) scale, unlike the paper.
     seqembed::TokenEmbeddingOptions embedding_options;
@@ -82,10 +61,28 @@ void walk_through(const std::string& sentence) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     try {
-        walk_through("The cat sat on the mat.");
-        walk_through("The dog sat on the mat.");
+        if (argc == 1) {
+            walk_through("The cat sat on the mat.");
+            walk_through("The dog sat on the mat.");
+            return 0;
+        }
+        // seed_walkthrough some words ...: the arguments joined by spaces, as one sentence.
+        std::string sentence = argv[1];
+        for (int a = 2; a < argc; ++a) sentence += std::string(" ") + argv[a];
+        const bool help = sentence == "-h" || sentence == "--help";
+        if (help || toy_vocabulary().tokenize(sentence).empty()) {
+            std::fprintf(help ? stdout : stderr,
+                         "usage: %s [sentence]\n"
+                         "  Without a sentence, walks \"The cat sat on the mat.\" and \"The dog sat on "
+                         "the mat.\" through the input stage;\n"
+                         "  with one, that sentence (it needs a word; words outside the toy "
+                         "vocabulary map to <unk>).\n",
+                         argv[0]);
+            return help ? 0 : 2;
+        }
+        walk_through(sentence);
         return 0;
     } catch (const seqembed::error& e) {
         std::fprintf(stderr, "%s\n", e.what());

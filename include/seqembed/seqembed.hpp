@@ -21,3 +21,4 @@
 #include "dropout.hpp"
 #include "padding.hpp"
 #include "pipeline.hpp"
+#include "vocabulary.hpp"

@@ -1,6 +1,7 @@
 # The strict-consumer checks, one per ctest test (registered by tests/strict/CMakeLists.txt):
 #   cmake -DMODE=<mode> -DCOMPILER=<compiler;args> -DINCLUDES=<dirs> -DSOURCE_DIR=<tests/strict>
-#         -DWORK=<scratch dir> [-DFLAGS=<flags>] [-DRUN=<launcher or ON>] [-DIO=ON] -P check.cmake
+#         -DWORK=<scratch dir> [-DFLAGS=<flags>] [-DRUN=<launcher or ON>] [-DIO=ON]
+#         [-DSENTENCEPIECE=ON] -P check.cmake
 # MODE is
 #   compile    core_in_use.cpp (and io_in_use.cpp with IO) compiled with FLAGS plus a user's
 #              strictest warnings as errors; linked and run when RUN is set (ON, or a launcher
@@ -68,8 +69,10 @@ elseif(MODE STREQUAL "headers")
   foreach(header IN LISTS headers)
     # kernels-inl.hpp is a fragment that kernels.hpp includes once per ISA inside a namespace,
     # and the AVX2 and AVX-512 backends compile only inside kernels.hpp's target regions; the io
-    # headers need nlohmann_json, given only with IO.
-    if(header MATCHES "(kernels-inl|simd/avx2|simd/avx512)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO))
+    # headers need nlohmann_json, given only with IO; sentencepiece.hpp needs SentencePiece,
+    # given only with SENTENCEPIECE.
+    if(header MATCHES "(kernels-inl|simd/avx2|simd/avx512)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO)
+       OR (header STREQUAL "seqembed/sentencepiece.hpp" AND NOT SENTENCEPIECE))
       continue()
     endif()
     file(WRITE "${WORK}/header.cpp" "#include <${header}>\n#include <${header}>\n")
