@@ -102,7 +102,7 @@ TEMPLATE_TEST_CASE("LayerNorm is torch.nn.LayerNorm's formula within its documen
     }
 }
 
-TEST_CASE("LayerNorm of a constant row is beta; of a single value, beta", "[layer_norm]") {
+TEST_CASE("LayerNorm of a constant row is its bias", "[layer_norm]") {
     const auto norm = seqembed::LayerNorm<float>::from_weights(seqembed::LayerNorm<float>::Vector::Constant(5, 2.0f),
                                                                seqembed::LayerNorm<float>::Vector::LinSpaced(5, -1, 1),
                                                                1e-5);
