@@ -367,11 +367,31 @@ private:
     static constexpr std::size_t scratch_values = 16384 / sizeof(Scalar);
     static_assert(partial_sums % lanes == 0, "a vector's lanes must divide the partial sums");
 
-    /// The sum of the partial sums, added pairwise in a fixed order.
-    static Scalar add_partials(Scalar (&partial)[partial_sums]) noexcept {
-        for (int half = partial_sums / 2; half >= 1; half /= 2)
+    /// Vectors holding the partial sums: sums[k] holds partials k * lanes .. k * lanes + lanes - 1.
+    static constexpr int partial_vectors = partial_sums / lanes;
+    using PartialVectors = Reg[static_cast<std::size_t>(partial_vectors)];
+
+    /// The sum of the partial sums, added pairwise in a fixed order: partial k + partial k + half
+    /// for half = 32, 16, ..., 1. The halves of a vector or more are vector additions, the rest
+    /// scalar ones on the last vector's lanes: the same additions on every ISA.
+    static Scalar add_partials(PartialVectors& sums, Scalar (&partial)[partial_sums]) noexcept {
+        for (int half = partial_vectors / 2; half >= 1; half /= 2)
+            for (int k = 0; k < half; ++k) sums[k] = V::add(sums[k], sums[k + half]);
+        V::store(partial, sums[0]);
+        for (int half = lanes / 2; half >= 1; half /= 2)
             for (int k = 0; k < half; ++k) partial[k] = partial[k] + partial[k + half];
         return partial[0];
+    }
+
+    /// Adds the values of a row's tail (j >= whole, not a whole vector of partials) to partial
+    /// j mod 64, through memory.
+    template <typename TailValue>
+    static void add_tail(PartialVectors& sums, Scalar (&partial)[partial_sums], Index whole, Index width,
+                         TailValue&& value) noexcept {
+        if (whole == width) return;
+        for (int k = 0; k < partial_vectors; ++k) V::store(partial + k * lanes, sums[k]);
+        for (Index j = whole; j < width; ++j) partial[j % partial_sums] += value(j);
+        for (int k = 0; k < partial_vectors; ++k) sums[k] = V::load(partial + k * lanes);
     }
 
     /// LayerNorm's mean and 1 / sqrt(variance + epsilon) of a row's values (biased variance, as
@@ -380,10 +400,10 @@ private:
     /// them instead of the sources.
     static void find_moments(StagedValues& row_values, Index width, Scalar epsilon, Scalar* scratch) noexcept {
         StagedValues values = row_values;  // a local copy, which the scratch stores cannot alias
-        constexpr int vectors = partial_sums / lanes;
+        constexpr int vectors = partial_vectors;
         const Index whole = width / partial_sums * partial_sums;
         alignas(64) Scalar partial[partial_sums];
-        Reg sums[static_cast<std::size_t>(vectors)];
+        PartialVectors sums;
         for (Reg& sum : sums) sum = V::set(Scalar(0));
         for (Index j = 0; j < whole; j += partial_sums) {
             for (int k = 0; k < vectors; ++k) {
@@ -392,14 +412,13 @@ private:
                 sums[k] = V::add(sums[k], value);
             }
         }
-        for (int k = 0; k < vectors; ++k) V::store(partial + k * lanes, sums[k]);
-        for (Index j = whole; j < width; ++j) {
+        add_tail(sums, partial, whole, width, [&](Index j) {
             const Scalar value = values.sum_scalar(j);
             if (scratch != nullptr) scratch[j] = value;
-            partial[j % partial_sums] += value;
-        }
+            return value;
+        });
         values.kept = scratch;
-        const Scalar mean = add_partials(partial) / static_cast<Scalar>(width);
+        const Scalar mean = add_partials(sums, partial) / static_cast<Scalar>(width);
 
         const Reg means = V::set(mean);
         for (Reg& sum : sums) sum = V::set(Scalar(0));
@@ -411,14 +430,13 @@ private:
                 sums[k] = V::add(sums[k], square);
             }
         }
-        for (int k = 0; k < vectors; ++k) V::store(partial + k * lanes, sums[k]);
-        for (Index j = whole; j < width; ++j) {
+        add_tail(sums, partial, whole, width, [&](Index j) {
             const Scalar centred = values.sum_scalar(j) - mean;
             Scalar square = centred * centred;
             keep_rounded(square);
-            partial[j % partial_sums] += square;
-        }
-        const Scalar variance = add_partials(partial) / static_cast<Scalar>(width);
+            return square;
+        });
+        const Scalar variance = add_partials(sums, partial) / static_cast<Scalar>(width);
         row_values.kept = scratch;
         row_values.set_moments(mean, Scalar(1) / std::sqrt(variance + epsilon));
     }
