@@ -12,6 +12,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "io_test_support.hpp"
 #include "../fixtures/models/family_cases.hpp"
 
 using seqembed::Index;
@@ -128,22 +129,14 @@ namespace {
 
 /// A scratch copy of a family's directory whose config.json or checkpoint a test may break.
 struct BrokenCopy {
-    std::filesystem::path directory;
+    io_test::TempDir scratch;
+    std::filesystem::path directory = scratch.path();
     explicit BrokenCopy(const char* family) {
-        directory = std::filesystem::temp_directory_path() / ("seqembed_models_" + std::string(family));
-        std::filesystem::remove_all(directory);
-        std::filesystem::create_directories(directory);
         const std::filesystem::path source = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models" / family;
         std::filesystem::copy(source / "config.json", directory / "config.json");
         std::filesystem::copy(source / "model.safetensors", directory / "model.safetensors");
     }
-    BrokenCopy(const BrokenCopy&) = delete;
-    BrokenCopy& operator=(const BrokenCopy&) = delete;
-    ~BrokenCopy() {
-        std::error_code ignored;
-        std::filesystem::remove_all(directory, ignored);
-    }
-    void write_config(const std::string& text) const { std::ofstream(directory / "config.json") << text; }
+    void write_config(const std::string& text) const { io_test::write_bytes(directory / "config.json", text); }
 };
 
 template <typename F>
