@@ -220,22 +220,25 @@ private:
     template <bool Streaming>
     static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                              const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
-        if (job.normalizing || row.type != nullptr) {
-            StagedValues values(job, row);
-            if (job.normalizing) {
-                // The row's sums, kept in L1 for the variance and the output: a row of up to
-                // 16 KiB; a wider one is summed again from its sources.
+        if (job.normalizing) {
+            if (job.width <= static_cast<Index>(scratch_values)) {
+                // The row's sums, kept in L1 for the output pass: rows of up to 16 KiB.
                 alignas(64) Scalar scratch[scratch_values];
-                const bool fits = job.width <= static_cast<Index>(scratch_values);
-                find_moments(values, job.width, job.epsilon, fits ? scratch : nullptr);
-                dispatch_dropping<Streaming>(job, carry, row, ahead, values);
-                return;
+                const Moments moments = with_sources(job, row, [&](const auto& sums) {
+                    return find_moments(sums, job.width, job.epsilon, scratch);
+                });
+                dispatch_dropping<Streaming>(job, carry, row, ahead,
+                                             Normalized<KeptSums>(job, KeptSums{scratch}, moments));
+            } else {  // a wider row is summed again from its sources in each pass
+                const AnySourceSums sums(job, row);
+                const Moments moments = find_moments(sums, job.width, job.epsilon, nullptr);
+                dispatch_dropping<Streaming>(job, carry, row, ahead, Normalized<AnySourceSums>(job, sums, moments));
             }
-            dispatch_dropping<Streaming>(job, carry, row, ahead, values);
-        } else if (row.position != nullptr) {
-            dispatch_dropping<Streaming>(job, carry, row, ahead, SumValues<true>(job, row));
         } else {
-            dispatch_dropping<Streaming>(job, carry, row, ahead, SumValues<false>(job, row));
+            with_sources(job, row, [&](const auto& sums) {
+                dispatch_dropping<Streaming>(job, carry, row, ahead, sums);
+                return 0;
+            });
         }
     }
 
@@ -266,98 +269,108 @@ private:
         }
     }
 
-    /// A row's values without the stages that need the whole row: Scalar(embedding[j]) * scale,
-    /// rounded, + position[j] when HasPosition.
-    template <bool HasPosition>
-    struct SumValues {
-        SumValues(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
-            : embedding(row.embedding), position(row.position), scale(job.scale), scales(V::set(job.scale)) {}
+    /// A row's sums from its sources, the stages present known at compile time (no test in the
+    /// loops): v = Scalar(embedding[j]) * scale, rounded, + type[j] when HasType, + position[j]
+    /// when HasPosition.
+    template <bool HasType, bool HasPosition>
+    struct SourceSums {
+        SourceSums(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
+            : embedding(row.embedding), type(row.type), position(row.position), scale(job.scale),
+              scales(V::set(job.scale)) {}
         Scalar scalar(Index j) const noexcept {
             Scalar value = table_value(embedding + j) * scale;
             keep_rounded(value);
+            if constexpr (HasType) value = value + type[j];
             if constexpr (HasPosition) value = value + position[j];
             return value;
         }
         Reg vector(Index j) const noexcept {
             Reg value = V::mul(load_table(embedding + j), scales);
             V::keep_rounded(value);
+            if constexpr (HasType) value = V::add(value, V::load(type + j));
             if constexpr (HasPosition) value = V::add(value, V::load(position + j));
             return value;
         }
         const Storage* embedding;
+        const Scalar* type;
         const Scalar* position;
         Scalar scale;
         Reg scales;
     };
 
-    /// A row's values with every stage: v = Scalar(embedding[j]) * scale, rounded, + type[j]
-    /// (when there is one), + position[j] (when there is one); then, when normalizing,
-    /// ((v - mean) * rstd) * gamma[j] + beta[j], each product rounded (mean and rstd from
-    /// find_moments).
-    struct StagedValues {
-        StagedValues(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
-            : embedding(row.embedding),
-              type(row.type),
-              position(row.position),
-              gamma(job.gamma),
-              beta(job.beta),
-              normalizing(job.normalizing),
-              scale(job.scale),
-              scales(V::set(job.scale)) {}
-        Scalar sum_scalar(Index j) const noexcept {
-            if (kept != nullptr) return kept[j];
-            Scalar value = table_value(embedding + j) * scale;
-            keep_rounded(value);
-            if (type != nullptr) value = value + type[j];
-            if (position != nullptr) value = value + position[j];
-            return value;
-        }
-        Reg sum_vector(Index j) const noexcept {
-            if (kept != nullptr) return V::load(kept + j);
-            Reg value = V::mul(load_table(embedding + j), scales);
-            V::keep_rounded(value);
-            if (type != nullptr) value = V::add(value, V::load(type + j));
-            if (position != nullptr) value = V::add(value, V::load(position + j));
-            return value;
-        }
+    /// The same sums, the stages tested at run time: for rows too wide to keep, which are summed
+    /// three times.
+    struct AnySourceSums {
+        AnySourceSums(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
+            : sums(job, row) {}
         Scalar scalar(Index j) const noexcept {
-            const Scalar value = sum_scalar(j);
-            if (!normalizing) return value;
-            Scalar scaled = (value - mean) * rstd;
+            Scalar value = sums.scalar(j);
+            if (sums.type != nullptr) value = value + sums.type[j];
+            if (sums.position != nullptr) value = value + sums.position[j];
+            return value;
+        }
+        Reg vector(Index j) const noexcept {
+            Reg value = sums.vector(j);
+            if (sums.type != nullptr) value = V::add(value, V::load(sums.type + j));
+            if (sums.position != nullptr) value = V::add(value, V::load(sums.position + j));
+            return value;
+        }
+        SourceSums<false, false> sums;
+    };
+
+    /// A row's sums as find_moments kept them in a scratch row.
+    struct KeptSums {
+        Scalar scalar(Index j) const noexcept { return kept[j]; }
+        Reg vector(Index j) const noexcept { return V::load(kept + j); }
+        const Scalar* kept;
+    };
+
+    /// Calls visit with the SourceSums of a row's stages.
+    template <typename Visit>
+    static decltype(auto) with_sources(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row,
+                                       Visit&& visit) noexcept {
+        if (row.type != nullptr) {
+            if (row.position != nullptr) return visit(SourceSums<true, true>(job, row));
+            return visit(SourceSums<true, false>(job, row));
+        }
+        if (row.position != nullptr) return visit(SourceSums<false, true>(job, row));
+        return visit(SourceSums<false, false>(job, row));
+    }
+
+    /// LayerNorm's mean and 1 / sqrt(variance + epsilon) of a row.
+    struct Moments {
+        Scalar mean;
+        Scalar rstd;
+    };
+
+    /// A row normalized: ((v - mean) * rstd) * gamma[j] + beta[j], each product rounded, v from
+    /// Sums.
+    template <typename Sums>
+    struct Normalized {
+        Normalized(const RowJob<Scalar>& job, const Sums& row_sums, Moments moments) noexcept
+            : sums(row_sums), gamma(job.gamma), beta(job.beta), mean(moments.mean), rstd(moments.rstd),
+              means(V::set(moments.mean)), rstds(V::set(moments.rstd)) {}
+        Scalar scalar(Index j) const noexcept {
+            Scalar scaled = (sums.scalar(j) - mean) * rstd;
             keep_rounded(scaled);
             Scalar weighted = scaled * gamma[j];
             keep_rounded(weighted);
             return weighted + beta[j];
         }
         Reg vector(Index j) const noexcept {
-            const Reg value = sum_vector(j);
-            if (!normalizing) return value;
-            Reg scaled = V::mul(V::sub(value, means), rstds);
+            Reg scaled = V::mul(V::sub(sums.vector(j), means), rstds);
             V::keep_rounded(scaled);
             Reg weighted = V::mul(scaled, V::load(gamma + j));
             V::keep_rounded(weighted);
             return V::add(weighted, V::load(beta + j));
         }
-        void set_moments(Scalar row_mean, Scalar row_rstd) noexcept {
-            mean = row_mean;
-            rstd = row_rstd;
-            means = V::set(row_mean);
-            rstds = V::set(row_rstd);
-        }
-        const Storage* embedding;
-        const Scalar* type;
-        const Scalar* position;
-        /// The row's sums, once find_moments has kept them; null before, or for a row too wide.
-        const Scalar* kept = nullptr;
+        Sums sums;
         const Scalar* gamma;
         const Scalar* beta;
-        bool normalizing;
-        Scalar scale;
-        Reg scales;
-        Scalar mean = Scalar(0);
-        Scalar rstd = Scalar(1);
-        Reg means = V::set(Scalar(0));
-        Reg rstds = V::set(Scalar(1));
+        Scalar mean;
+        Scalar rstd;
+        Reg means;
+        Reg rstds;
     };
 
     /// Partial sums of a row's LayerNorm reductions: element j goes to partial j mod 64, enough
@@ -373,72 +386,133 @@ private:
 
     /// The sum of the partial sums, added pairwise in a fixed order: partial k + partial k + half
     /// for half = 32, 16, ..., 1. The halves of a vector or more are vector additions, the rest
-    /// scalar ones on the last vector's lanes: the same additions on every ISA.
-    static Scalar add_partials(PartialVectors& sums, Scalar (&partial)[partial_sums]) noexcept {
-        for (int half = partial_vectors / 2; half >= 1; half /= 2)
+    /// the vector layer's pairwise lane sum: the same additions on every ISA.
+    static Scalar add_partials(PartialVectors& sums) noexcept {
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (int half = partial_vectors / 2; half >= 1; half /= 2) {
+            SEQEMBED_DETAIL_UNROLL_ALL
             for (int k = 0; k < half; ++k) sums[k] = V::add(sums[k], sums[k + half]);
-        V::store(partial, sums[0]);
-        for (int half = lanes / 2; half >= 1; half /= 2)
-            for (int k = 0; k < half; ++k) partial[k] = partial[k] + partial[k + half];
-        return partial[0];
+        }
+        return V::pairwise_sum(sums[0]);
     }
 
     /// Adds the values of a row's tail (j >= whole, not a whole vector of partials) to partial
     /// j mod 64, through memory.
     template <typename TailValue>
-    static void add_tail(PartialVectors& sums, Scalar (&partial)[partial_sums], Index whole, Index width,
-                         TailValue&& value) noexcept {
+    static void add_tail(PartialVectors& sums, Index whole, Index width, TailValue&& value) noexcept {
         if (whole == width) return;
+        alignas(64) Scalar partial[partial_sums];
         for (int k = 0; k < partial_vectors; ++k) V::store(partial + k * lanes, sums[k]);
         for (Index j = whole; j < width; ++j) partial[j % partial_sums] += value(j);
         for (int k = 0; k < partial_vectors; ++k) sums[k] = V::load(partial + k * lanes);
     }
 
-    /// LayerNorm's mean and 1 / sqrt(variance + epsilon) of a row's values (biased variance, as
-    /// torch.nn.LayerNorm), in Scalar: two passes, the second over the centred values. With a
-    /// scratch row (width values), the first pass keeps the sums there and the later passes read
-    /// them instead of the sources.
-    static void find_moments(StagedValues& row_values, Index width, Scalar epsilon, Scalar* scratch) noexcept {
-        StagedValues values = row_values;  // a local copy, which the scratch stores cannot alias
+    /// LayerNorm's mean and 1 / sqrt(variance + epsilon) of a row's sums (biased variance, as
+    /// torch.nn.LayerNorm), in Scalar. One pass sums the offsets d = v - shift from the mean of
+    /// the row's first 64 values, and their squares: mean = shift + mean(d) and variance =
+    /// mean(d^2) - mean(d)^2, which loses little to cancellation while mean(d)^2 is at most a
+    /// quarter of mean(d^2) (the shift within about half a standard deviation of the mean: nearly
+    /// every row). Otherwise, and for rows narrower than 64, a second pass sums the squares of
+    /// the values centred on the mean. With a scratch row (width values), the first pass keeps
+    /// the sums there and the second reads them instead of the sources.
+    template <typename Sums>
+    static Moments find_moments(const Sums& row_sums, Index width, Scalar epsilon, Scalar* scratch) noexcept {
+        const Sums sums_of = row_sums;  // a local copy, which the scratch stores cannot alias
         constexpr int vectors = partial_vectors;
         const Index whole = width / partial_sums * partial_sums;
-        alignas(64) Scalar partial[partial_sums];
+        const auto count = static_cast<Scalar>(width);
+        Scalar mean = Scalar(0);
+        Scalar variance = Scalar(0);
+        bool centred = whole == 0;
+        if (centred) {
+            PartialVectors sums;
+            for (Reg& sum : sums) sum = V::set(Scalar(0));
+            add_tail(sums, whole, width, [&](Index j) {
+                const Scalar value = sums_of.scalar(j);
+                if (scratch != nullptr) scratch[j] = value;
+                return value;
+            });
+            mean = add_partials(sums) / count;
+        } else {
+            PartialVectors first;
+            PartialVectors sums;
+            for (int k = 0; k < vectors; ++k) {
+                first[k] = sums_of.vector(k * lanes);
+                if (scratch != nullptr) V::store(scratch + k * lanes, first[k]);
+                sums[k] = first[k];
+            }
+            const Scalar shift = add_partials(sums) / static_cast<Scalar>(partial_sums);
+            const Reg shifts = V::set(shift);
+            PartialVectors squares;
+            const auto accumulate = [&](int k, Reg value) {
+                const Reg offset = V::sub(value, shifts);
+                Reg square = V::mul(offset, offset);
+                V::keep_rounded(square);
+                sums[k] = V::add(sums[k], offset);
+                squares[k] = V::add(squares[k], square);
+            };
+            for (int k = 0; k < vectors; ++k) {
+                sums[k] = V::set(Scalar(0));
+                squares[k] = V::set(Scalar(0));
+                accumulate(k, first[k]);
+            }
+            for (Index j = partial_sums; j < whole; j += partial_sums) {
+                for (int k = 0; k < vectors; ++k) {
+                    const Reg value = sums_of.vector(j + k * lanes);
+                    if (scratch != nullptr) V::store(scratch + j + k * lanes, value);
+                    accumulate(k, value);
+                }
+            }
+            Scalar tail_offsets[partial_sums];
+            add_tail(sums, whole, width, [&](Index j) {
+                const Scalar value = sums_of.scalar(j);
+                if (scratch != nullptr) scratch[j] = value;
+                return tail_offsets[j - whole] = value - shift;
+            });
+            add_tail(squares, whole, width, [&](Index j) {
+                const Scalar offset = tail_offsets[j - whole];
+                Scalar square = offset * offset;
+                keep_rounded(square);
+                return square;
+            });
+            const Scalar mean_offset = add_partials(sums) / count;
+            const Scalar mean_square = add_partials(squares) / count;
+            Scalar offset_square = mean_offset * mean_offset;
+            keep_rounded(offset_square);
+            mean = shift + mean_offset;
+            variance = mean_square - offset_square;
+            // Written so that a NaN takes the second pass too.
+            centred = !(offset_square * Scalar(4) <= mean_square);
+        }
+        if (centred) {
+            variance = scratch != nullptr ? centred_variance(KeptSums{scratch}, width, mean)
+                                          : centred_variance(sums_of, width, mean);
+        }
+        return {mean, Scalar(1) / std::sqrt(variance + epsilon)};
+    }
+
+    /// The mean of the squares of a row's sums centred on `mean`, summed as find_moments sums.
+    template <typename Sums>
+    static Scalar centred_variance(const Sums& sums_of, Index width, Scalar mean) noexcept {
+        const Index whole = width / partial_sums * partial_sums;
+        const Reg means = V::set(mean);
         PartialVectors sums;
         for (Reg& sum : sums) sum = V::set(Scalar(0));
         for (Index j = 0; j < whole; j += partial_sums) {
-            for (int k = 0; k < vectors; ++k) {
-                const Reg value = values.sum_vector(j + k * lanes);
-                if (scratch != nullptr) V::store(scratch + j + k * lanes, value);
-                sums[k] = V::add(sums[k], value);
-            }
-        }
-        add_tail(sums, partial, whole, width, [&](Index j) {
-            const Scalar value = values.sum_scalar(j);
-            if (scratch != nullptr) scratch[j] = value;
-            return value;
-        });
-        values.kept = scratch;
-        const Scalar mean = add_partials(sums, partial) / static_cast<Scalar>(width);
-
-        const Reg means = V::set(mean);
-        for (Reg& sum : sums) sum = V::set(Scalar(0));
-        for (Index j = 0; j < whole; j += partial_sums) {
-            for (int k = 0; k < vectors; ++k) {
-                const Reg centred = V::sub(values.sum_vector(j + k * lanes), means);
+            for (int k = 0; k < partial_vectors; ++k) {
+                const Reg centred = V::sub(sums_of.vector(j + k * lanes), means);
                 Reg square = V::mul(centred, centred);
                 V::keep_rounded(square);
                 sums[k] = V::add(sums[k], square);
             }
         }
-        add_tail(sums, partial, whole, width, [&](Index j) {
-            const Scalar centred = values.sum_scalar(j) - mean;
+        add_tail(sums, whole, width, [&](Index j) {
+            const Scalar centred = sums_of.scalar(j) - mean;
             Scalar square = centred * centred;
             keep_rounded(square);
             return square;
         });
-        const Scalar variance = add_partials(sums, partial) / static_cast<Scalar>(width);
-        row_values.kept = scratch;
-        row_values.set_moments(mean, Scalar(1) / std::sqrt(variance + epsilon));
+        return add_partials(sums) / static_cast<Scalar>(width);
     }
 
     template <bool Dropping>

@@ -39,6 +39,12 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_ps(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_ps(a, b); }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static float pairwise_sum(Reg v) noexcept {
+        const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+        return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+    }
     static void store(float* p, Reg v) noexcept { _mm256_storeu_ps(p, v); }
     static void stream(float* p, Reg v) noexcept { _mm256_stream_ps(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
@@ -67,6 +73,11 @@ struct Lanes<double> {
         return _mm256_and_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(set, lane_bits)), keep);
     }
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_pd(a, b); }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static double pairwise_sum(Reg v) noexcept {
+        const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+        return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+    }
     static Reg negate(Reg a) noexcept { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
     using Mask = __m256d;
     static Mask equal(Reg a, Reg b) noexcept { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }

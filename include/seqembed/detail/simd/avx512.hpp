@@ -39,6 +39,14 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm512_add_ps(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_ps(a, b); }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static float pairwise_sum(Reg v) noexcept {
+        const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+        const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(v), high);
+        const __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
+        const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+        return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+    }
     static void store(float* p, Reg v) noexcept { _mm512_storeu_ps(p, v); }
     static void stream(float* p, Reg v) noexcept { _mm512_stream_ps(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
@@ -63,6 +71,12 @@ struct Lanes<double> {
         return _mm512_maskz_mov_pd(static_cast<__mmask8>(bits), keep);
     }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_pd(a, b); }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static double pairwise_sum(Reg v) noexcept {
+        const __m256d four = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+        const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+        return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+    }
     static Reg negate(Reg a) noexcept {
         return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
     }

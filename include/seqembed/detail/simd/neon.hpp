@@ -38,6 +38,11 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f32(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f32(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static float pairwise_sum(Reg v) noexcept {
+        const float32x2_t two = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+        return vget_lane_f32(two, 0) + vget_lane_f32(two, 1);
+    }
     static void store(float* p, Reg v) noexcept { vst1q_f32(p, v); }
     static void stream(float* p, Reg v) noexcept { vst1q_f32(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
@@ -66,6 +71,8 @@ struct Lanes<double> {
         return vreinterpretq_f64_u64(vandq_u64(chosen, vreinterpretq_u64_f64(keep)));
     }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f64(a, b); }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static double pairwise_sum(Reg v) noexcept { return vgetq_lane_f64(v, 0) + vgetq_lane_f64(v, 1); }
     static Reg negate(Reg a) noexcept { return vnegq_f64(a); }
     using Mask = uint64x2_t;
     static Mask equal(Reg a, Reg b) noexcept { return vceqq_f64(a, b); }

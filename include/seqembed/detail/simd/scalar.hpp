@@ -37,6 +37,8 @@ struct Lanes {
     /// keep where bit 0 of `bits` is set, else 0.
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept { return (bits & 1u) != 0 ? keep : Scalar(0); }
     static Reg sub(Reg a, Reg b) noexcept { return a - b; }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static Scalar pairwise_sum(Reg v) noexcept { return v; }
     static Reg negate(Reg a) noexcept { return -a; }
     using Mask = bool;
     static Mask equal(Reg a, Reg b) noexcept { return a == b; }
