@@ -678,6 +678,136 @@ private:
     }
 };
 
+/// The rotation of rotary position embedding (RoPE): a token's heads turned in place by the
+/// cos and sin of its table row, pair i of a head being (x[i], x[i + pairs]) (halves) or
+/// (x[2i], x[2i + 1]) (interleaved) and becoming
+///   x1' = x1 c - x2 s,   x2' = x2 c + x1 s,
+/// each product rounded to Compute before the sum, the sum rounded once to Activation. Compute is
+/// double for double activations, float for float and bfloat16 ones; table values are converted
+/// to Compute first (exactly, or rounded to nearest from a double table). Interleaved vectors
+/// compute x c' + swap(x) s' with c' the cosines doubled and s' the sines doubled with the first
+/// of each pair negated: the same operations, so every backend gives the scalar one's bits.
+template <typename Table, typename Activation>
+struct RotaryKernel {
+    using Compute = std::conditional_t<std::is_same_v<Activation, double>, double, float>;
+    using V = Lanes<Compute>;
+    using Reg = typename V::Reg;
+    static constexpr int lanes = V::count;
+    /// Pairs turned per step: the step's cos and sin in Compute live on the stack.
+    static constexpr Index step_pairs = 256;
+
+    /// Rotates the first 2 * pairs dimensions of each of head_count heads (head h at
+    /// heads + h * head_dim); cos and sin hold the row's pairs values.
+    static void rotate(const Table* cos, const Table* sin, Index pairs, bool interleaved, Activation* heads,
+                       Index head_count, Index head_dim) noexcept {
+        alignas(64) Compute c[2 * step_pairs];
+        alignas(64) Compute s[2 * step_pairs];
+        for (Index first = 0; first < pairs; first += step_pairs) {
+            const Index count = std::min(step_pairs, pairs - first);
+            if (interleaved) {
+                for (Index i = 0; i < count; ++i) {
+                    const Compute cosine = to_compute(cos[first + i]);
+                    const Compute sine = to_compute(sin[first + i]);
+                    c[2 * i] = cosine;
+                    c[2 * i + 1] = cosine;
+                    s[2 * i] = -sine;
+                    s[2 * i + 1] = sine;
+                }
+                for (Index h = 0; h < head_count; ++h) turn_interleaved(heads + h * head_dim + 2 * first, c, s, count);
+            } else {
+                for (Index i = 0; i < count; ++i) {
+                    c[i] = to_compute(cos[first + i]);
+                    s[i] = to_compute(sin[first + i]);
+                }
+                for (Index h = 0; h < head_count; ++h) {
+                    Activation* head = heads + h * head_dim;
+                    turn_halves(head + first, head + pairs + first, c, s, count);
+                }
+            }
+        }
+    }
+
+private:
+    static Compute to_compute(Table value) noexcept {
+        if constexpr (std::is_same_v<Table, Eigen::bfloat16> || std::is_same_v<Table, Eigen::half>) {
+            return static_cast<Compute>(static_cast<float>(value));
+        } else {
+            return static_cast<Compute>(value);
+        }
+    }
+    static Reg load(const Activation* p) noexcept {
+        if constexpr (std::is_same_v<Activation, Compute>) {
+            return V::load(p);
+        } else {
+            return V::widen(p);
+        }
+    }
+    static void store(Activation* p, Reg value) noexcept {
+        if constexpr (std::is_same_v<Activation, Compute>) {
+            V::store(p, value);
+        } else {
+            V::narrow(p, value);
+        }
+    }
+    static Compute load_one(const Activation* p) noexcept { return static_cast<Compute>(*p); }
+    static void store_one(Activation* p, Compute value) noexcept { *p = static_cast<Activation>(value); }
+
+    /// Pairs (first[i], second[i]).
+    static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
+                            Index count) noexcept {
+        Index i = 0;
+        for (; i + lanes <= count; i += lanes) {
+            const Reg x1 = load(first + i);
+            const Reg x2 = load(second + i);
+            const Reg cosine = V::load(c + i);
+            const Reg sine = V::load(s + i);
+            Reg x1c = V::mul(x1, cosine);
+            Reg x2s = V::mul(x2, sine);
+            Reg x2c = V::mul(x2, cosine);
+            Reg x1s = V::mul(x1, sine);
+            V::keep_rounded(x1c);
+            V::keep_rounded(x2s);
+            V::keep_rounded(x2c);
+            V::keep_rounded(x1s);
+            store(first + i, V::sub(x1c, x2s));
+            store(second + i, V::add(x2c, x1s));
+        }
+        for (; i < count; ++i) turn_pair(first + i, second + i, c[i], s[i]);
+    }
+
+    /// Pairs (x[2i], x[2i + 1]); c and s as rotate() doubled them.
+    static void turn_interleaved(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
+        const Index values = 2 * count;
+        Index j = 0;
+        if constexpr (lanes >= 2) {
+            for (; j + lanes <= values; j += lanes) {
+                const Reg value = load(x + j);
+                Reg straight = V::mul(value, V::load(c + j));
+                Reg swapped = V::mul(V::swap_pairs(value), V::load(s + j));
+                V::keep_rounded(straight);
+                V::keep_rounded(swapped);
+                store(x + j, V::add(straight, swapped));
+            }
+        }
+        for (; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
+    }
+
+    static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {
+        const Compute x1 = load_one(first);
+        const Compute x2 = load_one(second);
+        Compute x1c = x1 * cosine;
+        Compute x2s = x2 * sine;
+        Compute x2c = x2 * cosine;
+        Compute x1s = x1 * sine;
+        keep_rounded(x1c);
+        keep_rounded(x2s);
+        keep_rounded(x2c);
+        keep_rounded(x1s);
+        store_one(first, x1c - x2s);
+        store_one(second, x2c + x1s);
+    }
+};
+
 /// a * b, rounded before whatever it feeds.
 template <typename D>
 inline typename D::Reg rounded_product(typename D::Reg a, typename D::Reg b) noexcept {
@@ -773,6 +903,11 @@ struct Backend {
     static void sin_cos(double position, const double* high, const double* middle, const double* low,
                         double* sines, double* cosines) noexcept {
         exact_sin_cos_block(position, high, middle, low, sines, cosines);
+    }
+    template <typename Table, typename Activation>
+    static void rotate(const Table* cos, const Table* sin, Index pairs, bool interleaved, Activation* heads,
+                       Index head_count, Index head_dim) noexcept {
+        RotaryKernel<Table, Activation>::rotate(cos, sin, pairs, interleaved, heads, head_count, head_dim);
     }
 };
 

@@ -130,6 +130,19 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
     with_active_isa([&](auto backend) { decltype(backend)::draw(key, first, count, out); });
 }
 
+/// A RotaryKernel's rotate(): turns a token's heads in place by its table row.
+template <typename Table, typename Activation>
+using RotateFunction = void (*)(const Table*, const Table*, Index, bool, Activation*, Index, Index) noexcept;
+
+/// RotaryKernel<Table, Activation>::rotate of the ISA in force (kernels-inl.hpp).
+/// @throws value_error as active_isa().
+template <typename Table, typename Activation>
+RotateFunction<Table, Activation> rotary_kernel() {
+    return with_active_isa([](auto backend) -> RotateFunction<Table, Activation> {
+        return &decltype(backend)::template rotate<Table, Activation>;
+    });
+}
+
 /// exact_sin_cos_block of the ISA in force.
 /// @throws value_error as active_isa().
 inline void exact_sin_cos(double position, const double* high, const double* middle, const double* low,

@@ -39,6 +39,22 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_ps(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_ps(a, b); }
+    /// Lanes 2i and 2i + 1 exchanged.
+    static Reg swap_pairs(Reg v) noexcept { return _mm256_permute_ps(v, 0xB1); }
+    /// Stores the lanes as bfloat16, rounded to nearest even (NaN: a quiet NaN of its sign), as
+    /// Eigen::bfloat16(float) rounds.
+    static void narrow(Eigen::bfloat16* p, Reg v) noexcept {
+        const __m256i bits = _mm256_castps_si256(v);
+        const __m256i high = _mm256_srli_epi32(bits, 16);
+        const __m256i odd = _mm256_and_si256(high, _mm256_set1_epi32(1));
+        const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), odd), 16);
+        const __m256i quiet = _mm256_or_si256(_mm256_and_si256(high, _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0x7FC0));
+        const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        const __m256i halves = _mm256_blendv_epi8(rounded, quiet, nan);
+        // packus works within 128-bit lanes: values 0..3 4..7 land in 64-bit blocks 0 and 2.
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(halves, halves), 0x08);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+    }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -73,6 +89,8 @@ struct Lanes<double> {
         return _mm256_and_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(set, lane_bits)), keep);
     }
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_pd(a, b); }
+    /// Lanes 2i and 2i + 1 exchanged.
+    static Reg swap_pairs(Reg v) noexcept { return _mm256_permute_pd(v, 0x5); }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static double pairwise_sum(Reg v) noexcept {
         const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));

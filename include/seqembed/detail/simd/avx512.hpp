@@ -39,6 +39,19 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm512_add_ps(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_ps(a, b); }
+    /// Lanes 2i and 2i + 1 exchanged.
+    static Reg swap_pairs(Reg v) noexcept { return _mm512_permute_ps(v, 0xB1); }
+    /// Stores the lanes as bfloat16, rounded to nearest even (NaN: a quiet NaN of its sign), as
+    /// Eigen::bfloat16(float) rounds.
+    static void narrow(Eigen::bfloat16* p, Reg v) noexcept {
+        const __m512i bits = _mm512_castps_si512(v);
+        const __m512i high = _mm512_srli_epi32(bits, 16);
+        const __m512i odd = _mm512_and_si512(high, _mm512_set1_epi32(1));
+        const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd), 16);
+        const __m512i quiet = _mm512_or_si512(_mm512_and_si512(high, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7FC0));
+        const __m512i halves = _mm512_mask_mov_epi32(rounded, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), quiet);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(halves));
+    }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
@@ -71,6 +84,8 @@ struct Lanes<double> {
         return _mm512_maskz_mov_pd(static_cast<__mmask8>(bits), keep);
     }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_pd(a, b); }
+    /// Lanes 2i and 2i + 1 exchanged.
+    static Reg swap_pairs(Reg v) noexcept { return _mm512_permute_pd(v, 0x55); }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static double pairwise_sum(Reg v) noexcept {
         const __m256d four = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));

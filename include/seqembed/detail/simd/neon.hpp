@@ -38,6 +38,19 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f32(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f32(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
+    /// Lanes 2i and 2i + 1 exchanged.
+    static Reg swap_pairs(Reg v) noexcept { return vrev64q_f32(v); }
+    /// Stores the lanes as bfloat16, rounded to nearest even (NaN: a quiet NaN of its sign), as
+    /// Eigen::bfloat16(float) rounds.
+    static void narrow(Eigen::bfloat16* p, Reg v) noexcept {
+        const uint32x4_t bits = vreinterpretq_u32_f32(v);
+        const uint32x4_t high = vshrq_n_u32(bits, 16);
+        const uint32x4_t odd = vandq_u32(high, vdupq_n_u32(1));
+        const uint32x4_t rounded = vshrq_n_u32(vaddq_u32(vaddq_u32(bits, vdupq_n_u32(0x7FFF)), odd), 16);
+        const uint32x4_t quiet = vorrq_u32(vandq_u32(high, vdupq_n_u32(0x8000)), vdupq_n_u32(0x7FC0));
+        const uint32x4_t number = vceqq_f32(v, v);
+        vst1_u16(reinterpret_cast<std::uint16_t*>(p), vmovn_u32(vbslq_u32(number, rounded, quiet)));
+    }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const float32x2_t two = vadd_f32(vget_low_f32(v), vget_high_f32(v));
@@ -71,6 +84,8 @@ struct Lanes<double> {
         return vreinterpretq_f64_u64(vandq_u64(chosen, vreinterpretq_u64_f64(keep)));
     }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f64(a, b); }
+    /// Lanes 2i and 2i + 1 exchanged.
+    static Reg swap_pairs(Reg v) noexcept { return vextq_f64(v, v, 1); }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static double pairwise_sum(Reg v) noexcept { return vgetq_lane_f64(v, 0) + vgetq_lane_f64(v, 1); }
     static Reg negate(Reg a) noexcept { return vnegq_f64(a); }
