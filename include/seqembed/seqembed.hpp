@@ -22,3 +22,4 @@
 #include "padding.hpp"
 #include "pipeline.hpp"
 #include "vocabulary.hpp"
+#include "alibi.hpp"
