@@ -42,6 +42,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -984,6 +985,207 @@ void run_matrix(const MatrixFilter& filter, int rounds, double sample_ms) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rotary positions (issue 15): RoPE applied to Q and K at Llama-3-8B's shape, and the table
+
+constexpr Index rope_q_heads = 32;
+constexpr Index rope_k_heads = 8;
+constexpr Index rope_head_dim = 128;
+
+#if SEQEMBED_HAVE_TORCH
+template <typename A>
+torch::ScalarType torch_type() {
+    return std::is_same_v<A, float> ? torch::kFloat : torch::kBFloat16;
+}
+
+/// Hugging Face's rotate_half: cat(-x2, x1) over the last dimension.
+torch::Tensor rotate_half(const torch::Tensor& x) {
+    const std::int64_t half = x.size(-1) / 2;
+    return torch::cat({-x.slice(-1, half), x.slice(-1, 0, half)}, -1);
+}
+#endif
+
+/// Llama-3-8B attention (32 query heads, 8 key heads, head_dim 128, theta 500000): rotating Q
+/// and K in place for `tokens` tokens at `positions`, against a memcpy of Q and K and libtorch's
+/// `q * cos + rotate_half(q) * sin` on the same table.
+template <typename A>
+void compare_rope(const char* what, const std::vector<std::int64_t>& positions, int rounds, double sample_ms) {
+    const auto tokens = static_cast<Index>(positions.size());
+    const Index q_width = rope_q_heads * rope_head_dim;
+    const Index k_width = rope_k_heads * rope_head_dim;
+    const char* type_name = std::is_same_v<A, float> ? "float" : "bfloat16";
+    std::printf("\n== RoPE on Q and K, Llama-3-8B (32 / 8 heads, head_dim 128, theta 500000): %s, %s activations, "
+                "float table, one thread, warm ==\n",
+                what, type_name);
+    const seqembed::RotaryEmbedding<float> rope(seqembed::RotaryOptions::llama3_8b());
+    const Eigen::Map<const seqembed::RotaryEmbedding<float>::PositionVector> position_vector(positions.data(),
+                                                                                            tokens);
+    auto random_activations = [](Index rows, Index cols, unsigned seed) {
+        std::vector<float> values(static_cast<std::size_t>(rows * cols));
+        seqembed_bench::fill_uniform(values.data(), values.size(), seed);
+        RowMatrix<A> m(rows, cols);
+        for (Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<A>(values[static_cast<std::size_t>(i)]);
+        return m;
+    };
+    const RowMatrix<A> q_start = random_activations(tokens, q_width, 21);
+    const RowMatrix<A> k_start = random_activations(tokens, k_width, 22);
+    RowMatrix<A> q = q_start;
+    RowMatrix<A> k = k_start;
+    RowMatrix<A> q_copy = q_start;
+    RowMatrix<A> k_copy = k_start;
+    const double bytes = static_cast<double>((q.size() + k.size()) * static_cast<Index>(sizeof(A)));
+
+    std::vector<Contender> contenders;
+    contenders.push_back({"(b) memcpy of Q and K", [&] {
+                              std::memcpy(q_copy.data(), q_start.data(), sizeof(A) * static_cast<std::size_t>(q.size()));
+                              std::memcpy(k_copy.data(), k_start.data(), sizeof(A) * static_cast<std::size_t>(k.size()));
+                              escape(q_copy.data());
+                              escape(k_copy.data());
+                          }});
+    contenders.push_back({"(a) seqembed RotaryEmbedding::apply, in place", [&] {
+                              rope.apply(q, k, rope_q_heads, rope_k_heads, position_vector);
+                              escape(q.data());
+                              escape(k.data());
+                          }});
+#if SEQEMBED_HAVE_TORCH
+    // The same table for both: cos and sin duplicated to head_dim, as Hugging Face's emb.
+    const auto table_rows = rope.max_positions();
+    const torch::Tensor cos_table =
+        torch::from_blob(const_cast<float*>(rope.cos_table().data()), {table_rows, rope.pairs()},
+                         {rope.rotary_dim(), 1}, torch::kFloat);
+    const torch::Tensor sin_table =
+        torch::from_blob(const_cast<float*>(rope.sin_table().data()), {table_rows, rope.pairs()},
+                         {rope.rotary_dim(), 1}, torch::kFloat);
+    const torch::Tensor cos_cached = torch::cat({cos_table, cos_table}, -1).to(torch_type<A>());
+    const torch::Tensor sin_cached = torch::cat({sin_table, sin_table}, -1).to(torch_type<A>());
+    const torch::Tensor position_ids =
+        torch::from_blob(const_cast<std::int64_t*>(positions.data()), {tokens}, torch::kLong).clone();
+    const torch::Tensor q_torch = torch::from_blob(const_cast<A*>(q_start.data()),
+                                                   {tokens, rope_q_heads, rope_head_dim}, torch_type<A>()).clone();
+    const torch::Tensor k_torch = torch::from_blob(const_cast<A*>(k_start.data()),
+                                                   {tokens, rope_k_heads, rope_head_dim}, torch_type<A>()).clone();
+    auto torch_rope = [&] {  // apply_rotary_pos_emb, with cos and sin gathered for position_ids
+        const torch::Tensor cos = cos_cached.index_select(0, position_ids).unsqueeze(1);
+        const torch::Tensor sin = sin_cached.index_select(0, position_ids).unsqueeze(1);
+        return std::make_pair(q_torch * cos + rotate_half(q_torch) * sin, k_torch * cos + rotate_half(k_torch) * sin);
+    };
+    {
+        RowMatrix<A> q_ours = q_start;
+        RowMatrix<A> k_ours = k_start;
+        rope.apply(q_ours, k_ours, rope_q_heads, rope_k_heads, position_vector);
+        const auto [q_theirs, k_theirs] = torch_rope();
+        const torch::Tensor q_float = q_theirs.to(torch::kFloat).contiguous();
+        const torch::Tensor k_float = k_theirs.to(torch::kFloat).contiguous();
+        double worst = 0.0;
+        std::size_t different = 0;
+        auto compare = [&](const RowMatrix<A>& ours, const float* theirs) {
+            for (Index i = 0; i < ours.size(); ++i) {
+                const auto mine = static_cast<double>(static_cast<float>(ours.data()[i]));
+                const auto other = static_cast<double>(theirs[i]);
+                different += mine != other ? 1 : 0;
+                worst = std::max(worst, std::abs(mine - other) / std::max(1.0, std::abs(other)));
+            }
+        };
+        compare(q_ours, q_float.data_ptr<float>());
+        compare(k_ours, k_float.data_ptr<float>());
+        char line[160];
+        if (std::is_same_v<A, float>) {
+            std::snprintf(line, sizeof line, "seqembed == libtorch bit for bit (%zu of %ld values differ)", different,
+                          static_cast<long>(q.size() + k.size()));
+            report_check(line, different == 0);
+        } else {
+            // libtorch rounds the table, each product and the sum to bfloat16; seqembed rounds once.
+            std::snprintf(line, sizeof line, "seqembed vs libtorch bfloat16: max |diff| / max(1, |y|) %.3g <= 2^-6",
+                          worst);
+            report_check(line, worst <= 1.0 / 64);
+        }
+    }
+    std::pair<torch::Tensor, torch::Tensor> sink;
+    contenders.push_back({"(c) libtorch: q * cos + rotate_half(q) * sin, k the same", [&] {
+                              sink = torch_rope();
+                              escape(sink.first.data_ptr());
+                              escape(sink.second.data_ptr());
+                          }});
+#else
+    std::printf("  libtorch: absent, contender (c) skipped\n");
+#endif
+    run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
+    print_timings(contenders, bytes);
+    const Contender* memcpy_c = find(contenders, "(b)");
+    const Contender* ours_c = find(contenders, "(a)");
+    const Contender* torch_c = find(contenders, "(c)");
+    print_ratio("seqembed / memcpy", ours_c, memcpy_c, Goal::at_most, 1.3);
+    print_ratio("libtorch / seqembed", torch_c, ours_c, Goal::at_least, 5.0);
+}
+
+/// Building the exact Llama 3 table for 131072 positions (131072 x 128 values) against
+/// libtorch's float32 formula (cos and sin of outer(positions, inv_freq), duplicated as
+/// Hugging Face's emb), and the accuracy of both.
+void compare_rope_table(int rounds, double sample_ms) {
+    constexpr Index positions = 131072;
+    std::printf("\n== RoPE table, Llama 3 (theta 500000, head_dim 128), %ld positions, float, one thread ==\n",
+                static_cast<long>(positions));
+    auto exact_options = seqembed::RotaryOptions::llama3_8b();
+    exact_options.max_positions = positions;
+    auto follow_options = exact_options;
+    follow_options.precision = seqembed::TablePrecision::follow_scalar;
+    std::vector<Contender> contenders;
+    contenders.push_back({"(d) seqembed exact", [&] {
+                              const seqembed::RotaryEmbedding<float> table(exact_options);
+                              escape(table.cos_table().data());
+                          }});
+    contenders.push_back({"(info) seqembed follow_scalar (Hugging Face's float32)", [&] {
+                              const seqembed::RotaryEmbedding<float> table(follow_options);
+                              escape(table.cos_table().data());
+                          }});
+    const seqembed::RotaryEmbedding<double> reference(exact_options);
+    const seqembed::RotaryEmbedding<float> exact(exact_options);
+    const seqembed::RotaryEmbedding<float> follow(follow_options);
+    auto max_error = [&](auto cos_at, auto sin_at) {
+        double worst = 0.0;
+        for (Index p = 0; p < positions; ++p)
+            for (Index i = 0; i < reference.pairs(); ++i) {
+                worst = std::max(worst, std::abs(cos_at(p, i) - reference.cos_table()(p, i)));
+                worst = std::max(worst, std::abs(sin_at(p, i) - reference.sin_table()(p, i)));
+            }
+        return worst;
+    };
+    std::printf("  accuracy, max |error| against the exact double table:\n");
+    std::printf("    seqembed exact          %.3g\n",
+                max_error([&](Index p, Index i) { return static_cast<double>(exact.cos_table()(p, i)); },
+                          [&](Index p, Index i) { return static_cast<double>(exact.sin_table()(p, i)); }));
+    std::printf("    seqembed follow_scalar  %.3g\n",
+                max_error([&](Index p, Index i) { return static_cast<double>(follow.cos_table()(p, i)); },
+                          [&](Index p, Index i) { return static_cast<double>(follow.sin_table()(p, i)); }));
+#if SEQEMBED_HAVE_TORCH
+    auto torch_table = [] {  // LlamaRotaryEmbedding: inv_freq, outer product, cat, cos, sin
+        const torch::Tensor inv_freq =
+            1.0 / torch::pow(500000.0, torch::arange(0, rope_head_dim, 2, torch::kLong).to(torch::kFloat) /
+                                           static_cast<double>(rope_head_dim));
+        const torch::Tensor t = torch::arange(positions, torch::kLong).to(torch::kFloat);
+        const torch::Tensor freqs = torch::outer(t, inv_freq);
+        const torch::Tensor emb = torch::cat({freqs, freqs}, -1);
+        return std::make_pair(emb.cos(), emb.sin());
+    };
+    std::pair<torch::Tensor, torch::Tensor> sink;
+    contenders.push_back({"(d) libtorch float32 formula", [&] {
+                              sink = torch_table();
+                              escape(sink.first.data_ptr());
+                          }});
+    const auto tables = torch_table();
+    const torch::Tensor torch_cos = tables.first.contiguous();
+    const torch::Tensor torch_sin = tables.second.contiguous();
+    const float* cos_values = torch_cos.data_ptr<float>();
+    const float* sin_values = torch_sin.data_ptr<float>();
+    std::printf("    libtorch float32        %.3g\n",
+                max_error([&](Index p, Index i) { return static_cast<double>(cos_values[p * rope_head_dim + i]); },
+                          [&](Index p, Index i) { return static_cast<double>(sin_values[p * rope_head_dim + i]); }));
+#endif
+    run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
+    print_timings(contenders, static_cast<double>(positions * rope_head_dim * static_cast<Index>(sizeof(float))));
+    print_ratio("libtorch / seqembed exact", find(contenders, "(d) libtorch"), find(contenders, "(d) seqembed exact"));
+}
+
+// ---------------------------------------------------------------------------------------------
 
 void usage() {
     std::printf(
@@ -997,6 +1199,8 @@ void usage() {
         "  --no-matrix          skip issue 11's matrix\n"
         "  --no-bert            skip the BERT-base input stage (issue 14)\n"
         "  --bert-only          the BERT-base input stage alone\n"
+        "  --no-rope            skip rotary positions (issue 15)\n"
+        "  --rope-only          rotary positions alone: RoPE on Q and K, and the table\n"
         "  --matrix-only        the matrix alone (--no-headline --no-table)\n"
         "  matrix filters, each a comma-separated list (default: all); any filter implies\n"
         "  --matrix-only:\n"
@@ -1095,6 +1299,7 @@ int main(int argc, char** argv) {
     bool table = true;
     bool matrix = true;
     bool bert = true;
+    bool rope = true;
     double sample_ms = 1.0;
     CacheState headline_cache = CacheState::cold;
     MatrixFilter filter;
@@ -1119,7 +1324,11 @@ int main(int argc, char** argv) {
         } else if (arg == "--no-bert") {
             bert = false;
         } else if (arg == "--bert-only") {
-            headline = table = matrix = false;
+            headline = table = matrix = rope = false;
+        } else if (arg == "--no-rope") {
+            rope = false;
+        } else if (arg == "--rope-only") {
+            headline = table = matrix = bert = false;
         } else if (arg == "--matrix-only") {
             headline = false;
             table = false;
@@ -1146,6 +1355,7 @@ int main(int argc, char** argv) {
         headline = false;
         table = false;
         bert = false;
+        rope = false;
     }
 
 #if SEQEMBED_HAVE_TORCH
@@ -1166,6 +1376,17 @@ int main(int argc, char** argv) {
     if (bert) {
         compare_bert(32, 128, headline_rounds, sample_ms);
         compare_bert(8, 512, headline_rounds, sample_ms);
+    }
+    if (rope) {
+        std::vector<std::int64_t> prefill(4096);
+        for (std::size_t t = 0; t < prefill.size(); ++t) prefill[t] = static_cast<std::int64_t>(t);
+        std::vector<std::int64_t> decode(64);  // 64 sequences, one new token each, at scattered positions
+        for (std::size_t b = 0; b < decode.size(); ++b) decode[b] = static_cast<std::int64_t>((b * 2654435761u) % 8192);
+        compare_rope<float>("prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
+        compare_rope<Eigen::bfloat16>("prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
+        compare_rope<float>("decode 64 x 1 tokens", decode, headline_rounds, sample_ms);
+        compare_rope<Eigen::bfloat16>("decode 64 x 1 tokens", decode, headline_rounds, sample_ms);
+        compare_rope_table(std::max(5, headline_rounds / 4), sample_ms);
     }
     if (matrix) run_matrix(filter, rounds, sample_ms);
 
