@@ -566,6 +566,7 @@ private:
         const auto factor = static_cast<long double>(o.factor);
         std::vector<long double> exact;
         m_attention_scaling = 1.0;
+        m_exact_scaling = 1;
         switch (o.scaling) {
             case RotaryScaling::none:
                 m_inv_freq = rotary::follow_default(o.base, dim);
@@ -587,6 +588,8 @@ private:
                                            o.original_max_position_embeddings, o.truncate);
                 m_attention_scaling = o.attention_factor.value_or(
                     rotary::yarn_attention_factor(o.factor, o.mscale, o.mscale_all_dim));
+                m_exact_scaling = o.attention_factor ? static_cast<long double>(*o.attention_factor)
+                                                     : rotary::exact_yarn_attention_factor(factor, o.mscale, o.mscale_all_dim);
                 break;
             case RotaryScaling::llama3:
                 m_inv_freq = rotary::follow_llama3(o.base, dim, o.factor, o.low_freq_factor, o.high_freq_factor,
@@ -601,6 +604,9 @@ private:
                 exact = rotary::exact_longrope(base, dim, ext);
                 m_attention_scaling = o.attention_factor.value_or(
                     rotary::longrope_attention_factor(o.factor, o.original_max_position_embeddings));
+                m_exact_scaling = o.attention_factor ? static_cast<long double>(*o.attention_factor)
+                                                     : rotary::exact_longrope_attention_factor(
+                                                           factor, o.original_max_position_embeddings);
                 break;
             }
         }
@@ -674,9 +680,18 @@ private:
                     cosines[i] = detail::exact_sin_or_cos(p, frequency, true);
                 }
             }
-            for (Index i = 0; i < count; ++i) {
-                out[first + i] = rotary::from_exact<Scalar>(m_attention_scaling * cosines[i]);
-                out[m_pairs + first + i] = rotary::from_exact<Scalar>(m_attention_scaling * sines[i]);
+            if (m_exact_scaling == 1) {
+                for (Index i = 0; i < count; ++i) {
+                    out[first + i] = rotary::from_exact<Scalar>(cosines[i]);
+                    out[m_pairs + first + i] = rotary::from_exact<Scalar>(sines[i]);
+                }
+            } else {
+                // The product in long double, rounded once to the stored type.
+                for (Index i = 0; i < count; ++i) {
+                    out[first + i] = rotary::from_exact<Scalar>(m_exact_scaling * static_cast<long double>(cosines[i]));
+                    out[m_pairs + first + i] =
+                        rotary::from_exact<Scalar>(m_exact_scaling * static_cast<long double>(sines[i]));
+                }
             }
         }
     }
@@ -841,8 +856,9 @@ private:
 
     RotaryOptions m_options;
     Index m_pairs;
-    double m_attention_scaling = 1.0;
-    float m_scale32 = 1.0f;
+    double m_attention_scaling = 1.0;  // Hugging Face's Python float
+    long double m_exact_scaling = 1;   // the same factor over the reals (exact mode)
+    float m_scale32 = 1.0f;            // follow mode: f32(attention_scaling)
     std::vector<float> m_inv_freq;                          // follow: Hugging Face's float32 inv_freq
     std::vector<double> m_frequency;                        // exact, rounded to double (for users)
     std::vector<detail::DoubleDouble> m_split_frequency;    // exact, as hi + lo

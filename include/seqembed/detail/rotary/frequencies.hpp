@@ -76,21 +76,23 @@ inline std::vector<float> follow_linear(double base, Index dim, double factor) {
     return inv_freq;
 }
 
-/// `_compute_dynamic_ntk_parameters`' new base, in Python floats:
-/// base * ((factor * seq_len / max_position_embeddings) - (factor - 1)) ** (dim / (dim - 2)),
-/// seq_len raised to max_position_embeddings when below it.
-inline double dynamic_base(double base, Index dim, double factor, Index sequence_length, Index max_position_embeddings) {
-    const Index seq_len = std::max(sequence_length, max_position_embeddings);
-    const double scaled = rounded_product(factor, static_cast<double>(seq_len)) / static_cast<double>(max_position_embeddings);
-    const double grown = scaled - (factor - 1.0);
-    const double exponent = static_cast<double>(dim) / static_cast<double>(dim - 2);
-    return rounded_product(base, std::pow(grown, exponent));
-}
-
-/// `_compute_dynamic_ntk_parameters`: the default rule with dynamic_base.
+/// `_compute_dynamic_ntk_parameters` as the forward runs it: at or below
+/// max_position_embeddings the init-time inv_freq, which is the default rule's (the Python-float
+/// base there is base * 1.0); past it the rule is recomputed with `seq_len = max(position_ids) +
+/// 1`, a 0-dim int64 tensor, which turns the new base into float32 arithmetic:
+/// f32(factor) * f32(seq_len) / f32(max) - f32(factor - 1), then `** (dim / (dim - 2))` through
+/// ATen's scalar loop (std::pow(float, double): a double power rounded to float), then
+/// f32(base) * that.
 inline std::vector<float> follow_dynamic(double base, Index dim, double factor, Index sequence_length,
                                          Index max_position_embeddings) {
-    return follow_default(dynamic_base(base, dim, factor, sequence_length, max_position_embeddings), dim);
+    if (sequence_length <= max_position_embeddings) return follow_default(base, dim);
+    const float scaled = rounded_product(static_cast<float>(factor), static_cast<float>(sequence_length)) /
+                         static_cast<float>(max_position_embeddings);
+    const float grown = scaled - static_cast<float>(factor - 1.0);
+    const double exponent = static_cast<double>(dim) / static_cast<double>(dim - 2);
+    const auto power = static_cast<float>(std::pow(static_cast<double>(grown), exponent));
+    const float new_base = static_cast<float>(base) * power;
+    return follow_default(static_cast<double>(new_base), dim);
 }
 
 /// YaRN's `find_correction_dim`, in Python floats.
@@ -205,17 +207,28 @@ inline double longrope_attention_factor(double factor, Index original_max_positi
     return std::sqrt(1 + std::log(factor) / std::log(static_cast<double>(original_max_position_embeddings)));
 }
 
+/// The attention factors over the reals (exact mode): the same formulas in long double.
+inline long double exact_yarn_attention_factor(long double factor, long double mscale, long double mscale_all_dim) {
+    const auto get_mscale = [](long double scale, long double m) { return scale <= 1 ? 1.0L : 0.1L * m * std::log(scale) + 1; };
+    if (mscale != 0 && mscale_all_dim != 0) return get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim);
+    return get_mscale(factor, 1);
+}
+inline long double exact_longrope_attention_factor(long double factor, Index original_max_position_embeddings) {
+    if (factor <= 1) return 1;
+    return std::sqrt(1 + std::log(factor) / std::log(static_cast<long double>(original_max_position_embeddings)));
+}
+
 // ------------------------------------------------------------------------------------------
 // Exact mode: the same formulas over the reals, evaluated in long double.
 
-/// base^(-2i / dim) for i < dim / 2.
+/// base^(-2i / dim) for i < dim / 2, through powl (within about an ulp of long double;
+/// exp(-e ln base) would multiply the error of ln base by e ln base, up to 13 for theta 500000).
 inline std::vector<long double> exact_default(long double base, Index dim) {
     const auto pairs = static_cast<std::size_t>(dim / 2);
     std::vector<long double> frequency(pairs);
-    const long double log_base = std::log(base);
     for (std::size_t i = 0; i < pairs; ++i) {
         const long double exponent = static_cast<long double>(2 * i) / static_cast<long double>(dim);
-        frequency[i] = std::exp(-exponent * log_base);
+        frequency[i] = std::pow(base, -exponent);
     }
     return frequency;
 }
