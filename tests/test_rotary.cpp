@@ -152,7 +152,7 @@ RowMatrix<float> matrix_of(const double* values, Index rows, Index cols) {
 
 }  // namespace
 
-TEST_CASE("Follow mode reproduces Hugging Face's float32 inv_freq bit for bit, every rule", "[rotary][fixture]") {
+TEST_CASE("rotary: Follow mode reproduces Hugging Face's float32 inv_freq bit for bit, every rule", "[rotary][fixture]") {
     for (const fx::FrequencyCase& c : fx::frequency_cases) {
         INFO("case " << c.name);
         const RotaryEmbedding<float> rope(with_precision(options_for(c), TablePrecision::follow_scalar));
@@ -166,7 +166,7 @@ TEST_CASE("Follow mode reproduces Hugging Face's float32 inv_freq bit for bit, e
     }
 }
 
-TEST_CASE("The exact frequencies are mpmath's to within one ulp of double", "[rotary][fixture]") {
+TEST_CASE("rotary: The exact frequencies are mpmath's to within one ulp of double", "[rotary][fixture]") {
     // Evaluated in long double (64-bit significand on x86-64): the measured worst case is 1 ulp.
     std::int64_t worst = 0;
     for (const fx::FrequencyCase& c : fx::frequency_cases) {
@@ -178,7 +178,7 @@ TEST_CASE("The exact frequencies are mpmath's to within one ulp of double", "[ro
     CHECK(worst <= 1);
 }
 
-TEST_CASE("Follow tables equal Hugging Face's float32 cos and sin bit for bit, at every fixture position",
+TEST_CASE("rotary: Follow tables equal Hugging Face's float32 cos and sin bit for bit, at every fixture position",
           "[rotary][fixture]") {
     for (const fx::FrequencyCase& c : fx::frequency_cases) {
         INFO("case " << c.name);
@@ -199,7 +199,7 @@ TEST_CASE("Follow tables equal Hugging Face's float32 cos and sin bit for bit, a
     }
 }
 
-TEST_CASE("Exact float tables are the correctly rounded values (mpmath) at every fixture position",
+TEST_CASE("rotary: Exact float tables are the correctly rounded values (mpmath) at every fixture position",
           "[rotary][fixture]") {
     for (const fx::FrequencyCase& c : fx::frequency_cases) {
         INFO("case " << c.name);
@@ -220,7 +220,7 @@ TEST_CASE("Exact float tables are the correctly rounded values (mpmath) at every
     }
 }
 
-TEST_CASE("Exact double tables are within the stated bound of mpmath's values", "[rotary][fixture]") {
+TEST_CASE("rotary: Exact double tables are within the stated bound of mpmath's values", "[rotary][fixture]") {
     // The bound: |ours - exact| <= 4 ulp(value) + k p f s 2^-64. The frequency f is carried in
     // long double (relative error near 2^-64 on x86-64), so the angle p f is off by about
     // p f 2^-64, scaled by the attention factor s; k is 2 for most rules (measured <= 1.99),
@@ -259,7 +259,7 @@ TEST_CASE("Exact double tables are within the stated bound of mpmath's values", 
     }
 }
 
-TEST_CASE("Follow-mode tables drift from the exact ones with the position; exact ones do not",
+TEST_CASE("rotary: Follow-mode tables drift from the exact ones with the position, exact ones do not",
           "[rotary][fixture]") {
     // Llama 3 (theta 500000, head_dim 128): HF's float32 formula against mpmath, as the issue
     // quotes it (1.4e-4 at position 4096, 3.7e-3 at 131071, 3.7e-2 at 999999 for cos and sin).
@@ -285,7 +285,7 @@ TEST_CASE("Follow-mode tables drift from the exact ones with the position; exact
     }
 }
 
-TEMPLATE_TEST_CASE("Tables of every stored type come from one computation, rounded once", "[rotary]",
+TEMPLATE_TEST_CASE("rotary: Tables of every stored type come from one computation, rounded once", "[rotary]",
                    Eigen::bfloat16, Eigen::half) {
     const fx::FrequencyCase& c = frequency_case("yarn_factor4_theta10000_d128");  // attention scaling != 1
     for (const TablePrecision precision : {TablePrecision::follow_scalar, TablePrecision::exact}) {
@@ -324,7 +324,7 @@ TEMPLATE_TEST_CASE("Tables of every stored type come from one computation, round
     }
 }
 
-TEST_CASE("Applying reproduces torch's apply_rotary_pos_emb bit for bit: GQA, partial rotary, both layouts",
+TEST_CASE("rotary: Applying reproduces torch's apply_rotary_pos_emb bit for bit: GQA, partial rotary, both layouts",
           "[rotary][fixture]") {
     for (const fx::ApplyCase& a : fx::apply_cases) {
         INFO("apply case " << a.name);
@@ -353,7 +353,7 @@ TEST_CASE("Applying reproduces torch's apply_rotary_pos_emb bit for bit: GQA, pa
     }
 }
 
-TEST_CASE("A left-padded batch: real tokens rotated at their positions, padded rows left alone", "[rotary][fixture]") {
+TEST_CASE("rotary: A left-padded batch: real tokens rotated at their positions, padded rows left alone", "[rotary][fixture]") {
     // The fixture's rows 0..4 are one sequence [pad, pad, t0, t1, t2] (HF rotates the pads by
     // position 1; seqembed leaves them), rows 5..7 a second sequence of three real tokens.
     const fx::ApplyCase* found = nullptr;
@@ -398,7 +398,7 @@ TEST_CASE("A left-padded batch: real tokens rotated at their positions, padded r
     }
 }
 
-TEST_CASE("Batch positions: padding on either side, per-sequence step offsets, both numberings", "[rotary]") {
+TEST_CASE("rotary: Batch positions: padding on either side, per-sequence step offsets, both numberings", "[rotary]") {
     RotaryOptions options = RotaryOptions::hugging_face(8);
     options.max_positions = 64;
     const RotaryEmbedding<double> rope(options);
@@ -439,7 +439,7 @@ TEST_CASE("Batch positions: padding on either side, per-sequence step offsets, b
     }
 }
 
-TEMPLATE_TEST_CASE("Each rotation keeps the length of every pair", "[rotary][property]", float, double) {
+TEMPLATE_TEST_CASE("rotary: Each rotation keeps the length of every pair", "[rotary][property]", float, double) {
     // |(x1 c - x2 s, x2 c + x1 s)| = |(x1, x2)| sqrt(c^2 + s^2): with the exact table c^2 + s^2 is
     // 1 within 2 ulp, and the four rounded products and two sums add at most 3 ulp of the pair's
     // length: 8 ulp of TestType relative to the length is the stated bound.
@@ -470,7 +470,7 @@ TEMPLATE_TEST_CASE("Each rotation keeps the length of every pair", "[rotary][pro
     }
 }
 
-TEST_CASE("The score of a query at m and a key at n depends on m - n only", "[rotary][property]") {
+TEST_CASE("rotary: The score of a query at m and a key at n depends on m - n only", "[rotary][property]") {
     // q(m) . k(n) computed in double with exact double tables: the same for (m, n) and (m + s,
     // n + s) within 1e-12 relative to |q| |k|, up to position 500000 (the angle's error grows
     // with the position as p f 2^-64).
@@ -499,7 +499,7 @@ TEST_CASE("The score of a query at m and a key at n depends on m - n only", "[ro
     }
 }
 
-TEST_CASE("Rows past the table equal the table's rows; far positions stay correctly rounded", "[rotary]") {
+TEST_CASE("rotary: Rows past the table equal the table's rows, far positions stay correctly rounded", "[rotary]") {
     for (const TablePrecision precision : {TablePrecision::exact, TablePrecision::follow_scalar}) {
         RotaryOptions small = RotaryOptions::llama3_1_8b();
         small.precision = precision;
@@ -536,7 +536,7 @@ TEST_CASE("Rows past the table equal the table's rows; far positions stay correc
     }
 }
 
-TEST_CASE("bfloat16 activations are rotated in float and rounded once", "[rotary]") {
+TEST_CASE("rotary: bfloat16 activations are rotated in float and rounded once", "[rotary]") {
     RotaryOptions options = RotaryOptions::hugging_face(32);
     options.max_positions = 50;
     const RotaryEmbedding<Eigen::bfloat16> rope(options);
@@ -558,7 +558,7 @@ TEST_CASE("bfloat16 activations are rotated in float and rounded once", "[rotary
     CHECK(bit_equal<Eigen::bfloat16>(kb, k.cast<Eigen::bfloat16>()));
 }
 
-TEST_CASE("Partial rotary leaves the dimensions past rotary_dim untouched", "[rotary]") {
+TEST_CASE("rotary: Partial rotary leaves the dimensions past rotary_dim untouched", "[rotary]") {
     for (const RotaryLayout layout : {RotaryLayout::halves, RotaryLayout::interleaved}) {
         RotaryOptions options = RotaryOptions::gpt_neox(96, 0.25);
         options.layout = layout;
@@ -577,7 +577,7 @@ TEST_CASE("Partial rotary leaves the dimensions past rotary_dim untouched", "[ro
     }
 }
 
-TEST_CASE("Presets describe their models", "[rotary]") {
+TEST_CASE("rotary: Presets describe their models", "[rotary]") {
     CHECK(RotaryEmbedding<float>(RotaryOptions::gptj_6b()).rotary_dim() == 64);
     CHECK(RotaryEmbedding<float>(RotaryOptions::phi2()).rotary_dim() == 32);
     CHECK(RotaryEmbedding<float>(RotaryOptions::gpt_neox(128)).rotary_dim() == 32);
@@ -589,7 +589,7 @@ TEST_CASE("Presets describe their models", "[rotary]") {
     CHECK(llama.sin_table()(0, 5) == 0.0f);
 }
 
-TEST_CASE("Bad rotary options are rejected, naming the option and its value", "[rotary][bad-input]") {
+TEST_CASE("rotary: Bad rotary options are rejected, naming the option and its value", "[rotary][bad-input]") {
     const auto rejects = [](RotaryOptions options, const std::string& words) {
         INFO("expected an error naming: " << words);
         bool threw = false;
@@ -693,7 +693,7 @@ TEST_CASE("Bad rotary options are rejected, naming the option and its value", "[
     rejects(with([](RotaryOptions& o) { o.sequence_length = -1; }), "sequence_length -1");
 }
 
-TEST_CASE("Bad arguments to apply are rejected before anything is written", "[rotary][bad-input]") {
+TEST_CASE("rotary: Bad arguments to apply are rejected before anything is written", "[rotary][bad-input]") {
     RotaryOptions options = RotaryOptions::hugging_face(16);
     options.max_positions = 10;
     const RotaryEmbedding<float> rope(options);
@@ -762,7 +762,7 @@ TEST_CASE("Bad arguments to apply are rejected before anything is written", "[ro
     CHECK_FALSE(bit_equal(q, q0));
 }
 
-TEST_CASE("Positions past the table are computed when beyond = compute, up to 2^53", "[rotary][bad-input]") {
+TEST_CASE("rotary: Positions past the table are computed when beyond = compute, up to 2^53", "[rotary][bad-input]") {
     RotaryOptions options = RotaryOptions::hugging_face(8);
     options.max_positions = 4;
     options.beyond = BeyondTable::compute;

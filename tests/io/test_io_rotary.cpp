@@ -23,7 +23,7 @@ using seqembed::io::read_rotary_config;
 
 namespace fx = seqembed_rope_fixtures;
 
-TEST_CASE("Every fixture config.json gives Hugging Face's inv_freq, attention scaling and tables bit for bit",
+TEST_CASE("rotary: Every fixture config.json gives Hugging Face's inv_freq, attention scaling and tables bit for bit",
           "[io][rotary]") {
     io_test::TempDir scratch;
     for (const fx::FrequencyCase& c : fx::frequency_cases) {
@@ -67,7 +67,7 @@ TEST_CASE("Every fixture config.json gives Hugging Face's inv_freq, attention sc
     }
 }
 
-TEST_CASE("Family conventions: GPT-J's rotary_dim and interleaved pairs, GPT-NeoX's rotary_pct, legacy keys",
+TEST_CASE("rotary: Family conventions: GPT-J's rotary_dim and interleaved pairs, GPT-NeoX's rotary_pct, legacy keys",
           "[io][rotary]") {
     const auto parse = [](const char* text) {
         return seqembed::io::rotary_options_from_json(nlohmann::json::parse(text), "config.json");
@@ -105,7 +105,7 @@ TEST_CASE("Family conventions: GPT-J's rotary_dim and interleaved pairs, GPT-Neo
     CHECK(yarn.original_max_position_embeddings == 4096);
 }
 
-TEST_CASE("A broken rotary config is an error naming the file and the key", "[io][rotary]") {
+TEST_CASE("rotary: A broken rotary config is an error naming the file and the key", "[io][rotary]") {
     io_test::TempDir scratch;
     const auto fails = [&](const std::string& text, std::initializer_list<std::string> words) {
         INFO("config: " << text);
