@@ -205,10 +205,16 @@ struct RotaryOptions {
 /// duplicates them to head_dim; they are stored once here.
 ///
 /// Precision. TablePrecision::exact: f_i is the rule's real-valued frequency evaluated in long
-/// double, the angle p f_i is carried in double-double and its cos and sin rounded once to the
-/// stored type: a float table is correctly rounded (bar a value within 1e-16 of a rounding
-/// boundary) at every position below 2^26, and within an ulp up to 2^53. Hugging Face's float32
-/// formula drifts with the position (3.7e-3 at position 131071 for Llama 3's theta 500000).
+/// double, the angle p f_i is carried in double-double and its cos and sin (times the real
+/// attention factor) rounded once to the stored type. A float table is the correctly rounded
+/// value (bar one within about 1e-16 of a rounding boundary) at positions far beyond any context
+/// (the angle's error, about p f 2^-64, is 2^-34 at 2^30), and within half an ulp plus that
+/// error up to 2^53; tests/test_rotary.cpp finds every fixture value (positions to
+/// 999999, every rule) equal to mpmath's, where Hugging Face's float32 formula is 3.7e-3 off at
+/// position 131071 and 3.7e-2 at 999999 for Llama 3's theta 500000. A double table is within
+/// 4 ulp + k p f s 2^-64 of the exact value (s the attention factor; k = 2 for most rules, 32
+/// for YaRN with truncate = false, 2^12 for LongRoPE, whose factor lists are doubles): below
+/// 5.4e-14 at position 999999 on x86-64 (long double is IEEE quad on AArch64 Linux, tighter).
 /// TablePrecision::follow_scalar: Hugging Face's float32 steps bit for bit (inv_freq as
 /// modeling_rope_utils.py computes it, the rounded float32 angle, cos and sin correctly rounded
 /// in float32, times the attention scaling in float32), for parity with a model's reference

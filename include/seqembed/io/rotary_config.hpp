@@ -243,8 +243,10 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
     } else if (const std::optional<std::string> legacy = rule.text("type")) {
         type = *legacy;
         type_key = std::string(scaling_key) + ".type";
-    } else if (scaling != nullptr && parameters == nullptr) {
-        seqembed::detail::fail<format_error>(source, ": 'rope_scaling' has neither 'rope_type' nor 'type'");
+    } else if (scaling != nullptr) {
+        // (transformers 5's rope_parameters per layer type, {"full_attention": {...}, ...}, land
+        // here too: pass the one wanted to rotary_options_from_json inside a config.)
+        seqembed::detail::fail<format_error>(source, ": '", scaling_key, "' has neither 'rope_type' nor 'type'");
     }
     options.scaling = detail::rope_rule(type, source, type_key);
     const char* name = type.c_str();
