@@ -1,0 +1,338 @@
+/// @file io/rotary_config.hpp
+/// @brief RotaryOptions from a Hugging Face config.json: rope_theta, rope_scaling (every rule of
+///        modeling_rope_utils.py), the rotated share of the head and its width.
+#pragma once
+
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../rotary.hpp"
+#include "detail/path_name.hpp"
+#include "errors.hpp"
+#include "models.hpp"  // detail::find_key, detail::positive_key
+
+namespace seqembed::io {
+
+/// @brief The rotary options a model's config.json describes, as Hugging Face's
+///        modeling_rope_utils.py reads them.
+///
+/// - base: `rope_theta` (GPT-NeoX's `rotary_emb_base`), 10000 when absent.
+/// - head_dim: `head_dim`, else `hidden_size // num_attention_heads` (`n_embd`, `n_head`).
+/// - rotated part: `partial_rotary_factor` or GPT-NeoX's `rotary_pct`; GPT-J's and CodeGen's
+///   `rotary_dim` (dimensions). Layout: interleaved for model_type "gptj" and "codegen"
+///   (rotate_every_two), halves for every other family.
+/// - rule: `rope_scaling` (or transformers 5's `rope_parameters`) with `rope_type` or the legacy
+///   `type`: "default", "linear", "dynamic", "yarn", "llama3", "longrope" ("su", Phi-3's early
+///   name for it, too), with the keys Hugging Face reads for each: factor; yarn's
+///   attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim, truncate and
+///   original_max_position_embeddings (when given, factor becomes max_position_embeddings /
+///   original, as transformers 4.46 and later compute it); llama3's low_freq_factor,
+///   high_freq_factor, original_max_position_embeddings; longrope's short_factor, long_factor,
+///   attention_factor and original_max_position_embeddings (top level, as Phi-3 has it, or in
+///   rope_scaling; factor is then max_position_embeddings / original); dynamic uses
+///   max_position_embeddings as the trained length.
+/// - max_positions (table rows): `max_position_embeddings` (`n_positions`) when present.
+///
+/// sequence_length (dynamic, longrope) is left at 0, the trained length: set it for the
+/// sequence the table is for. Precision (exact) and beyond (throw_error) keep their defaults.
+/// @param config the parsed config.json.
+/// @param source the file's name, for messages.
+/// @return the options (validated by RotaryEmbedding's constructor, not here).
+/// @throws format_error naming source and the key: a key of the wrong type, a missing key a
+///         rule needs, an unknown rope_type, a config that is not an object.
+inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, const std::string& source = "config.json");
+
+/// @brief Reads config.json and returns its rotary options (see rotary_options_from_json).
+/// @param file the config.json file.
+/// @return the options.
+/// @throws file_error if it cannot be read; format_error for invalid JSON or as
+///         rotary_options_from_json.
+inline RotaryOptions read_rotary_config(const std::filesystem::path& file);
+
+namespace detail {
+
+/// Reads the keys of one JSON object (the config, or its rope_scaling), naming them in messages
+/// as they are spelled in the file ("rope_scaling.factor").
+class RopeKeys {
+public:
+    RopeKeys(const nlohmann::json& object, std::string source, std::string prefix)
+        : m_object(object), m_source(std::move(source)), m_prefix(std::move(prefix)) {}
+
+    bool has(const char* key) const { return find(key) != nullptr; }
+
+    /// A finite number, or none when the key is absent or null.
+    std::optional<double> number(const char* key) const {
+        const nlohmann::json* value = find(key);
+        if (value == nullptr) return std::nullopt;
+        if (!value->is_number() || !std::isfinite(value->get<double>())) fail(key, *value, "a finite number");
+        return value->get<double>();
+    }
+    double required_number(const char* key, const char* rule) const {
+        const std::optional<double> value = number(key);
+        if (!value) missing(key, rule);
+        return *value;
+    }
+    /// Throws unless the value read from key is in its domain (a RotaryOptions rule, checked
+    /// here too so that the message names the file and the key).
+    void require(bool in_domain, const char* key, double value, const char* domain) const {
+        if (!in_domain)
+            seqembed::detail::fail<format_error>(m_source, ": '", m_prefix, key, "' is ", value, ", ", domain);
+    }
+    /// A positive integer, or none.
+    std::optional<Index> count(const char* key) const {
+        const nlohmann::json* value = find(key);
+        if (value == nullptr) return std::nullopt;
+        if (!value->is_number_integer() || value->get<std::int64_t>() <= 0) fail(key, *value, "a positive integer");
+        return static_cast<Index>(value->get<std::int64_t>());
+    }
+    Index required_count(const char* key, const char* rule) const {
+        const std::optional<Index> value = count(key);
+        if (!value) missing(key, rule);
+        return *value;
+    }
+    std::optional<bool> boolean(const char* key) const {
+        const nlohmann::json* value = find(key);
+        if (value == nullptr) return std::nullopt;
+        if (!value->is_boolean()) fail(key, *value, "true or false");
+        return value->get<bool>();
+    }
+    std::optional<std::string> text(const char* key) const {
+        const nlohmann::json* value = find(key);
+        if (value == nullptr) return std::nullopt;
+        if (!value->is_string()) fail(key, *value, "a string");
+        return value->get<std::string>();
+    }
+    /// A list of finite numbers (longrope's factors).
+    std::vector<double> numbers(const char* key, const char* rule) const {
+        const nlohmann::json* value = find(key);
+        if (value == nullptr) missing(key, rule);
+        if (!value->is_array()) fail(key, *value, "a list of numbers");
+        std::vector<double> out;
+        out.reserve(value->size());
+        for (const nlohmann::json& item : *value) {
+            if (!item.is_number() || !std::isfinite(item.get<double>()) || !(item.get<double>() > 0))
+                seqembed::detail::fail<format_error>(m_source, ": '", m_prefix, key, "' holds ", item.dump(),
+                                                     ", not a finite positive number");
+            out.push_back(item.get<double>());
+        }
+        return out;
+    }
+
+    [[noreturn]] void missing(const char* key, const char* rule) const {
+        seqembed::detail::fail<format_error>(m_source, ": has no '", m_prefix, key, "', which the ", rule,
+                                             " rope_type needs");
+    }
+
+private:
+    const nlohmann::json* find(const char* key) const { return find_key(m_object, {key}); }
+
+    [[noreturn]] void fail(const char* key, const nlohmann::json& value, const char* expected) const {
+        std::string shown = value.dump();
+        if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+        seqembed::detail::fail<format_error>(m_source, ": '", m_prefix, key, "' is ", shown, ", not ", expected);
+    }
+
+    const nlohmann::json& m_object;
+    std::string m_source;
+    std::string m_prefix;
+};
+
+inline RotaryScaling rope_rule(const std::string& type, const std::string& source, const std::string& key) {
+    if (type == "default") return RotaryScaling::none;
+    if (type == "linear") return RotaryScaling::linear;
+    if (type == "dynamic") return RotaryScaling::dynamic;
+    if (type == "yarn") return RotaryScaling::yarn;
+    if (type == "llama3") return RotaryScaling::llama3;
+    if (type == "longrope" || type == "su") return RotaryScaling::longrope;
+    seqembed::detail::fail<format_error>(source, ": '", key, "' is '", type,
+                                         "', not a rule seqembed computes (default, linear, dynamic, yarn, llama3, "
+                                         "longrope)");
+}
+
+}  // namespace detail
+
+inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, const std::string& source) {
+    if (!config.is_object()) seqembed::detail::fail<format_error>(source, ": is not a JSON object");
+    const detail::RopeKeys top(config, source, "");
+    RotaryOptions options;
+
+    const std::string model_type = top.text("model_type").value_or("");
+    const bool rotate_every_two = model_type == "gptj" || model_type == "codegen";
+    options.layout = rotate_every_two ? RotaryLayout::interleaved : RotaryLayout::halves;
+
+    // transformers 5 moves rope_theta and the rule into rope_parameters; 4.x has rope_scaling.
+    const nlohmann::json* parameters = detail::find_key(config, {"rope_parameters"});
+    const char* scaling_key = parameters != nullptr ? "rope_parameters" : "rope_scaling";
+    const nlohmann::json* scaling = parameters != nullptr ? parameters : detail::find_key(config, {"rope_scaling"});
+    if (scaling != nullptr && !scaling->is_object())
+        seqembed::detail::fail<format_error>(source, ": '", scaling_key, "' is ", scaling->dump(),
+                                             ", not an object or null");
+    const nlohmann::json empty = nlohmann::json::object();
+    const detail::RopeKeys rule(scaling != nullptr ? *scaling : empty, source, std::string(scaling_key) + ".");
+
+    // Where each value came from, to name it in messages.
+    const detail::RopeKeys* theta_in = &rule;
+    const char* theta_key = "rope_theta";
+    std::optional<double> theta = rule.number("rope_theta");
+    if (!theta) {
+        theta_in = &top;
+        theta = top.number("rope_theta");
+    }
+    if (!theta) {
+        theta_key = "rotary_emb_base";
+        theta = top.number("rotary_emb_base");
+    }
+    options.base = theta.value_or(10000.0);
+    theta_in->require(options.base > 1, theta_key, options.base, "must be greater than 1");
+
+    if (const std::optional<Index> head_dim = top.count("head_dim")) {
+        options.head_dim = *head_dim;
+    } else {
+        const Index hidden = detail::positive_key(config, source, {"hidden_size", "n_embd", "d_model"});
+        const Index heads = detail::positive_key(config, source, {"num_attention_heads", "n_head"});
+        options.head_dim = hidden / heads;  // Python's hidden_size // num_attention_heads
+    }
+
+    if (rotate_every_two) {
+        const std::optional<Index> rotary_dim = top.count("rotary_dim");
+        if (!rotary_dim)
+            seqembed::detail::fail<format_error>(source, ": has no 'rotary_dim', which model_type '", model_type,
+                                                 "' needs");
+        options.rotary_dim = *rotary_dim;
+    } else {
+        const detail::RopeKeys* factor_in = &rule;
+        const char* factor_key = "partial_rotary_factor";
+        std::optional<double> factor = rule.number("partial_rotary_factor");
+        if (!factor) {
+            factor_in = &top;
+            factor = top.number("partial_rotary_factor");
+        }
+        if (!factor) {
+            factor_key = "rotary_pct";
+            factor = top.number("rotary_pct");
+        }
+        options.partial_rotary_factor = factor.value_or(1.0);
+        factor_in->require(options.partial_rotary_factor > 0 && options.partial_rotary_factor <= 1, factor_key,
+                           options.partial_rotary_factor, "must be in (0, 1]");
+    }
+
+    const std::optional<Index> max_positions = top.count("max_position_embeddings") ? top.count("max_position_embeddings")
+                                                                                    : top.count("n_positions");
+    if (max_positions) options.max_positions = *max_positions;
+    const auto need_max_positions = [&](const char* rule_name) {
+        if (!max_positions)
+            seqembed::detail::fail<format_error>(source, ": has no 'max_position_embeddings', which the ", rule_name,
+                                                 " rope_type needs");
+        return *max_positions;
+    };
+
+    std::string type = "default";
+    std::string type_key = std::string(scaling_key) + ".rope_type";
+    if (const std::optional<std::string> named = rule.text("rope_type")) {
+        type = *named;
+    } else if (const std::optional<std::string> legacy = rule.text("type")) {
+        type = *legacy;
+        type_key = std::string(scaling_key) + ".type";
+    } else if (scaling != nullptr) {
+        // (transformers 5's rope_parameters per layer type, {"full_attention": {...}, ...}, land
+        // here too: pass the one wanted to rotary_options_from_json inside a config.)
+        seqembed::detail::fail<format_error>(source, ": '", scaling_key, "' has neither 'rope_type' nor 'type'");
+    }
+    options.scaling = detail::rope_rule(type, source, type_key);
+    const char* name = type.c_str();
+
+    switch (options.scaling) {
+        case RotaryScaling::none: break;
+        case RotaryScaling::linear: options.factor = rule.required_number("factor", name); break;
+        case RotaryScaling::dynamic:
+            options.factor = rule.required_number("factor", name);
+            options.original_max_position_embeddings = need_max_positions(name);
+            break;
+        case RotaryScaling::llama3:
+            options.factor = rule.required_number("factor", name);
+            options.low_freq_factor = rule.required_number("low_freq_factor", name);
+            options.high_freq_factor = rule.required_number("high_freq_factor", name);
+            options.original_max_position_embeddings = rule.required_count("original_max_position_embeddings", name);
+            break;
+        case RotaryScaling::yarn: {
+            if (const std::optional<Index> original = rule.count("original_max_position_embeddings")) {
+                // transformers 4.46+: the ratio of the context lengths replaces factor.
+                options.original_max_position_embeddings = *original;
+                options.factor = static_cast<double>(need_max_positions(name)) / static_cast<double>(*original);
+            } else {
+                options.original_max_position_embeddings = need_max_positions(name);
+                options.factor = rule.required_number("factor", name);
+            }
+            options.attention_factor = rule.number("attention_factor");
+            // `rope_scaling.get("beta_fast") or 32`: absent, null and 0 all fall back.
+            const double beta_fast = rule.number("beta_fast").value_or(0.0);
+            const double beta_slow = rule.number("beta_slow").value_or(0.0);
+            options.beta_fast = beta_fast != 0 ? beta_fast : 32.0;
+            options.beta_slow = beta_slow != 0 ? beta_slow : 1.0;
+            options.mscale = rule.number("mscale").value_or(0.0);
+            options.mscale_all_dim = rule.number("mscale_all_dim").value_or(0.0);
+            options.truncate = rule.boolean("truncate").value_or(true);
+            break;
+        }
+        case RotaryScaling::longrope: {
+            options.short_factor = rule.numbers("short_factor", name);
+            options.long_factor = rule.numbers("long_factor", name);
+            options.attention_factor = rule.number("attention_factor");
+            const std::optional<Index> top_original = top.count("original_max_position_embeddings");
+            const std::optional<Index> original =
+                top_original ? top_original : rule.count("original_max_position_embeddings");
+            const std::optional<double> factor = rule.number("factor");
+            if (original) {
+                options.original_max_position_embeddings = *original;
+                options.factor = top_original || !factor
+                                     ? static_cast<double>(need_max_positions(name)) / static_cast<double>(*original)
+                                     : *factor;
+            } else {
+                options.original_max_position_embeddings = need_max_positions(name);
+                options.factor = rule.required_number("factor", name);
+            }
+            break;
+        }
+    }
+
+    // The domains RotaryEmbedding enforces, named here by file and key.
+    if (options.scaling != RotaryScaling::none)
+        rule.require(options.factor >= 1, "factor", options.factor,
+                     "must be at least 1 (for yarn and longrope with original_max_position_embeddings: "
+                     "max_position_embeddings / original)");
+    if (options.scaling == RotaryScaling::llama3) {
+        rule.require(options.low_freq_factor > 0, "low_freq_factor", options.low_freq_factor, "must be positive");
+        rule.require(options.high_freq_factor > options.low_freq_factor, "high_freq_factor", options.high_freq_factor,
+                     "must be greater than low_freq_factor");
+    }
+    if (options.scaling == RotaryScaling::yarn) {
+        rule.require(options.beta_fast > 0, "beta_fast", options.beta_fast, "must be positive");
+        rule.require(options.beta_slow > 0, "beta_slow", options.beta_slow, "must be positive");
+    }
+    if (options.attention_factor)
+        rule.require(*options.attention_factor > 0, "attention_factor", *options.attention_factor, "must be positive");
+    return options;
+}
+
+inline RotaryOptions read_rotary_config(const std::filesystem::path& file) {
+    const std::string name = detail::path_name(file);
+    std::ifstream stream(file, std::ios::binary);
+    if (!stream) seqembed::detail::fail<file_error>(name, ": cannot open it");
+    std::ostringstream text;
+    text << stream.rdbuf();
+    const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
+    if (config.is_discarded() || !config.is_object()) seqembed::detail::fail<format_error>(name, ": is not a JSON object");
+    return rotary_options_from_json(config, name);
+}
+
+}  // namespace seqembed::io

@@ -1,0 +1,880 @@
+/// @file rotary.hpp
+/// @brief RotaryEmbedding: rotary position embedding (RoPE), the rotation of query and key pairs
+///        by position x frequency that Llama, Mistral, Qwen, Gemma, Phi, GPT-NeoX and GPT-J apply
+///        in attention, with every frequency rule of Hugging Face's modeling_rope_utils.py.
+#pragma once
+
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "detail/checks.hpp"
+#include "detail/engine/exact_sincos.hpp"
+#include "detail/engine/kernels.hpp"
+#include "detail/row_table.hpp"
+#include "detail/rotary/frequencies.hpp"
+#include "detail/rotary/rotation.hpp"
+#include "detail/rotary/storage.hpp"
+#include "error.hpp"
+#include "padding.hpp"
+#include "pipeline.hpp"    // PositionNumbering
+#include "sinusoidal.hpp"  // TablePrecision, BeyondTable
+#include "types.hpp"
+
+namespace seqembed {
+
+/// @brief Which dimensions of a head form the pairs that rotate together.
+enum class RotaryLayout {
+    /// Pair i is (x[i], x[i + rotary_dim/2]): Hugging Face's `rotate_half` (Llama, Mistral, Qwen,
+    /// Gemma, Phi, GPT-NeoX in transformers), llama.cpp's NEOX mode.
+    halves,
+    /// Pair i is (x[2i], x[2i + 1]): Meta's original Llama code (a complex multiply), GPT-J's
+    /// `rotate_every_two`, llama.cpp's NORM mode.
+    interleaved
+};
+
+/// @brief The frequency rule: Hugging Face's `rope_type` (`rope_scaling["rope_type"]`).
+enum class RotaryScaling {
+    none,     ///< "default": base^(-2i/d).
+    linear,   ///< "linear": the default divided by factor (position interpolation).
+    dynamic,  ///< "dynamic": NTK-aware, a larger base for sequences past the trained length.
+    yarn,     ///< "yarn": interpolation blended by a ramp over the dimensions, and an attention factor.
+    llama3,   ///< "llama3": Llama 3.1's blend by wavelength (low_freq_factor, high_freq_factor).
+    longrope  ///< "longrope": a factor per frequency (Phi-3), short or long, and an attention factor.
+};
+
+/// @brief The configuration of a RotaryEmbedding. Start from a preset and change what differs,
+///        or read a model's config.json with seqembed::io::read_rotary_config.
+///
+/// The fields are Hugging Face's config keys under their own names where there is one.
+/// @code
+/// auto options = seqembed::RotaryOptions::llama3_1_8b();
+/// options.max_positions = 32768;                        // rows precomputed
+/// seqembed::RotaryEmbedding<float> rope(options);
+/// @endcode
+struct RotaryOptions {
+    /// @brief Width of one attention head (config `head_dim`, or hidden_size / num_attention_heads);
+    ///        even.
+    Index head_dim = 128;
+    /// @brief The rotated share of a head (GPT-NeoX `rotary_pct`, Phi `partial_rotary_factor`):
+    ///        rotary_dim = int(head_dim * partial_rotary_factor), in (0, 1].
+    double partial_rotary_factor = 1.0;
+    /// @brief The rotated dimensions directly (GPT-J's `rotary_dim`); 0 derives it from
+    ///        partial_rotary_factor. Even, at most head_dim. Dimensions past it are not touched.
+    Index rotary_dim = 0;
+    /// @brief theta (`rope_theta`): frequency i is base^(-2i / rotary_dim) before scaling; > 1.
+    double base = 10000.0;
+    /// @brief Which dimensions pair up.
+    RotaryLayout layout = RotaryLayout::halves;
+    /// @brief The frequency rule.
+    RotaryScaling scaling = RotaryScaling::none;
+    /// @brief `factor` of every scaling rule (>= 1); must stay 1 with RotaryScaling::none.
+    double factor = 1.0;
+    /// @brief The context the model was trained with: `original_max_position_embeddings` (llama3,
+    ///        yarn, longrope) or, for dynamic, `max_position_embeddings`. Required by dynamic,
+    ///        yarn, llama3 and longrope.
+    Index original_max_position_embeddings = 0;
+    /// @brief llama3: wavelengths above original / low_freq_factor are divided by factor.
+    double low_freq_factor = 1.0;
+    /// @brief llama3: wavelengths below original / high_freq_factor are kept (> low_freq_factor).
+    double high_freq_factor = 4.0;
+    /// @brief yarn: `beta_fast` (32 in the paper), the rotations where extrapolation ends.
+    double beta_fast = 32.0;
+    /// @brief yarn: `beta_slow` (1 in the paper), the rotations where interpolation starts.
+    double beta_slow = 1.0;
+    /// @brief yarn: `mscale` (DeepSeek); with mscale_all_dim (both nonzero) the attention factor is
+    ///        get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim). 0: unset.
+    double mscale = 0.0;
+    /// @brief yarn: `mscale_all_dim` (DeepSeek). 0: unset.
+    double mscale_all_dim = 0.0;
+    /// @brief yarn: `truncate` (default true): the correction range floored and ceiled to whole
+    ///        dimensions (gpt-oss sets it false).
+    bool truncate = true;
+    /// @brief yarn and longrope: `attention_factor`, the factor on cos and sin; unset computes
+    ///        it as Hugging Face does (YaRN's 0.1 ln(factor) + 1, LongRoPE's
+    ///        sqrt(1 + ln(factor) / ln(original_max_position_embeddings))).
+    std::optional<double> attention_factor;
+    /// @brief longrope: `short_factor`, rotary_dim/2 values, used up to
+    ///        original_max_position_embeddings.
+    std::vector<double> short_factor;
+    /// @brief longrope: `long_factor`, rotary_dim/2 values, used when sequence_length is past
+    ///        original_max_position_embeddings.
+    std::vector<double> long_factor;
+    /// @brief dynamic and longrope: the sequence length the frequencies are for (Hugging Face
+    ///        recomputes them from the longest position + 1 of a forward). dynamic uses
+    ///        max(sequence_length, original_max_position_embeddings); longrope takes long_factor
+    ///        when sequence_length > original_max_position_embeddings. 0: the trained length.
+    Index sequence_length = 0;
+    /// @brief Rows of the precomputed table (positions 0 .. max_positions - 1).
+    Index max_positions = 4096;
+    /// @brief exact (cos and sin of the exact angle, correctly rounded) or follow_scalar
+    ///        (Hugging Face's float32 steps bit for bit, whatever type the table stores).
+    TablePrecision precision = TablePrecision::exact;
+    /// @brief Positions past the table: an error, or rows computed on the fly.
+    BeyondTable beyond = BeyondTable::throw_error;
+
+    /// @brief Hugging Face's "default" RoPE: halves, no scaling.
+    /// @param head_dim width of a head (even).
+    /// @param base theta.
+    /// @return the options, with max_positions 4096.
+    static RotaryOptions hugging_face(Index head_dim = 128, double base = 10000.0) {
+        RotaryOptions options;
+        options.head_dim = head_dim;
+        options.base = base;
+        return options;
+    }
+    /// @brief Llama 2 7B (and 13B, 70B): head_dim 128, theta 10000, 4096 positions.
+    /// @return the options (halves, as the transformers checkpoints store the weights; Meta's
+    ///         original consolidated checkpoints need layout = RotaryLayout::interleaved).
+    static RotaryOptions llama2_7b() {
+        RotaryOptions options = hugging_face(128, 10000.0);
+        options.max_positions = 4096;
+        return options;
+    }
+    /// @brief Llama 3 8B: head_dim 128, theta 500000, 8192 positions, no scaling.
+    /// @return the options.
+    static RotaryOptions llama3_8b() {
+        RotaryOptions options = hugging_face(128, 500000.0);
+        options.max_positions = 8192;
+        return options;
+    }
+    /// @brief Llama 3.1 8B (and 3.1 70B, 405B): theta 500000 with the llama3 rule (factor 8,
+    ///        low_freq_factor 1, high_freq_factor 4, original 8192), 131072 positions.
+    /// @return the options (the table: 131072 x 128 values, 64 MiB in float).
+    static RotaryOptions llama3_1_8b() {
+        RotaryOptions options = hugging_face(128, 500000.0);
+        options.scaling = RotaryScaling::llama3;
+        options.factor = 8.0;
+        options.low_freq_factor = 1.0;
+        options.high_freq_factor = 4.0;
+        options.original_max_position_embeddings = 8192;
+        options.max_positions = 131072;
+        return options;
+    }
+    /// @brief Mistral 7B v0.2/v0.3 and Qwen2-7B style: head_dim 128, theta 1e6, 32768 positions.
+    /// @return the options.
+    static RotaryOptions theta_1e6() {
+        RotaryOptions options = hugging_face(128, 1000000.0);
+        options.max_positions = 32768;
+        return options;
+    }
+    /// @brief GPT-NeoX and Pythia: halves over the first rotary_pct of each head, theta 10000,
+    ///        2048 positions.
+    /// @param head_dim width of a head (GPT-NeoX-20B: 96; Pythia 6.9B: 128).
+    /// @param rotary_pct the rotated share (`rotary_pct`, 0.25).
+    /// @return the options.
+    static RotaryOptions gpt_neox(Index head_dim = 96, double rotary_pct = 0.25) {
+        RotaryOptions options = hugging_face(head_dim, 10000.0);
+        options.partial_rotary_factor = rotary_pct;
+        options.max_positions = 2048;
+        return options;
+    }
+    /// @brief GPT-J 6B: interleaved pairs over the first 64 of 256 dimensions, theta 10000,
+    ///        2048 positions.
+    /// @return the options.
+    static RotaryOptions gptj_6b() {
+        RotaryOptions options = hugging_face(256, 10000.0);
+        options.rotary_dim = 64;
+        options.layout = RotaryLayout::interleaved;
+        options.max_positions = 2048;
+        return options;
+    }
+    /// @brief Phi-2: halves over 32 of 80 dimensions (partial_rotary_factor 0.4), theta 10000,
+    ///        2048 positions.
+    /// @return the options.
+    static RotaryOptions phi2() {
+        RotaryOptions options = hugging_face(80, 10000.0);
+        options.partial_rotary_factor = 0.4;
+        options.max_positions = 2048;
+        return options;
+    }
+};
+
+/// @brief Rotary position embedding: cos and sin tables for max_positions positions, and the
+///        rotation of Q and K by them, in place.
+///
+/// Each table row holds, for one position p, cos(p f_i) and sin(p f_i) (times the rule's
+/// attention scaling) for the rotary_dim/2 frequencies f_i of the options' rule. Hugging Face
+/// duplicates them to head_dim; they are stored once here.
+///
+/// Precision. TablePrecision::exact: f_i is the rule's real-valued frequency evaluated in long
+/// double, the angle p f_i is carried in double-double and its cos and sin (times the real
+/// attention factor) rounded once to the stored type. A float table is the correctly rounded
+/// value (bar one within about 1e-16 of a rounding boundary) at positions far beyond any context
+/// (the angle's error, about p f 2^-64, is 2^-34 at 2^30), and within half an ulp plus that
+/// error up to 2^53; tests/test_rotary.cpp finds every fixture value (positions to
+/// 999999, every rule) equal to mpmath's, where Hugging Face's float32 formula is 3.7e-3 off at
+/// position 131071 and 3.7e-2 at 999999 for Llama 3's theta 500000. A double table is within
+/// 4 ulp + k p f s 2^-64 of the exact value (s the attention factor; k = 2 for most rules, 32
+/// for YaRN with truncate = false, 2^12 for LongRoPE, whose factor lists are doubles): below
+/// 5.4e-14 at position 999999 on x86-64 (long double is IEEE quad on AArch64 Linux, tighter).
+/// TablePrecision::follow_scalar: Hugging Face's float32 steps bit for bit (inv_freq as
+/// modeling_rope_utils.py computes it, the rounded float32 angle, cos and sin correctly rounded
+/// in float32, times the attention scaling in float32), for parity with a model's reference
+/// outputs. Tables stored as bfloat16 or half are rounded once from those values (to nearest
+/// even); a double table in follow mode holds the float32 values.
+///
+/// Applying. apply() rotates Q (tokens x q_heads*head_dim) and K (tokens x k_heads*head_dim)
+/// in place by each token's position: Hugging Face's `q * cos + rotate_half(q) * sin` in the
+/// activations' arithmetic, every product rounded before the sum (no FMA), so that float
+/// activations with a follow table give Hugging Face's float32 output bit for bit. bfloat16
+/// activations are widened to float, rotated in float with the table in float, and rounded once
+/// to bfloat16: more accurate than Hugging Face's bfloat16 arithmetic (which rounds the table,
+/// each product and the sum to bfloat16).
+/// @tparam Scalar the table's stored type: float, double, Eigen::bfloat16 or Eigen::half.
+/// @code
+/// seqembed::RotaryEmbedding<float> rope(seqembed::RotaryOptions::llama3_1_8b());
+/// // q: tokens x (32 * 128), k: tokens x (8 * 128), row-major; one position per token.
+/// rope.apply(q, k, /*q_heads=*/32, /*k_heads=*/8, positions);
+/// // A padded batch (batch x seq ids), decoding step offsets per sequence:
+/// rope.apply(q, k, 32, 8, ids, seqembed::Padding::from_mask(attention_mask), seqembed::StepOffsets(decoded));
+/// @endcode
+template <typename Scalar = float>
+class RotaryEmbedding {
+    static_assert(detail::rotary::is_table_type<Scalar>,
+                  "RotaryEmbedding<Scalar>: Scalar must be float, double, Eigen::bfloat16 or Eigen::half");
+
+public:
+    /// @brief The options type.
+    using Options = RotaryOptions;
+    /// @brief One position per token (rows of Q and K).
+    using PositionVector = Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1>;
+    /// @brief A read-only view of table rows: count x rotary_dim/2, row-major, its rows
+    ///        rotary_dim values apart (cos and sin of a position are stored side by side).
+    using TableView = Eigen::Map<const RowMatrix<Scalar>, Eigen::Unaligned, Eigen::OuterStride<>>;
+    /// @brief The cos and sin views of the same rows.
+    struct Rows {
+        TableView cos;  ///< count x rotary_dim/2 cosines.
+        TableView sin;  ///< count x rotary_dim/2 sines.
+    };
+
+    /// @brief Computes the frequencies and the tables.
+    /// @param options the rule, its parameters, the layout, precision and table length.
+    /// @throws value_error naming the option for: head_dim odd or <= 0; rotary_dim odd, <= 0 or
+    ///         past head_dim, or disagreeing with partial_rotary_factor; partial_rotary_factor
+    ///         outside (0, 1]; base <= 1; factor < 1 (or != 1 without scaling); a missing
+    ///         original_max_position_embeddings; llama3 factors not 0 < low < high; yarn betas
+    ///         <= 0; an attention_factor <= 0 or given to a rule without one; longrope lists
+    ///         whose lengths differ from rotary_dim/2 or that hold a value <= 0; dynamic with
+    ///         rotary_dim 2; any NaN or infinity; max_positions <= 0 or a table too large for
+    ///         memory.
+    explicit RotaryEmbedding(const RotaryOptions& options)
+        : m_options(checked(options)),
+          m_pairs(m_options.rotary_dim / 2),
+          m_table("rotary table", m_options.max_positions, m_options.rotary_dim) {
+        detail::run_or_fail_on_bad_alloc<value_error>([&] { plan_frequencies(); }, "rotary frequencies of ",
+                                                      m_options.rotary_dim, " dimensions do not fit in memory");
+        auto table = m_table.writable();
+        for (Index p = 0; p < m_options.max_positions; ++p) compute_row(p, table.row(p).data());
+    }
+
+    /// @brief The configuration, with rotary_dim filled in.
+    /// @return the options given to the constructor (rotary_dim derived when it was 0).
+    const RotaryOptions& options() const noexcept { return m_options; }
+    /// @brief Width of a head.
+    /// @return options().head_dim.
+    Index head_dim() const noexcept { return m_options.head_dim; }
+    /// @brief The rotated dimensions of a head (the first rotary_dim; the rest pass unchanged).
+    /// @return an even number in [2, head_dim].
+    Index rotary_dim() const noexcept { return m_options.rotary_dim; }
+    /// @brief Frequencies (pairs) per head.
+    /// @return rotary_dim() / 2: the columns of cos_table() and sin_table().
+    Index pairs() const noexcept { return m_pairs; }
+    /// @brief Rows precomputed.
+    /// @return options().max_positions.
+    Index max_positions() const noexcept { return m_table.rows(); }
+    /// @brief The factor on cos and sin (YaRN's and LongRoPE's attention factor; 1 otherwise), as
+    ///        Hugging Face computes it (a Python float).
+    /// @return the factor, > 0.
+    double attention_scaling() const noexcept { return m_attention_scaling; }
+    /// @brief Hugging Face's `inv_freq` for these options, float32 as its torch ops compute it
+    ///        (what follow mode uses).
+    /// @return pairs() values.
+    const std::vector<float>& inverse_frequencies() const noexcept { return m_inv_freq; }
+    /// @brief The rule's real-valued frequencies (what exact mode uses), rounded to double.
+    /// @return pairs() values.
+    const std::vector<double>& frequencies() const noexcept { return m_frequency; }
+
+    /// @brief All cosines: max_positions x pairs (row p: position p).
+    /// @return a view (no copy), valid while this object lives.
+    TableView cos_table() const noexcept { return view(0, max_positions(), 0); }
+    /// @brief All sines: max_positions x pairs.
+    /// @return a view (no copy), valid while this object lives.
+    TableView sin_table() const noexcept { return view(0, max_positions(), m_pairs); }
+    /// @brief count precomputed rows from row first, as cos and sin views (no copy).
+    /// @param first the first position.
+    /// @param count how many positions.
+    /// @return the views, count x pairs each.
+    /// @throws index_error if [first, first + count) is not inside [0, max_positions), whatever
+    ///         options.beyond says (use forward_into for rows past the table).
+    Rows rows(std::int64_t first, Index count) const {
+        if (first < 0 || count < 0 || first > max_positions() || count > max_positions() - first)
+            detail::fail<index_error>("rotary rows [", first, ", ", first, " + ", count,
+                                      ") are not inside the table of ", max_positions(), " rows (max_positions)");
+        return {view(static_cast<Index>(first), count, 0), view(static_cast<Index>(first), count, m_pairs)};
+    }
+
+    /// @brief The cos and sin rows of positions first .. first + cos.rows() - 1 into caller
+    ///        memory, computed past the table when options.beyond allows it.
+    /// @param first the first position, >= 0.
+    /// @param cos count x pairs.
+    /// @param sin count x pairs (the same count).
+    /// @throws shape_error for other shapes; index_error for negative positions, positions past
+    ///         the table under BeyondTable::throw_error, or past 2^53.
+    void forward_into(std::int64_t first, Eigen::Ref<RowMatrix<Scalar>> cos, Eigen::Ref<RowMatrix<Scalar>> sin) const {
+        detail::require_shape("sin of RotaryEmbedding::forward_into", sin.rows(), sin.cols(), cos.rows(), m_pairs);
+        detail::require_shape("cos of RotaryEmbedding::forward_into", cos.rows(), cos.cols(), sin.rows(), m_pairs);
+        if (cos.rows() == 0) return;
+        const std::int64_t last = detail::checked_add("rotary position", first, cos.rows() - 1);
+        require_position(first, "the first row");
+        require_position(last, "the last row");
+        std::vector<Scalar> scratch;
+        for (Index r = 0; r < cos.rows(); ++r) {
+            const Scalar* row = position_row(first + r, scratch);
+            std::copy(row, row + m_pairs, cos.row(r).data());
+            std::copy(row + m_pairs, row + 2 * m_pairs, sin.row(r).data());
+        }
+    }
+
+    /// @name Applying the rotation
+    /// Q is tokens x (q_heads * head_dim) and K tokens x (k_heads * head_dim), row-major (blocks
+    /// of a wider matrix, such as a fused QKV projection, are fine: rows may be apart). Either may
+    /// be empty (size 0), and is then left alone. Every argument is checked before anything is
+    /// written: an error leaves Q and K as they were.
+    /// @{
+
+    /// @brief Rotates each row of q and k by its own position.
+    /// @param q tokens x (q_heads * head_dim), rotated in place.
+    /// @param k tokens x (k_heads * head_dim), rotated in place (k_heads may differ from q_heads:
+    ///        grouped-query attention).
+    /// @param q_heads heads in q (> 0 unless q is empty).
+    /// @param k_heads heads in k (> 0 unless k is empty).
+    /// @param positions one position per row, >= 0.
+    /// @throws shape_error if q or k has other than positions.size() rows or other than
+    ///         heads x head_dim columns; value_error for a head count <= 0; index_error for a
+    ///         negative position, one past the table under BeyondTable::throw_error, or one past
+    ///         2^53.
+    void apply(Eigen::Ref<RowMatrix<float>> q, Eigen::Ref<RowMatrix<float>> k, Index q_heads, Index k_heads,
+               const Eigen::Ref<const PositionVector>& positions) const {
+        apply_positions<float>(q, k, q_heads, k_heads, positions);
+    }
+    /// @brief As apply for float, over double activations (computed in double).
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions one per row.
+    /// @throws as the float overload.
+    void apply(Eigen::Ref<RowMatrix<double>> q, Eigen::Ref<RowMatrix<double>> k, Index q_heads, Index k_heads,
+               const Eigen::Ref<const PositionVector>& positions) const {
+        apply_positions<double>(q, k, q_heads, k_heads, positions);
+    }
+    /// @brief As apply for float, over bfloat16 activations (computed in float, rounded once).
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions one per row.
+    /// @throws as the float overload.
+    void apply(Eigen::Ref<RowMatrix<Eigen::bfloat16>> q, Eigen::Ref<RowMatrix<Eigen::bfloat16>> k, Index q_heads,
+               Index k_heads, const Eigen::Ref<const PositionVector>& positions) const {
+        apply_positions<Eigen::bfloat16>(q, k, q_heads, k_heads, positions);
+    }
+
+    /// @brief Rotates the rows of a batch x seq batch (row b * seq + t is token t of sequence b)
+    ///        by the positions the pipeline gives its tokens: padded tokens are left alone, real
+    ///        ones take their number (PositionNumbering) plus their sequence's step offset.
+    /// @param q (batch * seq) x (q_heads * head_dim), rotated in place.
+    /// @param k (batch * seq) x (k_heads * head_dim), rotated in place.
+    /// @param q_heads heads in q.
+    /// @param k_heads heads in k.
+    /// @param ids the batch's token ids (their shape, and the padding id for Padding::by_id).
+    /// @param padding which tokens are real (Padding::none(), right, left, from_mask, by_id).
+    /// @param offsets added to the positions of each sequence (tokens already decoded).
+    /// @param numbering real_tokens (the number of real tokens before it, as Hugging Face's
+    ///        generate() derives position_ids from the attention mask) or sequence_index (its
+    ///        index in the row, padding included, as a forward without position_ids).
+    /// @throws shape_error, value_error and index_error as the positions overload, naming the
+    ///         token by (batch, position); shape_error or value_error for padding or offsets that
+    ///         do not fit the ids.
+    void apply(Eigen::Ref<RowMatrix<float>> q, Eigen::Ref<RowMatrix<float>> k, Index q_heads, Index k_heads,
+               const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
+               PositionNumbering numbering = PositionNumbering::real_tokens) const {
+        apply_batch<float>(q, k, q_heads, k_heads, ids, padding, offsets, numbering);
+    }
+    /// @brief The batch overload over double activations.
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param ids the batch's ids. @param padding real tokens.
+    /// @param offsets per sequence. @param numbering how tokens are numbered.
+    /// @throws as the float overload.
+    void apply(Eigen::Ref<RowMatrix<double>> q, Eigen::Ref<RowMatrix<double>> k, Index q_heads, Index k_heads,
+               const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
+               PositionNumbering numbering = PositionNumbering::real_tokens) const {
+        apply_batch<double>(q, k, q_heads, k_heads, ids, padding, offsets, numbering);
+    }
+    /// @brief The batch overload over bfloat16 activations.
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param ids the batch's ids. @param padding real tokens.
+    /// @param offsets per sequence. @param numbering how tokens are numbered.
+    /// @throws as the float overload.
+    void apply(Eigen::Ref<RowMatrix<Eigen::bfloat16>> q, Eigen::Ref<RowMatrix<Eigen::bfloat16>> k, Index q_heads,
+               Index k_heads, const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
+               PositionNumbering numbering = PositionNumbering::real_tokens) const {
+        apply_batch<Eigen::bfloat16>(q, k, q_heads, k_heads, ids, padding, offsets, numbering);
+    }
+    /// @}
+
+    /// @brief The position of every token of a batch, as the batch overload of apply takes them.
+    /// @param ids batch x seq ids.
+    /// @param padding which tokens are real.
+    /// @param offsets per sequence.
+    /// @param numbering how tokens are numbered.
+    /// @return batch * seq values: the position of row b * seq + t, or -1 for a padded token.
+    /// @throws shape_error or value_error for padding or offsets that do not fit the ids;
+    ///         index_error if an offset makes a position overflow or negative.
+    static PositionVector positions_of(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
+                                       PositionNumbering numbering = PositionNumbering::real_tokens) {
+        require_batch(ids, padding, offsets);
+        PositionVector out(ids.size());
+        for_each_batch_position(ids, padding, offsets, numbering,
+                                [&](Index row, Index, Index, std::int64_t position) { out[row] = position; });
+        return out;
+    }
+
+private:
+    static constexpr std::int64_t max_exact_position = std::int64_t{1} << 53;
+
+    // ---- options --------------------------------------------------------------------------
+
+    static const char* rule_name(RotaryScaling scaling) noexcept {
+        switch (scaling) {
+            case RotaryScaling::none: return "none";
+            case RotaryScaling::linear: return "linear";
+            case RotaryScaling::dynamic: return "dynamic";
+            case RotaryScaling::yarn: return "yarn";
+            case RotaryScaling::llama3: return "llama3";
+            case RotaryScaling::longrope: return "longrope";
+        }
+        return "unknown";
+    }
+
+    static void require_finite_option(const char* name, double value) {
+        if (!std::isfinite(value)) detail::fail<value_error>("rotary option ", name, " is ", value, ", not finite");
+    }
+
+    static void require_positive_option(const char* name, double value) {
+        require_finite_option(name, value);
+        if (!(value > 0)) detail::fail<value_error>("rotary option ", name, " is ", value, ", must be positive");
+    }
+
+    static void require_factor_list(const char* name, const std::vector<double>& values, Index pairs) {
+        if (static_cast<Index>(values.size()) != pairs)
+            detail::fail<value_error>("longrope ", name, " has ", values.size(), " values, expected rotary_dim/2 = ",
+                                      pairs);
+        for (std::size_t i = 0; i < values.size(); ++i)
+            if (!std::isfinite(values[i]) || !(values[i] > 0))
+                detail::fail<value_error>("longrope ", name, "[", i, "] is ", values[i], ", must be finite and positive");
+    }
+
+    static RotaryOptions checked(RotaryOptions options) {
+        if (options.head_dim <= 0 || options.head_dim % 2 != 0)
+            detail::fail<value_error>("rotary head_dim ", options.head_dim,
+                                      " must be positive and even (RoPE rotates pairs of dimensions)");
+        require_finite_option("partial_rotary_factor", options.partial_rotary_factor);
+        if (!(options.partial_rotary_factor > 0 && options.partial_rotary_factor <= 1))
+            detail::fail<value_error>("rotary partial_rotary_factor ", options.partial_rotary_factor,
+                                      " is outside (0, 1]");
+        // Python's int(head_dim * partial_rotary_factor): the double product, truncated.
+        const auto from_factor = static_cast<Index>(
+            std::trunc(static_cast<double>(options.head_dim) * options.partial_rotary_factor));
+        if (options.rotary_dim == 0) {
+            options.rotary_dim = from_factor;
+        } else if (options.partial_rotary_factor != 1.0 && options.rotary_dim != from_factor) {
+            detail::fail<value_error>("rotary_dim ", options.rotary_dim, " disagrees with partial_rotary_factor ",
+                                      options.partial_rotary_factor, " (head_dim ", options.head_dim, " x ",
+                                      options.partial_rotary_factor, " = ", from_factor, "); set one of them");
+        }
+        if (options.rotary_dim <= 0 || options.rotary_dim % 2 != 0 || options.rotary_dim > options.head_dim)
+            detail::fail<value_error>("rotary_dim ", options.rotary_dim, " must be even and in [2, head_dim = ",
+                                      options.head_dim, "]");
+        require_finite_option("base", options.base);
+        if (!(options.base > 1))
+            detail::fail<value_error>("rotary base (rope_theta) ", options.base, " must be greater than 1");
+        require_finite_option("factor", options.factor);
+        const RotaryScaling rule = options.scaling;
+        if (rule == RotaryScaling::none) {
+            if (options.factor != 1.0)
+                detail::fail<value_error>("rotary factor ", options.factor,
+                                          " is given without a scaling rule (scaling = none); set scaling or "
+                                          "leave factor at 1");
+        } else if (!(options.factor >= 1)) {
+            detail::fail<value_error>("rotary factor ", options.factor, " of the ", rule_name(rule),
+                                      " rule must be at least 1");
+        }
+        const bool needs_original = rule == RotaryScaling::dynamic || rule == RotaryScaling::yarn ||
+                                    rule == RotaryScaling::llama3 || rule == RotaryScaling::longrope;
+        if (options.original_max_position_embeddings < 0 ||
+            (needs_original && options.original_max_position_embeddings == 0))
+            detail::fail<value_error>("rotary original_max_position_embeddings ",
+                                      options.original_max_position_embeddings, " must be positive for the ",
+                                      rule_name(rule), " rule");
+        if (options.sequence_length < 0)
+            detail::fail<value_error>("rotary sequence_length ", options.sequence_length, " is negative");
+        if (rule == RotaryScaling::dynamic && options.rotary_dim == 2)
+            detail::fail<value_error>("the dynamic rule needs rotary_dim > 2 (its exponent is dim / (dim - 2))");
+        if (rule == RotaryScaling::llama3) {
+            require_positive_option("low_freq_factor", options.low_freq_factor);
+            require_positive_option("high_freq_factor", options.high_freq_factor);
+            if (!(options.high_freq_factor > options.low_freq_factor))
+                detail::fail<value_error>("llama3 high_freq_factor ", options.high_freq_factor,
+                                          " must be greater than low_freq_factor ", options.low_freq_factor);
+        }
+        if (rule == RotaryScaling::yarn) {
+            require_positive_option("beta_fast", options.beta_fast);
+            require_positive_option("beta_slow", options.beta_slow);
+            require_finite_option("mscale", options.mscale);
+            require_finite_option("mscale_all_dim", options.mscale_all_dim);
+        } else if (options.mscale != 0 || options.mscale_all_dim != 0) {
+            detail::fail<value_error>("rotary mscale and mscale_all_dim apply to the yarn rule only, not ",
+                                      rule_name(rule));
+        }
+        if (options.attention_factor) {
+            if (rule != RotaryScaling::yarn && rule != RotaryScaling::longrope)
+                detail::fail<value_error>("rotary attention_factor applies to the yarn and longrope rules only, not ",
+                                          rule_name(rule));
+            require_positive_option("attention_factor", *options.attention_factor);
+            if (!std::isfinite(static_cast<float>(*options.attention_factor)))
+                detail::fail<value_error>("rotary attention_factor ", *options.attention_factor,
+                                          " overflows float32");
+        }
+        const Index pairs = options.rotary_dim / 2;
+        if (rule == RotaryScaling::longrope) {
+            require_factor_list("short_factor", options.short_factor, pairs);
+            require_factor_list("long_factor", options.long_factor, pairs);
+        } else if (!options.short_factor.empty() || !options.long_factor.empty()) {
+            detail::fail<value_error>("rotary short_factor and long_factor apply to the longrope rule only, not ",
+                                      rule_name(rule));
+        }
+        detail::require_positive("rotary max_positions", options.max_positions);
+        detail::require_addressable<Scalar>("rotary table", options.max_positions, options.rotary_dim);
+        return options;
+    }
+
+    // ---- frequencies ------------------------------------------------------------------------
+
+    /// Both sets of frequencies, the attention scaling and the kernel's split of the exact ones.
+    void plan_frequencies() {
+        namespace rotary = detail::rotary;
+        const RotaryOptions& o = m_options;
+        const Index dim = o.rotary_dim;
+        const auto base = static_cast<long double>(o.base);
+        const auto factor = static_cast<long double>(o.factor);
+        std::vector<long double> exact;
+        m_attention_scaling = 1.0;
+        m_exact_scaling = 1;
+        switch (o.scaling) {
+            case RotaryScaling::none:
+                m_inv_freq = rotary::follow_default(o.base, dim);
+                exact = rotary::exact_default(base, dim);
+                break;
+            case RotaryScaling::linear:
+                m_inv_freq = rotary::follow_linear(o.base, dim, o.factor);
+                exact = rotary::exact_linear(base, dim, factor);
+                break;
+            case RotaryScaling::dynamic:
+                m_inv_freq = rotary::follow_dynamic(o.base, dim, o.factor, o.sequence_length,
+                                                    o.original_max_position_embeddings);
+                exact = rotary::exact_dynamic(base, dim, factor, o.sequence_length, o.original_max_position_embeddings);
+                break;
+            case RotaryScaling::yarn:
+                m_inv_freq = rotary::follow_yarn(o.base, dim, o.factor, o.beta_fast, o.beta_slow,
+                                                 o.original_max_position_embeddings, o.truncate);
+                exact = rotary::exact_yarn(base, dim, factor, o.beta_fast, o.beta_slow,
+                                           o.original_max_position_embeddings, o.truncate);
+                m_attention_scaling = o.attention_factor.value_or(
+                    rotary::yarn_attention_factor(o.factor, o.mscale, o.mscale_all_dim));
+                m_exact_scaling = o.attention_factor ? static_cast<long double>(*o.attention_factor)
+                                                     : rotary::exact_yarn_attention_factor(factor, o.mscale, o.mscale_all_dim);
+                break;
+            case RotaryScaling::llama3:
+                m_inv_freq = rotary::follow_llama3(o.base, dim, o.factor, o.low_freq_factor, o.high_freq_factor,
+                                                   o.original_max_position_embeddings);
+                exact = rotary::exact_llama3(base, dim, factor, o.low_freq_factor, o.high_freq_factor,
+                                             o.original_max_position_embeddings);
+                break;
+            case RotaryScaling::longrope: {
+                const std::vector<double>& ext =
+                    o.sequence_length > o.original_max_position_embeddings ? o.long_factor : o.short_factor;
+                m_inv_freq = rotary::follow_longrope(o.base, dim, ext);
+                exact = rotary::exact_longrope(base, dim, ext);
+                m_attention_scaling = o.attention_factor.value_or(
+                    rotary::longrope_attention_factor(o.factor, o.original_max_position_embeddings));
+                m_exact_scaling = o.attention_factor ? static_cast<long double>(*o.attention_factor)
+                                                     : rotary::exact_longrope_attention_factor(
+                                                           factor, o.original_max_position_embeddings);
+                break;
+            }
+        }
+        m_scale32 = static_cast<float>(m_attention_scaling);
+        if (!(m_attention_scaling > 0) || !std::isfinite(m_scale32))
+            detail::fail<value_error>("rotary attention scaling ", m_attention_scaling, " of the ",
+                                      rule_name(o.scaling), " rule is not a finite positive float");
+
+        const auto pairs = static_cast<std::size_t>(m_pairs);
+        const std::size_t padded = (pairs + block - 1) / block * block;
+        m_frequency.resize(pairs);
+        m_split_frequency.resize(pairs);
+        m_high.assign(padded, 0.0);
+        m_middle.assign(padded, 0.0);
+        m_low.assign(padded, 0.0);
+        m_max_frequency = 0;
+        m_max_inv_freq = 0;
+        for (std::size_t i = 0; i < pairs; ++i) {
+            const long double value = exact[i];
+            if (!std::isfinite(value) || !(value > 0) || !std::isfinite(m_inv_freq[i]) || !(m_inv_freq[i] > 0))
+                detail::fail<value_error>("rotary frequency ", i, " of the ", rule_name(o.scaling),
+                                          " rule is not a finite positive number (", static_cast<double>(value),
+                                          "; float32 ", m_inv_freq[i], "): check the options");
+            const auto hi = static_cast<double>(value);
+            m_frequency[i] = hi;
+            m_split_frequency[i] = {hi, static_cast<double>(value - static_cast<long double>(hi))};
+            const detail::SplitFrequency split = detail::split_frequency(m_split_frequency[i]);
+            m_high[i] = split.high;
+            m_middle[i] = split.middle;
+            m_low[i] = split.low;
+            m_max_frequency = std::max(m_max_frequency, hi);
+            m_max_inv_freq = std::max(m_max_inv_freq, static_cast<double>(m_inv_freq[i]));
+        }
+    }
+
+    // ---- tables -----------------------------------------------------------------------------
+
+    static constexpr Index block = detail::exact_sin_cos_block_size;
+    // The vector kernel reduces angles exactly while the quadrant stays below 2^26 (its pi/2 in
+    // 26-bit parts); past that each value goes through exact_sin_or_cos (exact) or std::sin and
+    // std::cos of the float32 angle (follow).
+    static constexpr double kernel_angle_limit = 0x1p25;
+
+    TableView view(Index first, Index count, Index column) const noexcept {
+        return TableView(m_table.row(first) + column, count, m_pairs, Eigen::OuterStride<>(m_options.rotary_dim));
+    }
+
+    /// Writes position's row ([cos | sin], rotary_dim values) to out.
+    void compute_row(std::int64_t position, Scalar* out) const {
+        if (m_options.precision == TablePrecision::exact)
+            compute_exact_row(position, out);
+        else
+            compute_follow_row(position, out);
+    }
+
+    void compute_exact_row(std::int64_t position, Scalar* out) const {
+        namespace rotary = detail::rotary;
+        alignas(64) double sines[block];
+        alignas(64) double cosines[block];
+        const auto p = static_cast<double>(position);
+        const bool kernel = p < detail::fast_path_position_limit && p * m_max_frequency < kernel_angle_limit;
+        for (Index first = 0; first < m_pairs; first += block) {
+            const Index count = std::min(block, m_pairs - first);
+            const auto at = static_cast<std::size_t>(first);
+            if (kernel) {
+                detail::exact_sin_cos(p, m_high.data() + at, m_middle.data() + at, m_low.data() + at, sines, cosines);
+            } else {
+                for (Index i = 0; i < count; ++i) {
+                    const detail::DoubleDouble frequency = m_split_frequency[at + static_cast<std::size_t>(i)];
+                    sines[i] = detail::exact_sin_or_cos(p, frequency, false);
+                    cosines[i] = detail::exact_sin_or_cos(p, frequency, true);
+                }
+            }
+            if (m_exact_scaling == 1) {
+                for (Index i = 0; i < count; ++i) {
+                    out[first + i] = rotary::from_exact<Scalar>(cosines[i]);
+                    out[m_pairs + first + i] = rotary::from_exact<Scalar>(sines[i]);
+                }
+            } else {
+                // The product in long double, rounded once to the stored type.
+                for (Index i = 0; i < count; ++i) {
+                    out[first + i] = rotary::from_exact<Scalar>(m_exact_scaling * static_cast<long double>(cosines[i]));
+                    out[m_pairs + first + i] =
+                        rotary::from_exact<Scalar>(m_exact_scaling * static_cast<long double>(sines[i]));
+                }
+            }
+        }
+    }
+
+    void compute_follow_row(std::int64_t position, Scalar* out) const {
+        namespace rotary = detail::rotary;
+        alignas(64) static constexpr double zeros[block] = {};
+        alignas(64) double angles[block];
+        alignas(64) double sines[block];
+        alignas(64) double cosines[block];
+        // position_ids.float(), and one rounded float32 product per frequency (the outer product).
+        const auto p = static_cast<float>(position);
+        const bool kernel = static_cast<double>(p) * m_max_inv_freq < kernel_angle_limit;
+        for (Index first = 0; first < m_pairs; first += block) {
+            const Index count = std::min(block, m_pairs - first);
+            for (Index i = 0; i < block; ++i)
+                angles[i] = i < count ? static_cast<double>(m_inv_freq[static_cast<std::size_t>(first + i)] * p) : 0.0;
+            // cos and sin of the float32 angle, to about 1e-16, so that rounding them to float
+            // gives the correctly rounded float32 values: the kernel with position 1 and the angle
+            // as its (24-bit, so exactly split) frequency.
+            if (kernel) {
+                detail::exact_sin_cos(1.0, angles, zeros, zeros, sines, cosines);
+            } else {
+                for (Index i = 0; i < count; ++i) {
+                    sines[i] = std::sin(angles[i]);
+                    cosines[i] = std::cos(angles[i]);
+                }
+            }
+            for (Index i = 0; i < count; ++i) {
+                auto c = static_cast<float>(cosines[i]);
+                auto s = static_cast<float>(sines[i]);
+                if (m_scale32 != 1.0f) {
+                    c = c * m_scale32;
+                    s = s * m_scale32;
+                }
+                out[first + i] = rotary::from_follow<Scalar>(c);
+                out[m_pairs + first + i] = rotary::from_follow<Scalar>(s);
+            }
+        }
+    }
+
+    /// The row of a checked position: the table's, or computed into scratch.
+    const Scalar* position_row(std::int64_t position, std::vector<Scalar>& scratch) const {
+        if (position < max_positions()) return m_table.row(static_cast<Index>(position));
+        scratch.resize(static_cast<std::size_t>(m_options.rotary_dim));
+        compute_row(position, scratch.data());
+        return scratch.data();
+    }
+
+    // ---- positions --------------------------------------------------------------------------
+
+    /// Throws unless position can be rotated by (where names the token for the message).
+    template <typename... Where>
+    void require_position(std::int64_t position, const Where&... where) const {
+        if (position < 0) detail::fail<index_error>("rotary position ", position, " of ", where..., " is negative");
+        if (position >= max_positions()) {
+            if (m_options.beyond == BeyondTable::throw_error)
+                detail::fail<index_error>("rotary position ", position, " of ", where...,
+                                          " is past the table of ", max_positions(),
+                                          " rows (max_positions); raise max_positions or set beyond = "
+                                          "BeyondTable::compute");
+            if (position > max_exact_position)
+                detail::fail<index_error>("rotary position ", position, " of ", where...,
+                                          " is beyond 2^53, where positions are no longer exact");
+        }
+    }
+
+    static void require_batch(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets) {
+        padding.require_fits(ids);
+        offsets.require_fits(ids.rows());
+    }
+
+    /// Calls visit(row, b, t, position) for every token of the batch, position -1 for padding.
+    template <typename Visit>
+    static void for_each_batch_position(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
+                                        PositionNumbering numbering, Visit&& visit) {
+        const Index seq = ids.cols();
+        padding.for_each_token(ids, 0, ids.rows(), [&](Index b, Index t, std::int64_t real_index) {
+            std::int64_t position = -1;
+            if (real_index >= 0) {
+                const std::int64_t number =
+                    numbering == PositionNumbering::real_tokens ? real_index : static_cast<std::int64_t>(t);
+                position = detail::checked_add("rotary position", number, offsets.of(b));
+                if (position < 0)
+                    detail::fail<index_error>("rotary position ", position, " of token (batch ", b, ", position ", t,
+                                              ") is negative (step offset ", offsets.of(b), ")");
+            }
+            visit(b * seq + t, b, t, position);
+        });
+    }
+
+    // ---- applying ---------------------------------------------------------------------------
+
+    /// Throws unless x (q or k) fits tokens rows of heads x head_dim; whether it is rotated.
+    template <typename A>
+    bool require_activations(const char* name, const Eigen::Ref<RowMatrix<A>>& x, Index heads, Index tokens,
+                             const char* tokens_from) const {
+        if (x.size() == 0) return false;
+        if (x.rows() != tokens)
+            detail::fail<shape_error>(name, " is ", x.rows(), " x ", x.cols(), ", but ", tokens_from, " give ", tokens,
+                                      " tokens (one row each)");
+        if (heads <= 0) detail::fail<value_error>(name, "_heads is ", heads, ", must be positive for a non-empty ", name);
+        if (x.cols() / heads != head_dim() || x.cols() % heads != 0)
+            detail::fail<shape_error>(name, " is ", x.rows(), " x ", x.cols(), ", expected ", tokens, " x (", name,
+                                      "_heads ", heads, " x head_dim ", head_dim(), ")");
+        return true;
+    }
+
+    template <typename A>
+    void require_same_tokens(const Eigen::Ref<RowMatrix<A>>& q, const Eigen::Ref<RowMatrix<A>>& k) const {
+        if (q.size() != 0 && k.size() != 0 && q.rows() != k.rows())
+            detail::fail<shape_error>("q is ", q.rows(), " x ", q.cols(), " and k is ", k.rows(), " x ", k.cols(),
+                                      ": both need one row per token");
+    }
+
+    /// Rotates row `row` of q and k by position (checked), fetching the table row once.
+    template <typename A>
+    void rotate_token(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k,
+                      Index q_heads, Index k_heads, Index row, std::int64_t position,
+                      std::vector<Scalar>& scratch) const {
+        const Scalar* values = position_row(position, scratch);
+        const bool interleaved = m_options.layout == RotaryLayout::interleaved;
+        if (rotate_q)
+            detail::rotary::rotate_rows(values, values + m_pairs, m_pairs, interleaved, q.row(row).data(), q_heads,
+                                        head_dim());
+        if (rotate_k)
+            detail::rotary::rotate_rows(values, values + m_pairs, m_pairs, interleaved, k.row(row).data(), k_heads,
+                                        head_dim());
+    }
+
+    template <typename A>
+    void apply_positions(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
+                         const Eigen::Ref<const PositionVector>& positions) const {
+        const Index tokens = positions.size();
+        require_same_tokens<A>(q, k);
+        const bool rotate_q = require_activations<A>("q", q, q_heads, tokens, "the positions");
+        const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the positions");
+        for (Index r = 0; r < tokens; ++r) require_position(positions[r], "row ", r);
+        if (!rotate_q && !rotate_k) return;
+        std::vector<Scalar> scratch;
+        for (Index r = 0; r < tokens; ++r) rotate_token<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch);
+    }
+
+    template <typename A>
+    void apply_batch(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
+                     const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
+                     PositionNumbering numbering) const {
+        require_batch(ids, padding, offsets);
+        const Index tokens = ids.size();
+        require_same_tokens<A>(q, k);
+        const bool rotate_q = require_activations<A>("q", q, q_heads, tokens, "the batch x seq ids");
+        const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the batch x seq ids");
+        for_each_batch_position(ids, padding, offsets, numbering, [&](Index, Index b, Index t, std::int64_t position) {
+            if (position >= 0) require_position(position, "token (batch ", b, ", position ", t, ")");
+        });
+        if (!rotate_q && !rotate_k) return;
+        std::vector<Scalar> scratch;
+        for_each_batch_position(ids, padding, offsets, numbering, [&](Index row, Index, Index, std::int64_t position) {
+            if (position >= 0) rotate_token<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, row, position, scratch);
+        });
+    }
+
+    RotaryOptions m_options;
+    Index m_pairs;
+    double m_attention_scaling = 1.0;  // Hugging Face's Python float
+    long double m_exact_scaling = 1;   // the same factor over the reals (exact mode)
+    float m_scale32 = 1.0f;            // follow mode: f32(attention_scaling)
+    std::vector<float> m_inv_freq;                          // follow: Hugging Face's float32 inv_freq
+    std::vector<double> m_frequency;                        // exact, rounded to double (for users)
+    std::vector<detail::DoubleDouble> m_split_frequency;    // exact, as hi + lo
+    std::vector<double> m_high;                             // exact, split for the kernel, padded
+    std::vector<double> m_middle;
+    std::vector<double> m_low;
+    double m_max_frequency = 0;
+    double m_max_inv_freq = 0;
+    // [cos | sin] per position, pairs values each: 64-byte aligned rows, huge pages when large.
+    detail::RowTable<Scalar> m_table;
+};
+
+}  // namespace seqembed

@@ -1,0 +1,178 @@
+// seqembed::io::read_rotary_config: every fixture config.json (tests/fixtures/rope/rope_cases.hpp)
+// read from a file gives Hugging Face's float32 inv_freq, attention scaling and cos/sin bit for
+// bit; broken configs are errors naming the file and the key.
+#include <seqembed/io/rotary_config.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "catch.hpp"
+#include "fixtures/rope/rope_cases.hpp"
+#include "io_test_support.hpp"
+
+using seqembed::BeyondTable;
+using seqembed::Index;
+using seqembed::RotaryEmbedding;
+using seqembed::RotaryLayout;
+using seqembed::RotaryOptions;
+using seqembed::RotaryScaling;
+using seqembed::RowMatrix;
+using seqembed::TablePrecision;
+using seqembed::io::read_rotary_config;
+
+namespace fx = seqembed_rope_fixtures;
+
+TEST_CASE("rotary: Every fixture config.json gives Hugging Face's inv_freq, attention scaling and tables bit for bit",
+          "[io][rotary]") {
+    io_test::TempDir scratch;
+    for (const fx::FrequencyCase& c : fx::frequency_cases) {
+        INFO("case " << c.name << ": " << c.config_json);
+        const auto file = scratch / (std::string(c.name) + ".json");
+        io_test::write_bytes(file, c.config_json);
+        RotaryOptions options = read_rotary_config(file);
+        CHECK(options.head_dim == c.head_dim);
+        CHECK(options.layout == RotaryLayout::halves);
+        CHECK(options.max_positions > 0);
+        const std::string rule = c.rule;
+        CHECK(options.scaling == (rule == "default"    ? RotaryScaling::none
+                                  : rule == "linear"   ? RotaryScaling::linear
+                                  : rule == "dynamic"  ? RotaryScaling::dynamic
+                                  : rule == "yarn"     ? RotaryScaling::yarn
+                                  : rule == "llama3"   ? RotaryScaling::llama3
+                                                       : RotaryScaling::longrope));
+        options.sequence_length = c.sequence_length;
+        options.precision = TablePrecision::follow_scalar;
+        options.max_positions = 8;
+        options.beyond = BeyondTable::compute;
+        const RotaryEmbedding<float> rope(options);
+        CHECK(rope.rotary_dim() == c.rotary_dim);
+        CHECK(rope.attention_scaling() == c.attention_scaling);
+        for (Index i = 0; i < rope.pairs(); ++i)
+            CHECK(rope.inverse_frequencies()[static_cast<std::size_t>(i)] == static_cast<float>(c.inv_freq_f32[i]));
+        RowMatrix<float> cos(1, rope.pairs()), sin(1, rope.pairs());
+        for (long r = 0; r < c.position_count; ++r) {
+            rope.forward_into(c.positions[r], cos, sin);
+            for (Index i = 0; i < rope.pairs(); ++i) {
+                CHECK(cos(0, i) == static_cast<float>(c.follow_cos_f32[r * rope.pairs() + i]));
+                CHECK(sin(0, i) == static_cast<float>(c.follow_sin_f32[r * rope.pairs() + i]));
+            }
+        }
+        // The exact frequencies from the file are the real ones, as mpmath has them.
+        options.precision = TablePrecision::exact;
+        const RotaryEmbedding<double> exact(options);
+        for (Index i = 0; i < exact.pairs(); ++i)
+            CHECK(std::fabs(exact.frequencies()[static_cast<std::size_t>(i)] - c.frequency_exact[i]) <=
+                  c.frequency_exact[i] * 0x1p-52);
+    }
+}
+
+TEST_CASE("rotary: Family conventions: GPT-J's rotary_dim and interleaved pairs, GPT-NeoX's rotary_pct, legacy keys",
+          "[io][rotary]") {
+    const auto parse = [](const char* text) {
+        return seqembed::io::rotary_options_from_json(nlohmann::json::parse(text), "config.json");
+    };
+    const RotaryOptions gptj =
+        parse(R"({"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64, "n_positions": 2048})");
+    CHECK(gptj.layout == RotaryLayout::interleaved);
+    CHECK(gptj.head_dim == 256);
+    CHECK(gptj.rotary_dim == 64);
+    CHECK(gptj.max_positions == 2048);
+    CHECK(gptj.base == 10000.0);
+    const RotaryOptions neox = parse(R"({"model_type": "gpt_neox", "hidden_size": 6144, "num_attention_heads": 64,
+                                         "rotary_pct": 0.25, "rotary_emb_base": 10000, "max_position_embeddings": 2048})");
+    CHECK(neox.layout == RotaryLayout::halves);
+    CHECK(RotaryEmbedding<float>(neox).rotary_dim() == 24);
+    const RotaryOptions su = parse(R"({"hidden_size": 64, "num_attention_heads": 2, "max_position_embeddings": 8192,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "su", "short_factor": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],
+                         "long_factor": [2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2]}})");
+    CHECK(su.scaling == RotaryScaling::longrope);
+    CHECK(su.factor == 2.0);
+    CHECK(su.original_max_position_embeddings == 4096);
+    const RotaryOptions v5 = parse(R"({"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
+        "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                            "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})");
+    CHECK(v5.scaling == RotaryScaling::llama3);
+    CHECK(v5.base == 500000.0);
+    const RotaryOptions plain = parse(R"({"hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": null})");
+    CHECK(plain.scaling == RotaryScaling::none);
+    CHECK(plain.base == 10000.0);
+    const RotaryOptions yarn = parse(R"({"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 4096,
+        "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": null, "beta_slow": 0}})");
+    CHECK(yarn.beta_fast == 32.0);  // `get("beta_fast") or 32`
+    CHECK(yarn.beta_slow == 1.0);
+    CHECK(yarn.original_max_position_embeddings == 4096);
+}
+
+TEST_CASE("rotary: A broken rotary config is an error naming the file and the key", "[io][rotary]") {
+    io_test::TempDir scratch;
+    const auto fails = [&](const std::string& text, std::initializer_list<std::string> words) {
+        INFO("config: " << text);
+        const auto file = scratch / "config.json";
+        io_test::write_bytes(file, text);
+        io_test::require_error<seqembed::format_error>([&] { (void)read_rotary_config(file); }, words);
+    };
+    const std::string shape = R"("hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 4096)";
+    fails("not json", {"config.json", "is not a JSON object"});
+    fails("[1, 2]", {"is not a JSON object"});
+    fails("{" + shape + R"(, "rope_theta": "big"})", {"config.json", "'rope_theta' is \"big\", not a finite number"});
+    fails("{" + shape + R"(, "rope_theta": 1.0})", {"'rope_theta' is 1, must be greater than 1"});
+    fails("{" + shape + R"(, "rope_theta": -3})", {"'rope_theta' is -3"});
+    fails(R"({"num_attention_heads": 32})", {"has no key 'hidden_size' or 'n_embd' or 'd_model'"});
+    fails(R"({"hidden_size": 4096, "num_attention_heads": 0})", {"'num_attention_heads'", "not a positive integer"});
+    fails(R"({"head_dim": -64, "hidden_size": 4096, "num_attention_heads": 32})", {"'head_dim' is -64"});
+    fails("{" + shape + R"(, "partial_rotary_factor": 1.5})", {"'partial_rotary_factor' is 1.5, must be in (0, 1]"});
+    fails("{" + shape + R"(, "rotary_pct": 0})", {"'rotary_pct' is 0"});
+    fails(R"({"model_type": "gptj", "n_embd": 4096, "n_head": 16})", {"has no 'rotary_dim'", "gptj"});
+    fails("{" + shape + R"(, "rope_scaling": 5})", {"'rope_scaling' is 5, not an object or null"});
+    fails("{" + shape + R"(, "rope_scaling": {"factor": 2.0}})", {"'rope_scaling' has neither 'rope_type' nor 'type'"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "mrope"}})",
+          {"'rope_scaling.rope_type' is 'mrope'", "default, linear, dynamic, yarn, llama3, longrope"});
+    fails("{" + shape + R"(, "rope_scaling": {"type": 3}})", {"'rope_scaling.type' is 3, not a string"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "linear"}})",
+          {"has no 'rope_scaling.factor', which the linear rope_type needs"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "linear", "factor": 0.5}})",
+          {"'rope_scaling.factor' is 0.5, must be at least 1"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "linear", "factor": "2"}})",
+          {"'rope_scaling.factor' is \"2\", not a finite number"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": 8192}})",
+          {"has no 'rope_scaling.low_freq_factor', which the llama3 rope_type needs"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0,
+                             "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}})",
+          {"'rope_scaling.high_freq_factor' is 1, must be greater than low_freq_factor"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 8192.5}})",
+          {"'rope_scaling.original_max_position_embeddings' is 8192.5, not a positive integer"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "truncate": "no"}})",
+          {"'rope_scaling.truncate' is \"no\", not true or false"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "attention_factor": -1}})",
+          {"'rope_scaling.attention_factor' is -1, must be positive"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": -2}})",
+          {"'rope_scaling.beta_fast' is -2, must be positive"});
+    fails(R"({"hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}})",
+          {"has no 'max_position_embeddings', which the dynamic rope_type needs"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0, "long_factor": [1, 2]}})",
+          {"has no 'rope_scaling.short_factor'"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0, "short_factor": {"a": 1},
+                             "long_factor": [1]}})",
+          {"'rope_scaling.short_factor' is {\"a\":1}, not a list of numbers"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0, "short_factor": [1, "x"],
+                             "long_factor": [1]}})",
+          {"'rope_scaling.short_factor' holds \"x\", not a finite positive number"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0, "short_factor": [1, 0],
+                             "long_factor": [1]}})",
+          {"'rope_scaling.short_factor' holds 0"});
+    io_test::require_error<seqembed::file_error>([&] { (void)read_rotary_config(scratch / "missing.json"); },
+                                                 {"missing.json", "cannot open"});
+
+    // Values the reader accepts but the component rejects (a list of the wrong length) are the
+    // component's value_error.
+    const auto file = scratch / "config.json";
+    io_test::write_bytes(file, "{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0,
+                                  "short_factor": [1, 1], "long_factor": [1, 1]}})");
+    const RotaryOptions options = read_rotary_config(file);
+    io_test::require_error<seqembed::value_error>([&] { RotaryEmbedding<float> rope(options); },
+                                                  {"short_factor has 2 values, expected rotary_dim/2 = 64"});
+}
