@@ -97,7 +97,7 @@ TEST_CASE("alibi: BLOOM's bias for a batch padded on either side, and MPT's, bit
     }
 }
 
-TEST_CASE("alibi: positions by family and padding side; padded BLOOM keys are zero") {
+TEST_CASE("alibi: positions by family and padding side, padded BLOOM keys zero") {
     IdMatrix ids(2, 5);
     ids << 1, 1, 5, 6, 7,  //
         5, 6, 7, 1, 1;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -137,4 +139,78 @@ TEST_CASE("Every ISA's exact sinusoidal table has the scalar table's bits", "[is
                 REQUIRE(bit_equal<float>(table.forward(700, 3), float_reference.forward(700, 3)));
         });
     }
+}
+
+namespace {
+
+/// Rotates random heads (NaN and infinity among them) with the ISA in force and with the
+/// scalar backend, both layouts, pair counts around every vector width and past the kernel's
+/// 256-pair step; true when every bit agrees.
+template <typename Table, typename Activation>
+bool rotation_matches_scalar(std::mt19937& generator) {
+    std::normal_distribution<double> normal(0.0, 1.0);
+    bool same = true;
+    for (const Index pairs : {1, 2, 3, 7, 8, 16, 31, 64, 100, 256, 300}) {
+        for (const bool interleaved : {false, true}) {
+            const Index head_dim = 2 * pairs + 3;  // three dimensions past the rotated ones
+            const Index heads = 3;
+            std::vector<Table> cos(static_cast<std::size_t>(pairs));
+            std::vector<Table> sin(static_cast<std::size_t>(pairs));
+            for (std::size_t i = 0; i < cos.size(); ++i) {
+                cos[i] = static_cast<Table>(normal(generator));
+                sin[i] = static_cast<Table>(normal(generator));
+            }
+            std::vector<Activation> ours(static_cast<std::size_t>(heads * head_dim));
+            for (Activation& value : ours) value = static_cast<Activation>(100.0 * normal(generator));
+            ours[1] = static_cast<Activation>(std::numeric_limits<float>::quiet_NaN());
+            ours[2] = static_cast<Activation>(-std::numeric_limits<float>::infinity());
+            std::vector<Activation> scalar = ours;
+            seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved,
+                                                                   ours.data(), heads, head_dim);
+            seqembed::detail::scalar_isa::Backend::rotate<Table, Activation>(cos.data(), sin.data(), pairs,
+                                                                            interleaved, scalar.data(), heads,
+                                                                            head_dim);
+            same = same && std::memcmp(ours.data(), scalar.data(), sizeof(Activation) * ours.size()) == 0;
+        }
+    }
+    return same;
+}
+
+}  // namespace
+
+TEST_CASE("Every ISA's rotary rotation gives the scalar rotation's bits", "[isa][rotary]") {
+    for_each_isa([&](Isa) {
+        std::mt19937 generator(5);
+        CHECK(rotation_matches_scalar<float, float>(generator));
+        CHECK(rotation_matches_scalar<double, float>(generator));
+        CHECK(rotation_matches_scalar<Eigen::bfloat16, float>(generator));
+        CHECK(rotation_matches_scalar<Eigen::half, float>(generator));
+        CHECK(rotation_matches_scalar<double, double>(generator));
+        CHECK(rotation_matches_scalar<float, double>(generator));
+        CHECK(rotation_matches_scalar<float, Eigen::bfloat16>(generator));
+        CHECK(rotation_matches_scalar<Eigen::bfloat16, Eigen::bfloat16>(generator));
+    });
+}
+
+TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloat16 rounded once", "[isa][rotary]") {
+    // Pair (3, 5) by cos 0.5, sin 0.25 (exact): 1.5 - 1.25 = 0.25 and 2.5 + 0.75 = 3.25, in both
+    // layouts. bfloat16 (1 + 2^-7, 0) by cos 1 + 2^-8 + 2^-9: the float product
+    // 1 + 2^-7 + 2^-8 + 2^-9 + 2^-15 + 2^-16 lies past the midpoint 1 + 2^-7 + 2^-8, so it rounds up to
+    // 1 + 2^-6; and sin 0 keeps the partner at 0.
+    const float cos[1] = {0.5f};
+    const float sin[1] = {0.25f};
+    float halves[2] = {3.0f, 5.0f};
+    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, false, halves, 1, 2);
+    CHECK(halves[0] == 0.25f);
+    CHECK(halves[1] == 3.25f);
+    float pair[2] = {3.0f, 5.0f};
+    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, true, pair, 1, 2);
+    CHECK(pair[0] == 0.25f);
+    CHECK(pair[1] == 3.25f);
+    const float cosine[1] = {1.0f + 0x1p-8f + 0x1p-9f};
+    const float zero[1] = {0.0f};
+    Eigen::bfloat16 x[2] = {Eigen::bfloat16(1.0f + 0x1p-7f), Eigen::bfloat16(0.0f)};
+    seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(cosine, zero, 1, false, x, 1, 2);
+    CHECK(static_cast<float>(x[0]) == 1.0f + 0x1p-6f);
+    CHECK(static_cast<float>(x[1]) == 0.0f);
 }

@@ -20,7 +20,6 @@
 #include "detail/engine/kernels.hpp"
 #include "detail/row_table.hpp"
 #include "detail/rotary/frequencies.hpp"
-#include "detail/rotary/rotation.hpp"
 #include "detail/rotary/storage.hpp"
 #include "error.hpp"
 #include "padding.hpp"
@@ -813,19 +812,16 @@ private:
                                       ": both need one row per token");
     }
 
-    /// Rotates row `row` of q and k by position (checked), fetching the table row once.
+    /// Rotates row `row` of q and k by position (checked), fetching the table row once, with
+    /// the engine's rotation kernel (detail/engine/kernels-inl.hpp, RotaryKernel).
     template <typename A>
-    void rotate_token(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k,
-                      Index q_heads, Index k_heads, Index row, std::int64_t position,
-                      std::vector<Scalar>& scratch) const {
+    void rotate_token(detail::RotateFunction<Scalar, A> rotate, Eigen::Ref<RowMatrix<A>>& q,
+                      Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k, Index q_heads, Index k_heads,
+                      Index row, std::int64_t position, std::vector<Scalar>& scratch) const {
         const Scalar* values = position_row(position, scratch);
         const bool interleaved = m_options.layout == RotaryLayout::interleaved;
-        if (rotate_q)
-            detail::rotary::rotate_rows(values, values + m_pairs, m_pairs, interleaved, q.row(row).data(), q_heads,
-                                        head_dim());
-        if (rotate_k)
-            detail::rotary::rotate_rows(values, values + m_pairs, m_pairs, interleaved, k.row(row).data(), k_heads,
-                                        head_dim());
+        if (rotate_q) rotate(values, values + m_pairs, m_pairs, interleaved, q.row(row).data(), q_heads, head_dim());
+        if (rotate_k) rotate(values, values + m_pairs, m_pairs, interleaved, k.row(row).data(), k_heads, head_dim());
     }
 
     template <typename A>
@@ -837,8 +833,10 @@ private:
         const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the positions");
         for (Index r = 0; r < tokens; ++r) require_position(positions[r], "row ", r);
         if (!rotate_q && !rotate_k) return;
+        const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
         std::vector<Scalar> scratch;
-        for (Index r = 0; r < tokens; ++r) rotate_token<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch);
+        for (Index r = 0; r < tokens; ++r)
+            rotate_token<A>(rotate, q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch);
     }
 
     template <typename A>
@@ -854,9 +852,11 @@ private:
             if (position >= 0) require_position(position, "token (batch ", b, ", position ", t, ")");
         });
         if (!rotate_q && !rotate_k) return;
+        const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
         std::vector<Scalar> scratch;
         for_each_batch_position(ids, padding, offsets, numbering, [&](Index row, Index, Index, std::int64_t position) {
-            if (position >= 0) rotate_token<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, row, position, scratch);
+            if (position >= 0)
+                rotate_token<A>(rotate, q, k, rotate_q, rotate_k, q_heads, k_heads, row, position, scratch);
         });
     }
 

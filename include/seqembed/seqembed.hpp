@@ -24,4 +24,5 @@
 #include "padding.hpp"
 #include "pipeline.hpp"
 #include "vocabulary.hpp"
+#include "rotary.hpp"
 #include "alibi.hpp"
