@@ -1048,12 +1048,12 @@ void compare_rope(const char* what, const std::vector<std::int64_t>& positions, 
                           }});
 #if SEQEMBED_HAVE_TORCH
     // The same table for both: cos and sin duplicated to head_dim, as Hugging Face's emb.
-    const auto table_rows = rope.max_positions();
+    const auto rope_rows = rope.max_positions();
     const torch::Tensor cos_table =
-        torch::from_blob(const_cast<float*>(rope.cos_table().data()), {table_rows, rope.pairs()},
+        torch::from_blob(const_cast<float*>(rope.cos_table().data()), {rope_rows, rope.pairs()},
                          {rope.rotary_dim(), 1}, torch::kFloat);
     const torch::Tensor sin_table =
-        torch::from_blob(const_cast<float*>(rope.sin_table().data()), {table_rows, rope.pairs()},
+        torch::from_blob(const_cast<float*>(rope.sin_table().data()), {rope_rows, rope.pairs()},
                          {rope.rotary_dim(), 1}, torch::kFloat);
     const torch::Tensor cos_cached = torch::cat({cos_table, cos_table}, -1).to(torch_type<A>());
     const torch::Tensor sin_cached = torch::cat({sin_table, sin_table}, -1).to(torch_type<A>());

@@ -422,6 +422,66 @@ void register_table(Index max_len, Index d_model, seqembed::TablePrecision preci
     });
 }
 
+// ---------------------------------------------------------------------------------------------
+// RotaryEmbedding (issue 15): RoPE applied to Q and K in place at Llama-3-8B's attention shape
+// (32 query heads, 8 key heads, head_dim 128), with a memcpy of Q and K as the floor; and the
+// exact 131072-position table. bytes_per_second counts the bytes of Q and K.
+
+constexpr Index rope_q_width = 32 * 128;
+constexpr Index rope_k_width = 8 * 128;
+
+template <typename A>
+void register_rope(const char* shape, std::vector<std::int64_t> positions) {
+    const auto tokens = static_cast<Index>(positions.size());
+    const std::string type = std::is_same_v<A, float> ? "float" : "bf16";
+    const auto bytes = static_cast<std::int64_t>(sizeof(A)) * tokens * (rope_q_width + rope_k_width);
+    auto activations = [tokens](Index width, unsigned seed) {
+        std::vector<float> values(static_cast<std::size_t>(tokens * width));
+        seqembed_bench::fill_uniform(values.data(), values.size(), seed);
+        auto m = std::make_shared<RowMatrix<A>>(tokens, width);
+        for (Index i = 0; i < m->size(); ++i) m->data()[i] = static_cast<A>(values[static_cast<std::size_t>(i)]);
+        return m;
+    };
+    auto q = activations(rope_q_width, 31);
+    auto k = activations(rope_k_width, 32);
+    add(std::string("rope/apply/") + shape + "/" + type, [q, k, positions, bytes](benchmark::State& state) {
+        const seqembed::RotaryEmbedding<float> rope(seqembed::RotaryOptions::llama3_8b());
+        const Eigen::Map<const seqembed::RotaryEmbedding<float>::PositionVector> at(
+            positions.data(), static_cast<Index>(positions.size()));
+        for (auto _ : state) {
+            rope.apply(*q, *k, 32, 8, at);
+            benchmark::DoNotOptimize(q->data());
+            benchmark::ClobberMemory();
+        }
+        state.SetBytesProcessed(state.iterations() * bytes);
+    });
+    add(std::string("rope/memcpy/") + shape + "/" + type, [q, k, bytes](benchmark::State& state) {
+        RowMatrix<A> q_copy(q->rows(), q->cols());
+        RowMatrix<A> k_copy(k->rows(), k->cols());
+        for (auto _ : state) {
+            std::memcpy(q_copy.data(), q->data(), sizeof(A) * static_cast<std::size_t>(q->size()));
+            std::memcpy(k_copy.data(), k->data(), sizeof(A) * static_cast<std::size_t>(k->size()));
+            benchmark::DoNotOptimize(q_copy.data());
+            benchmark::DoNotOptimize(k_copy.data());
+            benchmark::ClobberMemory();
+        }
+        state.SetBytesProcessed(state.iterations() * bytes);
+    });
+}
+
+void register_rope_table() {
+    add("rope_table/exact/float/L131072/D128", [](benchmark::State& state) {
+        auto options = seqembed::RotaryOptions::llama3_8b();
+        options.max_positions = 131072;
+        for (auto _ : state) {
+            const seqembed::RotaryEmbedding<float> table(options);
+            benchmark::DoNotOptimize(table.cos_table().data());
+            benchmark::ClobberMemory();
+        }
+        state.SetBytesProcessed(state.iterations() * 131072 * 128 * static_cast<std::int64_t>(sizeof(float)));
+    });
+}
+
 void register_all() {
     register_matrix();
     for (const BatchSize& size : float_batches) {
@@ -454,6 +514,16 @@ void register_all() {
             register_table<double>(max_len, d_model, precision);
         }
     }
+
+    std::vector<std::int64_t> prefill(4096);
+    for (std::size_t t = 0; t < prefill.size(); ++t) prefill[t] = static_cast<std::int64_t>(t);
+    std::vector<std::int64_t> decode(64);  // 64 sequences, one new token each, scattered positions
+    for (std::size_t b = 0; b < decode.size(); ++b) decode[b] = static_cast<std::int64_t>((b * 2654435761u) % 8192);
+    register_rope<float>("prefill_1x4096", prefill);
+    register_rope<Eigen::bfloat16>("prefill_1x4096", prefill);
+    register_rope<float>("decode_64x1", decode);
+    register_rope<Eigen::bfloat16>("decode_64x1", decode);
+    register_rope_table();
 }
 
 }  // namespace
