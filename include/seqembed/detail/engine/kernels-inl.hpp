@@ -196,6 +196,10 @@ struct RowKernel {
     static void write(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                       const RowSources<Scalar, Storage>* rows, Index count,
                       const Storage* const* ahead) noexcept {
+        if (job.normalizing && job.width <= static_cast<Index>(scratch_values)) {
+            write_normalized(job, carry, rows, count, ahead);
+            return;
+        }
         for (Index k = 0; k < count; ++k) {
             const RowSources<Scalar, Storage>& row = rows[k];
             const Storage* next = ahead == nullptr ? nullptr : ahead[k];
@@ -217,23 +221,46 @@ struct RowKernel {
     }
 
 private:
+    /// LayerNorm rows that fit the scratch rows: the moments of row k + 1 are found before row k
+    /// is written, so that the end of one row's reductions (dependent additions, the square root
+    /// and the division) overlaps the other's output pass instead of stalling it. Rows are still
+    /// written in order.
+    static void write_normalized(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+                                 const RowSources<Scalar, Storage>* rows, Index count,
+                                 const Storage* const* ahead) noexcept {
+        alignas(64) Scalar scratch[2][scratch_values];
+        Moments moments[2] = {};
+        const auto find = [&](Index k) {
+            if (rows[k].embedding == nullptr) return;
+            moments[k % 2] = with_sources(job, rows[k], [&](const auto& sums) {
+                return find_moments(sums, job.width, job.epsilon, scratch[k % 2]);
+            });
+        };
+        if (count > 0) find(0);
+        for (Index k = 0; k < count; ++k) {
+            if (k + 1 < count) find(k + 1);
+            const RowSources<Scalar, Storage>& row = rows[k];
+            const Storage* next = ahead == nullptr ? nullptr : ahead[k];
+            if (row.embedding == nullptr) {
+                write_zeros(job, carry, row.out);
+                continue;
+            }
+            const Normalized<KeptSums> values(job, KeptSums{scratch[k % 2]}, moments[k % 2]);
+            if (job.streaming) {
+                dispatch_dropping<true>(job, carry, row, next, values);
+            } else {
+                dispatch_dropping<false>(job, carry, row, next, values);
+            }
+        }
+    }
+
     template <bool Streaming>
     static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                              const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
-        if (job.normalizing) {
-            if (job.width <= static_cast<Index>(scratch_values)) {
-                // The row's sums, kept in L1 for the output pass: rows of up to 16 KiB.
-                alignas(64) Scalar scratch[scratch_values];
-                const Moments moments = with_sources(job, row, [&](const auto& sums) {
-                    return find_moments(sums, job.width, job.epsilon, scratch);
-                });
-                dispatch_dropping<Streaming>(job, carry, row, ahead,
-                                             Normalized<KeptSums>(job, KeptSums{scratch}, moments));
-            } else {  // a wider row is summed again from its sources in each pass
-                const AnySourceSums sums(job, row);
-                const Moments moments = find_moments(sums, job.width, job.epsilon, nullptr);
-                dispatch_dropping<Streaming>(job, carry, row, ahead, Normalized<AnySourceSums>(job, sums, moments));
-            }
+        if (job.normalizing) {  // a row too wide to keep (write_normalized has the others): summed again
+            const AnySourceSums sums(job, row);
+            const Moments moments = find_moments(sums, job.width, job.epsilon, nullptr);
+            dispatch_dropping<Streaming>(job, carry, row, ahead, Normalized<AnySourceSums>(job, sums, moments));
         } else {
             with_sources(job, row, [&](const auto& sums) {
                 dispatch_dropping<Streaming>(job, carry, row, ahead, sums);
