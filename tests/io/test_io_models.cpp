@@ -1,7 +1,8 @@
-// The model presets (io/models.hpp) against checkpoints of nine Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of fourteen Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
-// LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise.
+// LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
+// the rotary families' stage (RotaryEmbedding from config.json) against Hugging Face's inv_freq.
 #include <seqembed/io/models.hpp>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "catch.hpp"
@@ -67,8 +69,24 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c) {
     if (type == "marian") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5") return run(seqembed::io::load_t5(directory), c);
     if (type == "llama") return run(seqembed::io::load_llama(directory), c);
+    if (type == "mistral") return run(seqembed::io::load_mistral(directory), c);
+    if (type == "qwen2") return run(seqembed::io::load_qwen2(directory), c);
+    if (type == "gemma") return run(seqembed::io::load_gemma(directory), c);
+    if (type == "phi") return run(seqembed::io::load_phi(directory), c);
+    if (type == "gpt_neox") return run(seqembed::io::load_gpt_neox(directory), c);
     FAIL("no preset for " << type);
     return {};
+}
+
+/// The rotary stage a rotary family's loader builds.
+std::optional<seqembed::RotaryEmbedding<float>> rotary_of(const std::string& type, const std::filesystem::path& directory) {
+    if (type == "llama") return seqembed::io::load_llama(directory).rotary;
+    if (type == "mistral") return seqembed::io::load_mistral(directory).rotary;
+    if (type == "qwen2") return seqembed::io::load_qwen2(directory).rotary;
+    if (type == "gemma") return seqembed::io::load_gemma(directory).rotary;
+    if (type == "phi") return seqembed::io::load_phi(directory).rotary;
+    if (type == "gpt_neox") return seqembed::io::load_gpt_neox(directory).rotary;
+    return std::nullopt;
 }
 
 /// The largest |y - want| / max(1, |want|) over the real tokens' rows; padded rows must be zero.
@@ -123,6 +141,41 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
             }
         }
     }
+}
+
+TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
+          "[io][models][rotary]") {
+    REQUIRE(fixtures::all_rotary_count == 6);
+    for (long r = 0; r < fixtures::all_rotary_count; ++r) {
+        const fixtures::Rotary& want = fixtures::all_rotary[r];
+        INFO(want.family << " (" << want.rule << ")");
+        const std::filesystem::path directory =
+            std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models" / want.family;
+        const std::optional<seqembed::RotaryEmbedding<float>> rope = rotary_of(want.family, directory);
+        REQUIRE(rope.has_value());
+        CHECK(rope->head_dim() == want.head_dim);
+        CHECK(rope->rotary_dim() == want.rotary_dim);
+        CHECK(rope->max_positions() == want.max_positions);
+        CHECK(rope->attention_scaling() == want.attention_scaling);
+        const std::vector<float>& inv_freq = rope->inverse_frequencies();
+        REQUIRE(static_cast<long>(inv_freq.size()) == want.rotary_dim / 2);
+        for (long i = 0; i < want.rotary_dim / 2; ++i) {
+            INFO("inv_freq[" << i << "]");
+            CHECK(static_cast<double>(inv_freq[static_cast<std::size_t>(i)]) == want.inv_freq[i]);
+        }
+    }
+    // The rules the configs name reach the stage.
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    CHECK(seqembed::io::load_llama(root / "llama").rotary->options().scaling == seqembed::RotaryScaling::llama3);
+    CHECK(seqembed::io::load_qwen2(root / "qwen2").rotary->options().scaling == seqembed::RotaryScaling::yarn);
+    CHECK(seqembed::io::load_gpt_neox(root / "gpt_neox").rotary->options().base == 20000.0);
+}
+
+TEST_CASE("A model family without RoPE has no rotary stage", "[io][models][rotary]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    CHECK_FALSE(seqembed::io::load_t5(root / "t5").rotary.has_value());
+    CHECK_FALSE(seqembed::io::load_bert(root / "bert").rotary.has_value());
+    CHECK_FALSE(seqembed::io::load_gpt2(root / "gpt2").rotary.has_value());
 }
 
 namespace {
@@ -196,5 +249,58 @@ TEST_CASE("A broken checkpoint or config is an error naming the file, the tensor
         CHECK(message.find("' or 'embeddings.") != std::string::npos);
     }
     CHECK(message_of([] { (void)seqembed::io::load_llama("/nonexistent/seqembed"); }).find("config.json") !=
+          std::string::npos);
+}
+
+TEST_CASE("A rotary model's bad config is an error naming the file and the key", "[io][models][rotary][bad_input]") {
+    const BrokenCopy copy("llama");
+    {
+        copy.write_config(R"({"model_type": "llama", "vocab_size": 72, "hidden_size": 16,
+                              "max_position_embeddings": 512, "rope_theta": 10000.0})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_llama(copy.directory); });
+        INFO(message);
+        CHECK(message.find("config.json") != std::string::npos);
+        CHECK(message.find("'num_attention_heads' or 'n_head'") != std::string::npos);
+    }
+    {
+        copy.write_config(R"({"model_type": "llama", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2,
+                              "head_dim": 7, "max_position_embeddings": 512})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_llama(copy.directory); });
+        INFO(message);
+        CHECK(message.find("config.json: 'head_dim' is 7, not even") != std::string::npos);
+    }
+    {
+        // 16 / 16 = 1: odd, derived from the two keys.
+        copy.write_config(R"({"model_type": "mistral", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 16,
+                              "max_position_embeddings": 512})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_mistral(copy.directory); });
+        INFO(message);
+        CHECK(message.find("config.json: head_dim = 'hidden_size' / 'num_attention_heads' = 1 is odd") !=
+              std::string::npos);
+    }
+    {
+        copy.write_config(R"({"model_type": "qwen2", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2,
+                              "max_position_embeddings": 512, "rope_scaling": {"type": "yarn"}})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_qwen2(copy.directory); });
+        INFO(message);
+        CHECK(message.find("config.json: has no 'rope_scaling.factor'") != std::string::npos);
+    }
+    {
+        copy.write_config(R"({"model_type": "phi", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_phi(copy.directory); });
+        INFO(message);
+        CHECK(message.find("config.json: has no key 'max_position_embeddings' or 'n_positions'") != std::string::npos);
+    }
+    {
+        // head_dim 8 x 0.25 = 2 rotated dimensions is fine; 8 x 0.375 = 3 is not.
+        copy.write_config(R"({"model_type": "phi", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2,
+                              "partial_rotary_factor": 0.375, "max_position_embeddings": 64})");
+        const std::string message = message_of([&] { (void)seqembed::io::load_phi(copy.directory); });
+        INFO(message);
+        CHECK(message.find("config.json: its rotary options are invalid") != std::string::npos);
+    }
+    copy.write_config(R"({"model_type": "falcon", "vocab_size": 72, "hidden_size": 16})");
+    CHECK(message_of([&] { (void)seqembed::io::load_llama(copy.directory); })
+              .find("(bert, electra, roberta, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, gpt_neox)") !=
           std::string::npos);
 }

@@ -31,6 +31,18 @@ transformers, src/transformers/models/<family>/modeling_<family>.py). The versio
            (_init_weight, forward), MarianEncoder.__init__/forward
   t5       6b8b757dfcb582379a64f013cdce46c43629f2b0  T5Stack.__init__/forward
   llama    5dd4a63548857797727ae73eeb6a6e886ea02a3e  LlamaModel.__init__/forward
+  gemma    0125ac68d92d1866341d531c52af7165af06f3e9  GemmaModel.forward (the normalizer)
+  phi      007750f36c2d23bbf9ecc769e49bc6b1a04f7393  PhiModel.forward (a pre-release snapshot whose
+           attention reads config.rotary_dim; released PhiAttention rotates
+           int(partial_rotary_factor * head_dim), which is what the config here gives)
+  gpt_neox 006bd23dd0ce18d54e1cf260b09b15fa943a731d  GPTNeoXModel.forward, GPTNeoXAttention
+  mistral, qwen2: MistralModel and Qwen2Model embed as LlamaModel (embed_tokens only)
+
+Rotary families (llama, mistral, qwen2, gemma, phi, gpt_neox) also get a `Rotary` entry (issue
+15): the float32 inv_freq and attention_scaling Hugging Face computes at init for the config,
+from generate_rope_fixtures.py's rules (emulation stored; torch's own run compared). Llama's
+config carries Llama 3.1's llama3 rope_scaling and Qwen2's the yarn one, so that a loader's
+rotary path is tested beyond the default rule.
 
 The index keeps one snapshot per file, so the commits differ from file to file; newer versions
 of OPT (position_ids computed in OPTDecoder.forward, same formula) and of GPT-2/Llama
@@ -78,6 +90,7 @@ OUT = ROOT / "tests" / "fixtures" / "models"
 
 sys.path.insert(0, str(HERE))
 from generate_io_fixtures import read_safetensors, safetensors_bytes  # noqa: E402  (our own writer)
+import generate_rope_fixtures as rope  # noqa: E402  (the RoPE rules, torch and emulated)
 
 BATCH, SEQ = 3, 7
 ISSUE = 14
@@ -382,6 +395,57 @@ def build_llama(cfg):
     return root, forward
 
 
+# Mistral (MistralModel) and Qwen2 (Qwen2Model) have Llama's embedding stage: embed_tokens, no
+# scale, no dropout; the builder is shared.
+build_mistral = build_llama
+build_qwen2 = build_llama
+
+
+def build_gemma(cfg):
+    """GemmaModel.forward: hidden_states = inputs_embeds; normalizer =
+    torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype); hidden_states * normalizer."""
+    root = node()
+    root.model = node()
+    root.model.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], cfg.get("pad_token_id"))
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = root.model.embed_tokens(input_ids)
+        hidden_states = inputs_embeds
+        normalizer = torch.tensor(cfg["hidden_size"]**0.5, dtype=hidden_states.dtype)
+        hidden_states = hidden_states * normalizer
+        return hidden_states, None, None
+    return root, forward
+
+
+def build_phi(cfg):
+    """PhiModel.forward: inputs_embeds = embed_tokens(ids); inputs_embeds = embed_dropout(...)
+    (nn.Dropout(embd_pdrop))."""
+    root = node()
+    root.model = node()
+    root.model.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], cfg.get("pad_token_id"))
+    root.model.embed_dropout = nn.Dropout(cfg["embd_pdrop"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = root.model.embed_tokens(input_ids)
+        inputs_embeds = root.model.embed_dropout(inputs_embeds)
+        return inputs_embeds, None, None
+    return root, forward
+
+
+def build_gpt_neox(cfg):
+    """GPTNeoXModel.forward: inputs_embeds = embed_in(ids); hidden_states = emb_dropout(...)."""
+    root = node()
+    root.gpt_neox = node()
+    root.gpt_neox.embed_in = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"])
+    root.gpt_neox.emb_dropout = nn.Dropout(cfg["hidden_dropout"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = root.gpt_neox.embed_in(input_ids)
+        hidden_states = root.gpt_neox.emb_dropout(inputs_embeds)
+        return hidden_states, None, None
+    return root, forward
+
+
 # ----------------------------------------------------------------------------------------------
 # Configurations (the families' real keys) and what the C++ side needs to know.
 
@@ -503,15 +567,104 @@ FAMILIES = [
     ),
     dict(
         name="llama", seed=9, build=build_llama,
+        # Llama 3.1's rope_scaling rule, scaled down: head_dim 8 (16 / 2 heads), theta 10000,
+        # original context 128, so that the four frequencies (wavelengths 6.3, 63, 628, 6283)
+        # fall in all three of llama3's bands (kept below 32, smoothed, divided by factor above 128).
         config={"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 72,
-                "hidden_size": 16, "max_position_embeddings": 32, "rms_norm_eps": 1e-6,
-                "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": False,
-                "torch_dtype": "float32"},
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 512, "rope_theta": 10000.0,
+                "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 128},
+                "rms_norm_eps": 1e-6, "bos_token_id": 1, "eos_token_id": 2,
+                "tie_word_embeddings": False, "torch_dtype": "float32"},
         token_types=None,
         position_rule="none: Llama has no position table (rotary embeddings in attention)",
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
         note="lookup only: no scale, no dropout; no pad_token_id in the config (padding_idx "
              "None), the cases pad with 0",
+        rotary="llama3",
+    ),
+    dict(
+        name="mistral", seed=10, build=build_mistral,
+        # head_dim given and different from hidden_size / num_attention_heads (4), as in
+        # Mistral-Nemo (5120 / 32 = 160, head_dim 128): the rotary stage must take head_dim.
+        config={"architectures": ["MistralForCausalLM"], "model_type": "mistral", "vocab_size": 74,
+                "hidden_size": 16, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+                "max_position_embeddings": 64, "rope_theta": 1000000.0, "sliding_window": None,
+                "rms_norm_eps": 1e-5, "bos_token_id": 1, "eos_token_id": 2,
+                "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="MistralModel: embed_tokens lookup only, as Llama; head_dim 8 from the config "
+             "(not hidden_size / num_attention_heads = 4); no pad_token_id, the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="qwen2", seed=11, build=build_qwen2,
+        # YaRN as the Qwen2.5 model cards add it ("type": "yarn", factor,
+        # original_max_position_embeddings): factor becomes max_position_embeddings / original.
+        config={"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 76,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 256, "rope_theta": 1000000.0,
+                "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64},
+                "use_sliding_window": False, "rms_norm_eps": 1e-6, "bos_token_id": 75,
+                "eos_token_id": 75, "tie_word_embeddings": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Qwen2Model: embed_tokens lookup only, as Llama; rope_scaling yarn (legacy 'type' "
+             "key); no pad_token_id, the cases pad with 0",
+        rotary="yarn",
+    ),
+    dict(
+        name="gemma", seed=12, build=build_gemma,
+        # hidden_size 24: sqrt(24) is not exact; head_dim 16 given (24 / 2 = 12), as gemma-7b's
+        # 256 differs from 3072 / 16.
+        config={"architectures": ["GemmaForCausalLM"], "model_type": "gemma", "vocab_size": 78,
+                "hidden_size": 24, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                "max_position_embeddings": 64, "rope_theta": 10000.0, "rms_norm_eps": 1e-6,
+                "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 1,
+                "hidden_activation": "gelu_pytorch_tanh", "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=24**0.5, position_offset=0,
+        note="GemmaModel: embed_tokens(ids) * torch.tensor(hidden_size**0.5, dtype=float32): the "
+             "Python double sqrt(24) rounded to float32, one float32 multiply; head_dim 16 from "
+             "the config (not 24 / 2)",
+        rotary="default",
+    ),
+    dict(
+        name="phi", seed=13, build=build_phi,
+        # partial_rotary_factor 0.4 as phi-2 (head_dim 80 -> 32): here 10 -> int(4.0) = 4.
+        config={"architectures": ["PhiForCausalLM"], "model_type": "phi", "vocab_size": 80,
+                "hidden_size": 20, "num_attention_heads": 2, "max_position_embeddings": 64,
+                "rope_theta": 10000.0, "partial_rotary_factor": 0.4, "embd_pdrop": 0.0,
+                "resid_pdrop": 0.1, "layer_norm_eps": 1e-5, "bos_token_id": 1, "eos_token_id": 2,
+                "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (partial rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="PhiModel: embed_tokens, embed_dropout; no scale; layer_norm_eps is the blocks' "
+             "(input_layernorm, final_layernorm), not the embedding stage's; rotary on the first "
+             "int(partial_rotary_factor * head_dim) = 4 of 10 dimensions",
+        rotary="default",
+    ),
+    dict(
+        name="gpt_neox", seed=14, build=build_gpt_neox,
+        # rotary_pct 0.25 as the Pythia models; rotary_emb_base instead of rope_theta.
+        config={"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "vocab_size": 82,
+                "hidden_size": 32, "num_attention_heads": 2, "max_position_embeddings": 64,
+                "rotary_pct": 0.25, "rotary_emb_base": 20000, "hidden_dropout": 0.0,
+                "layer_norm_eps": 1e-5, "use_parallel_residual": True, "bos_token_id": 0,
+                "eos_token_id": 0, "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (partial rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="GPTNeoXModel: embed_in, emb_dropout; no scale, no LayerNorm before the blocks; "
+             "rotary on the first int(head_size * rotary_pct) = 4 of 16 dimensions, base "
+             "rotary_emb_base; no pad_token_id, the cases pad with 0",
+        rotary="default",
     ),
 ]
 
@@ -615,8 +768,12 @@ def numpy_reference(family, tensors, ids, mask, types):
     if name == "t5":
         assert np.array_equal(f["shared.weight"], f["encoder.embed_tokens.weight"])
         return f["encoder.embed_tokens.weight"][ids], None, None
-    if name == "llama":
+    if name in ("llama", "mistral", "qwen2", "phi"):
         return f["model.embed_tokens.weight"][ids], None, None
+    if name == "gemma":
+        return f["model.embed_tokens.weight"][ids] * math.sqrt(cfg["hidden_size"]), None, None
+    if name == "gpt_neox":
+        return f["gpt_neox.embed_in.weight"][ids], None, None
     raise AssertionError(name)
 
 
@@ -634,6 +791,57 @@ def check_marian_table(table):
             if float(np.float32(float(exact))) != float(table[pos, col]):
                 mismatches += 1
     return mismatches
+
+
+# ----------------------------------------------------------------------------------------------
+# The rotary stage each rotary family's config describes.
+
+def rope_view(cfg):
+    """The config as modeling_rope_utils.py reads it. GPT-NeoX's GPTNeoXConfig maps rotary_pct to
+    partial_rotary_factor and rotary_emb_base to rope_theta (older GPTNeoXAttention: rotary_ndims
+    = int(head_size * rotary_pct), base=rotary_emb_base: the same numbers)."""
+    view = dict(cfg)
+    if cfg["model_type"] == "gpt_neox":
+        view["partial_rotary_factor"] = cfg["rotary_pct"]
+        view["rope_theta"] = cfg["rotary_emb_base"]
+    view.setdefault("rope_theta", 10000.0)
+    return view
+
+
+def rotary_stage(family):
+    """inv_freq (float32) and attention_scaling as Hugging Face computes them at init, with the
+    rotated and head widths. The stored inv_freq is generate_rope_fixtures.py's emulation
+    (correctly rounded pow); torch's own run (SLEEF pow) is compared and reported."""
+    cfg = rope_view(family["config"])
+    rule = family["rotary"]
+    with mpmath.workdps(60):
+        inv, att = rope.EMU_RULES[rule](cfg, None)
+    t_inv, t_att = rope.TORCH_RULES[rule](rope.config_obj(cfg), None)
+    dim, head_dim = rope.hf_dim(rope.config_obj(cfg))
+    assert len(inv) == dim // 2 and t_inv.dtype == torch.float32
+    assert float(t_att) == float(att), (family["name"], t_att, att)
+    differ = [rope.ulps32(a, b) for a, b in zip(inv, t_inv.numpy()) if a != b]
+    print(f"{family['name']:8s} rotary {rule:8s} head_dim {head_dim} rotary_dim {dim} "
+          f"attention_scaling {float(att)!r}; torch's inv_freq differs in {len(differ)}/{dim // 2} "
+          f"(max {max(differ, default=0)} ulp)")
+    return dict(rule=rule, head_dim=head_dim, rotary_dim=dim, attention_scaling=float(att),
+                inv_freq=[float(x) for x in inv], max_positions=cfg["max_position_embeddings"])
+
+
+ROTARY_STRUCT = """\
+// The rotary stage of the families with one (a separate list, so that the families above keep
+// their layout): Hugging Face's inv_freq at init (float32, the emulation of
+// generate_rope_fixtures.py with correctly rounded pow) and attention_scaling (a Python float).
+struct Rotary {
+    const char* family;            // model_type, as Family::name
+    const char* rule;              // rope_type: "default", "llama3", "yarn", ...
+    long head_dim;                 // head_dim, or hidden_size // num_attention_heads
+    long rotary_dim;               // int(head_dim * partial_rotary_factor (GPT-NeoX: rotary_pct))
+    long max_positions;            // max_position_embeddings
+    double attention_scaling;      // the factor on cos and sin (1.0 unless yarn or longrope)
+    const double* inv_freq;        // rotary_dim / 2 float32 values
+};
+"""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -728,6 +936,7 @@ def generate():
     OUT.mkdir(parents=True, exist_ok=True)
     header = Header()
     family_names = []
+    rotary_entries = []
     for family in FAMILIES:
         name = family["name"]
         cfg = family["config"]
@@ -784,7 +993,13 @@ def generate():
             if proj32 is not None:
                 assert np.abs(ref_proj - proj64.numpy()).max() < 1e-12
                 assert np.abs(ref_proj - proj32.numpy().astype(np.float64)).max() < 1e-5
-            if family["embed_scale"] != 1.0 and not family["layer_norm_eps"]:
+            if name == "gemma":
+                # torch.tensor(hidden_size**0.5, dtype=float32): the Python double (equal to the
+                # correctly rounded sqrt) rounded to float32, then one float32 multiply.
+                assert cfg["hidden_size"]**0.5 == math.sqrt(cfg["hidden_size"])
+                w = written["model.embed_tokens.weight"].numpy()
+                assert np.array_equal(w[ids] * np.float32(math.sqrt(cfg["hidden_size"])), out32.numpy()), name
+            if family["embed_scale"] != 1.0 and not family["layer_norm_eps"] and name == "marian":
                 # float32 scaling: the table row times float32(sqrt(d)), one float32 multiply.
                 w = written["model.encoder.embed_tokens.weight"].numpy()
                 scaled = w[ids] * np.float32(family["embed_scale"])
@@ -847,6 +1062,8 @@ def generate():
         header.lines.append("};")
         header.lines.append("")
         family_names.append(prefix)
+        if family.get("rotary"):
+            rotary_entries.append((name, rotary_stage(family)))
 
     versions = (f"torch {torch.__version__} (ATen CPU capability AVX2, 1 thread), numpy {np.__version__}, "
                 f"mpmath {mpmath.__version__}.")
@@ -857,6 +1074,18 @@ def generate():
     text.append("    " + ", ".join(f"&{n}_family" for n in family_names) + ",")
     text.append("};")
     text.append(f"inline constexpr long all_families_count = {len(family_names)};")
+    text.append("")
+    text.append(ROTARY_STRUCT)
+    for name, r in rotary_entries:
+        text.append(f"inline constexpr double {name}_inv_freq[] = {{")
+        text.append("    " + ", ".join(hexfloat(v) for v in r["inv_freq"]) + ",")
+        text.append("};")
+    text.append("inline constexpr Rotary all_rotary[] = {")
+    for name, r in rotary_entries:
+        text.append(f"    {{{cpp_string(name)}, {cpp_string(r['rule'])}, {r['head_dim']}, {r['rotary_dim']}, "
+                    f"{r['max_positions']}, {hexfloat(r['attention_scaling'])}, {name}_inv_freq}},")
+    text.append("};")
+    text.append(f"inline constexpr long all_rotary_count = {len(rotary_entries)};")
     text.append("")
     text.append("}  // namespace seqembed_family_fixtures")
     (OUT / "family_cases.hpp").write_text("\n".join(text) + "\n")
@@ -879,6 +1108,15 @@ FAMILY_SOURCES = {
               "MarianSinusoidalPositionalEmbedding._init_weight/forward, MarianEncoder.forward",
     "t5": "modeling_t5.py @ 6b8b757dfcb582379a64f013cdce46c43629f2b0: T5Stack.forward",
     "llama": "modeling_llama.py @ 5dd4a63548857797727ae73eeb6a6e886ea02a3e: LlamaModel.forward",
+    "mistral": "modeling_mistral.py: MistralModel.forward (embed_tokens, as LlamaModel)",
+    "qwen2": "modeling_qwen2.py: Qwen2Model.forward (embed_tokens, as LlamaModel)",
+    "gemma": "modeling_gemma.py @ 0125ac68d92d1866341d531c52af7165af06f3e9: GemmaModel.forward "
+             "(normalizer = torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype))",
+    "phi": "modeling_phi.py @ 007750f36c2d23bbf9ecc769e49bc6b1a04f7393: PhiModel.forward (embed_tokens, "
+           "embed_dropout); rotary dim int(partial_rotary_factor * head_dim) as released",
+    "gpt_neox": "modeling_gpt_neox.py @ 006bd23dd0ce18d54e1cf260b09b15fa943a731d: GPTNeoXModel.forward "
+                "(embed_in, emb_dropout), GPTNeoXAttention (rotary_ndims = int(head_size * rotary_pct), "
+                "base rotary_emb_base)",
 }
 
 

@@ -1,7 +1,8 @@
 /// @file io/models.hpp
 /// @brief The input stage of a Hugging Face model, built from its directory (config.json and
 ///        model.safetensors) in one call: BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5
-///        and Llama.
+///        and the rotary decoders Llama, Mistral, Qwen2, Gemma, Phi and GPT-NeoX (with their
+///        rotary stage, from the config).
 #pragma once
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -23,6 +24,7 @@
 #include "../learned_positions.hpp"
 #include "../no_positions.hpp"
 #include "../pipeline.hpp"
+#include "../rotary.hpp"
 #include "../sinusoidal.hpp"
 #include "../token_embedding.hpp"
 #include "../token_types.hpp"
@@ -36,14 +38,15 @@ namespace seqembed::io {
 ///        names (hidden_size, d_model or n_embd; max_position_embeddings or n_positions; ...).
 struct ModelConfig {
     /// @brief The family: "bert", "electra", "roberta", "gpt2", "bart", "opt", "marian", "t5",
-    ///        "llama".
+    ///        "llama", "mistral", "qwen2", "gemma", "phi", "gpt_neox".
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
     /// @brief Width of the model (hidden_size, d_model or n_embd).
     Index hidden_size = 0;
     /// @brief Rows of the position table the model was trained with (max_position_embeddings or
-    ///        n_positions); 0 for families without one.
+    ///        n_positions); for the rotary families, max_position_embeddings (the rows of the
+    ///        rotary table); 0 for T5.
     Index max_positions = 0;
     /// @brief Rows of the token-type table (BERT, ELECTRA, RoBERTa); 0 without one.
     Index type_vocab_size = 0;
@@ -89,7 +92,8 @@ struct Linear {
 };
 
 /// @brief A model's input stage: the pipeline (token table, positions, token types, LayerNorm, as
-///        the family has them), its configuration, and ELECTRA's projection.
+///        the family has them), its configuration, ELECTRA's projection, and the rotary stage
+///        of the families whose positions act in attention.
 /// @tparam Positional LearnedPositionalEmbedding<float> or NoPositions<float>.
 template <typename Positional>
 struct ModelInputStage {
@@ -100,12 +104,25 @@ struct ModelInputStage {
     InputPipeline<float, Positional> pipeline;
     /// @brief ELECTRA's embeddings_project when the checkpoint has it; empty elsewhere.
     std::optional<Linear> projection;
+    /// @brief The model's rotary stage, to apply to Q and K in attention (rotary->apply): the
+    ///        RotaryOptions read_rotary_config reads from config.json (rope_theta or
+    ///        rotary_emb_base, head_dim or hidden_size / num_attention_heads,
+    ///        partial_rotary_factor or rotary_pct, rope_scaling), with max_positions =
+    ///        max_position_embeddings rows, exact precision. Filled by load_llama, load_mistral,
+    ///        load_qwen2, load_gemma, load_phi and load_gpt_neox; empty for the families without
+    ///        RoPE (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5).
+    std::optional<RotaryEmbedding<float>> rotary;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian).
 using LearnedModelInput = ModelInputStage<LearnedPositionalEmbedding<float>>;
-/// @brief A stage without additive positions (T5, Llama: positions act inside attention).
+/// @brief A stage without additive positions (T5; the rotary families: positions act inside
+///        attention, through `rotary`).
 using LookupModelInput = ModelInputStage<NoPositions<float>>;
+
+// Defined in rotary_config.hpp, which is included at the end of this file: it needs
+// detail::find_key and detail::positive_key from here, and the loaders need it.
+inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, const std::string& source);
 
 namespace detail {
 
@@ -258,7 +275,50 @@ inline LearnedModelInput bert_family(const Checkpoint& checkpoint, const std::st
         checkpoint.token_types({name("token_type_embeddings.weight"), bare("token_type_embeddings.weight")}, width));
     pipeline.set_layer_norm(checkpoint.layer_norm({name("LayerNorm.weight"), bare("LayerNorm.weight")},
                                                   {name("LayerNorm.bias"), bare("LayerNorm.bias")}, width));
-    return {config, std::move(pipeline), std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt};
+}
+
+/// The families whose positions act in attention as RoPE.
+inline bool is_rotary_family(const std::string& family) {
+    return family == "llama" || family == "mistral" || family == "qwen2" || family == "gemma" || family == "phi" ||
+           family == "gpt_neox";
+}
+
+/// The rotary stage config.json describes, its errors naming the file and the key.
+inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
+    const std::string name = path_name(file);
+    std::ifstream stream(file, std::ios::binary);
+    if (!stream) seqembed::detail::fail<file_error>(name, ": cannot open it");
+    std::ostringstream text;
+    text << stream.rdbuf();
+    const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
+    if (config.is_discarded() || !config.is_object()) seqembed::detail::fail<format_error>(name, ": is not a JSON object");
+    RotaryOptions options = rotary_options_from_json(config, name);
+    // RotaryEmbedding names its options; here the keys they came from are named with the file.
+    if (options.head_dim % 2 != 0) {
+        if (find_key(config, {"head_dim"}) != nullptr)
+            seqembed::detail::fail<format_error>(name, ": 'head_dim' is ", options.head_dim,
+                                                 ", not even (RoPE rotates pairs of dimensions)");
+        seqembed::detail::fail<format_error>(name, ": head_dim = 'hidden_size' / 'num_attention_heads' = ",
+                                             options.head_dim, " is odd (RoPE rotates pairs of dimensions)");
+    }
+    options.max_positions = positive_key(config, name, {"max_position_embeddings", "n_positions"});
+    try {
+        return RotaryEmbedding<float>(options);
+    } catch (const value_error& e) {
+        seqembed::detail::fail<format_error>(name, ": its rotary options are invalid: ", e.what());
+    }
+}
+
+/// A rotary family's stage: the token table at `names` (times `scale`), no additive positions,
+/// and the rotary stage from config.json.
+inline LookupModelInput rotary_family(const std::filesystem::path& directory, std::initializer_list<std::string> names,
+                                      EmbeddingScale scale, const PipelineOptions& options) {
+    const Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+    const ModelConfig& config = checkpoint.config();
+    InputPipeline<float, NoPositions<float>> pipeline(checkpoint.token_embedding(names, config.hidden_size, scale),
+                                                      NoPositions<float>(config.hidden_size), options);
+    return {config, std::move(pipeline), std::nullopt, rotary_stage(directory / "config.json")};
 }
 
 }  // namespace detail
@@ -277,14 +337,16 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     if (type == nullptr || !type->is_string()) seqembed::detail::fail<format_error>(name, ": has no string 'model_type'");
     result.model_type = type->get<std::string>();
     const std::string& family = result.model_type;
-    const bool known = family == "bert" || family == "electra" || family == "roberta" || family == "gpt2" ||
-                       family == "bart" || family == "opt" || family == "marian" || family == "t5" || family == "llama";
+    const bool rotary = detail::is_rotary_family(family);
+    const bool known = rotary || family == "bert" || family == "electra" || family == "roberta" ||
+                       family == "gpt2" || family == "bart" || family == "opt" || family == "marian" || family == "t5";
     if (!known)
         seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no preset (bert, electra, roberta, "
-                                             "gpt2, bart, opt, marian, t5, llama)");
+                                             "gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, "
+                                             "gpt_neox)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd"});
-    const bool positions = family != "t5" && family != "llama";
+    const bool positions = family != "t5";  // the rotary families: rows of the rotary table
     result.max_positions = positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
     if (family == "bert" || family == "electra" || family == "roberta")
         result.type_vocab_size = detail::positive_key(config, name, {"type_vocab_size"});
@@ -376,7 +438,7 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
         checkpoint.token_embedding({"transformer.wte.weight", "wte.weight"}, config.hidden_size, EmbeddingScale::none()),
         checkpoint.positions({"transformer.wpe.weight", "wpe.weight"}, config.max_positions, config.hidden_size, {}),
         detail::with_numbering(options, PositionNumbering::sequence_index));
-    return {config, std::move(pipeline), std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt};
 }
 
 /// @brief BART's encoder input stage: tokens x sqrt(d_model) when scale_embedding, + learned
@@ -401,7 +463,7 @@ inline LearnedModelInput load_bart(const std::filesystem::path& directory, const
     pipeline.set_layer_norm(checkpoint.layer_norm(
         {"model.encoder.layernorm_embedding.weight", "encoder.layernorm_embedding.weight"},
         {"model.encoder.layernorm_embedding.bias", "encoder.layernorm_embedding.bias"}, width));
-    return {config, std::move(pipeline), std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt};
 }
 
 /// @brief OPT's decoder input stage: tokens (through project_in when word_embed_proj_dim differs
@@ -438,7 +500,7 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
         checkpoint.positions({"model.decoder.embed_positions.weight", "decoder.embed_positions.weight"},
                              config.max_positions + 2, width, LearnedPositionsOptions::bart()),
         detail::with_numbering(options, PositionNumbering::real_tokens));
-    return {config, std::move(pipeline), std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt};
 }
 
 /// @brief Marian's encoder input stage: tokens x sqrt(d_model) when scale_embedding, + the
@@ -470,7 +532,7 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
                                     "shared.weight"},
                                    width, config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none()),
         std::move(*positions), detail::with_numbering(options, PositionNumbering::sequence_index));
-    return {config, std::move(pipeline), std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt};
 }
 
 /// @brief T5's input stage: the shared token table, no scale, no positions (T5's relative bias
@@ -486,23 +548,97 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
         checkpoint.token_embedding({"shared.weight", "encoder.embed_tokens.weight"}, config.hidden_size,
                                    EmbeddingScale::none()),
         NoPositions<float>(config.hidden_size), options);
-    return {config, std::move(pipeline), std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt};
 }
 
-/// @brief Llama's input stage: the token table only (rotary positions act in attention).
-///        Tensors `model.embed_tokens.weight` or `embed_tokens.weight`.
+/// @brief Llama's input stage: the token table, no scale, no additive positions, and the rotary
+///        stage from config.json (rope_theta, head_dim or hidden_size / num_attention_heads,
+///        rope_scaling: Llama 3.1's llama3 rule and the others). Tensors
+///        `model.embed_tokens.weight` or `embed_tokens.weight`.
+/// @code
+/// auto llama = seqembed::io::load_llama("Llama-3.1-8B/");
+/// seqembed::RowMatrix<float> x = llama.pipeline.forward(input_ids, seqembed::Padding::from_mask(mask));
+/// // in each attention layer, after the Q and K projections:
+/// llama.rotary->apply(q, k, num_attention_heads, num_key_value_heads, positions);
+/// @endcode
+/// The rotary table has max_position_embeddings rows, computed at load (131072 x 128 floats,
+/// 64 MiB, for Llama 3.1).
 /// @param directory holds config.json and model.safetensors.
 /// @param options dropout, threads, stores.
-/// @return the stage.
-/// @throws file_error, format_error as the readers.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error (naming the file and the tensor or key) as the readers and
+///         read_rotary_config, and for a head_dim or rotary_dim the rotation cannot use (odd).
 inline LookupModelInput load_llama(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
-    const ModelConfig& config = checkpoint.config();
-    InputPipeline<float, NoPositions<float>> pipeline(
-        checkpoint.token_embedding({"model.embed_tokens.weight", "embed_tokens.weight"}, config.hidden_size,
-                                   EmbeddingScale::none()),
-        NoPositions<float>(config.hidden_size), options);
-    return {config, std::move(pipeline), std::nullopt};
+    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
+                                 options);
+}
+
+/// @brief Mistral's input stage: as Llama's (`model.embed_tokens.weight`, no scale), the rotary
+///        stage from config.json (its head_dim key when given, as Mistral-Nemo's 128 differs
+///        from hidden_size / num_attention_heads).
+/// @param directory holds config.json and model.safetensors.
+/// @param options dropout, threads, stores.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error as load_llama.
+inline LookupModelInput load_mistral(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
+                                 options);
+}
+
+/// @brief Qwen2's (and Qwen2.5's) input stage: as Llama's (`model.embed_tokens.weight`, no
+///        scale), the rotary stage from config.json (rope_scaling yarn with `type` or
+///        `rope_type`, as the model cards add it for long contexts).
+/// @param directory holds config.json and model.safetensors.
+/// @param options dropout, threads, stores.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error as load_llama.
+inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
+                                 options);
+}
+
+/// @brief Gemma's input stage: `model.embed_tokens.weight` times sqrt(hidden_size), and the rotary
+///        stage from config.json (head_dim key: 256 for gemma-7b, not 3072 / 16).
+///
+/// Hugging Face multiplies by torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype): the
+/// Python double sqrt(hidden_size), rounded once to float32, then one float32 multiply per value.
+/// EmbeddingScale::sqrt_d_model() computes sqrt in double (std::sqrt, correctly rounded, as
+/// Python's `**0.5` is for these integers) and TokenEmbedding<float> rounds it once to float: the
+/// same factor, so the rows are equal bit for bit.
+/// @param directory holds config.json and model.safetensors.
+/// @param options dropout, threads, stores.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error as load_llama.
+inline LookupModelInput load_gemma(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"},
+                                 EmbeddingScale::sqrt_d_model(), options);
+}
+
+/// @brief Phi's (phi-1, phi-1.5, phi-2) input stage: `model.embed_tokens.weight`, no scale, and
+///        the rotary stage from config.json: the first int(partial_rotary_factor * head_dim)
+///        dimensions of a head rotate (phi-2: 32 of 80), the rest pass unchanged.
+/// @param directory holds config.json and model.safetensors.
+/// @param options dropout (embd_pdrop's place), threads, stores.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error as load_llama.
+inline LookupModelInput load_phi(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
+                                 options);
+}
+
+/// @brief GPT-NeoX's (and Pythia's) input stage: `gpt_neox.embed_in.weight`, no scale, and the
+///        rotary stage from config.json: base rotary_emb_base, the first int(head_size *
+///        rotary_pct) dimensions of a head (Pythia: 0.25).
+/// @param directory holds config.json and model.safetensors.
+/// @param options dropout, threads, stores.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error as load_llama.
+inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    return detail::rotary_family(directory, {"gpt_neox.embed_in.weight", "embed_in.weight"}, EmbeddingScale::none(),
+                                 options);
 }
 
 }  // namespace seqembed::io
+
+// rotary_options_from_json's definition (it includes this file for detail::find_key).
+#include "rotary_config.hpp"
