@@ -8,12 +8,7 @@
 // and renamed over it, so a failure never leaves a partial picture behind.
 #include <seqembed/sinusoidal.hpp>
 
-// The one translation unit that compiles stb_image_write: static, so it cannot clash with
-// another copy linked into the same program, and without stdio (we write the file ourselves).
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#define STB_IMAGE_WRITE_STATIC
-#define STBI_WRITE_NO_STDIO
-#include <stb_image_write.h>  // Debian: /usr/include/stb (libstb-dev); vcpkg: include/
+#include "png_output.hpp"  // compiles stb_image_write for this program
 
 #include <algorithm>
 #include <array>
@@ -312,64 +307,6 @@ std::vector<std::uint8_t> paint(const seqembed::SinusoidalPositionalEncoding<flo
     return pixels;
 }
 
-std::vector<std::uint8_t> encode_png(const std::vector<std::uint8_t>& pixels, int width,
-                                     int height) {
-    std::vector<std::uint8_t> png;
-    const auto append = [](void* context, void* data, int size) {
-        auto* out = static_cast<std::vector<std::uint8_t>*>(context);
-        const auto* bytes = static_cast<const std::uint8_t*>(data);
-        out->insert(out->end(), bytes, bytes + size);
-    };
-    stbi_write_png_compression_level = 9;
-    if (stbi_write_png_to_func(append, &png, width, height, 3, pixels.data(), width * 3) == 0)
-        throw std::runtime_error("stb_image_write could not encode the PNG (out of memory?)");
-    return png;
-}
-
-/// A file that is removed when it goes out of scope, unless it was renamed.
-class TemporaryFile {
-public:
-    explicit TemporaryFile(std::filesystem::path path) : m_path(std::move(path)) {}
-    TemporaryFile(const TemporaryFile&) = delete;
-    TemporaryFile& operator=(const TemporaryFile&) = delete;
-    ~TemporaryFile() {
-        std::error_code ignored;
-        if (!m_path.empty()) std::filesystem::remove(m_path, ignored);
-    }
-    const std::filesystem::path& path() const { return m_path; }
-    void rename_to(const std::filesystem::path& target) {
-        std::filesystem::rename(m_path, target);  // replaces target atomically on POSIX
-        m_path.clear();
-    }
-
-private:
-    std::filesystem::path m_path;
-};
-
-/// Writes bytes to a temporary file beside target, then renames it to target.
-void write_atomically(const std::filesystem::path& target, const std::vector<std::uint8_t>& bytes) {
-    std::random_device random;
-    char suffix[32];
-    std::snprintf(suffix, sizeof suffix, ".tmp-%08x", static_cast<unsigned>(random()));
-    TemporaryFile temporary(target.string() + suffix);
-    {
-        std::ofstream file(temporary.path(), std::ios::binary | std::ios::trunc);
-        if (!file)
-            throw std::runtime_error("cannot create " + temporary.path().string() +
-                                     " (does the directory exist and is it writable?)");
-        file.write(reinterpret_cast<const char*>(bytes.data()),
-                   static_cast<std::streamsize>(bytes.size()));
-        file.close();
-        if (!file) throw std::runtime_error("cannot write " + temporary.path().string());
-    }
-    try {
-        temporary.rename_to(target);
-    } catch (const std::filesystem::filesystem_error& e) {
-        throw std::runtime_error("cannot rename " + temporary.path().string() + " to " +
-                                 target.string() + ": " + e.code().message());
-    }
-}
-
 int run(const Settings& settings) {
     seqembed::SinusoidalOptions options = preset_options(settings.preset);
     if (settings.layout) options.layout = *settings.layout;
@@ -382,8 +319,8 @@ int run(const Settings& settings) {
 
     const int width = static_cast<int>(settings.d_model * settings.scale);
     const int height = static_cast<int>(settings.length * settings.scale);
-    write_atomically(settings.output,
-                     encode_png(paint(encoding, length, static_cast<std::size_t>(settings.scale)),
+    seqembed_examples::write_atomically(settings.output,
+                     seqembed_examples::encode_png(paint(encoding, length, static_cast<std::size_t>(settings.scale)),
                                 width, height));
 
     std::printf(
