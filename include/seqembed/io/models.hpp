@@ -28,8 +28,10 @@
 #include "../sinusoidal.hpp"
 #include "../token_embedding.hpp"
 #include "../token_types.hpp"
+#include "detail/config_json.hpp"
 #include "detail/path_name.hpp"
 #include "errors.hpp"
+#include "rotary_config.hpp"
 #include "safetensors.hpp"
 
 namespace seqembed::io {
@@ -120,50 +122,7 @@ using LearnedModelInput = ModelInputStage<LearnedPositionalEmbedding<float>>;
 ///        attention, through `rotary`).
 using LookupModelInput = ModelInputStage<NoPositions<float>>;
 
-// Defined in rotary_config.hpp, which is included at the end of this file: it needs
-// detail::find_key and detail::positive_key from here, and the loaders need it.
-inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, const std::string& source);
-
 namespace detail {
-
-/// config.json's value at `key`, or none.
-inline const nlohmann::json* find_key(const nlohmann::json& config, std::initializer_list<const char*> keys) {
-    for (const char* key : keys) {
-        const auto found = config.find(key);
-        if (found != config.end() && !found->is_null()) return &*found;
-    }
-    return nullptr;
-}
-
-/// The joined spelling of a key's alternatives, for messages.
-inline std::string key_names(std::initializer_list<const char*> keys) {
-    std::string names;
-    for (const char* key : keys) names += (names.empty() ? "'" : " or '") + std::string(key) + "'";
-    return names;
-}
-
-inline Index positive_key(const nlohmann::json& config, const std::string& file,
-                          std::initializer_list<const char*> keys, bool required = true) {
-    const nlohmann::json* value = find_key(config, keys);
-    if (value == nullptr) {
-        if (!required) return 0;
-        seqembed::detail::fail<format_error>(file, ": has no key ", key_names(keys));
-    }
-    if (!value->is_number_integer() || value->get<std::int64_t>() <= 0)
-        seqembed::detail::fail<format_error>(file, ": ", key_names(keys), " is ", value->dump(),
-                                             ", not a positive integer");
-    return static_cast<Index>(value->get<std::int64_t>());
-}
-
-inline double epsilon_key(const nlohmann::json& config, const std::string& file,
-                          std::initializer_list<const char*> keys, double fallback) {
-    const nlohmann::json* value = find_key(config, keys);
-    if (value == nullptr) return fallback;
-    if (!value->is_number() || !(value->get<double>() > 0) || !std::isfinite(value->get<double>()))
-        seqembed::detail::fail<format_error>(file, ": ", key_names(keys), " is ", value->dump(),
-                                             ", not a finite positive number");
-    return value->get<double>();
-}
 
 /// model.safetensors and what the family's tensors are called in it.
 class Checkpoint {
@@ -287,12 +246,7 @@ inline bool is_rotary_family(const std::string& family) {
 /// The rotary stage config.json describes, its errors naming the file and the key.
 inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
     const std::string name = path_name(file);
-    std::ifstream stream(file, std::ios::binary);
-    if (!stream) seqembed::detail::fail<file_error>(name, ": cannot open it");
-    std::ostringstream text;
-    text << stream.rdbuf();
-    const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
-    if (config.is_discarded() || !config.is_object()) seqembed::detail::fail<format_error>(name, ": is not a JSON object");
+    const nlohmann::json config = read_json_object(file);
     RotaryOptions options = rotary_options_from_json(config, name);
     // RotaryEmbedding names its options; here the keys they came from are named with the file.
     if (options.head_dim % 2 != 0) {
@@ -325,13 +279,7 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, st
 
 inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const std::string name = detail::path_name(file);
-    std::ifstream stream(file, std::ios::binary);
-    if (!stream) seqembed::detail::fail<file_error>(name, ": cannot open it");
-    std::ostringstream text;
-    text << stream.rdbuf();
-    const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
-    if (config.is_discarded() || !config.is_object())
-        seqembed::detail::fail<format_error>(name, ": is not a JSON object");
+    const nlohmann::json config = detail::read_json_object(file);
     ModelConfig result;
     const nlohmann::json* type = detail::find_key(config, {"model_type"});
     if (type == nullptr || !type->is_string()) seqembed::detail::fail<format_error>(name, ": has no string 'model_type'");
@@ -639,6 +587,3 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 }
 
 }  // namespace seqembed::io
-
-// rotary_options_from_json's definition (it includes this file for detail::find_key).
-#include "rotary_config.hpp"

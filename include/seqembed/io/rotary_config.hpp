@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../rotary.hpp"
+#include "detail/config_json.hpp"
 #include "detail/path_name.hpp"
 #include "errors.hpp"
-#include "models.hpp"  // detail::find_key, detail::positive_key
 
 namespace seqembed::io {
 
@@ -325,14 +325,7 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
 }
 
 inline RotaryOptions read_rotary_config(const std::filesystem::path& file) {
-    const std::string name = detail::path_name(file);
-    std::ifstream stream(file, std::ios::binary);
-    if (!stream) seqembed::detail::fail<file_error>(name, ": cannot open it");
-    std::ostringstream text;
-    text << stream.rdbuf();
-    const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
-    if (config.is_discarded() || !config.is_object()) seqembed::detail::fail<format_error>(name, ": is not a JSON object");
-    return rotary_options_from_json(config, name);
+    return rotary_options_from_json(detail::read_json_object(file), detail::path_name(file));
 }
 
 }  // namespace seqembed::io
