@@ -60,6 +60,25 @@ void run_or_fail_on_bad_alloc(Work&& work, const Parts&... parts) {
 #endif
 }
 
+/// Returns work(); a Caught from it becomes Error "seqembed: <parts><its message>" (its own
+/// "seqembed: " dropped), for errors that must name where a bad value came from. Without
+/// exceptions work() aborts with its own message.
+template <typename Error, typename Caught, typename Work, typename... Parts>
+decltype(auto) run_renaming_error(Work&& work, const Parts&... parts) {
+#if SEQEMBED_DETAIL_EXCEPTIONS
+    try {
+        return work();
+    } catch (const Caught& caught) {
+        const std::string message = caught.what();
+        const std::string prefix = "seqembed: ";
+        fail<Error>(parts..., message.compare(0, prefix.size(), prefix) == 0 ? message.substr(prefix.size()) : message);
+    }
+#else
+    ((void)parts, ...);
+    return work();
+#endif
+}
+
 /// Runs attempt() and says whether it finished: false if it threw anything (which is dropped).
 /// Without exceptions a failure aborts inside attempt(), so it always finishes.
 template <typename Attempt>

@@ -257,11 +257,8 @@ inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
                                              options.head_dim, " is odd (RoPE rotates pairs of dimensions)");
     }
     options.max_positions = positive_key(config, name, {"max_position_embeddings", "n_positions"});
-    try {
-        return RotaryEmbedding<float>(options);
-    } catch (const value_error& e) {
-        seqembed::detail::fail<format_error>(name, ": its rotary options are invalid: ", e.what());
-    }
+    return seqembed::detail::run_renaming_error<format_error, value_error>(
+        [&] { return RotaryEmbedding<float>(options); }, name, ": its rotary options are invalid: ");
 }
 
 /// A rotary family's stage: the token table at `names` (times `scale`), no additive positions,
