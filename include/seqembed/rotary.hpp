@@ -589,17 +589,21 @@ private:
             case RotaryScaling::yarn:
                 m_inv_freq = rotary::follow_yarn(o.base, dim, o.factor, o.beta_fast, o.beta_slow,
                                                  o.original_max_position_embeddings, o.truncate);
-                exact = rotary::exact_yarn(base, dim, factor, o.beta_fast, o.beta_slow,
-                                           o.original_max_position_embeddings, o.truncate);
+                exact = rotary::exact_yarn(base, dim, factor, static_cast<long double>(o.beta_fast),
+                                           static_cast<long double>(o.beta_slow), o.original_max_position_embeddings,
+                                           o.truncate);
                 m_attention_scaling = o.attention_factor.value_or(
                     rotary::yarn_attention_factor(o.factor, o.mscale, o.mscale_all_dim));
                 m_exact_scaling = o.attention_factor ? static_cast<long double>(*o.attention_factor)
-                                                     : rotary::exact_yarn_attention_factor(factor, o.mscale, o.mscale_all_dim);
+                                                     : rotary::exact_yarn_attention_factor(
+                                                           factor, static_cast<long double>(o.mscale),
+                                                           static_cast<long double>(o.mscale_all_dim));
                 break;
             case RotaryScaling::llama3:
                 m_inv_freq = rotary::follow_llama3(o.base, dim, o.factor, o.low_freq_factor, o.high_freq_factor,
                                                    o.original_max_position_embeddings);
-                exact = rotary::exact_llama3(base, dim, factor, o.low_freq_factor, o.high_freq_factor,
+                exact = rotary::exact_llama3(base, dim, factor, static_cast<long double>(o.low_freq_factor),
+                                             static_cast<long double>(o.high_freq_factor),
                                              o.original_max_position_embeddings);
                 break;
             case RotaryScaling::longrope: {

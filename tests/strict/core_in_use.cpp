@@ -2,6 +2,7 @@
 // it takes, in one program that a user could have written. tests/strict/CMakeLists.txt compiles
 // it with a user's strictest warning flags (as errors) under every compiler, target, standard and
 // optimisation level it has; the native builds also run it.
+#include <seqembed/alibi.hpp>
 #include <seqembed/assert.hpp>
 #include <seqembed/dropout.hpp>
 #include <seqembed/error.hpp>
@@ -11,6 +12,7 @@
 #include <seqembed/no_positions.hpp>
 #include <seqembed/padding.hpp>
 #include <seqembed/pipeline.hpp>
+#include <seqembed/rotary.hpp>
 #include <seqembed/seqembed.hpp>
 #include <seqembed/sinusoidal.hpp>
 #include <seqembed/token_embedding.hpp>
@@ -18,6 +20,7 @@
 #include <seqembed/types.hpp>
 #include <seqembed/version.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -140,6 +143,54 @@ void run_dropout() {
     dropout.apply(x.data(), x.size(), 5, 0);
 }
 
+/// RoPE: a table of Table for every rule and both layouts, Q and K of Activation rotated by
+/// positions and by a padded batch.
+template <typename Table, typename Activation>
+void run_rotary() {
+    std::vector<seqembed::RotaryOptions> rules;
+    rules.push_back(seqembed::RotaryOptions::hugging_face(16, 10000.0));
+    rules.push_back(seqembed::RotaryOptions::gptj_6b());
+    seqembed::RotaryOptions linear = seqembed::RotaryOptions::hugging_face(16);
+    linear.scaling = seqembed::RotaryScaling::linear;
+    linear.factor = 4.0;
+    rules.push_back(linear);
+    seqembed::RotaryOptions llama3 = seqembed::RotaryOptions::llama3_1_8b();
+    llama3.max_positions = 64;
+    llama3.precision = seqembed::TablePrecision::follow_scalar;
+    rules.push_back(llama3);
+    seqembed::RotaryOptions yarn = seqembed::RotaryOptions::hugging_face(16);
+    yarn.scaling = seqembed::RotaryScaling::yarn;
+    yarn.factor = 4.0;
+    yarn.original_max_position_embeddings = 32;
+    yarn.beyond = seqembed::BeyondTable::compute;
+    rules.push_back(yarn);
+    for (seqembed::RotaryOptions options : rules) {
+        options.max_positions = std::min<Index>(options.max_positions, 64);
+        const seqembed::RotaryEmbedding<Table> rope(options);
+        const Index head_dim = rope.head_dim();
+        seqembed::RowMatrix<Activation> q = seqembed::RowMatrix<float>::Constant(6, 4 * head_dim, 0.5f).cast<Activation>();
+        seqembed::RowMatrix<Activation> k = seqembed::RowMatrix<float>::Constant(6, 2 * head_dim, 0.25f).cast<Activation>();
+        typename seqembed::RotaryEmbedding<Table>::PositionVector positions(6);
+        positions << 0, 1, 2, 3, 4, 5;
+        rope.apply(q, k, 4, 2, positions);
+        seqembed::IdMatrix ids(2, 3);
+        ids << 1, 2, 0, 0, 3, 4;
+        rope.apply(q, k, 4, 2, ids, seqembed::Padding::by_id(0), seqembed::StepOffsets(3));
+        expect(rope.rows(0, 2).cos.rows() == 2, "rotary rows");
+    }
+}
+
+template <typename Scalar>
+void run_alibi() {
+    seqembed::IdMatrix ids(2, 4);
+    ids << 1, 2, 3, 0, 0, 4, 5, 6;
+    for (const auto& options : {seqembed::AlibiOptions::bloom(), seqembed::AlibiOptions::mpt(8.0)}) {
+        const seqembed::AlibiBias<Scalar> alibi(12, options);
+        const seqembed::RowMatrix<Scalar> bias = alibi.forward(ids, seqembed::Padding::by_id(0));
+        expect(bias.rows() == 24 && alibi.slopes().size() == 12, "ALiBi bias shape");
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -157,6 +208,13 @@ int main() {
         run_positions<double>();
         run_dropout<float>();
         run_dropout<double>();
+        run_rotary<float, float>();
+        run_rotary<double, double>();
+        run_rotary<Eigen::bfloat16, Eigen::bfloat16>();
+        run_rotary<Eigen::half, float>();
+        run_rotary<float, Eigen::bfloat16>();
+        run_alibi<float>();
+        run_alibi<double>();
     }
     try {
         seqembed::TokenEmbedding<float> embedding(4, 2);

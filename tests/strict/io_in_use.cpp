@@ -7,6 +7,7 @@
 #include <seqembed/io/mapped_file.hpp>
 #include <seqembed/io/models.hpp>
 #include <seqembed/io/npy.hpp>
+#include <seqembed/io/rotary_config.hpp>
 #include <seqembed/io/safetensors.hpp>
 #include <seqembed/io/tensor.hpp>
 #include <seqembed/seqembed.hpp>
@@ -52,6 +53,11 @@ int main(int argc, char** argv) {
         if (type == "marian") (void)seqembed::io::load_marian(argv[1]);
         if (type == "t5") (void)seqembed::io::load_t5(argv[1]);
         if (type == "llama") (void)seqembed::io::load_llama(argv[1]);
+        if (type == "mistral") (void)seqembed::io::load_mistral(argv[1]);
+        if (type == "qwen2") (void)seqembed::io::load_qwen2(argv[1]);
+        if (type == "gemma") (void)seqembed::io::load_gemma(argv[1]);
+        if (type == "phi") (void)seqembed::io::load_phi(argv[1]);
+        if (type == "gpt_neox") (void)seqembed::io::load_gpt_neox(argv[1]);
         std::printf("loaded %s\n", type.c_str());
         return 0;
     }
@@ -78,6 +84,16 @@ int main(int argc, char** argv) {
     expect(embedding.forward(ids).rows() == 2 && compact.forward(ids).rows() == 2 && half.forward(ids).rows() == 2 &&
                wide.forward(ids).rows() == 2 && positions.forward(0, 2).rows() == 2,
            "tables read from memory embed");
+
+    // A rotary stage from a config's keys (Llama 3.1's rule).
+    const auto config = nlohmann::json::parse(
+        R"({"hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 32, "rope_theta": 500000.0,
+            "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 16}})");
+    seqembed::RotaryOptions rope_options = seqembed::io::rotary_options_from_json(config, "inline config");
+    rope_options.max_positions = 32;
+    const seqembed::RotaryEmbedding<float> rope(rope_options);
+    expect(rope.head_dim() == 16 && rope.pairs() == 8, "rotary options from a config");
 
     const std::string npy = seqembed::io::serialize_npy(table.data(), {6, 4});
     const auto array = seqembed::io::NpyFile::from_memory(npy.data(), npy.size());
