@@ -2,6 +2,7 @@
 // backend's kernels giving the scalar backend's bits.
 #include <seqembed/seqembed.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -190,6 +191,89 @@ TEST_CASE("Every ISA's rotary rotation gives the scalar rotation's bits", "[isa]
         CHECK(rotation_matches_scalar<float, Eigen::bfloat16>(generator));
         CHECK(rotation_matches_scalar<Eigen::bfloat16, Eigen::bfloat16>(generator));
     });
+}
+
+TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[isa][rotary]") {
+    // Pair i is (x_i, 0) by cos c_i, sin 0, so that it becomes (bfloat16(x_i c_i), 0) with x_i c_i
+    // exact in float: ties to even and to odd, values just off a tie, subnormals, values that
+    // round up to infinity, and NaN with payloads. 300 pairs cover whole blocks of
+    // every vector width and the tails past them, in both layouts.
+    std::vector<float> products;
+    for (const float tie : {1.0f + 0x1p-8f, 1.0f + 0x1p-7f + 0x1p-8f, -(3.0f + 0x1p-6f + 0x1p-7f)}) {
+        products.push_back(tie);
+        products.push_back(std::nextafter(tie, 0.0f));
+        products.push_back(std::nextafter(tie, 2.0f * tie));
+    }
+    // bfloat16's subnormals are multiples of 2^-133: ties to even and to odd among them.
+    for (const float tie : {2.5f * 0x1p-133f, 3.5f * 0x1p-133f, -5.5f * 0x1p-133f}) {
+        products.push_back(tie);
+        products.push_back(std::nextafter(tie, 0.0f));
+        products.push_back(std::nextafter(tie, 2.0f * tie));
+    }
+    products.push_back(0x1p-149f);
+    products.push_back(-0x1p-133f * 1.5f);
+    products.push_back(0x1.FF0000p127f);  // the largest bfloat16 plus half its ulp: a tie up to infinity
+    products.push_back(-std::numeric_limits<float>::max());
+    products.push_back(-0.0f);
+    const std::uint16_t nan_bits[] = {0x7F81, 0xFF81, 0x7FC1, 0xFFFF};
+    const Index pairs = 300;
+    for (const bool interleaved : {false, true}) {
+        for_each_isa([&](Isa isa) {
+            std::vector<float> cos(static_cast<std::size_t>(pairs));
+            const std::vector<float> sin(static_cast<std::size_t>(pairs), 0.0f);
+            std::vector<Eigen::bfloat16> x(static_cast<std::size_t>(2 * pairs), Eigen::bfloat16(0.0f));
+            std::vector<Eigen::bfloat16> expected(x.size());
+            for (Index i = 0; i < pairs; ++i) {
+                const std::size_t k = static_cast<std::size_t>(i);
+                const std::size_t x1 = static_cast<std::size_t>(interleaved ? 2 * i : i);
+                const std::size_t x2 = static_cast<std::size_t>(interleaved ? 2 * i + 1 : i + pairs);
+                if (i % 37 == 36) {  // a NaN among the values
+                    x[x1] = Eigen::numext::bit_cast<Eigen::bfloat16>(nan_bits[k % 4]);
+                    cos[k] = 1.0f;
+                    continue;
+                }
+                const float product = products[k % products.size()];
+                // x_i a power of two (exact in bfloat16), c_i = product / x_i exact in float.
+                const float scale = (k % 3 == 0) ? 1.0f : (k % 3 == 1) ? 0x1p-20f : 0x1p10f;
+                const bool fits = std::isinf(product) || std::fabs(product / scale) <= std::numeric_limits<float>::max();
+                const float x_value = fits && std::fabs(product / scale) >= std::numeric_limits<float>::min() ? scale : 1.0f;
+                x[x1] = Eigen::bfloat16(x_value);
+                cos[k] = product / x_value;
+                expected[x1] = Eigen::bfloat16(x_value * cos[k]);
+                expected[x2] = Eigen::bfloat16(0.0f);
+            }
+            std::vector<Eigen::bfloat16> scalar = x;
+            seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, interleaved,
+                                                                      x.data(), 1, 2 * pairs);
+            seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(cos.data(), sin.data(), pairs,
+                                                                                interleaved, scalar.data(), 1,
+                                                                                2 * pairs);
+            INFO("ISA " << seqembed::isa_name(isa) << (interleaved ? ", interleaved" : ", halves"));
+            CHECK(std::memcmp(x.data(), scalar.data(), sizeof(Eigen::bfloat16) * x.size()) == 0);
+            int wrong = 0;
+            for (Index i = 0; i < pairs; ++i) {
+                const std::size_t x1 = static_cast<std::size_t>(interleaved ? 2 * i : i);
+                const std::size_t x2 = static_cast<std::size_t>(interleaved ? 2 * i + 1 : i + pairs);
+                const std::uint16_t bits1 = Eigen::numext::bit_cast<std::uint16_t>(x[x1]);
+                const std::uint16_t bits2 = Eigen::numext::bit_cast<std::uint16_t>(x[x2]);
+                if (i % 37 == 36) {
+                    // NaN times anything is NaN in both values: the quiet NaN 0x7FC0 of a sign.
+                    wrong += (bits1 & 0x7FFF) != 0x7FC0 || (bits2 & 0x7FFF) != 0x7FC0;
+                } else {
+                    wrong += bits1 != Eigen::numext::bit_cast<std::uint16_t>(expected[x1]) || bits2 != 0;
+                }
+            }
+            CHECK(wrong == 0);
+        });
+    }
+    // The cases hold what they claim: a tie to even stays, a tie to odd goes up, just past a tie
+    // goes up, a subnormal tie rounds as a normal one does, and the last tie overflows.
+    CHECK(static_cast<float>(Eigen::bfloat16(1.0f + 0x1p-8f)) == 1.0f);
+    CHECK(static_cast<float>(Eigen::bfloat16(1.0f + 0x1p-7f + 0x1p-8f)) == 1.0f + 0x1p-6f);
+    CHECK(static_cast<float>(Eigen::bfloat16(std::nextafter(1.0f + 0x1p-8f, 2.0f))) == 1.0f + 0x1p-7f);
+    CHECK(static_cast<float>(Eigen::bfloat16(2.5f * 0x1p-133f)) == 2.0f * 0x1p-133f);
+    CHECK(static_cast<float>(Eigen::bfloat16(-5.5f * 0x1p-133f)) == -6.0f * 0x1p-133f);
+    CHECK(std::isinf(static_cast<float>(Eigen::bfloat16(0x1.FF0000p127f))));
 }
 
 TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloat16 rounded once", "[isa][rotary]") {

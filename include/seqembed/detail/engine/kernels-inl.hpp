@@ -711,15 +711,20 @@ private:
 ///   x1' = x1 c - x2 s,   x2' = x2 c + x1 s,
 /// each product rounded to Compute before the sum, the sum rounded once to Activation. Compute is
 /// double for double activations, float for float and bfloat16 ones; table values are converted
-/// to Compute first (exactly, or rounded to nearest from a double table). Interleaved vectors
-/// compute x c' + swap(x) s' with c' the cosines doubled and s' the sines doubled with the first
-/// of each pair negated: the same operations, so every backend gives the scalar one's bits.
+/// to Compute first (exactly, or rounded to nearest from a double table).
+/// Float and double interleaved vectors compute x c' + swap(x) s' with c' the cosines doubled and
+/// s' the sines doubled with the first of each pair negated. bfloat16 activations are read
+/// 2 * lanes at a time, split into their even and odd values (V::widen_split), so that no value
+/// crosses a lane on the way in or out: interleaved pairs are then (even, odd) as they stand, and
+/// halves pair the even values of both halves with cosines in the same split order. Every path
+/// does the same operations on each pair, so every backend gives the scalar one's bits.
 template <typename Table, typename Activation>
 struct RotaryKernel {
     using Compute = std::conditional_t<std::is_same_v<Activation, double>, double, float>;
     using V = Lanes<Compute>;
     using Reg = typename V::Reg;
     static constexpr int lanes = V::count;
+    static constexpr bool split = std::is_same_v<Activation, Eigen::bfloat16>;
     /// Pairs turned per step: the step's cos and sin in Compute live on the stack.
     static constexpr Index step_pairs = 256;
 
@@ -731,7 +736,19 @@ struct RotaryKernel {
         alignas(64) Compute s[2 * step_pairs];
         for (Index first = 0; first < pairs; first += step_pairs) {
             const Index count = std::min(step_pairs, pairs - first);
-            if (interleaved) {
+            if constexpr (split) {
+                if (interleaved) {
+                    convert(cos + first, sin + first, count, c, s);
+                    for (Index h = 0; h < head_count; ++h)
+                        turn_interleaved_split(heads + h * head_dim + 2 * first, c, s, count);
+                } else {
+                    convert_split(cos + first, sin + first, count, c, s);
+                    for (Index h = 0; h < head_count; ++h) {
+                        Activation* head = heads + h * head_dim;
+                        turn_halves_split(head + first, head + pairs + first, c, s, count);
+                    }
+                }
+            } else if (interleaved) {
                 for (Index i = 0; i < count; ++i) {
                     const Compute cosine = to_compute(cos[first + i]);
                     const Compute sine = to_compute(sin[first + i]);
@@ -742,10 +759,7 @@ struct RotaryKernel {
                 }
                 for (Index h = 0; h < head_count; ++h) turn_interleaved(heads + h * head_dim + 2 * first, c, s, count);
             } else {
-                for (Index i = 0; i < count; ++i) {
-                    c[i] = to_compute(cos[first + i]);
-                    s[i] = to_compute(sin[first + i]);
-                }
+                convert(cos + first, sin + first, count, c, s);
                 for (Index h = 0; h < head_count; ++h) {
                     Activation* head = heads + h * head_dim;
                     turn_halves(head + first, head + pairs + first, c, s, count);
@@ -762,42 +776,74 @@ private:
             return static_cast<Compute>(value);
         }
     }
+    /// c[i], s[i]: the count values of cos and sin in Compute.
+    static void convert(const Table* cos, const Table* sin, Index count, Compute* c, Compute* s) noexcept {
+        for (Index i = 0; i < count; ++i) {
+            c[i] = to_compute(cos[i]);
+            s[i] = to_compute(sin[i]);
+        }
+    }
+    /// As convert, each whole block of 2 * lanes values split as widen_split splits them: the
+    /// even ones, then the odd ones. The values past the last whole block stay in order.
+    static void convert_split(const Table* cos, const Table* sin, Index count, Compute* c, Compute* s) noexcept {
+        const Index whole = count - count % (2 * lanes);
+        for (Index block = 0; block < whole; block += 2 * lanes) {
+            for (Index k = 0; k < lanes; ++k) {
+                for (Index parity = 0; parity < 2; ++parity) {
+                    c[block + parity * lanes + k] = to_compute(cos[block + 2 * k + parity]);
+                    s[block + parity * lanes + k] = to_compute(sin[block + 2 * k + parity]);
+                }
+            }
+        }
+        convert(cos + whole, sin + whole, count - whole, c + whole, s + whole);
+    }
     static Reg load(const Activation* p) noexcept {
-        if constexpr (std::is_same_v<Activation, Compute>) {
-            return V::load(p);
-        } else {
-            return V::widen(p);
-        }
+        static_assert(std::is_same_v<Activation, Compute>, "bfloat16 activations go through widen_split");
+        return V::load(p);
     }
-    static void store(Activation* p, Reg value) noexcept {
-        if constexpr (std::is_same_v<Activation, Compute>) {
-            V::store(p, value);
-        } else {
-            V::narrow(p, value);
-        }
-    }
+    static void store(Activation* p, Reg value) noexcept { V::store(p, value); }
     static Compute load_one(const Activation* p) noexcept { return static_cast<Compute>(*p); }
     static void store_one(Activation* p, Compute value) noexcept { *p = static_cast<Activation>(value); }
+
+    /// (x1 c - x2 s, x2 c + x1 s), each product rounded before the sum.
+    static void turned(Reg x1, Reg x2, Reg cosine, Reg sine, Reg& y1, Reg& y2) noexcept {
+        Reg x1c = V::mul(x1, cosine);
+        Reg x2s = V::mul(x2, sine);
+        Reg x2c = V::mul(x2, cosine);
+        Reg x1s = V::mul(x1, sine);
+        V::keep_rounded(x1c);
+        V::keep_rounded(x2s);
+        V::keep_rounded(x2c);
+        V::keep_rounded(x1s);
+        y1 = V::sub(x1c, x2s);
+        y2 = V::add(x2c, x1s);
+    }
 
     /// Pairs (first[i], second[i]).
     static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
                             Index count) noexcept {
         Index i = 0;
         for (; i + lanes <= count; i += lanes) {
-            const Reg x1 = load(first + i);
-            const Reg x2 = load(second + i);
-            const Reg cosine = V::load(c + i);
-            const Reg sine = V::load(s + i);
-            Reg x1c = V::mul(x1, cosine);
-            Reg x2s = V::mul(x2, sine);
-            Reg x2c = V::mul(x2, cosine);
-            Reg x1s = V::mul(x1, sine);
-            V::keep_rounded(x1c);
-            V::keep_rounded(x2s);
-            V::keep_rounded(x2c);
-            V::keep_rounded(x1s);
-            store(first + i, V::sub(x1c, x2s));
-            store(second + i, V::add(x2c, x1s));
+            Reg y1, y2;
+            turned(load(first + i), load(second + i), V::load(c + i), V::load(s + i), y1, y2);
+            store(first + i, y1);
+            store(second + i, y2);
+        }
+        for (; i < count; ++i) turn_pair(first + i, second + i, c[i], s[i]);
+    }
+
+    /// Pairs (first[i], second[i]) of bfloat16 values; c and s as convert_split ordered them.
+    static void turn_halves_split(Activation* first, Activation* second, const Compute* c, const Compute* s,
+                                  Index count) noexcept {
+        Index i = 0;
+        for (; i + 2 * lanes <= count; i += 2 * lanes) {
+            Reg even1, odd1, even2, odd2;
+            V::widen_split(first + i, even1, odd1);
+            V::widen_split(second + i, even2, odd2);
+            turned(even1, even2, V::load(c + i), V::load(s + i), even1, even2);
+            turned(odd1, odd2, V::load(c + i + lanes), V::load(s + i + lanes), odd1, odd2);
+            V::narrow_split(first + i, even1, odd1);
+            V::narrow_split(second + i, even2, odd2);
         }
         for (; i < count; ++i) turn_pair(first + i, second + i, c[i], s[i]);
     }
@@ -817,6 +863,18 @@ private:
             }
         }
         for (; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
+    }
+
+    /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order.
+    static void turn_interleaved_split(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
+        Index i = 0;
+        for (; i + lanes <= count; i += lanes) {
+            Reg x1, x2;
+            V::widen_split(x + 2 * i, x1, x2);
+            turned(x1, x2, V::load(c + i), V::load(s + i), x1, x2);
+            V::narrow_split(x + 2 * i, x1, x2);
+        }
+        for (; i < count; ++i) turn_pair(x + 2 * i, x + 2 * i + 1, c[i], s[i]);
     }
 
     static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {

@@ -41,19 +41,35 @@ struct Lanes<float> {
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_ps(a, b); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm256_permute_ps(v, 0xB1); }
-    /// Stores the lanes as bfloat16, rounded to nearest even (NaN: a quiet NaN of its sign), as
-    /// Eigen::bfloat16(float) rounds.
-    static void narrow(Eigen::bfloat16* p, Reg v) noexcept {
-        const __m256i bits = _mm256_castps_si256(v);
-        const __m256i high = _mm256_srli_epi32(bits, 16);
-        const __m256i odd = _mm256_and_si256(high, _mm256_set1_epi32(1));
-        const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), odd), 16);
-        const __m256i quiet = _mm256_or_si256(_mm256_and_si256(high, _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0x7FC0));
-        const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        const __m256i halves = _mm256_blendv_epi8(rounded, quiet, nan);
-        // packus works within 128-bit lanes: values 0..3 4..7 land in 64-bit blocks 0 and 2.
-        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(halves, halves), 0x08);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+    /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
+    /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
+    static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
+        const __m256i pairs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        even = _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
+        odd = _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    }
+    /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
+    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        const __m256i e = _mm256_castps_si256(even);
+        const __m256i o = _mm256_castps_si256(odd);
+        const __m256i one = _mm256_set1_epi32(1);
+        const __m256i bias = _mm256_set1_epi32(0x7FFF);
+        // Rounded: the value plus 0x7FFF plus bit 16, whose high 16 bits are the bfloat16.
+        __m256i low = _mm256_srli_epi32(
+            _mm256_add_epi32(_mm256_add_epi32(e, bias), _mm256_and_si256(_mm256_srli_epi32(e, 16), one)), 16);
+        __m256i high = _mm256_add_epi32(_mm256_add_epi32(o, bias), _mm256_and_si256(_mm256_srli_epi32(o, 16), one));
+        if (_mm256_movemask_ps(_mm256_cmp_ps(even, odd, _CMP_UNORD_Q)) != 0) {
+            const __m256i quiet = _mm256_set1_epi32(0x7FC07FC0);
+            const __m256i sign = _mm256_set1_epi32(static_cast<int>(0x80008000u));
+            low = _mm256_blendv_epi8(low, _mm256_or_si256(quiet, _mm256_and_si256(_mm256_srli_epi32(e, 16), sign)),
+                                     _mm256_castps_si256(_mm256_cmp_ps(even, even, _CMP_UNORD_Q)));
+            high = _mm256_blendv_epi8(high, _mm256_or_si256(quiet, _mm256_and_si256(o, sign)),
+                                      _mm256_castps_si256(_mm256_cmp_ps(odd, odd, _CMP_UNORD_Q)));
+        }
+        // The odd values' high halves (16-bit words 1, 3, 5, 7 of each 128 bits) over the even
+        // values' low ones.
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_blend_epi16(low, high, 0xAA));
     }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {

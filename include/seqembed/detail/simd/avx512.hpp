@@ -41,16 +41,38 @@ struct Lanes<float> {
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_ps(a, b); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm512_permute_ps(v, 0xB1); }
-    /// Stores the lanes as bfloat16, rounded to nearest even (NaN: a quiet NaN of its sign), as
-    /// Eigen::bfloat16(float) rounds.
-    static void narrow(Eigen::bfloat16* p, Reg v) noexcept {
-        const __m512i bits = _mm512_castps_si512(v);
-        const __m512i high = _mm512_srli_epi32(bits, 16);
-        const __m512i odd = _mm512_and_si512(high, _mm512_set1_epi32(1));
-        const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd), 16);
-        const __m512i quiet = _mm512_or_si512(_mm512_and_si512(high, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7FC0));
-        const __m512i halves = _mm512_mask_mov_epi32(rounded, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), quiet);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(halves));
+    /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
+    /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
+    static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
+        const __m512i pairs = _mm512_loadu_si512(p);
+        even = _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
+        odd = _mm512_castsi512_ps(_mm512_and_si512(pairs, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    }
+    /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
+    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        const __m512i e = _mm512_castps_si512(even);
+        const __m512i o = _mm512_castps_si512(odd);
+        const __m512i one = _mm512_set1_epi32(1);
+        const __m512i bias = _mm512_set1_epi32(0x7FFF);
+        // Rounded: the value plus 0x7FFF plus bit 16, whose high 16 bits are the bfloat16.
+        __m512i low = _mm512_srli_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(e, bias), _mm512_and_si512(_mm512_srli_epi32(e, 16), one)), 16);
+        __m512i high = _mm512_add_epi32(_mm512_add_epi32(o, bias), _mm512_and_si512(_mm512_srli_epi32(o, 16), one));
+        if (_mm512_cmp_ps_mask(even, odd, _CMP_UNORD_Q) != 0) {
+            const __m512i quiet = _mm512_set1_epi32(0x7FC07FC0);
+            const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80008000u));
+            // 0xF8: a | (b & c), the quiet NaN with the value's sign.
+            low = _mm512_mask_mov_epi32(low, _mm512_cmp_ps_mask(even, even, _CMP_UNORD_Q),
+                                        _mm512_ternarylogic_epi32(_mm512_set1_epi32(0x7FC0), _mm512_srli_epi32(e, 16),
+                                                                  sign, 0xF8));
+            high = _mm512_mask_mov_epi32(high, _mm512_cmp_ps_mask(odd, odd, _CMP_UNORD_Q),
+                                         _mm512_ternarylogic_epi32(quiet, o, sign, 0xF8));
+        }
+        // 0xE4: c ? a : b bit by bit, the odd values' high halves over the even values' low ones.
+        const __m512i packed =
+            _mm512_ternarylogic_epi32(high, low, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)), 0xE4);
+        _mm512_storeu_si512(p, packed);
     }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {

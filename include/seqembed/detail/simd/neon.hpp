@@ -40,16 +40,30 @@ struct Lanes<float> {
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return vrev64q_f32(v); }
-    /// Stores the lanes as bfloat16, rounded to nearest even (NaN: a quiet NaN of its sign), as
-    /// Eigen::bfloat16(float) rounds.
-    static void narrow(Eigen::bfloat16* p, Reg v) noexcept {
-        const uint32x4_t bits = vreinterpretq_u32_f32(v);
-        const uint32x4_t high = vshrq_n_u32(bits, 16);
-        const uint32x4_t odd = vandq_u32(high, vdupq_n_u32(1));
-        const uint32x4_t rounded = vshrq_n_u32(vaddq_u32(vaddq_u32(bits, vdupq_n_u32(0x7FFF)), odd), 16);
-        const uint32x4_t quiet = vorrq_u32(vandq_u32(high, vdupq_n_u32(0x8000)), vdupq_n_u32(0x7FC0));
-        const uint32x4_t number = vceqq_f32(v, v);
-        vst1_u16(reinterpret_cast<std::uint16_t*>(p), vmovn_u32(vbslq_u32(number, rounded, quiet)));
+    /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
+    /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
+    static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
+        const uint32x4_t pairs = vreinterpretq_u32_u16(vld1q_u16(reinterpret_cast<const std::uint16_t*>(p)));
+        even = vreinterpretq_f32_u32(vshlq_n_u32(pairs, 16));
+        odd = vreinterpretq_f32_u32(vandq_u32(pairs, vdupq_n_u32(0xFFFF0000u)));
+    }
+    /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
+    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        const uint32x4_t e = vreinterpretq_u32_f32(even);
+        const uint32x4_t o = vreinterpretq_u32_f32(odd);
+        const uint32x4_t one = vdupq_n_u32(1);
+        const uint32x4_t bias = vdupq_n_u32(0x7FFF);
+        const uint32x4_t quiet = vdupq_n_u32(0x7FC00000u);
+        const uint32x4_t sign = vdupq_n_u32(0x80000000u);
+        // Rounded: the value plus 0x7FFF plus bit 16, whose high 16 bits are the bfloat16; NaN:
+        // the quiet NaN of its sign.
+        const uint32x4_t low = vbslq_u32(vceqq_f32(even, even), vaddq_u32(vaddq_u32(e, bias), vandq_u32(vshrq_n_u32(e, 16), one)),
+                                         vorrq_u32(quiet, vandq_u32(e, sign)));
+        const uint32x4_t high = vbslq_u32(vceqq_f32(odd, odd), vaddq_u32(vaddq_u32(o, bias), vandq_u32(vshrq_n_u32(o, 16), one)),
+                                          vorrq_u32(quiet, vandq_u32(o, sign)));
+        // The odd values' high halves, the even values' high halves shifted in below them.
+        vst1q_u16(reinterpret_cast<std::uint16_t*>(p), vreinterpretq_u16_u32(vsriq_n_u32(high, low, 16)));
     }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {

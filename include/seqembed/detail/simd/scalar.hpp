@@ -37,9 +37,17 @@ struct Lanes {
     /// keep where bit 0 of `bits` is set, else 0.
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept { return (bits & 1u) != 0 ? keep : Scalar(0); }
     static Reg sub(Reg a, Reg b) noexcept { return a - b; }
-    /// Stores the lanes as bfloat16, rounded to nearest even (NaN: a quiet NaN of its sign), as
-    /// Eigen::bfloat16(float) rounds.
-    static void narrow(Eigen::bfloat16* p, Reg v) noexcept { *p = Eigen::bfloat16(static_cast<float>(v)); }
+    /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
+    static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
+        even = widen(p);
+        odd = widen(p + 1);
+    }
+    /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
+    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        p[0] = Eigen::bfloat16(static_cast<float>(even));
+        p[1] = Eigen::bfloat16(static_cast<float>(odd));
+    }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static Scalar pairwise_sum(Reg v) noexcept { return v; }
     static Reg negate(Reg a) noexcept { return -a; }
