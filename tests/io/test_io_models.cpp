@@ -12,6 +12,9 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "catch.hpp"
 #include "io_test_support.hpp"
@@ -57,9 +60,8 @@ Output run(const Stage& stage, const fixtures::Case& c) {
     return output;
 }
 
-Output run_family(const fixtures::Family& family, const fixtures::Case& c) {
+Output run_family(const fixtures::Family& family, const fixtures::Case& c, const std::filesystem::path& directory) {
     const std::string type = family.name;
-    const std::filesystem::path directory = directory_of(family);
     if (type == "bert") return run(seqembed::io::load_bert(directory), c);
     if (type == "electra") return run(seqembed::io::load_electra(directory), c);
     if (type == "roberta") return run(seqembed::io::load_roberta(directory), c);
@@ -119,7 +121,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
-            const Output output = run_family(family, c);
+            const Output output = run_family(family, c, directory_of(family));
             REQUIRE(output.rows.rows() == c.batch * c.seq);
             REQUIRE(output.rows.cols() == c.width);
             bool padded_zero = false;
@@ -303,4 +305,138 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     CHECK(message_of([&] { (void)seqembed::io::load_llama(copy.directory); })
               .find("(bert, electra, roberta, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, gpt_neox)") !=
           std::string::npos);
+}
+
+namespace {
+
+/// A family's checkpoint saved as Hugging Face saves the larger models: its tensors dealt over two
+/// shards (model-00001-of-00002.safetensors, ...) and model.safetensors.index.json mapping each
+/// name to its shard.
+struct ShardedCopy {
+    io_test::TempDir scratch;
+    std::filesystem::path directory = scratch.path();
+    nlohmann::json index;
+
+    static std::string shard_name(int shard) {
+        return "model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors";
+    }
+
+    explicit ShardedCopy(const fixtures::Family& family) {
+        const std::filesystem::path source = directory_of(family);
+        std::filesystem::copy(source / "config.json", directory / "config.json");
+        const auto file = seqembed::io::SafetensorsFile::open(source / "model.safetensors");
+        std::vector<seqembed::io::NamedTensor> shards[2];
+        nlohmann::json map = nlohmann::json::object();
+        int dealt = 0;
+        for (const auto& info : file.tensors()) {
+            const int shard = dealt++ % 2;
+            shards[shard].emplace_back(info.name, file.tensor<float>(info.name));
+            map[info.name] = shard_name(shard);
+        }
+        for (int shard = 0; shard < 2; ++shard)
+            seqembed::io::save_safetensors(directory / shard_name(shard), shards[shard]);
+        index = {{"metadata", {{"total_size", 0}}}, {"weight_map", map}};
+        write_index();
+    }
+    void write_index() const { io_test::write_bytes(directory / "model.safetensors.index.json", index.dump()); }
+};
+
+const fixtures::Family& family_named(const std::string& name) {
+    for (long f = 0; f < fixtures::all_families_count; ++f)
+        if (name == fixtures::all_families[f]->name) return *fixtures::all_families[f];
+    FAIL("no fixture family " << name);
+    return *fixtures::all_families[0];
+}
+
+}  // namespace
+
+TEST_CASE("A sharded checkpoint (model.safetensors.index.json) loads as its single file does", "[io][models]") {
+    // BERT's five tensors over two shards; Llama's one tensor in the first shard, the second
+    // shard holding nothing the stage reads.
+    for (const char* name : {"bert", "llama", "electra", "gpt_neox"}) {
+        const fixtures::Family& family = family_named(name);
+        const ShardedCopy sharded(family);
+        for (long k = 0; k < family.case_count; ++k) {
+            const fixtures::Case& c = family.cases[k];
+            INFO(family.name << ", " << c.name);
+            const Output single = run_family(family, c, directory_of(family));
+            const Output shards = run_family(family, c, sharded.directory);
+            REQUIRE(shards.rows.rows() == single.rows.rows());
+            CHECK(shards.rows == single.rows);
+            CHECK(shards.projected == single.projected);
+        }
+    }
+}
+
+TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard", "[io][models][bad_input]") {
+    const fixtures::Family& bert = family_named("bert");
+    const std::string word = "bert.embeddings.word_embeddings.weight";
+    const auto load = [](const ShardedCopy& copy) { return message_of([&] { (void)seqembed::io::load_bert(copy.directory); }); };
+    {
+        ShardedCopy copy(bert);
+        copy.index.erase("weight_map");
+        copy.write_index();
+        const std::string message = load(copy);
+        INFO(message);
+        CHECK(message.find("model.safetensors.index.json: has no object 'weight_map'") != std::string::npos);
+    }
+    {
+        // A shard outside the checkpoint's directory is refused, not opened.
+        ShardedCopy copy(bert);
+        copy.index["weight_map"][word] = "../model-00001-of-00002.safetensors";
+        copy.write_index();
+        const std::string message = load(copy);
+        INFO(message);
+        CHECK(message.find("maps '" + word + "' to '../model-00001-of-00002.safetensors', not the name of a file") !=
+              std::string::npos);
+        copy.index["weight_map"][word] = 7;
+        copy.write_index();
+        CHECK(load(copy).find("maps '" + word + "' to 7, not a file name") != std::string::npos);
+    }
+    {
+        // The index names a shard that is not there.
+        ShardedCopy copy(bert);
+        std::filesystem::remove(copy.directory / copy.index["weight_map"][word].get<std::string>());
+        const std::string message = load(copy);
+        INFO(message);
+        CHECK(message.find(copy.index["weight_map"][word].get<std::string>()) != std::string::npos);
+        const auto error_kind = [&] {
+            try {
+                (void)seqembed::io::load_bert(copy.directory);
+            } catch (const seqembed::file_error&) {
+                return 1;
+            } catch (const seqembed::error&) {
+                return 2;
+            }
+            return 0;
+        };
+        CHECK(error_kind() == 1);
+    }
+    {
+        // The index places a tensor in the shard that does not hold it.
+        ShardedCopy copy(bert);
+        const std::string holder = copy.index["weight_map"][word].get<std::string>();
+        const std::string other = holder == ShardedCopy::shard_name(0) ? ShardedCopy::shard_name(1) : ShardedCopy::shard_name(0);
+        copy.index["weight_map"][word] = other;
+        copy.write_index();
+        const std::string message = load(copy);
+        INFO(message);
+        CHECK(message.find(other + ": has no tensor '" + word + "', which ") != std::string::npos);
+        CHECK(message.find("model.safetensors.index.json places in it") != std::string::npos);
+    }
+    {
+        // A tensor the index does not list: named with the index, as a single file names itself.
+        ShardedCopy copy(bert);
+        copy.index["weight_map"].erase(word);
+        copy.write_index();
+        const std::string message = load(copy);
+        INFO(message);
+        CHECK(message.find("model.safetensors.index.json: has no tensor '" + word + "' or ") != std::string::npos);
+    }
+    {
+        // Neither model.safetensors nor an index.
+        ShardedCopy copy(bert);
+        std::filesystem::remove(copy.directory / "model.safetensors.index.json");
+        CHECK(load(copy).find("has neither model.safetensors nor model.safetensors.index.json") != std::string::npos);
+    }
 }

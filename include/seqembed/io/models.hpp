@@ -1,6 +1,7 @@
 /// @file io/models.hpp
 /// @brief The input stage of a Hugging Face model, built from its directory (config.json and
-///        model.safetensors) in one call: BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5
+///        model.safetensors, or model.safetensors.index.json and the shards it names) in one
+///        call: BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5
 ///        and the rotary decoders Llama, Mistral, Qwen2, Gemma, Phi and GPT-NeoX (with their
 ///        rotary stage, from the config).
 #pragma once
@@ -28,6 +29,7 @@
 #include "../sinusoidal.hpp"
 #include "../token_embedding.hpp"
 #include "../token_types.hpp"
+#include "detail/checkpoint_files.hpp"
 #include "detail/config_json.hpp"
 #include "detail/path_name.hpp"
 #include "errors.hpp"
@@ -124,18 +126,19 @@ using LookupModelInput = ModelInputStage<NoPositions<float>>;
 
 namespace detail {
 
-/// model.safetensors and what the family's tensors are called in it.
+/// A checkpoint's tensors (model.safetensors or its shards) and what the family's tensors are
+/// called in it.
 class Checkpoint {
 public:
     Checkpoint(const std::filesystem::path& directory, ModelConfig config)
-        : m_config(std::move(config)), m_file(SafetensorsFile::open(directory / "model.safetensors")) {}
+        : m_config(std::move(config)), m_files(directory) {}
 
     const ModelConfig& config() const noexcept { return m_config; }
 
     /// Whether any of the names is in the file.
     bool has(std::initializer_list<std::string> names) const {
         for (const std::string& name : names)
-            if (m_file.contains(name)) return true;
+            if (m_files.find(name) != nullptr) return true;
         return false;
     }
 
@@ -143,10 +146,11 @@ public:
     /// type, widened exactly); `what` names the expected shape in messages.
     Tensor<float> matrix(std::initializer_list<std::string> names, Index rows, Index cols, const char* what) const {
         for (const std::string& name : names) {
-            if (!m_file.contains(name)) continue;
-            Tensor<float> tensor = m_file.matrix<float>(name);
+            const SafetensorsFile* file = m_files.find(name);
+            if (file == nullptr) continue;
+            Tensor<float> tensor = file->matrix<float>(name);
             if (tensor.shape()[0] != rows || tensor.shape()[1] != cols)
-                seqembed::detail::fail<format_error>(m_file.path(), ": tensor '", name, "' is ", tensor.shape()[0],
+                seqembed::detail::fail<format_error>(file->path(), ": tensor '", name, "' is ", tensor.shape()[0],
                                                      " x ", tensor.shape()[1], ", expected ", what, " = ", rows,
                                                      " x ", cols, " (from config.json)");
             return tensor;
@@ -157,10 +161,11 @@ public:
     /// The vector under the first name the file has, `size` floats.
     Tensor<float> vector(std::initializer_list<std::string> names, Index size, const char* what) const {
         for (const std::string& name : names) {
-            if (!m_file.contains(name)) continue;
-            Tensor<float> tensor = m_file.vector<float>(name);
+            const SafetensorsFile* file = m_files.find(name);
+            if (file == nullptr) continue;
+            Tensor<float> tensor = file->vector<float>(name);
             if (tensor.shape()[0] != size)
-                seqembed::detail::fail<format_error>(m_file.path(), ": tensor '", name, "' has ", tensor.shape()[0],
+                seqembed::detail::fail<format_error>(file->path(), ": tensor '", name, "' has ", tensor.shape()[0],
                                                      " values, expected ", what, " = ", size, " (from config.json)");
             return tensor;
         }
@@ -203,11 +208,11 @@ private:
     [[noreturn]] void missing(std::initializer_list<std::string> names, const std::string& shape) const {
         std::string spelled;
         for (const std::string& name : names) spelled += (spelled.empty() ? "'" : " or '") + name + "'";
-        seqembed::detail::fail<format_error>(m_file.path(), ": has no tensor ", spelled, " (expected ", shape, ")");
+        seqembed::detail::fail<format_error>(m_files.source(), ": has no tensor ", spelled, " (expected ", shape, ")");
     }
 
     ModelConfig m_config;
-    SafetensorsFile m_file;
+    CheckpointFiles m_files;
 };
 
 inline PipelineOptions with_numbering(PipelineOptions options, PositionNumbering numbering) {
@@ -322,7 +327,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
 
 /// @brief BERT's input stage: word + token type, + position (by index), LayerNorm
 ///        (layer_norm_eps). Tensors `bert.embeddings.*` or `embeddings.*`.
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores (positions are set to the family's rule).
 /// @return the stage.
 /// @throws file_error, format_error (naming the file and the tensor or key) as the readers.
@@ -334,7 +339,7 @@ inline LearnedModelInput load_bert(const std::filesystem::path& directory, const
 /// @brief ELECTRA's input stage (as BERT's, embedding_size wide) and its embeddings_project when
 ///        embedding_size differs from hidden_size. Tensors `electra.embeddings.*` or
 ///        `embeddings.*`, `electra.embeddings_project.*` or `embeddings_project.*`.
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage; `projection` maps its output to hidden_size.
 /// @throws file_error, format_error as the readers.
@@ -360,7 +365,7 @@ inline LearnedModelInput load_electra(const std::filesystem::path& directory, co
 /// @brief RoBERTa's input stage: as BERT's, positions counted over real tokens from row
 ///        padding_idx + 1 (create_position_ids_from_input_ids). Tensors `roberta.embeddings.*` or
 ///        `embeddings.*`. Give it Padding::from_mask(attention_mask) or Padding::by_id(pad).
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage.
 /// @throws file_error, format_error as the readers.
@@ -372,7 +377,7 @@ inline LearnedModelInput load_roberta(const std::filesystem::path& directory, co
 
 /// @brief GPT-2's input stage: wte + wpe (by index), no scale, no LayerNorm. Tensors
 ///        `transformer.wte.weight` or `wte.weight`, and wpe likewise.
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage.
 /// @throws file_error, format_error as the readers.
@@ -390,7 +395,7 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
 ///        positions at offset 2 (by index), layernorm_embedding (eps 1e-5). Tensors
 ///        `model.shared.weight` or `model.encoder.embed_tokens.weight` (with or without `model.`),
 ///        `model.encoder.embed_positions.weight`, `model.encoder.layernorm_embedding.*`.
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage.
 /// @throws file_error, format_error as the readers.
@@ -416,7 +421,7 @@ inline LearnedModelInput load_bart(const std::filesystem::path& directory, const
 ///        offset 2, counted over real tokens (from the attention mask), no scale, no LayerNorm.
 ///        Tensors `model.decoder.embed_tokens.weight`, `model.decoder.embed_positions.weight`,
 ///        `model.decoder.project_in.weight` (with or without `model.`).
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage.
 /// @throws file_error, format_error as the readers.
@@ -453,7 +458,7 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
 ///        `model.encoder.embed_positions.weight` is used when present (bit for bit what the model
 ///        adds); otherwise the table is computed (SinusoidalOptions::hf_marian(), correctly
 ///        rounded, which may differ from Hugging Face's numpy table in the last bit).
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage.
 /// @throws file_error, format_error as the readers.
@@ -482,7 +487,7 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
 
 /// @brief T5's input stage: the shared token table, no scale, no positions (T5's relative bias
 ///        acts in attention). Tensors `shared.weight` or `encoder.embed_tokens.weight`.
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage.
 /// @throws file_error, format_error as the readers.
@@ -508,7 +513,7 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
 /// @endcode
 /// The rotary table has max_position_embeddings rows, computed at load (131072 x 128 floats,
 /// 64 MiB, for Llama 3.1).
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error (naming the file and the tensor or key) as the readers and
@@ -521,7 +526,7 @@ inline LookupModelInput load_llama(const std::filesystem::path& directory, const
 /// @brief Mistral's input stage: as Llama's (`model.embed_tokens.weight`, no scale), the rotary
 ///        stage from config.json (its head_dim key when given, as Mistral-Nemo's 128 differs
 ///        from hidden_size / num_attention_heads).
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error as load_llama.
@@ -533,7 +538,7 @@ inline LookupModelInput load_mistral(const std::filesystem::path& directory, con
 /// @brief Qwen2's (and Qwen2.5's) input stage: as Llama's (`model.embed_tokens.weight`, no
 ///        scale), the rotary stage from config.json (rope_scaling yarn with `type` or
 ///        `rope_type`, as the model cards add it for long contexts).
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error as load_llama.
@@ -550,7 +555,7 @@ inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const
 /// EmbeddingScale::sqrt_d_model() computes sqrt in double (std::sqrt, correctly rounded, as
 /// Python's `**0.5` is for these integers) and TokenEmbedding<float> rounds it once to float: the
 /// same factor, so the rows are equal bit for bit.
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error as load_llama.
@@ -562,7 +567,7 @@ inline LookupModelInput load_gemma(const std::filesystem::path& directory, const
 /// @brief Phi's (phi-1, phi-1.5, phi-2) input stage: `model.embed_tokens.weight`, no scale, and
 ///        the rotary stage from config.json: the first int(partial_rotary_factor * head_dim)
 ///        dimensions of a head rotate (phi-2: 32 of 80), the rest pass unchanged.
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout (embd_pdrop's place), threads, stores.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error as load_llama.
@@ -574,7 +579,7 @@ inline LookupModelInput load_phi(const std::filesystem::path& directory, const P
 /// @brief GPT-NeoX's (and Pythia's) input stage: `gpt_neox.embed_in.weight`, no scale, and the
 ///        rotary stage from config.json: base rotary_emb_base, the first int(head_size *
 ///        rotary_pct) dimensions of a head (Pythia: 0.25).
-/// @param directory holds config.json and model.safetensors.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error as load_llama.
