@@ -190,6 +190,8 @@ TEST_CASE("Every ISA's rotary rotation gives the scalar rotation's bits", "[isa]
         CHECK(rotation_matches_scalar<float, double>(generator));
         CHECK(rotation_matches_scalar<float, Eigen::bfloat16>(generator));
         CHECK(rotation_matches_scalar<Eigen::bfloat16, Eigen::bfloat16>(generator));
+        CHECK(rotation_matches_scalar<double, Eigen::bfloat16>(generator));
+        CHECK(rotation_matches_scalar<Eigen::half, Eigen::bfloat16>(generator));
     });
 }
 
@@ -257,8 +259,10 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
                 const std::uint16_t bits1 = Eigen::numext::bit_cast<std::uint16_t>(x[x1]);
                 const std::uint16_t bits2 = Eigen::numext::bit_cast<std::uint16_t>(x[x2]);
                 if (i % 37 == 36) {
-                    // NaN times anything is NaN in both values: the quiet NaN 0x7FC0 of a sign.
-                    wrong += (bits1 & 0x7FFF) != 0x7FC0 || (bits2 & 0x7FFF) != 0x7FC0;
+                    // NaN times anything is NaN in both values: the quiet NaN 0x7FC0 of a sign,
+                    // x1 c - 0 s keeping x1's.
+                    const auto sign = static_cast<std::uint16_t>(nan_bits[static_cast<std::size_t>(i) % 4] & 0x8000);
+                    wrong += bits1 != (sign | 0x7FC0) || (bits2 & 0x7FFF) != 0x7FC0;
                 } else {
                     wrong += bits1 != Eigen::numext::bit_cast<std::uint16_t>(expected[x1]) || bits2 != 0;
                 }

@@ -368,6 +368,16 @@ TEST_CASE("A sharded checkpoint (model.safetensors.index.json) loads as its sing
     }
 }
 
+TEST_CASE("model.safetensors is read when the directory also has an index", "[io][models]") {
+    // The index names no shard that exists: reading it would fail.
+    const fixtures::Family& bert = family_named("bert");
+    const BrokenCopy copy("bert");
+    io_test::write_bytes(copy.directory / "model.safetensors.index.json",
+                         R"({"weight_map": {"bert.embeddings.word_embeddings.weight": "absent.safetensors"}})");
+    const Output single = run_family(bert, bert.cases[0], directory_of(bert));
+    CHECK(run_family(bert, bert.cases[0], copy.directory).rows == single.rows);
+}
+
 TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard", "[io][models][bad_input]") {
     const fixtures::Family& bert = family_named("bert");
     const std::string word = "bert.embeddings.word_embeddings.weight";
@@ -392,14 +402,29 @@ TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard
         copy.index["weight_map"][word] = 7;
         copy.write_index();
         CHECK(load(copy).find("maps '" + word + "' to 7, not a file name") != std::string::npos);
+        for (const std::string shard : {"/tmp/model.safetensors", ".", "..", "sub/model.safetensors", ""}) {
+            copy.index["weight_map"][word] = shard;
+            copy.write_index();
+            INFO(shard);
+            CHECK(load(copy).find("to '" + shard + "', not the name of a file in the checkpoint's directory") !=
+                  std::string::npos);
+        }
+        copy.index["weight_map"] = nlohmann::json::array({word});
+        copy.write_index();
+        CHECK(load(copy).find("has no object 'weight_map'") != std::string::npos);
+        io_test::write_bytes(copy.directory / "model.safetensors.index.json", "{\"weight_map\": {");
+        CHECK(load(copy).find("model.safetensors.index.json: is not a JSON object") != std::string::npos);
     }
     {
-        // The index names a shard that is not there.
+        // The index names a shard that is not there: named with the index and the tensor.
         ShardedCopy copy(bert);
-        std::filesystem::remove(copy.directory / copy.index["weight_map"][word].get<std::string>());
+        const std::string shard = copy.index["weight_map"][word].get<std::string>();
+        std::filesystem::remove(copy.directory / shard);
         const std::string message = load(copy);
         INFO(message);
-        CHECK(message.find(copy.index["weight_map"][word].get<std::string>()) != std::string::npos);
+        CHECK(message.find(shard + ": is not there; ") != std::string::npos);
+        // (whichever of the shard's tensors the loader asks for first)
+        CHECK(message.find("model.safetensors.index.json places 'bert.embeddings.") != std::string::npos);
         const auto error_kind = [&] {
             try {
                 (void)seqembed::io::load_bert(copy.directory);
@@ -434,9 +459,15 @@ TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard
         CHECK(message.find("model.safetensors.index.json: has no tensor '" + word + "' or ") != std::string::npos);
     }
     {
-        // Neither model.safetensors nor an index.
+        // Neither model.safetensors nor an index; then a model.safetensors that is a link to
+        // nothing, as an interrupted download leaves in Hugging Face's cache: named, not
+        // passed over for the index.
         ShardedCopy copy(bert);
         std::filesystem::remove(copy.directory / "model.safetensors.index.json");
         CHECK(load(copy).find("has neither model.safetensors nor model.safetensors.index.json") != std::string::npos);
+        copy.write_index();
+        std::filesystem::create_symlink(copy.directory / "blobs-not-there", copy.directory / "model.safetensors");
+        CHECK(load(copy).find("model.safetensors: is a link to a file that is not there") != std::string::npos);
     }
+
 }

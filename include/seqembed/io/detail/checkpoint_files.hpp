@@ -30,11 +30,10 @@ public:
     explicit CheckpointFiles(const std::filesystem::path& directory) : m_directory(directory) {
         const std::filesystem::path single = directory / "model.safetensors";
         const std::filesystem::path index = directory / "model.safetensors.index.json";
-        std::error_code ignored;
-        if (std::filesystem::exists(single, ignored)) {
+        if (is_there(single)) {
             m_single.emplace(SafetensorsFile::open(single));
             m_source = m_single->path();
-        } else if (std::filesystem::exists(index, ignored)) {
+        } else if (is_there(index)) {
             m_source = path_name(index);
             read_index(index);
         } else {
@@ -44,13 +43,14 @@ public:
     }
 
     /// The file that holds the tensor `name`, or null when the checkpoint has no such tensor.
-    /// @throws file_error if its shard cannot be opened; format_error if the shard is malformed
-    ///         or does not hold the tensor the index places in it.
+    /// Opens its shard the first time: not for concurrent use (a loader uses it on one thread).
+    /// @throws file_error if its shard is not there or cannot be opened; format_error if the
+    ///         shard is malformed or does not hold the tensor the index places in it.
     const SafetensorsFile* find(const std::string& name) const {
         if (m_single) return m_single->contains(name) ? &*m_single : nullptr;
         const auto where = m_weight_map.find(name);
         if (where == m_weight_map.end()) return nullptr;
-        const SafetensorsFile& shard = shard_file(where->second);
+        const SafetensorsFile& shard = shard_file(where->second, name);
         if (!shard.contains(name))
             seqembed::detail::fail<format_error>(shard.path(), ": has no tensor '", name, "', which ", m_source,
                                                  " places in it");
@@ -71,19 +71,40 @@ private:
                 seqembed::detail::fail<format_error>(m_source, ": 'weight_map' maps '", tensor, "' to ", file.dump(),
                                                      ", not a file name");
             const std::string shard = file.get<std::string>();
-            const std::filesystem::path shard_path(shard);
-            if (shard.empty() || shard == "." || shard == ".." || shard_path.has_parent_path() ||
-                shard_path.has_root_path())
+            const std::filesystem::path shard_path = path_from_utf8(shard);
+            if (shard.empty() || shard.find('\0') != std::string::npos || shard == "." || shard == ".." ||
+                shard_path.has_parent_path() || shard_path.has_root_path())
                 seqembed::detail::fail<format_error>(m_source, ": 'weight_map' maps '", tensor, "' to '", shard,
                                                      "', not the name of a file in the checkpoint's directory");
             m_weight_map.emplace(tensor, shard);
         }
     }
 
-    const SafetensorsFile& shard_file(const std::string& shard) const {
+    const SafetensorsFile& shard_file(const std::string& shard, const std::string& tensor) const {
         auto opened = m_shards.find(shard);
-        if (opened == m_shards.end()) opened = m_shards.emplace(shard, SafetensorsFile::open(m_directory / shard)).first;
+        if (opened == m_shards.end()) {
+            const std::filesystem::path path = m_directory / path_from_utf8(shard);
+            if (!is_there(path))
+                seqembed::detail::fail<file_error>(path_name(path), ": is not there; ", m_source, " places '", tensor,
+                                                   "' in it");
+            opened = m_shards.emplace(shard, SafetensorsFile::open(path)).first;
+        }
         return opened->second;
+    }
+
+    /// Whether `path` names something (a link: something it points to).
+    /// @throws file_error if the system cannot say (a directory without permission), or for a
+    ///         link to nothing (an interrupted download leaves those in Hugging Face's cache).
+    static bool is_there(const std::filesystem::path& path) {
+        std::error_code error;
+        const std::filesystem::file_status status = std::filesystem::status(path, error);
+        if (error && error != std::errc::no_such_file_or_directory && error != std::errc::not_a_directory)
+            seqembed::detail::fail<file_error>(path_name(path), ": cannot look it up: ", error.message());
+        if (std::filesystem::exists(status)) return true;
+        std::error_code link_error;
+        if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, link_error)))
+            seqembed::detail::fail<file_error>(path_name(path), ": is a link to a file that is not there");
+        return false;
     }
 
     std::filesystem::path m_directory;

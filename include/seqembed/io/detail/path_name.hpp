@@ -1,5 +1,5 @@
 /// @file io/detail/path_name.hpp
-/// @brief A path as the UTF-8 text that error messages and file headers carry.
+/// @brief A path as the UTF-8 text that error messages and file headers carry, and back.
 #pragma once
 
 #include <filesystem>
@@ -15,6 +15,15 @@ inline std::string path_name(const std::filesystem::path& path) {
     return std::string(text.begin(), text.end());
 #else
     return path.u8string();
+#endif
+}
+
+/// The path that UTF-8 text (a file name read from JSON) names, on every platform.
+inline std::filesystem::path path_from_utf8(const std::string& text) {
+#if defined(__cpp_char8_t)
+    return std::filesystem::path(std::u8string(text.begin(), text.end()));
+#else
+    return std::filesystem::u8path(text);
 #endif
 }
 
