@@ -727,18 +727,24 @@ struct RotaryKernel {
     static constexpr bool split = std::is_same_v<Activation, Eigen::bfloat16>;
     /// Pairs turned per step: the step's cos and sin in Compute live on the stack.
     static constexpr Index step_pairs = 256;
+    /// The values a step's cos (or sin) takes on the stack, with the zeros that pad its last
+    /// bfloat16 block.
+    static constexpr std::size_t step_values = static_cast<std::size_t>(2 * step_pairs + 2 * lanes);
+    /// bfloat16 values in a block: 2 * lanes.
+    static constexpr std::size_t block_values = static_cast<std::size_t>(2 * lanes);
 
     /// Rotates the first 2 * pairs dimensions of each of head_count heads (head h at
     /// heads + h * head_dim); cos and sin hold the row's pairs values.
     static void rotate(const Table* cos, const Table* sin, Index pairs, bool interleaved, Activation* heads,
                        Index head_count, Index head_dim) noexcept {
-        alignas(64) Compute c[2 * step_pairs];
-        alignas(64) Compute s[2 * step_pairs];
+        alignas(64) Compute c[step_values];
+        alignas(64) Compute s[step_values];
         for (Index first = 0; first < pairs; first += step_pairs) {
             const Index count = std::min(step_pairs, pairs - first);
             if constexpr (split) {
                 if (interleaved) {
                     convert(cos + first, sin + first, count, c, s);
+                    pad(c, s, count, lanes);
                     for (Index h = 0; h < head_count; ++h)
                         turn_interleaved_split(heads + h * head_dim + 2 * first, c, s, count);
                 } else {
@@ -783,19 +789,25 @@ private:
             s[i] = to_compute(sin[i]);
         }
     }
-    /// As convert, each whole block of 2 * lanes values split as widen_split splits them: the
-    /// even ones, then the odd ones. The values past the last whole block stay in order.
+    /// Zeros after the first `used` values of c and s, up to a multiple of `block`.
+    static void pad(Compute* c, Compute* s, Index used, Index block) noexcept {
+        for (Index i = used; i % block != 0; ++i) {
+            c[i] = Compute(0);
+            s[i] = Compute(0);
+        }
+    }
+    /// As convert, each block of 2 * lanes values split as widen_split splits them: the even
+    /// ones, then the odd ones; the last block padded with zeros.
     static void convert_split(const Table* cos, const Table* sin, Index count, Compute* c, Compute* s) noexcept {
-        const Index whole = count - count % (2 * lanes);
-        for (Index block = 0; block < whole; block += 2 * lanes) {
+        for (Index block = 0; block < count; block += 2 * lanes) {
             for (Index k = 0; k < lanes; ++k) {
                 for (Index parity = 0; parity < 2; ++parity) {
-                    c[block + parity * lanes + k] = to_compute(cos[block + 2 * k + parity]);
-                    s[block + parity * lanes + k] = to_compute(sin[block + 2 * k + parity]);
+                    const Index from = block + 2 * k + parity;
+                    c[block + parity * lanes + k] = from < count ? to_compute(cos[from]) : Compute(0);
+                    s[block + parity * lanes + k] = from < count ? to_compute(sin[from]) : Compute(0);
                 }
             }
         }
-        convert(cos + whole, sin + whole, count - whole, c + whole, s + whole);
     }
     static Reg load(const Activation* p) noexcept {
         static_assert(std::is_same_v<Activation, Compute>, "bfloat16 activations go through widen_split");
@@ -804,6 +816,23 @@ private:
     static void store(Activation* p, Reg value) noexcept { V::store(p, value); }
     static Compute load_one(const Activation* p) noexcept { return static_cast<Compute>(*p); }
     static void store_one(Activation* p, Compute value) noexcept { *p = static_cast<Activation>(value); }
+
+    /// Runs `block` (which turns `size` values at each of first and second) over the first `used`
+    /// values there: they are copied into zero-padded local blocks and back, so that the last
+    /// bfloat16 pairs of a row take the same operations as the others, in registers (one at a
+    /// time, their widening and rounding would cost several times a block's).
+    template <std::size_t size, typename Block>
+    static void through_padded(Activation* first, Activation* second, Index used, Block&& block) noexcept {
+        Activation one[size];
+        Activation two[size];
+        std::fill(one, one + size, Activation(0));
+        std::fill(two, two + size, Activation(0));
+        std::copy(first, first + used, one);
+        if (second != nullptr) std::copy(second, second + used, two);
+        block(one, two);
+        std::copy(one, one + used, first);
+        if (second != nullptr) std::copy(two, two + used, second);
+    }
 
     /// (x1 c - x2 s, x2 c + x1 s), each product rounded before the sum.
     static void turned(Reg x1, Reg x2, Reg cosine, Reg sine, Reg& y1, Reg& y2) noexcept {
@@ -835,17 +864,20 @@ private:
     /// Pairs (first[i], second[i]) of bfloat16 values; c and s as convert_split ordered them.
     static void turn_halves_split(Activation* first, Activation* second, const Compute* c, const Compute* s,
                                   Index count) noexcept {
-        Index i = 0;
-        for (; i + 2 * lanes <= count; i += 2 * lanes) {
+        const auto block = [&](Activation* one, Activation* two, Index i) {
             Reg even1, odd1, even2, odd2;
-            V::widen_split(first + i, even1, odd1);
-            V::widen_split(second + i, even2, odd2);
+            V::widen_split(one, even1, odd1);
+            V::widen_split(two, even2, odd2);
             turned(even1, even2, V::load(c + i), V::load(s + i), even1, even2);
             turned(odd1, odd2, V::load(c + i + lanes), V::load(s + i + lanes), odd1, odd2);
-            V::narrow_split(first + i, even1, odd1);
-            V::narrow_split(second + i, even2, odd2);
-        }
-        for (; i < count; ++i) turn_pair(first + i, second + i, c[i], s[i]);
+            V::narrow_split(one, even1, odd1);
+            V::narrow_split(two, even2, odd2);
+        };
+        Index i = 0;
+        for (; i + 2 * lanes <= count; i += 2 * lanes) block(first + i, second + i, i);
+        if (i < count)
+            through_padded<block_values>(first + i, second + i, count - i,
+                                         [&](Activation* one, Activation* two) { block(one, two, i); });
     }
 
     /// Pairs (x[2i], x[2i + 1]); c and s as rotate() doubled them.
@@ -865,16 +897,19 @@ private:
         for (; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
     }
 
-    /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order.
+    /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order, padded to whole vectors.
     static void turn_interleaved_split(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
-        Index i = 0;
-        for (; i + lanes <= count; i += lanes) {
+        const auto block = [&](Activation* at, Index i) {
             Reg x1, x2;
-            V::widen_split(x + 2 * i, x1, x2);
+            V::widen_split(at, x1, x2);
             turned(x1, x2, V::load(c + i), V::load(s + i), x1, x2);
-            V::narrow_split(x + 2 * i, x1, x2);
-        }
-        for (; i < count; ++i) turn_pair(x + 2 * i, x + 2 * i + 1, c[i], s[i]);
+            V::narrow_split(at, x1, x2);
+        };
+        Index i = 0;
+        for (; i + lanes <= count; i += lanes) block(x + 2 * i, i);
+        if (i < count)
+            through_padded<block_values>(x + 2 * i, nullptr, 2 * (count - i),
+                                         [&](Activation* one, Activation*) { block(one, i); });
     }
 
     static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {
