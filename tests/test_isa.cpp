@@ -147,6 +147,16 @@ namespace {
 /// Rotates random heads (NaN and infinity among them) with the ISA in force and with the
 /// scalar backend, both layouts, pair counts around every vector width and past the kernel's
 /// 256-pair step; true when every bit agrees.
+/// Heads for the rotation kernel: q's alone.
+template <typename Activation>
+seqembed::detail::TokenHeads<Activation> q_heads_only(Activation* q, Index heads, Index head_dim) {
+    seqembed::detail::TokenHeads<Activation> token;
+    token.q = q;
+    token.q_heads = heads;
+    token.head_dim = head_dim;
+    return token;
+}
+
 template <typename Table, typename Activation>
 bool rotation_matches_scalar(std::mt19937& generator) {
     std::normal_distribution<double> normal(0.0, 1.0);
@@ -155,23 +165,37 @@ bool rotation_matches_scalar(std::mt19937& generator) {
         for (const bool interleaved : {false, true}) {
             const Index head_dim = 2 * pairs + 3;  // three dimensions past the rotated ones
             const Index heads = 3;
+            const Index k_heads = 2;
             std::vector<Table> cos(static_cast<std::size_t>(pairs));
             std::vector<Table> sin(static_cast<std::size_t>(pairs));
             for (std::size_t i = 0; i < cos.size(); ++i) {
                 cos[i] = static_cast<Table>(normal(generator));
                 sin[i] = static_cast<Table>(normal(generator));
             }
-            std::vector<Activation> ours(static_cast<std::size_t>(heads * head_dim));
+            // Q's heads and K's (fewer, as grouped-query attention has) after them in one buffer.
+            std::vector<Activation> ours(static_cast<std::size_t>((heads + k_heads) * head_dim));
             for (Activation& value : ours) value = static_cast<Activation>(100.0 * normal(generator));
             ours[1] = static_cast<Activation>(std::numeric_limits<float>::quiet_NaN());
             ours[2] = static_cast<Activation>(-std::numeric_limits<float>::infinity());
+            const std::vector<Activation> before = ours;
             std::vector<Activation> scalar = ours;
+            const auto heads_of = [&](std::vector<Activation>& x) {
+                seqembed::detail::TokenHeads<Activation> token = q_heads_only(x.data(), heads, head_dim);
+                token.k = x.data() + heads * head_dim;
+                token.k_heads = k_heads;
+                return token;
+            };
             seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved,
-                                                                   ours.data(), heads, head_dim);
+                                                                   heads_of(ours));
             seqembed::detail::scalar_isa::Backend::rotate<Table, Activation>(cos.data(), sin.data(), pairs,
-                                                                            interleaved, scalar.data(), heads,
-                                                                            head_dim);
+                                                                            interleaved, heads_of(scalar));
             same = same && std::memcmp(ours.data(), scalar.data(), sizeof(Activation) * ours.size()) == 0;
+            // Every head turned (K's too), and the dimensions past the rotated ones left alone.
+            for (Index h = 0; h < heads + k_heads; ++h) {
+                const auto at = [&](Index d) { return static_cast<std::size_t>(h * head_dim + d); };
+                same = same && std::memcmp(&ours[at(2 * pairs)], &before[at(2 * pairs)], 3 * sizeof(Activation)) == 0;
+                same = same && std::memcmp(&ours[at(0)], &before[at(0)], sizeof(Activation)) != 0;
+            }
         }
     }
     return same;
@@ -245,11 +269,13 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
                 expected[x2] = Eigen::bfloat16(0.0f);
             }
             std::vector<Eigen::bfloat16> scalar = x;
+            const auto one_head = [&](std::vector<Eigen::bfloat16>& values) {
+                return q_heads_only(values.data(), 1, 2 * pairs);
+            };
             seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, interleaved,
-                                                                      x.data(), 1, 2 * pairs);
+                                                                      one_head(x));
             seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(cos.data(), sin.data(), pairs,
-                                                                                interleaved, scalar.data(), 1,
-                                                                                2 * pairs);
+                                                                                interleaved, one_head(scalar));
             INFO("ISA " << seqembed::isa_name(isa) << (interleaved ? ", interleaved" : ", halves"));
             CHECK(std::memcmp(x.data(), scalar.data(), sizeof(Eigen::bfloat16) * x.size()) == 0);
             int wrong = 0;
@@ -288,17 +314,18 @@ TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloa
     const float cos[1] = {0.5f};
     const float sin[1] = {0.25f};
     float halves[2] = {3.0f, 5.0f};
-    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, false, halves, 1, 2);
+    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, false, q_heads_only(halves, 1, 2));
     CHECK(halves[0] == 0.25f);
     CHECK(halves[1] == 3.25f);
     float pair[2] = {3.0f, 5.0f};
-    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, true, pair, 1, 2);
+    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, true, q_heads_only(pair, 1, 2));
     CHECK(pair[0] == 0.25f);
     CHECK(pair[1] == 3.25f);
     const float cosine[1] = {1.0f + 0x1p-8f + 0x1p-9f};
     const float zero[1] = {0.0f};
     Eigen::bfloat16 x[2] = {Eigen::bfloat16(1.0f + 0x1p-7f), Eigen::bfloat16(0.0f)};
-    seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(cosine, zero, 1, false, x, 1, 2);
+    seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(cosine, zero, 1, false,
+                                                                        q_heads_only(x, 1, 2));
     CHECK(static_cast<float>(x[0]) == 1.0f + 0x1p-6f);
     CHECK(static_cast<float>(x[1]) == 0.0f);
 }

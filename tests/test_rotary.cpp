@@ -570,10 +570,13 @@ TEST_CASE("rotary: bfloat16 activations are rotated in float and rounded once", 
     for (Index t = 0; t < 20; ++t) {
         const Eigen::bfloat16* row = rope.rows(positions[t], 1).cos.data();
         const Eigen::bfloat16* sin_row = rope.rows(positions[t], 1).sin.data();
-        seqembed::detail::scalar_isa::Backend::rotate<Eigen::bfloat16, float>(row, sin_row, 16, false, q.row(t).data(),
-                                                                             4, 32);
-        seqembed::detail::scalar_isa::Backend::rotate<Eigen::bfloat16, float>(row, sin_row, 16, false, k.row(t).data(),
-                                                                             2, 32);
+        seqembed::detail::TokenHeads<float> token;
+        token.q = q.row(t).data();
+        token.q_heads = 4;
+        token.k = k.row(t).data();
+        token.k_heads = 2;
+        token.head_dim = 32;
+        seqembed::detail::scalar_isa::Backend::rotate<Eigen::bfloat16, float>(row, sin_row, 16, false, token);
     }
     CHECK(bit_equal<Eigen::bfloat16>(qb, q.cast<Eigen::bfloat16>()));
     CHECK(bit_equal<Eigen::bfloat16>(kb, k.cast<Eigen::bfloat16>()));

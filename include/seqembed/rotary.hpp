@@ -816,16 +816,26 @@ private:
                                       ": both need one row per token");
     }
 
-    /// Rotates row `row` of q and k by position (checked), fetching the table row once, with
-    /// the engine's rotation kernel (detail/engine/kernels-inl.hpp, RotaryKernel).
+    /// Rotates row `row` of q and k by position (checked) in one call of the engine's rotation
+    /// kernel (detail/engine/kernels-inl.hpp, RotaryKernel), which prepares the table row once
+    /// for both.
     template <typename A>
     void rotate_token(detail::RotateFunction<Scalar, A> rotate, Eigen::Ref<RowMatrix<A>>& q,
                       Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k, Index q_heads, Index k_heads,
                       Index row, std::int64_t position, std::vector<Scalar>& scratch) const {
         const Scalar* values = position_row(position, scratch);
         const bool interleaved = m_options.layout == RotaryLayout::interleaved;
-        if (rotate_q) rotate(values, values + m_pairs, m_pairs, interleaved, q.row(row).data(), q_heads, head_dim());
-        if (rotate_k) rotate(values, values + m_pairs, m_pairs, interleaved, k.row(row).data(), k_heads, head_dim());
+        detail::TokenHeads<A> token;
+        token.head_dim = head_dim();
+        if (rotate_q) {
+            token.q = q.row(row).data();
+            token.q_heads = q_heads;
+        }
+        if (rotate_k) {
+            token.k = k.row(row).data();
+            token.k_heads = k_heads;
+        }
+        rotate(values, values + m_pairs, m_pairs, interleaved, token);
     }
 
     template <typename A>

@@ -130,9 +130,10 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
     with_active_isa([&](auto backend) { decltype(backend)::draw(key, first, count, out); });
 }
 
-/// A RotaryKernel's rotate(): turns a token's heads in place by its table row.
+/// A RotaryKernel's rotate(): turns a token's heads in place by its table row (cos, sin, pairs,
+/// interleaved, the heads).
 template <typename Table, typename Activation>
-using RotateFunction = void (*)(const Table*, const Table*, Index, bool, Activation*, Index, Index) noexcept;
+using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const TokenHeads<Activation>&) noexcept;
 
 /// RotaryKernel<Table, Activation>::rotate of the ISA in force (kernels-inl.hpp).
 /// @throws value_error as active_isa().

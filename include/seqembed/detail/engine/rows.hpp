@@ -1,6 +1,7 @@
 /// @file detail/engine/rows.hpp
-/// @brief What the row kernel is asked to write, and the state it carries from row to row. Plain
-///        data, the same for every ISA: the components describe rows, the kernel writes them.
+/// @brief What the kernels are asked to write (rows; a token's heads to rotate), and the state the
+///        row kernel carries from row to row. Plain data, the same for every ISA: the components
+///        describe rows, the kernels write them.
 #pragma once
 
 #include <cstddef>
@@ -83,6 +84,17 @@ struct RowCarry {
     int to = 0;
     /// The dropout mask's bits.
     KeptStream mask;
+};
+
+/// A token's rows of Q and K, which one table row turns: head h of q at q + h * head_dim, of k
+/// at k + h * head_dim (a group of no heads is left alone).
+template <typename Activation>
+struct TokenHeads {
+    Activation* q = nullptr;
+    Index q_heads = 0;
+    Activation* k = nullptr;
+    Index k_heads = 0;
+    Index head_dim = 0;
 };
 
 }  // namespace seqembed::detail

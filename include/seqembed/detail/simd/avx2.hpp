@@ -26,6 +26,16 @@ struct Lanes<float> {
     using Reg = __m256;
     static constexpr int count = 8;
     static Reg load(const float* p) noexcept { return _mm256_loadu_ps(p); }
+    /// Reads 2 * count floats: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order
+    /// in which widen_split splits bfloat16 values).
+    static void load_split(const float* p, Reg& even, Reg& odd) noexcept {
+        const __m256 low = _mm256_loadu_ps(p);
+        const __m256 high = _mm256_loadu_ps(p + 8);
+        // Within each 128 bits: (low 0 2, high 0 2) and (low 1 3, high 1 3); then the 64-bit
+        // quarters put in order 0, 2, 1, 3.
+        even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(low, high, 0x88)), 0xD8));
+        odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(low, high, 0xDD)), 0xD8));
+    }
     static Reg widen(const Eigen::bfloat16* p) noexcept {
         const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));

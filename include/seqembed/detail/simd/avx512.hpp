@@ -26,6 +26,16 @@ struct Lanes<float> {
     using Reg = __m512;
     static constexpr int count = 16;
     static Reg load(const float* p) noexcept { return _mm512_loadu_ps(p); }
+    /// Reads 2 * count floats: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order
+    /// in which widen_split splits bfloat16 values).
+    static void load_split(const float* p, Reg& even, Reg& odd) noexcept {
+        const __m512 low = _mm512_loadu_ps(p);
+        const __m512 high = _mm512_loadu_ps(p + 16);
+        even = _mm512_permutex2var_ps(
+            low, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), high);
+        odd = _mm512_permutex2var_ps(
+            low, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), high);
+    }
     static Reg widen(const Eigen::bfloat16* p) noexcept {
         const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
         return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));

@@ -26,6 +26,13 @@ struct Lanes<float> {
     using Reg = float32x4_t;
     static constexpr int count = 4;
     static Reg load(const float* p) noexcept { return vld1q_f32(p); }
+    /// Reads 2 * count floats: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order
+    /// in which widen_split splits bfloat16 values).
+    static void load_split(const float* p, Reg& even, Reg& odd) noexcept {
+        const float32x4x2_t pairs = vld2q_f32(p);
+        even = pairs.val[0];
+        odd = pairs.val[1];
+    }
     static Reg widen(const Eigen::bfloat16* p) noexcept {
         return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(reinterpret_cast<const std::uint16_t*>(p)), 16));
     }

@@ -18,6 +18,12 @@ struct Lanes {
     using Reg = Scalar;
     static constexpr int count = 1;
     static Reg load(const Scalar* p) noexcept { return *p; }
+    /// Reads 2 * count values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order in
+    /// which widen_split splits bfloat16 values).
+    static void load_split(const Scalar* p, Reg& even, Reg& odd) noexcept {
+        even = p[0];
+        odd = p[1];
+    }
     static Reg widen(const Eigen::bfloat16* p) noexcept {
         std::uint16_t half_bits;
         std::memcpy(&half_bits, p, sizeof half_bits);
