@@ -577,8 +577,10 @@ private:
         }
 
         // The body: whole vectors at aligned addresses. One line of the row ahead is requested per
-        // line written.
-        const char* next_line = reinterpret_cast<const char*>(ahead);
+        // line written, from the line that holds its first byte (a row that starts inside a line
+        // ends inside one more: requested from its start, that last line would be missed).
+        const char* next_line =
+            reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(ahead) & ~std::uintptr_t{63});
         const char* const ahead_end =
             ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
         const Reg keep = V::set(job.keep_scale);
