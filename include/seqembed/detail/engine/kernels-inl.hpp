@@ -855,21 +855,23 @@ private:
     static Compute load_one(const Activation* p) noexcept { return static_cast<Compute>(*p); }
     static void store_one(Activation* p, Compute value) noexcept { *p = static_cast<Activation>(value); }
 
-    /// Runs `block` (which turns `size` values at each of first and second) over the first `used`
-    /// values there: they are copied into zero-padded local blocks and back, so that the last
-    /// bfloat16 pairs of a row take the same operations as the others, in registers (one at a
-    /// time, their widening and rounding would cost several times a block's).
-    template <std::size_t size, typename Block>
-    static void through_padded(Activation* first, Activation* second, Index used, Block&& block) noexcept {
-        Activation one[size];
-        Activation two[size];
-        std::fill(one, one + size, Activation(0));
-        std::fill(two, two + size, Activation(0));
-        std::copy(first, first + used, one);
-        if (second != nullptr) std::copy(second, second + used, two);
-        block(one, two);
-        std::copy(one, one + used, first);
-        if (second != nullptr) std::copy(two, two + used, second);
+    /// Reads `used` bfloat16 values (a block, or fewer and zeros after them) split as
+    /// V::widen_split splits them: the last pairs of a row take the same operations as the
+    /// others, in registers.
+    static void read_split(const Activation* p, Index used, Reg& even, Reg& odd) noexcept {
+        if (used == static_cast<Index>(block_values)) {
+            V::widen_split(p, even, odd);
+        } else {
+            V::widen_split_first(p, static_cast<int>(used), even, odd);
+        }
+    }
+    /// Writes the first `used` values of what read_split read.
+    static void write_split(Activation* p, Index used, Reg even, Reg odd) noexcept {
+        if (used == static_cast<Index>(block_values)) {
+            V::narrow_split(p, even, odd);
+        } else {
+            V::narrow_split_first(p, static_cast<int>(used), even, odd);
+        }
     }
 
     /// (x1 c - x2 s, x2 c + x1 s), each product rounded before the sum.
@@ -902,20 +904,19 @@ private:
     /// Pairs (first[i], second[i]) of bfloat16 values; c and s as convert_split ordered them.
     static void turn_halves_split(Activation* first, Activation* second, const Compute* c, const Compute* s,
                                   Index count) noexcept {
-        const auto block = [&](Activation* one, Activation* two, Index i) {
+        const auto block = [&](Index i, Index used) {
             Reg even1, odd1, even2, odd2;
-            V::widen_split(one, even1, odd1);
-            V::widen_split(two, even2, odd2);
+            read_split(first + i, used, even1, odd1);
+            read_split(second + i, used, even2, odd2);
             turned(even1, even2, V::load(c + i), V::load(s + i), even1, even2);
             turned(odd1, odd2, V::load(c + i + lanes), V::load(s + i + lanes), odd1, odd2);
-            V::narrow_split(one, even1, odd1);
-            V::narrow_split(two, even2, odd2);
+            write_split(first + i, used, even1, odd1);
+            write_split(second + i, used, even2, odd2);
         };
+        constexpr auto whole = static_cast<Index>(block_values);
         Index i = 0;
-        for (; i + 2 * lanes <= count; i += 2 * lanes) block(first + i, second + i, i);
-        if (i < count)
-            through_padded<block_values>(first + i, second + i, count - i,
-                                         [&](Activation* one, Activation* two) { block(one, two, i); });
+        for (; i + whole <= count; i += whole) block(i, whole);
+        if (i < count) block(i, count - i);
     }
 
     /// Pairs (x[2i], x[2i + 1]); c and s as rotate() doubled them.
@@ -937,17 +938,15 @@ private:
 
     /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order, padded to whole vectors.
     static void turn_interleaved_split(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
-        const auto block = [&](Activation* at, Index i) {
+        const auto block = [&](Index i, Index used) {
             Reg x1, x2;
-            V::widen_split(at, x1, x2);
+            read_split(x + 2 * i, used, x1, x2);
             turned(x1, x2, V::load(c + i), V::load(s + i), x1, x2);
-            V::narrow_split(at, x1, x2);
+            write_split(x + 2 * i, used, x1, x2);
         };
         Index i = 0;
-        for (; i + lanes <= count; i += lanes) block(x + 2 * i, i);
-        if (i < count)
-            through_padded<block_values>(x + 2 * i, nullptr, 2 * (count - i),
-                                         [&](Activation* one, Activation*) { block(one, i); });
+        for (; i + lanes <= count; i += lanes) block(i, 2 * lanes);
+        if (i < count) block(i, 2 * (count - i));
     }
 
     static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {

@@ -54,13 +54,62 @@ struct Lanes<float> {
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
-        const __m256i pairs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-        even = _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
-        odd = _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+        split_pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), even, odd);
+    }
+    /// As widen_split, reading only the first `used` values (fewer than 2 * count) and zeros
+    /// after them: masked loads, which touch nothing past the values.
+    static void widen_split_first(const Eigen::bfloat16* p, int used, Reg& even, Reg& odd) noexcept {
+        const int whole = used / 2;
+        __m256i pairs = _mm256_maskload_epi32(reinterpret_cast<const int*>(p), lanes_below(whole));
+        if (used % 2 != 0) {
+            const auto last = Eigen::numext::bit_cast<std::uint16_t>(p[used - 1]);
+            const __m256i at = _mm256_cmpeq_epi32(_mm256_set1_epi32(whole), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            pairs = _mm256_or_si256(pairs, _mm256_and_si256(at, _mm256_set1_epi32(last)));
+        }
+        split_pairs(pairs, even, odd);
     }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
     /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), rounded_pairs(even, odd));
+    }
+    /// As narrow_split, writing only the first `used` values (fewer than 2 * count).
+    static void narrow_split_first(Eigen::bfloat16* p, int used, Reg even, Reg odd) noexcept {
+        const __m256i packed = rounded_pairs(even, odd);
+        const int whole = used / 2;
+        _mm256_maskstore_epi32(reinterpret_cast<int*>(p), lanes_below(whole), packed);
+        if (used % 2 != 0) {
+            alignas(32) std::uint32_t lanes[8];
+            _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), packed);
+            p[used - 1] = Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(lanes[whole]));
+        }
+    }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static float pairwise_sum(Reg v) noexcept {
+        const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+        return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+    }
+    static void store(float* p, Reg v) noexcept { _mm256_storeu_ps(p, v); }
+    static void stream(float* p, Reg v) noexcept { _mm256_stream_ps(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        const __m256i set = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane_bits);
+        return _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(set, lane_bits)), keep);
+    }
+    /// All ones in 32-bit lanes 0 .. n - 1, zeros in the others.
+    static __m256i lanes_below(int n) noexcept {
+        return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+    /// Even values (each lane's low half, shifted up) and odd ones (its high half) of 32-bit lanes
+    /// holding pairs of bfloat16 values.
+    static void split_pairs(__m256i pairs, Reg& even, Reg& odd) noexcept {
+        even = _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
+        odd = _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    }
+    /// The pairs split_pairs split, each value rounded to the bfloat16 nearest (ties to even;
+    /// NaN: a quiet NaN of its sign).
+    static __m256i rounded_pairs(Reg even, Reg odd) noexcept {
         const __m256i e = _mm256_castps_si256(even);
         const __m256i o = _mm256_castps_si256(odd);
         const __m256i one = _mm256_set1_epi32(1);
@@ -79,20 +128,7 @@ struct Lanes<float> {
         }
         // The odd values' high halves (16-bit words 1, 3, 5, 7 of each 128 bits) over the even
         // values' low ones.
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_blend_epi16(low, high, 0xAA));
-    }
-    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
-    static float pairwise_sum(Reg v) noexcept {
-        const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
-        return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
-    }
-    static void store(float* p, Reg v) noexcept { _mm256_storeu_ps(p, v); }
-    static void stream(float* p, Reg v) noexcept { _mm256_stream_ps(p, v); }
-    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
-        const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-        const __m256i set = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane_bits);
-        return _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(set, lane_bits)), keep);
+        return _mm256_blend_epi16(low, high, 0xAA);
     }
 };
 

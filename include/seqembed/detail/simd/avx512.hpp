@@ -54,13 +54,57 @@ struct Lanes<float> {
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
-        const __m512i pairs = _mm512_loadu_si512(p);
-        even = _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
-        odd = _mm512_castsi512_ps(_mm512_and_si512(pairs, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+        split_pairs(_mm512_loadu_si512(p), even, odd);
+    }
+    /// As widen_split, reading only the first `used` values (fewer than 2 * count) and zeros
+    /// after them: masked loads, which touch nothing past the values.
+    static void widen_split_first(const Eigen::bfloat16* p, int used, Reg& even, Reg& odd) noexcept {
+        const int whole = used / 2;
+        __m512i pairs = _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << whole) - 1u), p);
+        if (used % 2 != 0) {
+            const auto last = Eigen::numext::bit_cast<std::uint16_t>(p[used - 1]);
+            pairs = _mm512_mask_set1_epi32(pairs, static_cast<__mmask16>(1u << whole), last);
+        }
+        split_pairs(pairs, even, odd);
     }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
     /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        _mm512_storeu_si512(p, rounded_pairs(even, odd));
+    }
+    /// As narrow_split, writing only the first `used` values (fewer than 2 * count).
+    static void narrow_split_first(Eigen::bfloat16* p, int used, Reg even, Reg odd) noexcept {
+        const __m512i packed = rounded_pairs(even, odd);
+        const int whole = used / 2;
+        _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << whole) - 1u), packed);
+        if (used % 2 != 0) {
+            alignas(64) std::uint32_t lanes[16];
+            _mm512_store_si512(lanes, packed);
+            p[used - 1] = Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(lanes[whole]));
+        }
+    }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static float pairwise_sum(Reg v) noexcept {
+        const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+        const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(v), high);
+        const __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
+        const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+        return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+    }
+    static void store(float* p, Reg v) noexcept { _mm512_storeu_ps(p, v); }
+    static void stream(float* p, Reg v) noexcept { _mm512_stream_ps(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        return _mm512_maskz_mov_ps(static_cast<__mmask16>(bits), keep);
+    }
+    /// Even values (each lane's low half, shifted up) and odd ones (its high half) of 32-bit lanes
+    /// holding pairs of bfloat16 values.
+    static void split_pairs(__m512i pairs, Reg& even, Reg& odd) noexcept {
+        even = _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
+        odd = _mm512_castsi512_ps(_mm512_and_si512(pairs, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    }
+    /// The pairs split_pairs split, each value rounded to the bfloat16 nearest (ties to even;
+    /// NaN: a quiet NaN of its sign).
+    static __m512i rounded_pairs(Reg even, Reg odd) noexcept {
         const __m512i e = _mm512_castps_si512(even);
         const __m512i o = _mm512_castps_si512(odd);
         const __m512i one = _mm512_set1_epi32(1);
@@ -80,22 +124,7 @@ struct Lanes<float> {
                                          _mm512_ternarylogic_epi32(quiet, o, sign, 0xF8));
         }
         // 0xE4: c ? a : b bit by bit, the odd values' high halves over the even values' low ones.
-        const __m512i packed =
-            _mm512_ternarylogic_epi32(high, low, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)), 0xE4);
-        _mm512_storeu_si512(p, packed);
-    }
-    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
-    static float pairwise_sum(Reg v) noexcept {
-        const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-        const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(v), high);
-        const __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
-        const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
-        return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
-    }
-    static void store(float* p, Reg v) noexcept { _mm512_storeu_ps(p, v); }
-    static void stream(float* p, Reg v) noexcept { _mm512_stream_ps(p, v); }
-    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
-        return _mm512_maskz_mov_ps(static_cast<__mmask16>(bits), keep);
+        return _mm512_ternarylogic_epi32(high, low, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)), 0xE4);
     }
 };
 

@@ -50,13 +50,48 @@ struct Lanes<float> {
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
-        const uint32x4_t pairs = vreinterpretq_u32_u16(vld1q_u16(reinterpret_cast<const std::uint16_t*>(p)));
-        even = vreinterpretq_f32_u32(vshlq_n_u32(pairs, 16));
-        odd = vreinterpretq_f32_u32(vandq_u32(pairs, vdupq_n_u32(0xFFFF0000u)));
+        split_pairs(vld1q_u16(reinterpret_cast<const std::uint16_t*>(p)), even, odd);
+    }
+    /// As widen_split, reading only the first `used` values (fewer than 2 * count) and zeros
+    /// after them (NEON has no masked loads: through a zeroed local copy).
+    static void widen_split_first(const Eigen::bfloat16* p, int used, Reg& even, Reg& odd) noexcept {
+        std::uint16_t bits[8] = {};
+        for (int k = 0; k < used; ++k) bits[k] = Eigen::numext::bit_cast<std::uint16_t>(p[k]);
+        split_pairs(vld1q_u16(bits), even, odd);
     }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
     /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        vst1q_u16(reinterpret_cast<std::uint16_t*>(p), rounded_pairs(even, odd));
+    }
+    /// As narrow_split, writing only the first `used` values (fewer than 2 * count).
+    static void narrow_split_first(Eigen::bfloat16* p, int used, Reg even, Reg odd) noexcept {
+        std::uint16_t bits[8];
+        vst1q_u16(bits, rounded_pairs(even, odd));
+        for (int k = 0; k < used; ++k) p[k] = Eigen::numext::bit_cast<Eigen::bfloat16>(bits[k]);
+    }
+    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
+    static float pairwise_sum(Reg v) noexcept {
+        const float32x2_t two = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+        return vget_lane_f32(two, 0) + vget_lane_f32(two, 1);
+    }
+    static void store(float* p, Reg v) noexcept { vst1q_f32(p, v); }
+    static void stream(float* p, Reg v) noexcept { vst1q_f32(p, v); }
+    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
+        const uint32x4_t lane_bits = {1u, 2u, 4u, 8u};
+        const uint32x4_t chosen = vtstq_u32(vdupq_n_u32(bits), lane_bits);
+        return vreinterpretq_f32_u32(vandq_u32(chosen, vreinterpretq_u32_f32(keep)));
+    }
+    /// Even values (each 32-bit lane's low half, shifted up) and odd ones (its high half) of
+    /// pairs of bfloat16 values.
+    static void split_pairs(uint16x8_t values, Reg& even, Reg& odd) noexcept {
+        const uint32x4_t pairs = vreinterpretq_u32_u16(values);
+        even = vreinterpretq_f32_u32(vshlq_n_u32(pairs, 16));
+        odd = vreinterpretq_f32_u32(vandq_u32(pairs, vdupq_n_u32(0xFFFF0000u)));
+    }
+    /// The pairs split_pairs split, each value rounded to the bfloat16 nearest (ties to even;
+    /// NaN: a quiet NaN of its sign).
+    static uint16x8_t rounded_pairs(Reg even, Reg odd) noexcept {
         const uint32x4_t e = vreinterpretq_u32_f32(even);
         const uint32x4_t o = vreinterpretq_u32_f32(odd);
         const uint32x4_t one = vdupq_n_u32(1);
@@ -70,19 +105,7 @@ struct Lanes<float> {
         const uint32x4_t high = vbslq_u32(vceqq_f32(odd, odd), vaddq_u32(vaddq_u32(o, bias), vandq_u32(vshrq_n_u32(o, 16), one)),
                                           vorrq_u32(quiet, vandq_u32(o, sign)));
         // The odd values' high halves, the even values' high halves shifted in below them.
-        vst1q_u16(reinterpret_cast<std::uint16_t*>(p), vreinterpretq_u16_u32(vsriq_n_u32(high, low, 16)));
-    }
-    /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
-    static float pairwise_sum(Reg v) noexcept {
-        const float32x2_t two = vadd_f32(vget_low_f32(v), vget_high_f32(v));
-        return vget_lane_f32(two, 0) + vget_lane_f32(two, 1);
-    }
-    static void store(float* p, Reg v) noexcept { vst1q_f32(p, v); }
-    static void stream(float* p, Reg v) noexcept { vst1q_f32(p, v); }
-    static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
-        const uint32x4_t lane_bits = {1u, 2u, 4u, 8u};
-        const uint32x4_t chosen = vtstq_u32(vdupq_n_u32(bits), lane_bits);
-        return vreinterpretq_f32_u32(vandq_u32(chosen, vreinterpretq_u32_f32(keep)));
+        return vreinterpretq_u16_u32(vsriq_n_u32(high, low, 16));
     }
 };
 

@@ -48,11 +48,21 @@ struct Lanes {
         even = widen(p);
         odd = widen(p + 1);
     }
+    /// As widen_split, reading only the first `used` values (fewer than 2 * count: one) and a
+    /// zero after them.
+    static void widen_split_first(const Eigen::bfloat16* p, int used, Reg& even, Reg& odd) noexcept {
+        even = used > 0 ? widen(p) : Reg(0);
+        odd = Reg(0);
+    }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
     /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
         p[0] = Eigen::bfloat16(static_cast<float>(even));
         p[1] = Eigen::bfloat16(static_cast<float>(odd));
+    }
+    /// As narrow_split, writing only the first `used` values (fewer than 2 * count: one).
+    static void narrow_split_first(Eigen::bfloat16* p, int used, Reg even, Reg) noexcept {
+        if (used > 0) p[0] = Eigen::bfloat16(static_cast<float>(even));
     }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static Scalar pairwise_sum(Reg v) noexcept { return v; }
