@@ -847,11 +847,20 @@ private:
             }
         }
     }
-    static Reg load(const Activation* p) noexcept {
+    /// A vector of `used` values (lanes, or fewer and zeros after them: the last pairs of a
+    /// row, read with a mask) of activations or of c and s.
+    static Reg load_used(const Compute* p, int used) noexcept {
         static_assert(std::is_same_v<Activation, Compute>, "bfloat16 activations go through widen_split");
-        return V::load(p);
+        return used == lanes ? V::load(p) : V::load_first(p, used);
     }
-    static void store(Activation* p, Reg value) noexcept { V::store(p, value); }
+    /// Writes the first `used` lanes of value.
+    static void store_used(Compute* p, int used, Reg value) noexcept {
+        if (used == lanes) {
+            V::store(p, value);
+        } else {
+            V::store_first(p, used, value);
+        }
+    }
     static Compute load_one(const Activation* p) noexcept { return static_cast<Compute>(*p); }
     static void store_one(Activation* p, Compute value) noexcept { *p = static_cast<Activation>(value); }
 
@@ -891,14 +900,16 @@ private:
     /// Pairs (first[i], second[i]).
     static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
                             Index count) noexcept {
-        Index i = 0;
-        for (; i + lanes <= count; i += lanes) {
+        const auto block = [&](Index i, int used) {
             Reg y1, y2;
-            turned(load(first + i), load(second + i), V::load(c + i), V::load(s + i), y1, y2);
-            store(first + i, y1);
-            store(second + i, y2);
-        }
-        for (; i < count; ++i) turn_pair(first + i, second + i, c[i], s[i]);
+            turned(load_used(first + i, used), load_used(second + i, used), load_used(c + i, used),
+                   load_used(s + i, used), y1, y2);
+            store_used(first + i, used, y1);
+            store_used(second + i, used, y2);
+        };
+        Index i = 0;
+        for (; i + lanes <= count; i += lanes) block(i, lanes);
+        if (i < count) block(i, static_cast<int>(count - i));
     }
 
     /// Pairs (first[i], second[i]) of bfloat16 values; c and s as convert_split ordered them.
@@ -922,18 +933,21 @@ private:
     /// Pairs (x[2i], x[2i + 1]); c and s as rotate() doubled them.
     static void turn_interleaved(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
         const Index values = 2 * count;
-        Index j = 0;
         if constexpr (lanes >= 2) {
-            for (; j + lanes <= values; j += lanes) {
-                const Reg value = load(x + j);
-                Reg straight = V::mul(value, V::load(c + j));
-                Reg swapped = V::mul(V::swap_pairs(value), V::load(s + j));
+            const auto block = [&](Index j, int used) {
+                const Reg value = load_used(x + j, used);
+                Reg straight = V::mul(value, load_used(c + j, used));
+                Reg swapped = V::mul(V::swap_pairs(value), load_used(s + j, used));
                 V::keep_rounded(straight);
                 V::keep_rounded(swapped);
-                store(x + j, V::add(straight, swapped));
-            }
+                store_used(x + j, used, V::add(straight, swapped));
+            };
+            Index j = 0;
+            for (; j + lanes <= values; j += lanes) block(j, lanes);
+            if (j < values) block(j, static_cast<int>(values - j));
+        } else {
+            for (Index j = 0; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
         }
-        for (; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
     }
 
     /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order, padded to whole vectors.

@@ -26,6 +26,8 @@ struct Lanes<float> {
     using Reg = __m256;
     static constexpr int count = 8;
     static Reg load(const float* p) noexcept { return _mm256_loadu_ps(p); }
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
+    static Reg load_first(const float* p, int used) noexcept { return _mm256_maskload_ps(p, lanes_below(used)); }
     /// Reads 2 * count floats: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order
     /// in which widen_split splits bfloat16 values).
     static void load_split(const float* p, Reg& even, Reg& odd) noexcept {
@@ -91,6 +93,8 @@ struct Lanes<float> {
         return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
     }
     static void store(float* p, Reg v) noexcept { _mm256_storeu_ps(p, v); }
+    /// Writes the first `used` lanes (fewer than count); nothing past them is written.
+    static void store_first(float* p, int used, Reg v) noexcept { _mm256_maskstore_ps(p, lanes_below(used), v); }
     static void stream(float* p, Reg v) noexcept { _mm256_stream_ps(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
@@ -138,12 +142,20 @@ struct Lanes<double> {
     using Reg = __m256d;
     static constexpr int count = 4;
     static Reg load(const double* p) noexcept { return _mm256_loadu_pd(p); }
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
+    static Reg load_first(const double* p, int used) noexcept { return _mm256_maskload_pd(p, lanes_below(used)); }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
     static Reg set(double x) noexcept { return _mm256_set1_pd(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_pd(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_pd(a, b); }
     static void store(double* p, Reg v) noexcept { _mm256_storeu_pd(p, v); }
+    /// Writes the first `used` lanes (fewer than count); nothing past them is written.
+    static void store_first(double* p, int used, Reg v) noexcept { _mm256_maskstore_pd(p, lanes_below(used), v); }
+    /// All ones in 64-bit lanes 0 .. n - 1, zeros in the others.
+    static __m256i lanes_below(int n) noexcept {
+        return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+    }
     static void stream(double* p, Reg v) noexcept { _mm256_stream_pd(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const __m256i lane_bits = _mm256_setr_epi64x(1, 2, 4, 8);

@@ -26,6 +26,10 @@ struct Lanes<float> {
     using Reg = __m512;
     static constexpr int count = 16;
     static Reg load(const float* p) noexcept { return _mm512_loadu_ps(p); }
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
+    static Reg load_first(const float* p, int used) noexcept {
+        return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << used) - 1u), p);
+    }
     /// Reads 2 * count floats: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order
     /// in which widen_split splits bfloat16 values).
     static void load_split(const float* p, Reg& even, Reg& odd) noexcept {
@@ -92,6 +96,10 @@ struct Lanes<float> {
         return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
     }
     static void store(float* p, Reg v) noexcept { _mm512_storeu_ps(p, v); }
+    /// Writes the first `used` lanes (fewer than count); nothing past them is written.
+    static void store_first(float* p, int used, Reg v) noexcept {
+        _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << used) - 1u), v);
+    }
     static void stream(float* p, Reg v) noexcept { _mm512_stream_ps(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         return _mm512_maskz_mov_ps(static_cast<__mmask16>(bits), keep);
@@ -134,12 +142,20 @@ struct Lanes<double> {
     using Reg = __m512d;
     static constexpr int count = 8;
     static Reg load(const double* p) noexcept { return _mm512_loadu_pd(p); }
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
+    static Reg load_first(const double* p, int used) noexcept {
+        return _mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << used) - 1u), p);
+    }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
     static Reg set(double x) noexcept { return _mm512_set1_pd(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_pd(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm512_add_pd(a, b); }
     static void store(double* p, Reg v) noexcept { _mm512_storeu_pd(p, v); }
+    /// Writes the first `used` lanes (fewer than count); nothing past them is written.
+    static void store_first(double* p, int used, Reg v) noexcept {
+        _mm512_mask_storeu_pd(p, static_cast<__mmask8>((1u << used) - 1u), v);
+    }
     static void stream(double* p, Reg v) noexcept { _mm512_stream_pd(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         return _mm512_maskz_mov_pd(static_cast<__mmask8>(bits), keep);

@@ -26,6 +26,13 @@ struct Lanes<float> {
     using Reg = float32x4_t;
     static constexpr int count = 4;
     static Reg load(const float* p) noexcept { return vld1q_f32(p); }
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read (through a
+    /// local copy: NEON has no masked loads).
+    static Reg load_first(const float* p, int used) noexcept {
+        float values[4] = {};
+        for (int k = 0; k < used; ++k) values[k] = p[k];
+        return vld1q_f32(values);
+    }
     /// Reads 2 * count floats: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order
     /// in which widen_split splits bfloat16 values).
     static void load_split(const float* p, Reg& even, Reg& odd) noexcept {
@@ -76,6 +83,12 @@ struct Lanes<float> {
         return vget_lane_f32(two, 0) + vget_lane_f32(two, 1);
     }
     static void store(float* p, Reg v) noexcept { vst1q_f32(p, v); }
+    /// Writes the first `used` lanes (fewer than count); nothing past them is written.
+    static void store_first(float* p, int used, Reg v) noexcept {
+        float values[4];
+        vst1q_f32(values, v);
+        for (int k = 0; k < used; ++k) p[k] = values[k];
+    }
     static void stream(float* p, Reg v) noexcept { vst1q_f32(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const uint32x4_t lane_bits = {1u, 2u, 4u, 8u};
@@ -115,12 +128,24 @@ struct Lanes<double> {
     using Reg = float64x2_t;
     static constexpr int count = 2;
     static Reg load(const double* p) noexcept { return vld1q_f64(p); }
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
+    static Reg load_first(const double* p, int used) noexcept {
+        double values[2] = {};
+        for (int k = 0; k < used; ++k) values[k] = p[k];
+        return vld1q_f64(values);
+    }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { __asm__("" : "+w"(v)); }
     static Reg set(double x) noexcept { return vdupq_n_f64(x); }
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f64(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f64(a, b); }
     static void store(double* p, Reg v) noexcept { vst1q_f64(p, v); }
+    /// Writes the first `used` lanes (fewer than count); nothing past them is written.
+    static void store_first(double* p, int used, Reg v) noexcept {
+        double values[2];
+        vst1q_f64(values, v);
+        for (int k = 0; k < used; ++k) p[k] = values[k];
+    }
     static void stream(double* p, Reg v) noexcept { vst1q_f64(p, v); }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const uint64x2_t lane_bits = {1u, 2u};

@@ -18,6 +18,8 @@ struct Lanes {
     using Reg = Scalar;
     static constexpr int count = 1;
     static Reg load(const Scalar* p) noexcept { return *p; }
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
+    static Reg load_first(const Scalar* p, int used) noexcept { return used > 0 ? *p : Scalar(0); }
     /// Reads 2 * count values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order in
     /// which widen_split splits bfloat16 values).
     static void load_split(const Scalar* p, Reg& even, Reg& odd) noexcept {
@@ -39,6 +41,10 @@ struct Lanes {
     static Reg mul(Reg a, Reg b) noexcept { return a * b; }
     static Reg add(Reg a, Reg b) noexcept { return a + b; }
     static void store(Scalar* p, Reg v) noexcept { *p = v; }
+    /// Writes the first `used` lanes (fewer than count); nothing past them is written.
+    static void store_first(Scalar* p, int used, Reg v) noexcept {
+        if (used > 0) *p = v;
+    }
     static void stream(Scalar* p, Reg v) noexcept { *p = v; }
     /// keep where bit 0 of `bits` is set, else 0.
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept { return (bits & 1u) != 0 ? keep : Scalar(0); }
