@@ -65,7 +65,7 @@ struct Lanes<float> {
         __m256i pairs = _mm256_maskload_epi32(reinterpret_cast<const int*>(p), lanes_below(whole));
         if (used % 2 != 0) {
             const auto last = Eigen::numext::bit_cast<std::uint16_t>(p[used - 1]);
-            const __m256i at = _mm256_cmpeq_epi32(_mm256_set1_epi32(whole), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            const __m256i at = _mm256_andnot_si256(lanes_below(whole), lanes_below(whole + 1));  // lane `whole`
             pairs = _mm256_or_si256(pairs, _mm256_and_si256(at, _mm256_set1_epi32(last)));
         }
         split_pairs(pairs, even, odd);

@@ -26,8 +26,8 @@ struct Lanes<float> {
     using Reg = float32x4_t;
     static constexpr int count = 4;
     static Reg load(const float* p) noexcept { return vld1q_f32(p); }
-    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read (through a
-    /// local copy: NEON has no masked loads).
+    /// The first `used` values (fewer than count) and zeros after them; nothing past them is read
+    /// (through a local copy: NEON has no masked loads).
     static Reg load_first(const float* p, int used) noexcept {
         float values[4] = {};
         for (int k = 0; k < used; ++k) values[k] = p[k];
