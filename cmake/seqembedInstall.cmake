@@ -112,9 +112,14 @@ write_basic_package_version_file(
   COMPATIBILITY SameMajorVersion
   ARCH_INDEPENDENT)
 
+# The config's SentencePiece search, beside it in the build tree and in the install.
+configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembedFindSentencePiece.cmake"
+               "${PROJECT_BINARY_DIR}/seqembedFindSentencePiece.cmake" COPYONLY)
+
 install(FILES
   "${PROJECT_BINARY_DIR}/seqembedConfig.cmake"
   "${PROJECT_BINARY_DIR}/seqembedConfigVersion.cmake"
+  "${PROJECT_BINARY_DIR}/seqembedFindSentencePiece.cmake"
   DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
 
 # The .pc file finds its prefix from its own location (${pcfiledir}), so it stays right when the

@@ -420,13 +420,15 @@ elseif(CONSUMER STREQUAL "find_package")
     RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
   check("cmake --install to ${prefix}" "${result}" "${output}")
   find_package_route("${prefix}" "${prefix}/${INSTALL_PKGCONFIGDIR}"
-                     "-DSEQEMBED_EXPECT_IO=${HAVE_IO}")
+                     "-DSEQEMBED_EXPECT_IO=${HAVE_IO}"
+                     "-DSEQEMBED_EXPECT_SENTENCEPIECE=${HAVE_SENTENCEPIECE}")
 
 elseif(CONSUMER STREQUAL "build_tree")
   # The package this build exported into its own directory, without an install.
   configure_build_run(find_package "-Dseqembed_DIR=${BINARY_DIR}"
                       "-DSEQEMBED_EXPECTED_DIR=${BINARY_DIR}"
-                      "-DSEQEMBED_REQUEST_VERSION=${VERSION}" "-DSEQEMBED_EXPECT_IO=${HAVE_IO}")
+                      "-DSEQEMBED_REQUEST_VERSION=${VERSION}" "-DSEQEMBED_EXPECT_IO=${HAVE_IO}"
+                      "-DSEQEMBED_EXPECT_SENTENCEPIECE=${HAVE_SENTENCEPIECE}")
 
 elseif(CONSUMER STREQUAL "pkg_config_pthread")
   # Where the C library lacks the threads (glibc before 2.34), FindThreads gives -pthread
