@@ -20,13 +20,13 @@ using seqembed::Isa;
 using seqembed::RowMatrix;
 
 TEST_CASE("ISA names round-trip and unknown names are refused by name", "[isa]") {
-    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon})
+    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon})
         REQUIRE(seqembed::isa_from_name(seqembed::isa_name(isa)) == isa);
     try {
         (void)seqembed::isa_from_name("avx3");
         FAIL("no error");
     } catch (const seqembed::value_error& e) {
-        REQUIRE(std::string(e.what()) == "seqembed: ISA 'avx3' is not one of scalar, avx2, avx512, neon");
+        REQUIRE(std::string(e.what()) == "seqembed: ISA 'avx3' is not one of scalar, avx2, avx512, avx512bf16, neon");
     }
     REQUIRE_THROWS_AS(seqembed::isa_from_name("AVX2"), seqembed::value_error);
 }
@@ -41,13 +41,14 @@ TEST_CASE("The scalar ISA always runs and the best one is supported", "[isa]") {
     REQUIRE(seqembed::isa_supported(Isa::neon));
     REQUIRE_FALSE(seqembed::isa_supported(Isa::avx2));
     REQUIRE_FALSE(seqembed::isa_supported(Isa::avx512));
+    REQUIRE_FALSE(seqembed::isa_supported(Isa::avx512_bf16));
 #endif
 }
 
 TEST_CASE("set_isa forces an ISA and refuses one the host cannot run, keeping the one in force",
           "[isa]") {
     const IsaRestore restore;
-    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
+    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon}) {
         CAPTURE(seqembed::isa_name(isa));
         if (seqembed::isa_supported(isa)) {
             seqembed::set_isa(isa);
@@ -84,7 +85,7 @@ TEST_CASE("SEQEMBED_ISA names the default ISA, and a bad or unrunnable one is an
     REQUIRE(seqembed::detail::isa_from_environment() == Isa::scalar);
     setenv("SEQEMBED_ISA", "sse9", 1);
     REQUIRE_THROWS_AS(seqembed::detail::isa_from_environment(), seqembed::value_error);
-    for (const Isa isa : {Isa::avx2, Isa::avx512, Isa::neon}) {
+    for (const Isa isa : {Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon}) {
         if (seqembed::isa_supported(isa)) continue;
         setenv("SEQEMBED_ISA", seqembed::isa_name(isa), 1);
         try {
@@ -285,10 +286,10 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
                 const std::uint16_t bits1 = Eigen::numext::bit_cast<std::uint16_t>(x[x1]);
                 const std::uint16_t bits2 = Eigen::numext::bit_cast<std::uint16_t>(x[x2]);
                 if (i % 37 == 36) {
-                    // NaN times anything is NaN in both values: the quiet NaN 0x7FC0 of a sign,
-                    // x1 c - 0 s keeping x1's.
-                    const auto sign = static_cast<std::uint16_t>(nan_bits[static_cast<std::size_t>(i) % 4] & 0x8000);
-                    wrong += bits1 != (sign | 0x7FC0) || (bits2 & 0x7FFF) != 0x7FC0;
+                    // NaN times anything is NaN in both values, x1's made quiet, with its sign and
+                    // payload: x1 c - 0 s and 0 c + x1 s.
+                    const auto quiet = static_cast<std::uint16_t>(nan_bits[static_cast<std::size_t>(i) % 4] | 0x40);
+                    wrong += bits1 != quiet || (bits2 & 0x7FFF) != (quiet & 0x7FFF);
                 } else {
                     wrong += bits1 != Eigen::numext::bit_cast<std::uint16_t>(expected[x1]) || bits2 != 0;
                 }
@@ -304,6 +305,115 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
     CHECK(static_cast<float>(Eigen::bfloat16(2.5f * 0x1p-133f)) == 2.0f * 0x1p-133f);
     CHECK(static_cast<float>(Eigen::bfloat16(-5.5f * 0x1p-133f)) == -6.0f * 0x1p-133f);
     CHECK(std::isinf(static_cast<float>(Eigen::bfloat16(0x1.FF0000p127f))));
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
+namespace {
+
+/// 32 floats split into even and odd lanes, stored by AVX-512 BF16's conversion and by AVX-512's
+/// narrow_split.
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void store_both_ways(const float* values,
+                                                                             Eigen::bfloat16* converted,
+                                                                             Eigen::bfloat16* rounded) {
+    __m512 even;
+    __m512 odd;
+    seqembed::detail::avx512_isa::Lanes<float>::load_split(values, even, odd);
+    seqembed::detail::avx512_bf16_isa::Lanes<float>::narrow_split_converted(converted, even, odd);
+    seqembed::detail::avx512_isa::Lanes<float>::narrow_split(rounded, even, odd);
+}
+
+}  // namespace
+
+TEST_CASE("AVX-512 BF16's conversion gives narrow_split's bits but for subnormals", "[isa][rotary]") {
+    if (!seqembed::isa_supported(Isa::avx512_bf16)) {
+        WARN("this CPU cannot run avx512bf16: its conversion not tested");
+        return;
+    }
+    using Converting = seqembed::detail::avx512_bf16_isa::Lanes<float>;
+    // 32 values a store: ties to even and to odd, just off them, overflow to infinity, NaN with
+    // payloads, signed zeros, and (last) the subnormals that the conversion reads as zero.
+    std::vector<std::uint32_t> bits = {0x3F808000u, 0x3F818000u, 0x3F808001u, 0x3F817FFFu, 0xC0418000u, 0x7F7F8000u,
+                                       0x7F7F7FFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC10000u, 0xFF810000u,
+                                       0x7FFF0000u, 0x00000000u, 0x80000000u, 0x00800000u};
+    std::mt19937 generator(11);
+    while (bits.size() < 64) bits.push_back(static_cast<std::uint32_t>(generator()) & 0xBFFFFFFFu);  // finite
+    std::vector<float> values(bits.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) values[i] = Eigen::numext::bit_cast<float>(bits[i]);
+    Eigen::bfloat16 converted[32];
+    Eigen::bfloat16 rounded[32];
+    for (std::size_t at = 0; at < values.size(); at += 32) {
+        store_both_ways(values.data() + at, converted, rounded);
+        for (std::size_t k = 0; k < 32; ++k) {
+            CAPTURE(bits[at + k]);
+            CHECK(Eigen::numext::bit_cast<std::uint16_t>(converted[k]) == Eigen::numext::bit_cast<std::uint16_t>(rounded[k]));
+            CHECK(Eigen::numext::bit_cast<std::uint16_t>(rounded[k]) ==
+                  Eigen::numext::bit_cast<std::uint16_t>(seqembed::detail::scalar_isa::Lanes<float>::nearest_bfloat16(values[at + k])));
+        }
+    }
+    // A subnormal float is read as zero: why the kernel keeps it from the conversion.
+    const std::vector<float> subnormals(32, 0x1.8p-130f);
+    store_both_ways(subnormals.data(), converted, rounded);
+    CHECK(Eigen::numext::bit_cast<std::uint16_t>(converted[0]) == 0);
+    CHECK(Eigen::numext::bit_cast<std::uint16_t>(rounded[0]) == 0x000C);
+    CHECK(Eigen::numext::bit_cast<std::uint16_t>(seqembed::detail::scalar_isa::Lanes<float>::nearest_bfloat16(0x1.8p-130f)) == 0x000C);
+    // The guard: every value 2^-63 or more in magnitude (infinity and NaN too), zero not.
+    std::vector<Eigen::bfloat16> block(32, Eigen::bfloat16(0x1p-63f));
+    block[5] = Eigen::bfloat16(-std::numeric_limits<float>::infinity());
+    block[6] = Eigen::numext::bit_cast<Eigen::bfloat16>(std::uint16_t{0xFFC1});
+    CHECK(Converting::ordinary_bfloat16(block.data(), block.data()));
+    for (const float small : {0.0f, -0.0f, 0x1.FEp-64f, 0x1p-130f}) {
+        std::vector<Eigen::bfloat16> other = block;
+        other[31] = Eigen::bfloat16(small);
+        CHECK_FALSE(Converting::ordinary_bfloat16(block.data(), other.data()));
+        CHECK_FALSE(Converting::ordinary_bfloat16(other.data(), block.data()));
+    }
+}
+#endif
+
+TEST_CASE("Rotations whose results are subnormal give the scalar bits on every ISA", "[isa][rotary]") {
+    // Heads of 64 pairs: the first 32 pairs ordinary (the values and factors the conversion takes),
+    // the next 32 of the second and third heads with tiny activations whose results are
+    // subnormal; then a row with a tiny sine, whose products with ordinary activations are
+    // subnormal too, for which the conversion is refused in every head.
+    const Index pairs = 64;
+    std::mt19937 generator(13);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (const bool tiny_factor : {false, true}) {
+        std::vector<float> cos(static_cast<std::size_t>(pairs));
+        std::vector<float> sin(static_cast<std::size_t>(pairs));
+        for (std::size_t i = 0; i < cos.size(); ++i) {
+            cos[i] = normal(generator);
+            sin[i] = normal(generator);
+        }
+        if (tiny_factor) {  // pair 3 of the first head: ordinary activations, subnormal results
+            cos[3] = 0.0f;
+            sin[3] = 0x1p-70f;
+        }
+        std::vector<Eigen::bfloat16> start(static_cast<std::size_t>(3 * 2 * pairs));
+        for (std::size_t i = 0; i < start.size(); ++i) {
+            const bool tiny = (i % 64) >= 32 && (i / 128) != 0;
+            start[i] = Eigen::bfloat16(normal(generator) * (tiny ? 0x1p-128f : 1.0f));
+        }
+        if (tiny_factor) {
+            start[3] = Eigen::bfloat16(0x1p-60f);
+            start[3 + pairs] = Eigen::bfloat16(-0x1.8p-61f);
+        }
+        for_each_isa([&](Isa isa) {
+            std::vector<Eigen::bfloat16> ours = start;
+            std::vector<Eigen::bfloat16> scalar = start;
+            seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, false,
+                                                                      q_heads_only(ours.data(), 3, 2 * pairs));
+            seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(
+                cos.data(), sin.data(), pairs, false, q_heads_only(scalar.data(), 3, 2 * pairs));
+            INFO("ISA " << seqembed::isa_name(isa) << (tiny_factor ? ", a tiny sine" : ""));
+            CHECK(std::memcmp(ours.data(), scalar.data(), sizeof(Eigen::bfloat16) * ours.size()) == 0);
+            int subnormal = 0;
+            for (const Eigen::bfloat16 value : scalar)
+                subnormal += (Eigen::numext::bit_cast<std::uint16_t>(value) & 0x7F80) == 0 &&
+                             (Eigen::numext::bit_cast<std::uint16_t>(value) & 0x7F) != 0;
+            CHECK(subnormal > 20);
+        });
+    }
 }
 
 TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloat16 rounded once", "[isa][rotary]") {

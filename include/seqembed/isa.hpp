@@ -3,8 +3,9 @@
 ///        the environment variable SEQEMBED_ISA.
 ///
 /// Every backend gives the same bits as the scalar one, so the choice changes speed only. The
-/// default is the widest the CPU runs: avx512 (AVX-512F), then avx2 (AVX2 and F16C) on x86-64
-/// with GCC or clang, neon on AArch64, scalar elsewhere. SEQEMBED_ISA=scalar|avx2|avx512|neon in
+/// default is the widest the CPU runs: avx512bf16 (AVX-512F, BW and BF16), then avx512 (AVX-512F),
+/// then avx2 (AVX2 and F16C) on x86-64 with GCC or clang, neon on AArch64, scalar elsewhere.
+/// SEQEMBED_ISA=scalar|avx2|avx512|avx512bf16|neon in
 /// the environment replaces the default when the process first needs a kernel; set_isa()
 /// replaces it at any time.
 #pragma once
@@ -26,16 +27,20 @@ enum class Isa {
     scalar,  ///< plain C++, one element at a time: the reference the others reproduce.
     avx2,    ///< x86-64 AVX2 with F16C: 8 floats a vector.
     avx512,  ///< x86-64 AVX-512F: 16 floats a vector.
+    /// x86-64 AVX-512F with BW and BF16: avx512's kernels, with the rotary rotation's bfloat16
+    /// results rounded by the CPU's conversion (vcvtne2ps2bf16) wherever it gives the same bits.
+    avx512_bf16,
     neon     ///< AArch64 NEON: 4 floats a vector.
 };
 
 /// @brief The lower-case name of an ISA, as SEQEMBED_ISA spells it.
 /// @param isa the ISA.
-/// @return "scalar", "avx2", "avx512" or "neon".
+/// @return "scalar", "avx2", "avx512", "avx512bf16" or "neon".
 inline const char* isa_name(Isa isa) noexcept {
     switch (isa) {
         case Isa::avx2: return "avx2";
         case Isa::avx512: return "avx512";
+        case Isa::avx512_bf16: return "avx512bf16";
         case Isa::neon: return "neon";
         case Isa::scalar: break;
     }
@@ -43,13 +48,13 @@ inline const char* isa_name(Isa isa) noexcept {
 }
 
 /// @brief The ISA a name spells.
-/// @param name "scalar", "avx2", "avx512" or "neon".
+/// @param name "scalar", "avx2", "avx512", "avx512bf16" or "neon".
 /// @return the ISA.
 /// @throws value_error for any other name.
 inline Isa isa_from_name(const std::string& name) {
-    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon})
+    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon})
         if (name == isa_name(isa)) return isa;
-    detail::fail<value_error>("ISA '", name, "' is not one of scalar, avx2, avx512, neon");
+    detail::fail<value_error>("ISA '", name, "' is not one of scalar, avx2, avx512, avx512bf16, neon");
 }
 
 namespace detail {
@@ -76,9 +81,13 @@ inline bool isa_supported(Isa isa) noexcept {
 #if SEQEMBED_DETAIL_X86_KERNELS
         case Isa::avx2: return __builtin_cpu_supports("avx2") && detail::cpu_has_f16c();
         case Isa::avx512: return __builtin_cpu_supports("avx512f");
+        case Isa::avx512_bf16:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512bf16");
 #else
         case Isa::avx2:
-        case Isa::avx512: return false;
+        case Isa::avx512:
+        case Isa::avx512_bf16: return false;
 #endif
         case Isa::neon: return SEQEMBED_DETAIL_NEON_KERNELS != 0;
     }
@@ -86,9 +95,9 @@ inline bool isa_supported(Isa isa) noexcept {
 }
 
 /// @brief The widest ISA this CPU runs.
-/// @return avx512, avx2, neon or scalar, the first of them isa_supported() accepts.
+/// @return avx512bf16, avx512, avx2, neon or scalar, the first of them isa_supported() accepts.
 inline Isa best_isa() noexcept {
-    for (const Isa isa : {Isa::avx512, Isa::avx2, Isa::neon})
+    for (const Isa isa : {Isa::avx512_bf16, Isa::avx512, Isa::avx2, Isa::neon})
         if (isa_supported(isa)) return isa;
     return Isa::scalar;
 }

@@ -2,7 +2,8 @@
 /// @brief The kernels of kernels-inl.hpp compiled once per ISA, and the one place that picks
 ///        which copy runs (active_isa()).
 ///
-/// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa) and
+/// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa, and
+/// avx512_bf16_isa, which has only the rotation and takes AVX-512's other kernels) and
 /// the x86 ones in a region compiled for their target, as Google Highway's foreach_target does,
 /// so that a build without -m flags still has them; they run only where isa_supported() says.
 #pragma once
@@ -23,6 +24,15 @@
 #include "rows.hpp"
 
 #include "../simd/backend_macros.hpp"  // ended at the bottom of this file
+
+// Unrolls the loop after it completely: kernels-inl.hpp's and rotary-inl.hpp's fixed counts.
+#if defined(__clang__)
+#define SEQEMBED_DETAIL_UNROLL_ALL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define SEQEMBED_DETAIL_UNROLL_ALL _Pragma("GCC unroll 16")
+#else
+#define SEQEMBED_DETAIL_UNROLL_ALL
+#endif
 
 // The intrinsics are declared outside the target regions below, so that none of them takes a
 // region's target.
@@ -77,6 +87,40 @@ namespace seqembed::detail::avx512_isa {
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 #endif
+
+// AVX-512 BF16: AVX-512's kernels, but for the rotation, which rounds bfloat16 results with the
+// CPU's conversion where it gives the same bits (detail/simd/avx512_bf16.hpp).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512bf16")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "../simd/avx512_bf16.hpp"
+namespace seqembed::detail::avx512_bf16_isa {
+#include "rotary-inl.hpp"
+/// AVX-512's kernels, with this ISA's rotation of bfloat16 activations.
+struct Backend : avx512_isa::Backend {
+    template <typename Table, typename Activation>
+    static void rotate(const Table* cos, const Table* sin, Index pairs, bool interleaved,
+                       const TokenHeads<Activation>& token) noexcept {
+        if constexpr (std::is_same_v<Activation, Eigen::bfloat16>) {
+            RotaryKernel<Table, Activation>::rotate(cos, sin, pairs, interleaved, token);
+        } else {
+            avx512_isa::Backend::rotate<Table, Activation>(cos, sin, pairs, interleaved, token);
+        }
+    }
+};
+}  // namespace seqembed::detail::avx512_bf16_isa
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif
 #endif  // SEQEMBED_DETAIL_X86_KERNELS
 
 #if SEQEMBED_DETAIL_NEON_KERNELS
@@ -94,6 +138,7 @@ template <typename Visit>
 decltype(auto) with_active_isa(Visit&& visit) {
     switch (active_isa()) {
 #if SEQEMBED_DETAIL_X86_KERNELS
+        case Isa::avx512_bf16: return visit(avx512_bf16_isa::Backend{});
         case Isa::avx512: return visit(avx512_isa::Backend{});
         case Isa::avx2: return visit(avx2_isa::Backend{});
 #endif
@@ -153,4 +198,5 @@ inline void exact_sin_cos(double position, const double* high, const double* mid
 
 }  // namespace seqembed::detail
 
+#undef SEQEMBED_DETAIL_UNROLL_ALL
 #include "../simd/backend_macros_end.hpp"

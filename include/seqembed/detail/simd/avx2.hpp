@@ -71,7 +71,7 @@ struct Lanes<float> {
         split_pairs(pairs, even, odd);
     }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
-    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    /// quiet NaN keeping its sign and the top of its payload), as scalar_isa's nearest_bfloat16.
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), rounded_pairs(even, odd));
     }
@@ -86,6 +86,9 @@ struct Lanes<float> {
             p[used - 1] = Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(lanes[whole]));
         }
     }
+    /// Whether narrow_split_converted may round the rotation's results: not here
+    /// (detail/simd/avx512_bf16.hpp).
+    static constexpr bool converts_bfloat16 = false;
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -112,7 +115,7 @@ struct Lanes<float> {
         odd = _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
     }
     /// The pairs split_pairs split, each value rounded to the bfloat16 nearest (ties to even;
-    /// NaN: a quiet NaN of its sign).
+    /// NaN: quiet, keeping its sign and the top of its payload).
     static __m256i rounded_pairs(Reg even, Reg odd) noexcept {
         const __m256i e = _mm256_castps_si256(even);
         const __m256i o = _mm256_castps_si256(odd);
@@ -122,12 +125,10 @@ struct Lanes<float> {
         __m256i low = _mm256_srli_epi32(
             _mm256_add_epi32(_mm256_add_epi32(e, bias), _mm256_and_si256(_mm256_srli_epi32(e, 16), one)), 16);
         __m256i high = _mm256_add_epi32(_mm256_add_epi32(o, bias), _mm256_and_si256(_mm256_srli_epi32(o, 16), one));
-        if (_mm256_movemask_ps(_mm256_cmp_ps(even, odd, _CMP_UNORD_Q)) != 0) {
-            const __m256i quiet = _mm256_set1_epi32(0x7FC07FC0);
-            const __m256i sign = _mm256_set1_epi32(static_cast<int>(0x80008000u));
-            low = _mm256_blendv_epi8(low, _mm256_or_si256(quiet, _mm256_and_si256(_mm256_srli_epi32(e, 16), sign)),
+        if (_mm256_movemask_ps(_mm256_cmp_ps(even, odd, _CMP_UNORD_Q)) != 0) {  // NaN: its high half, made quiet
+            low = _mm256_blendv_epi8(low, _mm256_or_si256(_mm256_srli_epi32(e, 16), _mm256_set1_epi32(0x40)),
                                      _mm256_castps_si256(_mm256_cmp_ps(even, even, _CMP_UNORD_Q)));
-            high = _mm256_blendv_epi8(high, _mm256_or_si256(quiet, _mm256_and_si256(o, sign)),
+            high = _mm256_blendv_epi8(high, _mm256_or_si256(o, _mm256_set1_epi32(0x400000)),
                                       _mm256_castps_si256(_mm256_cmp_ps(odd, odd, _CMP_UNORD_Q)));
         }
         // The odd values' high halves (16-bit words 1, 3, 5, 7 of each 128 bits) over the even

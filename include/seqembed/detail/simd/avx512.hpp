@@ -72,7 +72,7 @@ struct Lanes<float> {
         split_pairs(pairs, even, odd);
     }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
-    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    /// quiet NaN keeping its sign and the top of its payload), as scalar_isa's nearest_bfloat16.
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
         _mm512_storeu_si512(p, rounded_pairs(even, odd));
     }
@@ -87,6 +87,9 @@ struct Lanes<float> {
             p[used - 1] = Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(lanes[whole]));
         }
     }
+    /// Whether narrow_split_converted may round the rotation's results: not with AVX-512F alone
+    /// (detail/simd/avx512_bf16.hpp).
+    static constexpr bool converts_bfloat16 = false;
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
@@ -111,7 +114,7 @@ struct Lanes<float> {
         odd = _mm512_castsi512_ps(_mm512_and_si512(pairs, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
     }
     /// The pairs split_pairs split, each value rounded to the bfloat16 nearest (ties to even;
-    /// NaN: a quiet NaN of its sign).
+    /// NaN: quiet, keeping its sign and the top of its payload).
     static __m512i rounded_pairs(Reg even, Reg odd) noexcept {
         const __m512i e = _mm512_castps_si512(even);
         const __m512i o = _mm512_castps_si512(odd);
@@ -121,15 +124,11 @@ struct Lanes<float> {
         __m512i low = _mm512_srli_epi32(
             _mm512_add_epi32(_mm512_add_epi32(e, bias), _mm512_and_si512(_mm512_srli_epi32(e, 16), one)), 16);
         __m512i high = _mm512_add_epi32(_mm512_add_epi32(o, bias), _mm512_and_si512(_mm512_srli_epi32(o, 16), one));
-        if (_mm512_cmp_ps_mask(even, odd, _CMP_UNORD_Q) != 0) {
-            const __m512i quiet = _mm512_set1_epi32(0x7FC07FC0);
-            const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80008000u));
-            // 0xF8: a | (b & c), the quiet NaN with the value's sign.
-            low = _mm512_mask_mov_epi32(low, _mm512_cmp_ps_mask(even, even, _CMP_UNORD_Q),
-                                        _mm512_ternarylogic_epi32(_mm512_set1_epi32(0x7FC0), _mm512_srli_epi32(e, 16),
-                                                                  sign, 0xF8));
-            high = _mm512_mask_mov_epi32(high, _mm512_cmp_ps_mask(odd, odd, _CMP_UNORD_Q),
-                                         _mm512_ternarylogic_epi32(quiet, o, sign, 0xF8));
+        if (_mm512_cmp_ps_mask(even, odd, _CMP_UNORD_Q) != 0) {  // NaN: its high half, made quiet
+            low = _mm512_mask_or_epi32(low, _mm512_cmp_ps_mask(even, even, _CMP_UNORD_Q), _mm512_srli_epi32(e, 16),
+                                       _mm512_set1_epi32(0x40));
+            high = _mm512_mask_or_epi32(high, _mm512_cmp_ps_mask(odd, odd, _CMP_UNORD_Q), o,
+                                        _mm512_set1_epi32(0x400000));
         }
         // 0xE4: c ? a : b bit by bit, the odd values' high halves over the even values' low ones.
         return _mm512_ternarylogic_epi32(high, low, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)), 0xE4);

@@ -67,7 +67,7 @@ struct Lanes<float> {
         split_pairs(vld1q_u16(bits), even, odd);
     }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
-    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    /// quiet NaN keeping its sign and the top of its payload), as scalar_isa's nearest_bfloat16.
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
         vst1q_u16(reinterpret_cast<std::uint16_t*>(p), rounded_pairs(even, odd));
     }
@@ -77,6 +77,9 @@ struct Lanes<float> {
         vst1q_u16(bits, rounded_pairs(even, odd));
         for (int k = 0; k < used; ++k) p[k] = Eigen::numext::bit_cast<Eigen::bfloat16>(bits[k]);
     }
+    /// Whether narrow_split_converted may round the rotation's results: not here
+    /// (detail/simd/avx512_bf16.hpp).
+    static constexpr bool converts_bfloat16 = false;
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const float32x2_t two = vadd_f32(vget_low_f32(v), vget_high_f32(v));
@@ -103,20 +106,19 @@ struct Lanes<float> {
         odd = vreinterpretq_f32_u32(vandq_u32(pairs, vdupq_n_u32(0xFFFF0000u)));
     }
     /// The pairs split_pairs split, each value rounded to the bfloat16 nearest (ties to even;
-    /// NaN: a quiet NaN of its sign).
+    /// NaN: quiet, keeping its sign and the top of its payload).
     static uint16x8_t rounded_pairs(Reg even, Reg odd) noexcept {
         const uint32x4_t e = vreinterpretq_u32_f32(even);
         const uint32x4_t o = vreinterpretq_u32_f32(odd);
         const uint32x4_t one = vdupq_n_u32(1);
         const uint32x4_t bias = vdupq_n_u32(0x7FFF);
-        const uint32x4_t quiet = vdupq_n_u32(0x7FC00000u);
-        const uint32x4_t sign = vdupq_n_u32(0x80000000u);
+        const uint32x4_t quiet = vdupq_n_u32(0x400000u);
         // Rounded: the value plus 0x7FFF plus bit 16, whose high 16 bits are the bfloat16; NaN:
-        // the quiet NaN of its sign.
+        // its own high half, made quiet.
         const uint32x4_t low = vbslq_u32(vceqq_f32(even, even), vaddq_u32(vaddq_u32(e, bias), vandq_u32(vshrq_n_u32(e, 16), one)),
-                                         vorrq_u32(quiet, vandq_u32(e, sign)));
+                                         vorrq_u32(e, quiet));
         const uint32x4_t high = vbslq_u32(vceqq_f32(odd, odd), vaddq_u32(vaddq_u32(o, bias), vandq_u32(vshrq_n_u32(o, 16), one)),
-                                          vorrq_u32(quiet, vandq_u32(o, sign)));
+                                          vorrq_u32(o, quiet));
         // The odd values' high halves, the even values' high halves shifted in below them.
         return vreinterpretq_u16_u32(vsriq_n_u32(high, low, 16));
     }

@@ -3,6 +3,7 @@
 ///        every other backend must reproduce bit for bit.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -61,14 +62,27 @@ struct Lanes {
         odd = Reg(0);
     }
     /// Stores what widen_split read: 2 * count bfloat16 values, rounded to nearest even (NaN: a
-    /// quiet NaN of its sign), as Eigen::bfloat16(float) rounds.
+    /// quiet NaN keeping its sign and the top of its payload, as IEEE 754 converts).
     static void narrow_split(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
-        p[0] = Eigen::bfloat16(static_cast<float>(even));
-        p[1] = Eigen::bfloat16(static_cast<float>(odd));
+        p[0] = nearest_bfloat16(static_cast<float>(even));
+        p[1] = nearest_bfloat16(static_cast<float>(odd));
     }
     /// As narrow_split, writing only the first `used` values (fewer than 2 * count: one).
     static void narrow_split_first(Eigen::bfloat16* p, int used, Reg even, Reg) noexcept {
-        if (used > 0) p[0] = Eigen::bfloat16(static_cast<float>(even));
+        if (used > 0) p[0] = nearest_bfloat16(static_cast<float>(even));
+    }
+    /// Whether narrow_split_converted may round the rotation's results from these inputs: never
+    /// here, where nothing converts bfloat16 but narrow_split (detail/simd/avx512_bf16.hpp).
+    static constexpr bool converts_bfloat16 = false;
+    /// value rounded to the nearest bfloat16, ties to even; NaN: the quiet NaN of its sign and the
+    /// top 7 bits of its payload. Eigen::bfloat16(float) rounds the same but makes every NaN
+    /// 0x7FC0 of its sign; the payload is kept here because the CPUs' conversions (AVX-512 BF16's
+    /// vcvtne2ps2bf16, Arm's BFCVT) keep it, and every backend gives these bits.
+    static Eigen::bfloat16 nearest_bfloat16(float value) noexcept {
+        const auto bits = Eigen::numext::bit_cast<std::uint32_t>(value);
+        const std::uint32_t rounded =
+            std::isnan(value) ? (bits >> 16) | 0x40u : (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+        return Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<std::uint16_t>(rounded));
     }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static Scalar pairwise_sum(Reg v) noexcept { return v; }

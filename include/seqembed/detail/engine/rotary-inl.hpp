@@ -1,0 +1,371 @@
+// detail/engine/rotary-inl.hpp: the rotation of rotary position embedding (RoPE), written once
+// over the vector layer.
+//
+// No include guard, by design: kernels-inl.hpp includes this file once per ISA, inside namespace
+// seqembed::detail::<isa>_isa and that ISA's target region, and detail/engine/kernels.hpp
+// includes it once more for the AVX-512 BF16 backend, whose other kernels are AVX-512's.
+// Inlined whatever the compiler's estimate: a block's vectors stay in registers (called, the
+// block function cost bfloat16 decode a fifth of its time).
+#if defined(__GNUC__) || defined(__clang__)
+#define SEQEMBED_DETAIL_BLOCK __attribute__((always_inline)) inline
+#define SEQEMBED_DETAIL_INLINED_LAMBDA __attribute__((always_inline))
+#else
+#define SEQEMBED_DETAIL_BLOCK inline
+#define SEQEMBED_DETAIL_INLINED_LAMBDA
+#endif
+
+/// The rotation of rotary position embedding (RoPE): a token's heads turned in place by the
+/// cos and sin of its table row, pair i of a head being (x[i], x[i + pairs]) (halves) or
+/// (x[2i], x[2i + 1]) (interleaved) and becoming
+///   x1' = x1 c - x2 s,   x2' = x2 c + x1 s,
+/// each product rounded to Compute before the sum, the sum rounded once to Activation. Compute is
+/// double for double activations, float for float and bfloat16 ones; table values are converted
+/// to Compute first (exactly, or rounded to nearest from a double table).
+/// Float and double interleaved vectors compute x c' + swap(x) s' with c' the cosines doubled and
+/// s' the sines doubled with the first of each pair negated. bfloat16 activations are read
+/// 2 * lanes at a time, split into their even and odd values (V::widen_split), so that no value
+/// crosses a lane on the way in or out: interleaved pairs are then (even, odd) as they stand, and
+/// halves pair the even values of both halves with cosines in the same split order; a row's
+/// cosines and sines stay in registers across its heads when it has up to four blocks. Where the
+/// vector layer has a bfloat16 conversion (AVX-512 BF16), whole blocks of ordinary values are
+/// rounded by it, which gives narrow_split's bits (detail/simd/avx512_bf16.hpp). Every path
+/// does the same operations on each pair, so every backend gives the scalar one's bits.
+template <typename Table, typename Activation>
+struct RotaryKernel {
+    using Compute = std::conditional_t<std::is_same_v<Activation, double>, double, float>;
+    using V = Lanes<Compute>;
+    using Reg = typename V::Reg;
+    static constexpr int lanes = V::count;
+    static constexpr bool split = std::is_same_v<Activation, Eigen::bfloat16>;
+    /// Pairs turned per step: the step's cos and sin in Compute live on the stack.
+    static constexpr Index step_pairs = 256;
+    /// The values a step's cos (or sin) takes on the stack, with the zeros that pad its last
+    /// bfloat16 block.
+    static constexpr std::size_t step_values = static_cast<std::size_t>(2 * step_pairs + 2 * lanes);
+    /// bfloat16 values in a block: 2 * lanes.
+    static constexpr std::size_t block_values = static_cast<std::size_t>(2 * lanes);
+
+    /// Rotates the first 2 * pairs dimensions of every head of the token's Q and K rows; cos and
+    /// sin hold the row's pairs values, prepared once for both.
+    static void rotate(const Table* cos, const Table* sin, Index pairs, bool interleaved,
+                       const TokenHeads<Activation>& token) noexcept {
+        alignas(64) Compute c[step_values];
+        alignas(64) Compute s[step_values];
+        for (Index first = 0; first < pairs; first += step_pairs) {
+            const Index count = std::min(step_pairs, pairs - first);
+            const Compute* cosines = c;
+            const Compute* sines = s;
+            if constexpr (split) {
+                if (interleaved) {
+                    convert(cos + first, sin + first, count, c, s);
+                    pad(c, s, count, lanes);
+                } else {
+                    convert_split(cos + first, sin + first, count, c, s);
+                }
+            } else if (interleaved) {
+                for (Index i = 0; i < count; ++i) {
+                    const Compute cosine = to_compute(cos[first + i]);
+                    const Compute sine = to_compute(sin[first + i]);
+                    c[2 * i] = cosine;
+                    c[2 * i + 1] = cosine;
+                    s[2 * i] = -sine;
+                    s[2 * i + 1] = sine;
+                }
+            } else if constexpr (std::is_same_v<Table, Compute>) {
+                cosines = cos + first;  // the table's own row, as it stands
+                sines = sin + first;
+            } else {
+                convert(cos + first, sin + first, count, c, s);
+            }
+            if constexpr (split) {
+                const bool ordinary = ordinary_factors(c, s, interleaved ? round_up(count, lanes)
+                                                                         : round_up(count, 2 * lanes));
+                if (interleaved) {
+                    for_each_head(token, [&](Activation* head) {
+                        turn_interleaved_split(head + 2 * first, cosines, sines, count, ordinary);
+                    });
+                } else {
+                    turn_heads_halves_split(token, pairs, first, cosines, sines, count, ordinary);
+                }
+            } else if (interleaved) {
+                for_each_head(token, [&](Activation* head) { turn_interleaved(head + 2 * first, cosines, sines, count); });
+            } else {
+                for_each_head(token, [&](Activation* head) {
+                    turn_halves(head + first, head + pairs + first, cosines, sines, count);
+                });
+            }
+        }
+    }
+
+private:
+    /// Calls turn(head) for each head of the token's Q row, then of its K row. The fields are
+    /// read once, into locals: read from `token` after each head's stores, they cost float
+    /// decode a third of its time (GCC 12 read them again).
+    template <typename Turn>
+    SEQEMBED_DETAIL_BLOCK static void for_each_head(const TokenHeads<Activation>& token, Turn&& turn) noexcept {
+        Activation* const q = token.q;
+        Activation* const k = token.k;
+        const Index q_heads = token.q_heads;
+        const Index k_heads = token.k_heads;
+        const Index head_dim = token.head_dim;
+        for (Index h = 0; h < q_heads; ++h) turn(q + h * head_dim);
+        for (Index h = 0; h < k_heads; ++h) turn(k + h * head_dim);
+    }
+    static Index round_up(Index count, Index multiple) noexcept { return (count + multiple - 1) / multiple * multiple; }
+    /// Whether every one of the count cosines and sines is zero or 2^-39 or more in magnitude
+    /// (V::ordinary_factors): with activations of 2^-63 or more, no product is then subnormal
+    /// and no result either. Asked only where the vector layer converts bfloat16.
+    static bool ordinary_factors(const Compute* c, const Compute* s, Index count) noexcept {
+        if constexpr (V::converts_bfloat16) {
+            return V::ordinary_factors(c, s, count);
+        } else {
+            (void)c, (void)s, (void)count;
+            return false;
+        }
+    }
+    static Compute to_compute(Table value) noexcept {
+        if constexpr (std::is_same_v<Table, Eigen::bfloat16> || std::is_same_v<Table, Eigen::half>) {
+            return static_cast<Compute>(static_cast<float>(value));
+        } else {
+            return static_cast<Compute>(value);
+        }
+    }
+    /// c[i], s[i]: the count values of cos and sin in Compute.
+    static void convert(const Table* cos, const Table* sin, Index count, Compute* c, Compute* s) noexcept {
+        for (Index i = 0; i < count; ++i) {
+            c[i] = to_compute(cos[i]);
+            s[i] = to_compute(sin[i]);
+        }
+    }
+    /// Zeros after the first `used` values of c and s, up to a multiple of `block`.
+    static void pad(Compute* c, Compute* s, Index used, Index block) noexcept {
+        for (Index i = used; i % block != 0; ++i) {
+            c[i] = Compute(0);
+            s[i] = Compute(0);
+        }
+    }
+    /// As convert, each block of 2 * lanes values split as widen_split splits them: the even
+    /// ones, then the odd ones; the last block padded with zeros.
+    static void convert_split(const Table* cos, const Table* sin, Index count, Compute* c, Compute* s) noexcept {
+        Index block = 0;
+        if constexpr (std::is_same_v<Table, Compute>) {  // whole blocks split in registers
+            for (; block + 2 * lanes <= count; block += 2 * lanes) {
+                Reg even, odd;
+                V::load_split(cos + block, even, odd);
+                V::store(c + block, even);
+                V::store(c + block + lanes, odd);
+                V::load_split(sin + block, even, odd);
+                V::store(s + block, even);
+                V::store(s + block + lanes, odd);
+            }
+        }
+        for (; block < count; block += 2 * lanes) {
+            for (Index k = 0; k < lanes; ++k) {
+                for (Index parity = 0; parity < 2; ++parity) {
+                    const Index from = block + 2 * k + parity;
+                    c[block + parity * lanes + k] = from < count ? to_compute(cos[from]) : Compute(0);
+                    s[block + parity * lanes + k] = from < count ? to_compute(sin[from]) : Compute(0);
+                }
+            }
+        }
+    }
+    /// A vector of `used` values (lanes, or fewer and zeros after them: the last pairs of a
+    /// row, read with a mask) of activations or of c and s.
+    static Reg load_used(const Compute* p, int used) noexcept {
+        static_assert(std::is_same_v<Activation, Compute>, "bfloat16 activations go through widen_split");
+        return used == lanes ? V::load(p) : V::load_first(p, used);
+    }
+    /// Writes the first `used` lanes of value.
+    static void store_used(Compute* p, int used, Reg value) noexcept {
+        if (used == lanes) {
+            V::store(p, value);
+        } else {
+            V::store_first(p, used, value);
+        }
+    }
+    static Compute load_one(const Activation* p) noexcept { return static_cast<Compute>(*p); }
+    static void store_one(Activation* p, Compute value) noexcept { *p = static_cast<Activation>(value); }
+
+    /// Reads `used` bfloat16 values (a block, or fewer and zeros after them) split as
+    /// V::widen_split splits them: the last pairs of a row take the same operations as the
+    /// others, in registers.
+    static void read_split(const Activation* p, Index used, Reg& even, Reg& odd) noexcept {
+        if (used == static_cast<Index>(block_values)) {
+            V::widen_split(p, even, odd);
+        } else {
+            V::widen_split_first(p, static_cast<int>(used), even, odd);
+        }
+    }
+    /// Writes the first `used` values of what read_split read.
+    static void write_split(Activation* p, Index used, Reg even, Reg odd) noexcept {
+        if (used == static_cast<Index>(block_values)) {
+            V::narrow_split(p, even, odd);
+        } else {
+            V::narrow_split_first(p, static_cast<int>(used), even, odd);
+        }
+    }
+
+    /// (x1 c - x2 s, x2 c + x1 s), each product rounded before the sum.
+    static void turned(Reg x1, Reg x2, Reg cosine, Reg sine, Reg& y1, Reg& y2) noexcept {
+        Reg x1c = V::mul(x1, cosine);
+        Reg x2s = V::mul(x2, sine);
+        Reg x2c = V::mul(x2, cosine);
+        Reg x1s = V::mul(x1, sine);
+        V::keep_rounded(x1c);
+        V::keep_rounded(x2s);
+        V::keep_rounded(x2c);
+        V::keep_rounded(x1s);
+        y1 = V::sub(x1c, x2s);
+        y2 = V::add(x2c, x1s);
+    }
+
+    /// Pairs (first[i], second[i]).
+    static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
+                            Index count) noexcept {
+        const auto block = [&](Index i, int used) {
+            Reg y1, y2;
+            turned(load_used(first + i, used), load_used(second + i, used), load_used(c + i, used),
+                   load_used(s + i, used), y1, y2);
+            store_used(first + i, used, y1);
+            store_used(second + i, used, y2);
+        };
+        Index i = 0;
+        for (; i + lanes <= count; i += lanes) block(i, lanes);
+        if (i < count) block(i, static_cast<int>(count - i));
+    }
+
+    /// Writes what a halves block or an interleaved one turned: by the CPU's conversion where the
+    /// vector layer has one and it gives the same bits (whole blocks, ordinary factors and
+    /// activations: V::narrow_split_converted), otherwise by narrow_split.
+    SEQEMBED_DETAIL_BLOCK static void write_turned(Activation* first, Activation* second, Index used, bool ordinary, Reg even1, Reg odd1,
+                             Reg even2, Reg odd2) noexcept {
+        if constexpr (V::converts_bfloat16) {
+            if (ordinary && used == static_cast<Index>(block_values) && V::ordinary_bfloat16(first, second)) {
+                V::narrow_split_converted(first, even1, odd1);
+                if (second != first) V::narrow_split_converted(second, even2, odd2);
+                return;
+            }
+        }
+        write_split(first, used, even1, odd1);
+        if (second != first) write_split(second, used, even2, odd2);
+    }
+
+    /// Pairs (first[i], second[i]) of bfloat16 values for i below used (a block, or fewer), with
+    /// the block's cosines and sines split as convert_split splits them.
+    SEQEMBED_DETAIL_BLOCK static void turn_halves_block(Activation* first, Activation* second, Index used, Reg cos_even, Reg cos_odd,
+                                  Reg sin_even, Reg sin_odd, bool ordinary) noexcept {
+        Reg even1, odd1, even2, odd2;
+        read_split(first, used, even1, odd1);
+        read_split(second, used, even2, odd2);
+        turned(even1, even2, cos_even, sin_even, even1, even2);
+        turned(odd1, odd2, cos_odd, sin_odd, odd1, odd2);
+        write_turned(first, second, used, ordinary, even1, odd1, even2, odd2);
+    }
+
+    /// Pairs (first[i], second[i]) of bfloat16 values; c and s as convert_split ordered them.
+    static void turn_halves_split(Activation* first, Activation* second, const Compute* c, const Compute* s,
+                                  Index count, bool ordinary) noexcept {
+        constexpr auto whole = static_cast<Index>(block_values);
+        for (Index i = 0; i < count; i += whole)
+            turn_halves_block(first + i, second + i, std::min(whole, count - i), V::load(c + i), V::load(c + i + lanes),
+                              V::load(s + i), V::load(s + i + lanes), ordinary);
+    }
+
+    /// turn_halves_split over every head of the token, for a row of Blocks blocks: the row's
+    /// cosines and sines are read into registers once for all heads (read from memory in each
+    /// block, they cost a third of bfloat16 decode's time).
+    template <std::size_t Blocks>
+    static void turn_heads_halves_blocks(const TokenHeads<Activation>& token, Index pairs, Index first,
+                                         const Compute* c, const Compute* s, Index count, bool ordinary) noexcept {
+        constexpr auto whole = static_cast<Index>(block_values);
+        Reg cos_even[Blocks], cos_odd[Blocks], sin_even[Blocks], sin_odd[Blocks];
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (std::size_t b = 0; b < Blocks; ++b) {
+            const Index i = static_cast<Index>(b) * whole;
+            cos_even[b] = V::load(c + i);
+            cos_odd[b] = V::load(c + i + lanes);
+            sin_even[b] = V::load(s + i);
+            sin_odd[b] = V::load(s + i + lanes);
+        }
+        // Every block whole but the last, which holds last_used values: whole blocks take no
+        // masks.
+        const Index last_used = count - static_cast<Index>(Blocks - 1) * whole;
+        const auto turn_head = [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (std::size_t b = 0; b < Blocks; ++b) {
+                const Index i = first + static_cast<Index>(b) * whole;
+                turn_halves_block(head + i, head + pairs + i, b + 1 < Blocks ? whole : last_used, cos_even[b],
+                                  cos_odd[b], sin_even[b], sin_odd[b], ordinary);
+            }
+        };
+        for_each_head(token, turn_head);
+    }
+
+    /// turn_halves_split over every head of the token: rows of up to four blocks (128 pairs on
+    /// AVX-512) with their cosines and sines in registers, longer ones from memory.
+    static void turn_heads_halves_split(const TokenHeads<Activation>& token, Index pairs, Index first,
+                                        const Compute* c, const Compute* s, Index count, bool ordinary) noexcept {
+        switch (round_up(count, static_cast<Index>(block_values)) / static_cast<Index>(block_values)) {
+            case 1: return turn_heads_halves_blocks<1>(token, pairs, first, c, s, count, ordinary);
+            case 2: return turn_heads_halves_blocks<2>(token, pairs, first, c, s, count, ordinary);
+            case 3: return turn_heads_halves_blocks<3>(token, pairs, first, c, s, count, ordinary);
+            case 4: return turn_heads_halves_blocks<4>(token, pairs, first, c, s, count, ordinary);
+            default:
+                for_each_head(token, [&](Activation* head) {
+                    turn_halves_split(head + first, head + pairs + first, c, s, count, ordinary);
+                });
+        }
+    }
+
+    /// Pairs (x[2i], x[2i + 1]); c and s as rotate() doubled them.
+    static void turn_interleaved(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
+        const Index values = 2 * count;
+        if constexpr (lanes >= 2) {
+            const auto block = [&](Index j, int used) {
+                const Reg value = load_used(x + j, used);
+                Reg straight = V::mul(value, load_used(c + j, used));
+                Reg swapped = V::mul(V::swap_pairs(value), load_used(s + j, used));
+                V::keep_rounded(straight);
+                V::keep_rounded(swapped);
+                store_used(x + j, used, V::add(straight, swapped));
+            };
+            Index j = 0;
+            for (; j + lanes <= values; j += lanes) block(j, lanes);
+            if (j < values) block(j, static_cast<int>(values - j));
+        } else {
+            for (Index j = 0; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
+        }
+    }
+
+    /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order, padded to whole vectors.
+    static void turn_interleaved_split(Activation* x, const Compute* c, const Compute* s, Index count,
+                                       bool ordinary) noexcept {
+        const auto block = [&](Index i, Index used) {
+            Reg x1, x2;
+            read_split(x + 2 * i, used, x1, x2);
+            turned(x1, x2, V::load(c + i), V::load(s + i), x1, x2);
+            write_turned(x + 2 * i, x + 2 * i, used, ordinary, x1, x2, x1, x2);
+        };
+        Index i = 0;
+        for (; i + lanes <= count; i += lanes) block(i, 2 * lanes);
+        if (i < count) block(i, 2 * (count - i));
+    }
+
+    static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {
+        const Compute x1 = load_one(first);
+        const Compute x2 = load_one(second);
+        Compute x1c = x1 * cosine;
+        Compute x2s = x2 * sine;
+        Compute x2c = x2 * cosine;
+        Compute x1s = x1 * sine;
+        keep_rounded(x1c);
+        keep_rounded(x2s);
+        keep_rounded(x2c);
+        keep_rounded(x1s);
+        store_one(first, x1c - x2s);
+        store_one(second, x2c + x1s);
+    }
+};
+
+#undef SEQEMBED_DETAIL_BLOCK
+#undef SEQEMBED_DETAIL_INLINED_LAMBDA

@@ -1,0 +1,81 @@
+/// @file detail/simd/avx512_bf16.hpp
+/// @brief The AVX-512 BF16 backend of the vector layer: AVX-512's, with the rotation's bfloat16
+///        results rounded by the CPU's conversion (vcvtne2ps2bf16) where that gives the same
+///        bits; compiled in a target("avx512f,avx512bw,avx512bf16") region of
+///        detail/engine/kernels.hpp whatever the build's flags.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <Eigen/Core>
+
+#include "avx512.hpp"
+#include "platform.hpp"
+
+// Included by detail/engine/kernels.hpp, which ends these macros after its last use.
+#include "backend_macros.hpp"
+
+#if SEQEMBED_DETAIL_X86_KERNELS
+#include <immintrin.h>
+
+namespace seqembed::detail::avx512_bf16_isa {
+
+/// AVX-512's lanes.
+template <typename Scalar>
+struct Lanes : avx512_isa::Lanes<Scalar> {};
+
+/// AVX-512's sixteen floats, and bfloat16 results converted by the CPU where its conversion gives
+/// narrow_split's bits.
+///
+/// vcvtne2ps2bf16 rounds to nearest even, as narrow_split does, and keeps a NaN's sign and payload
+/// top, as narrow_split does, but reads a subnormal float as zero. The rotation's results are
+/// never subnormal when every product x c is zero or at least 2^-102 in magnitude: each is then a
+/// multiple of 2^-125, and so is their sum, which is zero or at least 2^-125. That holds when no
+/// cosine or sine is below 2^-39 but zero (the kernel looks once per table row,
+/// ordinary_factors) and no activation is below 2^-63, zero included (ordinary_bfloat16, per
+/// block: two vptestnmw); other blocks go through narrow_split.
+template <>
+struct Lanes<float> : avx512_isa::Lanes<float> {
+    using Reg = __m512;
+    /// narrow_split_converted may round the rotation's results from ordinary inputs.
+    static constexpr bool converts_bfloat16 = true;
+    /// Whether every value of the two blocks of 2 * count bfloat16 values at a and b is 2^-63 or
+    /// more in magnitude (infinity and NaN too): an exponent field of 64 or more, whose top two
+    /// bits are not both clear.
+    static bool ordinary_bfloat16(const Eigen::bfloat16* a, const Eigen::bfloat16* b) noexcept {
+        const __m512i top = _mm512_set1_epi16(0x6000);
+        return _kortestz_mask32_u8(_mm512_testn_epi16_mask(_mm512_loadu_si512(a), top),
+                                   _mm512_testn_epi16_mask(_mm512_loadu_si512(b), top)) != 0;
+    }
+    /// Whether every one of the count values of c and of s (count a multiple of 16) is zero
+    /// or 2^-39 or more in magnitude: the least magnitude less one, zero wrapping to the
+    /// largest, is 2^-39 less one (0x2C000000 - 1) or more.
+    static bool ordinary_factors(const float* c, const float* s, std::ptrdiff_t count) noexcept {
+        const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
+        const __m512i one = _mm512_set1_epi32(1);
+        __m512i least = _mm512_set1_epi32(-1);
+        for (std::ptrdiff_t i = 0; i < count; i += 16) {
+            const __m512i cosines = _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(c + i)), magnitude);
+            const __m512i sines = _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(s + i)), magnitude);
+            least = _mm512_min_epu32(least, _mm512_min_epu32(_mm512_sub_epi32(cosines, one), _mm512_sub_epi32(sines, one)));
+        }
+        return _mm512_cmplt_epu32_mask(least, _mm512_set1_epi32(0x2BFFFFFF)) == 0;
+    }
+    /// Stores what widen_split read as narrow_split does, by the CPU's conversion: for results
+    /// that are not subnormal (see above), the same bits.
+    static void narrow_split_converted(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        // The conversion puts the even values in words 0 to 15 and the odd ones in 16 to 31;
+        // vpermw interleaves them again.
+        const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                               22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        const __m512i converted = __builtin_bit_cast(__m512i, _mm512_cvtne2ps_pbh(odd, even));
+        _mm512_storeu_si512(p, _mm512_permutexvar_epi16(order, converted));
+    }
+};
+
+using avx512_isa::stream_fence;
+using avx512_isa::U32;
+
+}  // namespace seqembed::detail::avx512_bf16_isa
+#endif
