@@ -37,7 +37,6 @@ struct Lanes : avx512_isa::Lanes<Scalar> {};
 /// block: two vptestnmw); other blocks go through narrow_split.
 template <>
 struct Lanes<float> : avx512_isa::Lanes<float> {
-    using Reg = __m512;
     /// narrow_split_converted may round the rotation's results from ordinary inputs.
     static constexpr bool converts_bfloat16 = true;
     /// Whether every value of the two blocks of 2 * count bfloat16 values at a and b is 2^-63 or
