@@ -371,48 +371,53 @@ TEST_CASE("AVX-512 BF16's conversion gives narrow_split's bits but for subnormal
 #endif
 
 TEST_CASE("Rotations whose results are subnormal give the scalar bits on every ISA", "[isa][rotary]") {
-    // Heads of 64 pairs: the first 32 pairs ordinary (the values and factors the conversion takes),
-    // the next 32 of the second and third heads with tiny activations whose results are
-    // subnormal; then a row with a tiny sine, whose products with ordinary activations are
-    // subnormal too, for which the conversion is refused in every head.
-    const Index pairs = 64;
+    // Heads of `pairs` pairs: the first half of each half-head ordinary (the values and factors
+    // the conversion takes), the second half of the second and third heads with tiny activations
+    // whose results are subnormal; then a row with a tiny sine, whose products with ordinary
+    // activations are subnormal too, for which the conversion is refused in every head. 64 pairs
+    // split their cosines and sines straight from the table, 40 through the stack, 160 (more
+    // blocks than stay in registers) from memory.
     std::mt19937 generator(13);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (const bool tiny_factor : {false, true}) {
-        std::vector<float> cos(static_cast<std::size_t>(pairs));
-        std::vector<float> sin(static_cast<std::size_t>(pairs));
-        for (std::size_t i = 0; i < cos.size(); ++i) {
-            cos[i] = normal(generator);
-            sin[i] = normal(generator);
+    for (const Index pairs : {Index(64), Index(40), Index(160)}) {
+        for (const bool tiny_factor : {false, true}) {
+            std::vector<float> cos(static_cast<std::size_t>(pairs));
+            std::vector<float> sin(static_cast<std::size_t>(pairs));
+            for (std::size_t i = 0; i < cos.size(); ++i) {
+                cos[i] = normal(generator);
+                sin[i] = normal(generator);
+            }
+            if (tiny_factor) {  // pair 3 of the first head: ordinary activations, subnormal results
+                cos[3] = 0.0f;
+                sin[3] = 0x1p-70f;
+            }
+            const auto head_values = static_cast<std::size_t>(2 * pairs);
+            std::vector<Eigen::bfloat16> start(3 * head_values);
+            for (std::size_t i = 0; i < start.size(); ++i) {
+                const bool tiny = i % static_cast<std::size_t>(pairs) >= static_cast<std::size_t>(pairs / 2) &&
+                                  i / head_values != 0;
+                start[i] = Eigen::bfloat16(normal(generator) * (tiny ? 0x1p-128f : 1.0f));
+            }
+            if (tiny_factor) {
+                start[3] = Eigen::bfloat16(0x1p-60f);
+                start[3 + static_cast<std::size_t>(pairs)] = Eigen::bfloat16(-0x1.8p-61f);
+            }
+            for_each_isa([&](Isa isa) {
+                std::vector<Eigen::bfloat16> ours = start;
+                std::vector<Eigen::bfloat16> scalar = start;
+                seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, false,
+                                                                          q_heads_only(ours.data(), 3, 2 * pairs));
+                seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(
+                    cos.data(), sin.data(), pairs, false, q_heads_only(scalar.data(), 3, 2 * pairs));
+                INFO("ISA " << seqembed::isa_name(isa) << ", " << pairs << " pairs" << (tiny_factor ? ", a tiny sine" : ""));
+                CHECK(std::memcmp(ours.data(), scalar.data(), sizeof(Eigen::bfloat16) * ours.size()) == 0);
+                int subnormal = 0;
+                for (const Eigen::bfloat16 value : scalar)
+                    subnormal += (Eigen::numext::bit_cast<std::uint16_t>(value) & 0x7F80) == 0 &&
+                                 (Eigen::numext::bit_cast<std::uint16_t>(value) & 0x7F) != 0;
+                CHECK(subnormal > 20);
+            });
         }
-        if (tiny_factor) {  // pair 3 of the first head: ordinary activations, subnormal results
-            cos[3] = 0.0f;
-            sin[3] = 0x1p-70f;
-        }
-        std::vector<Eigen::bfloat16> start(static_cast<std::size_t>(3 * 2 * pairs));
-        for (std::size_t i = 0; i < start.size(); ++i) {
-            const bool tiny = (i % 64) >= 32 && (i / 128) != 0;
-            start[i] = Eigen::bfloat16(normal(generator) * (tiny ? 0x1p-128f : 1.0f));
-        }
-        if (tiny_factor) {
-            start[3] = Eigen::bfloat16(0x1p-60f);
-            start[3 + pairs] = Eigen::bfloat16(-0x1.8p-61f);
-        }
-        for_each_isa([&](Isa isa) {
-            std::vector<Eigen::bfloat16> ours = start;
-            std::vector<Eigen::bfloat16> scalar = start;
-            seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, false,
-                                                                      q_heads_only(ours.data(), 3, 2 * pairs));
-            seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(
-                cos.data(), sin.data(), pairs, false, q_heads_only(scalar.data(), 3, 2 * pairs));
-            INFO("ISA " << seqembed::isa_name(isa) << (tiny_factor ? ", a tiny sine" : ""));
-            CHECK(std::memcmp(ours.data(), scalar.data(), sizeof(Eigen::bfloat16) * ours.size()) == 0);
-            int subnormal = 0;
-            for (const Eigen::bfloat16 value : scalar)
-                subnormal += (Eigen::numext::bit_cast<std::uint16_t>(value) & 0x7F80) == 0 &&
-                             (Eigen::numext::bit_cast<std::uint16_t>(value) & 0x7F) != 0;
-            CHECK(subnormal > 20);
-        });
     }
 }
 

@@ -56,12 +56,12 @@ struct RotaryKernel {
             const Compute* cosines = c;
             const Compute* sines = s;
             if constexpr (split) {
-                if (interleaved) {
-                    convert(cos + first, sin + first, count, c, s);
-                    pad(c, s, count, lanes);
-                } else {
-                    convert_split(cos + first, sin + first, count, c, s);
+                if (!interleaved) {
+                    turn_heads_halves_split(token, pairs, first, cos + first, sin + first, count, c, s);
+                    continue;
                 }
+                convert(cos + first, sin + first, count, c, s);
+                pad(c, s, count, lanes);
             } else if (interleaved) {
                 for (Index i = 0; i < count; ++i) {
                     const Compute cosine = to_compute(cos[first + i]);
@@ -78,15 +78,10 @@ struct RotaryKernel {
                 convert(cos + first, sin + first, count, c, s);
             }
             if constexpr (split) {
-                const bool ordinary = ordinary_factors(c, s, interleaved ? round_up(count, lanes)
-                                                                         : round_up(count, 2 * lanes));
-                if (interleaved) {
-                    for_each_head(token, [&](Activation* head) {
-                        turn_interleaved_split(head + 2 * first, cosines, sines, count, ordinary);
-                    });
-                } else {
-                    turn_heads_halves_split(token, pairs, first, cosines, sines, count, ordinary);
-                }
+                const bool ordinary = ordinary_factors(c, s, round_up(count, lanes));
+                for_each_head(token, [&](Activation* head) {
+                    turn_interleaved_split(head + 2 * first, cosines, sines, count, ordinary);
+                });
             } else if (interleaved) {
                 for_each_head(token, [&](Activation* head) { turn_interleaved(head + 2 * first, cosines, sines, count); });
             } else {
@@ -116,6 +111,15 @@ private:
     /// (V::ordinary_factors): with activations of 2^-63 or more, no product is then subnormal
     /// and no result either. Asked only where the vector layer converts bfloat16.
     static bool ordinary_factors(const Compute* c, const Compute* s, Index count) noexcept {
+        if constexpr (V::converts_bfloat16) {
+            return V::ordinary_factors(c, s, count);
+        } else {
+            (void)c, (void)s, (void)count;
+            return false;
+        }
+    }
+    /// As ordinary_factors, for count vectors of cosines and of sines in registers.
+    static bool ordinary_factors(const Reg* c, const Reg* s, std::size_t count) noexcept {
         if constexpr (V::converts_bfloat16) {
             return V::ordinary_factors(c, s, count);
         } else {
@@ -234,20 +238,26 @@ private:
         if (i < count) block(i, static_cast<int>(count - i));
     }
 
-    /// Writes what a halves block or an interleaved one turned: by the CPU's conversion where the
-    /// vector layer has one and it gives the same bits (whole blocks, ordinary factors and
-    /// activations: V::narrow_split_converted), otherwise by narrow_split.
-    SEQEMBED_DETAIL_BLOCK static void write_turned(Activation* first, Activation* second, Index used, bool ordinary, Reg even1, Reg odd1,
-                             Reg even2, Reg odd2) noexcept {
+    /// Whether the CPU's conversion rounds the block of `used` activations at first and second
+    /// (the same block twice when interleaved) to narrow_split's bits: where the vector layer has
+    /// one, for whole blocks with ordinary factors and activations (V::ordinary_bfloat16).
+    SEQEMBED_DETAIL_BLOCK static bool converted(const Activation* first, const Activation* second, Index used,
+                                                bool ordinary) noexcept {
         if constexpr (V::converts_bfloat16) {
-            if (ordinary && used == static_cast<Index>(block_values) && V::ordinary_bfloat16(first, second)) {
-                V::narrow_split_converted(first, even1, odd1);
-                if (second != first) V::narrow_split_converted(second, even2, odd2);
-                return;
-            }
+            return ordinary && used == static_cast<Index>(block_values) && V::ordinary_bfloat16(first, second);
+        } else {
+            (void)first, (void)second, (void)used, (void)ordinary;
+            return false;
         }
-        write_split(first, used, even1, odd1);
-        if (second != first) write_split(second, used, even2, odd2);
+    }
+    /// Writes a turned block of `used` values: by the CPU's conversion when it is `converted`,
+    /// otherwise by narrow_split.
+    SEQEMBED_DETAIL_BLOCK static void write_turned(Activation* p, Index used, bool converted, Reg even,
+                                                   Reg odd) noexcept {
+        if constexpr (V::converts_bfloat16) {
+            if (converted) return V::narrow_split_converted(p, even, odd);
+        }
+        write_split(p, used, even, odd);
     }
 
     /// Pairs (first[i], second[i]) of bfloat16 values for i below used (a block, or fewer), with
@@ -259,7 +269,9 @@ private:
         read_split(second, used, even2, odd2);
         turned(even1, even2, cos_even, sin_even, even1, even2);
         turned(odd1, odd2, cos_odd, sin_odd, odd1, odd2);
-        write_turned(first, second, used, ordinary, even1, odd1, even2, odd2);
+        const bool by_cpu = converted(first, second, used, ordinary);
+        write_turned(first, used, by_cpu, even1, odd1);
+        write_turned(second, used, by_cpu, even2, odd2);
     }
 
     /// Pairs (first[i], second[i]) of bfloat16 values; c and s as convert_split ordered them.
@@ -273,47 +285,78 @@ private:
 
     /// turn_halves_split over every head of the token, for a row of Blocks blocks: the row's
     /// cosines and sines are read into registers once for all heads (read from memory in each
-    /// block, they cost a third of bfloat16 decode's time).
+    /// block, they cost a third of bfloat16 decode's time), split in registers straight from a
+    /// Compute table when the blocks are whole, otherwise through c and s (convert_split).
     template <std::size_t Blocks>
     static void turn_heads_halves_blocks(const TokenHeads<Activation>& token, Index pairs, Index first,
-                                         const Compute* c, const Compute* s, Index count, bool ordinary) noexcept {
+                                         const Table* cos, const Table* sin, Index count, Compute* c,
+                                         Compute* s) noexcept {
         constexpr auto whole = static_cast<Index>(block_values);
-        Reg cos_even[Blocks], cos_odd[Blocks], sin_even[Blocks], sin_odd[Blocks];
-        SEQEMBED_DETAIL_UNROLL_ALL
-        for (std::size_t b = 0; b < Blocks; ++b) {
-            const Index i = static_cast<Index>(b) * whole;
-            cos_even[b] = V::load(c + i);
-            cos_odd[b] = V::load(c + i + lanes);
-            sin_even[b] = V::load(s + i);
-            sin_odd[b] = V::load(s + i + lanes);
+        // Block b's cosines: even values in cosines[2 b], odd ones in cosines[2 b + 1]; sines alike.
+        Reg cosines[2 * Blocks], sines[2 * Blocks];
+        bool from_table = false;
+        if constexpr (std::is_same_v<Table, Compute>) {
+            from_table = count == static_cast<Index>(Blocks) * whole;
+            if (from_table) {
+                SEQEMBED_DETAIL_UNROLL_ALL
+                for (std::size_t b = 0; b < Blocks; ++b) {
+                    const Index i = static_cast<Index>(b) * whole;
+                    V::load_split(cos + i, cosines[2 * b], cosines[2 * b + 1]);
+                    V::load_split(sin + i, sines[2 * b], sines[2 * b + 1]);
+                }
+            }
         }
+        if (!from_table) {
+            convert_split(cos, sin, count, c, s);
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (std::size_t b = 0; b < 2 * Blocks; ++b) {
+                cosines[b] = V::load(c + static_cast<Index>(b) * lanes);
+                sines[b] = V::load(s + static_cast<Index>(b) * lanes);
+            }
+        }
+        const bool ordinary = ordinary_factors(cosines, sines, 2 * Blocks);
         // Every block whole but the last, which holds last_used values: whole blocks take no
         // masks.
         const Index last_used = count - static_cast<Index>(Blocks - 1) * whole;
-        const auto turn_head = [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+        const auto turn_head = [&](Activation* head, Index last, bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
             SEQEMBED_DETAIL_UNROLL_ALL
             for (std::size_t b = 0; b < Blocks; ++b) {
                 const Index i = first + static_cast<Index>(b) * whole;
-                turn_halves_block(head + i, head + pairs + i, b + 1 < Blocks ? whole : last_used, cos_even[b],
-                                  cos_odd[b], sin_even[b], sin_odd[b], ordinary);
+                turn_halves_block(head + i, head + pairs + i, b + 1 < Blocks ? whole : last, cosines[2 * b],
+                                  cosines[2 * b + 1], sines[2 * b], sines[2 * b + 1], ordinary_row);
             }
         };
-        for_each_head(token, turn_head);
+        if constexpr (V::converts_bfloat16) {
+            // The common row, whole blocks of ordinary factors, in a loop of its own whose blocks
+            // ask only whether their activations are ordinary (a fifth of the rest's branches).
+            if (ordinary && last_used == whole) {
+                return for_each_head(token, [&](Activation* head)
+                                                SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, whole, true); });
+            }
+        }
+        for_each_head(token, [&](Activation* head)
+                                 SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, last_used, ordinary); });
     }
 
-    /// turn_halves_split over every head of the token: rows of up to four blocks (128 pairs on
-    /// AVX-512) with their cosines and sines in registers, longer ones from memory.
+    /// Turns the count pairs from `first` of every head of the token, bfloat16 halves; cos and
+    /// sin are the table row's from `first`, c and s room for them split: rows of up to four
+    /// blocks (128 pairs on AVX-512) with their cosines and sines in registers, longer ones from
+    /// memory.
     static void turn_heads_halves_split(const TokenHeads<Activation>& token, Index pairs, Index first,
-                                        const Compute* c, const Compute* s, Index count, bool ordinary) noexcept {
+                                        const Table* cos, const Table* sin, Index count, Compute* c,
+                                        Compute* s) noexcept {
         switch (round_up(count, static_cast<Index>(block_values)) / static_cast<Index>(block_values)) {
-            case 1: return turn_heads_halves_blocks<1>(token, pairs, first, c, s, count, ordinary);
-            case 2: return turn_heads_halves_blocks<2>(token, pairs, first, c, s, count, ordinary);
-            case 3: return turn_heads_halves_blocks<3>(token, pairs, first, c, s, count, ordinary);
-            case 4: return turn_heads_halves_blocks<4>(token, pairs, first, c, s, count, ordinary);
-            default:
+            case 1: return turn_heads_halves_blocks<1>(token, pairs, first, cos, sin, count, c, s);
+            case 2: return turn_heads_halves_blocks<2>(token, pairs, first, cos, sin, count, c, s);
+            case 3: return turn_heads_halves_blocks<3>(token, pairs, first, cos, sin, count, c, s);
+            case 4: return turn_heads_halves_blocks<4>(token, pairs, first, cos, sin, count, c, s);
+            default: {
+                convert_split(cos, sin, count, c, s);
+                const bool ordinary = ordinary_factors(c, s, round_up(count, static_cast<Index>(block_values)));
                 for_each_head(token, [&](Activation* head) {
                     turn_halves_split(head + first, head + pairs + first, c, s, count, ordinary);
                 });
+            }
         }
     }
 
@@ -344,7 +387,7 @@ private:
             Reg x1, x2;
             read_split(x + 2 * i, used, x1, x2);
             turned(x1, x2, V::load(c + i), V::load(s + i), x1, x2);
-            write_turned(x + 2 * i, x + 2 * i, used, ordinary, x1, x2, x1, x2);
+            write_turned(x + 2 * i, used, converted(x + 2 * i, x + 2 * i, used, ordinary), x1, x2);
         };
         Index i = 0;
         for (; i + lanes <= count; i += lanes) block(i, 2 * lanes);

@@ -48,18 +48,18 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
                                    _mm512_testn_epi16_mask(_mm512_loadu_si512(b), top)) != 0;
     }
     /// Whether every one of the count values of c and of s (count a multiple of 16) is zero
-    /// or 2^-39 or more in magnitude: the least magnitude less one, zero wrapping to the
-    /// largest, is 2^-39 less one (0x2C000000 - 1) or more.
+    /// or 2^-39 or more in magnitude.
     static bool ordinary_factors(const float* c, const float* s, std::ptrdiff_t count) noexcept {
-        const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
-        const __m512i one = _mm512_set1_epi32(1);
         __m512i least = _mm512_set1_epi32(-1);
-        for (std::ptrdiff_t i = 0; i < count; i += 16) {
-            const __m512i cosines = _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(c + i)), magnitude);
-            const __m512i sines = _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(s + i)), magnitude);
-            least = _mm512_min_epu32(least, _mm512_min_epu32(_mm512_sub_epi32(cosines, one), _mm512_sub_epi32(sines, one)));
-        }
-        return _mm512_cmplt_epu32_mask(least, _mm512_set1_epi32(0x2BFFFFFF)) == 0;
+        for (std::ptrdiff_t i = 0; i < count; i += 16)
+            least = _mm512_min_epu32(least_factor(_mm512_loadu_ps(c + i), _mm512_loadu_ps(s + i)), least);
+        return ordinary_least(least);
+    }
+    /// As ordinary_factors, for the count vectors of cosines and of sines already in registers.
+    static bool ordinary_factors(const Reg* c, const Reg* s, std::size_t count) noexcept {
+        __m512i least = _mm512_set1_epi32(-1);
+        for (std::size_t i = 0; i < count; ++i) least = _mm512_min_epu32(least_factor(c[i], s[i]), least);
+        return ordinary_least(least);
     }
     /// Stores what widen_split read as narrow_split does, by the CPU's conversion: for results
     /// that are not subnormal (see above), the same bits.
@@ -70,6 +70,20 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
         const __m512i converted = __builtin_bit_cast(__m512i, _mm512_cvtne2ps_pbh(odd, even));
         _mm512_storeu_si512(p, _mm512_permutexvar_epi16(order, converted));
+    }
+
+private:
+    /// Per lane, the least of the magnitudes less one of a cosine and a sine, as integers:
+    /// zero wraps to the largest.
+    static __m512i least_factor(Reg cosines, Reg sines) noexcept {
+        const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
+        const __m512i one = _mm512_set1_epi32(1);
+        return _mm512_min_epu32(_mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(cosines), magnitude), one),
+                                _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(sines), magnitude), one));
+    }
+    /// Whether least (least_factor's) is 2^-39 less one (0x2C000000 - 1) or more in every lane.
+    static bool ordinary_least(__m512i least) noexcept {
+        return _mm512_cmplt_epu32_mask(least, _mm512_set1_epi32(0x2BFFFFFF)) == 0;
     }
 };
 
