@@ -162,7 +162,7 @@ template <typename Table, typename Activation>
 bool rotation_matches_scalar(std::mt19937& generator) {
     std::normal_distribution<double> normal(0.0, 1.0);
     bool same = true;
-    for (const Index pairs : {1, 2, 3, 7, 8, 16, 31, 64, 100, 256, 300}) {
+    for (const Index pairs : {1, 2, 3, 7, 8, 16, 31, 33, 40, 48, 64, 72, 100, 128, 256, 300}) {
         for (const bool interleaved : {false, true}) {
             const Index head_dim = 2 * pairs + 3;  // three dimensions past the rotated ones
             const Index heads = 3;
@@ -371,15 +371,15 @@ TEST_CASE("AVX-512 BF16's conversion gives narrow_split's bits but for subnormal
 #endif
 
 TEST_CASE("Rotations whose results are subnormal give the scalar bits on every ISA", "[isa][rotary]") {
-    // Heads of `pairs` pairs: the first half of each half-head ordinary (the values and factors
-    // the conversion takes), the second half of the second and third heads with tiny activations
-    // whose results are subnormal; then a row with a tiny sine, whose products with ordinary
-    // activations are subnormal too, for which the conversion is refused in every head. 64 pairs
-    // split their cosines and sines straight from the table, 40 through the stack, 160 (more
-    // blocks than stay in registers) from memory.
+    // Heads of `pairs` pairs: the last 8 values of each half of the second and third heads tiny
+    // activations whose results are subnormal, the rest ordinary (the values and factors the
+    // conversion takes); then a row with a tiny sine, whose products with ordinary activations
+    // are subnormal too, for which the conversion is refused in every head. 64 pairs take whole
+    // blocks; 40 a last block overlapping the first, which takes the conversion while the last
+    // refuses it; 24 one masked block; 160 (more blocks than stay in registers) from memory.
     std::mt19937 generator(13);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (const Index pairs : {Index(64), Index(40), Index(160)}) {
+    for (const Index pairs : {Index(64), Index(40), Index(24), Index(160)}) {
         for (const bool tiny_factor : {false, true}) {
             std::vector<float> cos(static_cast<std::size_t>(pairs));
             std::vector<float> sin(static_cast<std::size_t>(pairs));
@@ -394,7 +394,7 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
             const auto head_values = static_cast<std::size_t>(2 * pairs);
             std::vector<Eigen::bfloat16> start(3 * head_values);
             for (std::size_t i = 0; i < start.size(); ++i) {
-                const bool tiny = i % static_cast<std::size_t>(pairs) >= static_cast<std::size_t>(pairs / 2) &&
+                const bool tiny = i % static_cast<std::size_t>(pairs) >= static_cast<std::size_t>(pairs - 8) &&
                                   i / head_values != 0;
                 start[i] = Eigen::bfloat16(normal(generator) * (tiny ? 0x1p-128f : 1.0f));
             }

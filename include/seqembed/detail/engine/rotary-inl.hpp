@@ -283,47 +283,90 @@ private:
                               V::load(s + i), V::load(s + i + lanes), ordinary);
     }
 
+    /// Two blocks of pairs (first_a[i], second_a[i]) and (first_b[i], second_b[i]), whole, all
+    /// read before either is written: they may overlap, and the values they share come out the
+    /// same from both (the same inputs, and either rounding gives narrow_split's bits).
+    SEQEMBED_DETAIL_BLOCK static void turn_halves_block_pair(Activation* first_a, Activation* second_a,
+                                                             Activation* first_b, Activation* second_b,
+                                                             const Reg* cos_a, const Reg* sin_a, const Reg* cos_b,
+                                                             const Reg* sin_b, bool ordinary) noexcept {
+        constexpr auto whole = static_cast<Index>(block_values);
+        Reg even1a, odd1a, even2a, odd2a, even1b, odd1b, even2b, odd2b;
+        V::widen_split(first_a, even1a, odd1a);
+        V::widen_split(second_a, even2a, odd2a);
+        V::widen_split(first_b, even1b, odd1b);
+        V::widen_split(second_b, even2b, odd2b);
+        const bool by_cpu_a = converted(first_a, second_a, whole, ordinary);
+        const bool by_cpu_b = converted(first_b, second_b, whole, ordinary);
+        turned(even1a, even2a, cos_a[0], sin_a[0], even1a, even2a);
+        turned(odd1a, odd2a, cos_a[1], sin_a[1], odd1a, odd2a);
+        turned(even1b, even2b, cos_b[0], sin_b[0], even1b, even2b);
+        turned(odd1b, odd2b, cos_b[1], sin_b[1], odd1b, odd2b);
+        write_turned(first_a, whole, by_cpu_a, even1a, odd1a);
+        write_turned(second_a, whole, by_cpu_a, even2a, odd2a);
+        write_turned(first_b, whole, by_cpu_b, even1b, odd1b);
+        write_turned(second_b, whole, by_cpu_b, even2b, odd2b);
+    }
+
     /// turn_halves_split over every head of the token, for a row of Blocks blocks: the row's
     /// cosines and sines are read into registers once for all heads (read from memory in each
     /// block, they cost a third of bfloat16 decode's time), split in registers straight from a
-    /// Compute table when the blocks are whole, otherwise through c and s (convert_split).
+    /// Compute table, otherwise through c and s (convert_split). Every block is whole when the
+    /// row has one at least: the last one ends at count, overlapping the one before when count
+    /// is not a multiple of a block (heads of 80 or 96). A block of fewer values takes masks,
+    /// and a masked access whose vector reaches into values written just before waits for that
+    /// store: heads of 80 took seven times as long as heads of 128 per value.
     template <std::size_t Blocks>
     static void turn_heads_halves_blocks(const TokenHeads<Activation>& token, Index pairs, Index first,
                                          const Table* cos, const Table* sin, Index count, Compute* c,
                                          Compute* s) noexcept {
         constexpr auto whole = static_cast<Index>(block_values);
+        // Where block b starts in the row: b whole blocks in, the last one whole blocks from
+        // the end (or at the start, holding all count values, when the row has fewer).
+        Index starts[Blocks];
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (std::size_t b = 0; b < Blocks; ++b) starts[b] = static_cast<Index>(b) * whole;
+        starts[Blocks - 1] = std::max(Index(0), count - whole);
+        const Index last_used = std::min(count, whole);
         // Block b's cosines: even values in cosines[2 b], odd ones in cosines[2 b + 1]; sines alike.
         Reg cosines[2 * Blocks], sines[2 * Blocks];
         bool from_table = false;
         if constexpr (std::is_same_v<Table, Compute>) {
-            from_table = count == static_cast<Index>(Blocks) * whole;
+            from_table = last_used == whole;
             if (from_table) {
                 SEQEMBED_DETAIL_UNROLL_ALL
                 for (std::size_t b = 0; b < Blocks; ++b) {
-                    const Index i = static_cast<Index>(b) * whole;
-                    V::load_split(cos + i, cosines[2 * b], cosines[2 * b + 1]);
-                    V::load_split(sin + i, sines[2 * b], sines[2 * b + 1]);
+                    V::load_split(cos + starts[b], cosines[2 * b], cosines[2 * b + 1]);
+                    V::load_split(sin + starts[b], sines[2 * b], sines[2 * b + 1]);
                 }
             }
         }
         if (!from_table) {
-            convert_split(cos, sin, count, c, s);
             SEQEMBED_DETAIL_UNROLL_ALL
-            for (std::size_t b = 0; b < 2 * Blocks; ++b) {
-                cosines[b] = V::load(c + static_cast<Index>(b) * lanes);
-                sines[b] = V::load(s + static_cast<Index>(b) * lanes);
+            for (std::size_t b = 0; b < Blocks; ++b) {
+                const Index at = static_cast<Index>(b) * whole;
+                convert_split(cos + starts[b], sin + starts[b], std::min(whole, count - starts[b]), c + at, s + at);
+                cosines[2 * b] = V::load(c + at);
+                cosines[2 * b + 1] = V::load(c + at + lanes);
+                sines[2 * b] = V::load(s + at);
+                sines[2 * b + 1] = V::load(s + at + lanes);
             }
         }
         const bool ordinary = ordinary_factors(cosines, sines, 2 * Blocks);
-        // Every block whole but the last, which holds last_used values: whole blocks take no
-        // masks.
-        const Index last_used = count - static_cast<Index>(Blocks - 1) * whole;
         const auto turn_head = [&](Activation* head, Index last, bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            SEQEMBED_DETAIL_UNROLL_ALL
-            for (std::size_t b = 0; b < Blocks; ++b) {
-                const Index i = first + static_cast<Index>(b) * whole;
-                turn_halves_block(head + i, head + pairs + i, b + 1 < Blocks ? whole : last, cosines[2 * b],
-                                  cosines[2 * b + 1], sines[2 * b], sines[2 * b + 1], ordinary_row);
+            Activation* const row = head + first;
+            if constexpr (Blocks == 1) {
+                turn_halves_block(row, row + pairs, last, cosines[0], cosines[1], sines[0], sines[1], ordinary_row);
+            } else {
+                SEQEMBED_DETAIL_UNROLL_ALL
+                for (std::size_t b = 0; b + 2 < Blocks; ++b)
+                    turn_halves_block(row + starts[b], row + pairs + starts[b], whole, cosines[2 * b],
+                                      cosines[2 * b + 1], sines[2 * b], sines[2 * b + 1], ordinary_row);
+                constexpr std::size_t a = Blocks - 2;
+                constexpr std::size_t z = Blocks - 1;
+                turn_halves_block_pair(row + starts[a], row + pairs + starts[a], row + starts[z],
+                                       row + pairs + starts[z], cosines + 2 * a, sines + 2 * a, cosines + 2 * z,
+                                       sines + 2 * z, ordinary_row);
             }
         };
         if constexpr (V::converts_bfloat16) {
