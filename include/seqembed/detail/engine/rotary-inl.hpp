@@ -226,16 +226,44 @@ private:
     /// Pairs (first[i], second[i]).
     static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
                             Index count) noexcept {
-        const auto block = [&](Index i, int used) {
+        struct Turned {
             Reg y1, y2;
-            turned(load_used(first + i, used), load_used(second + i, used), load_used(c + i, used),
-                   load_used(s + i, used), y1, y2);
-            store_used(first + i, used, y1);
-            store_used(second + i, used, y2);
         };
+        for_each_block(
+            count, lanes,
+            [&](Index i, Index used) {
+                Turned out;
+                const auto n = static_cast<int>(used);
+                turned(load_used(first + i, n), load_used(second + i, n), load_used(c + i, n), load_used(s + i, n),
+                       out.y1, out.y2);
+                return out;
+            },
+            [&](Index i, Index used, const Turned& out) {
+                store_used(first + i, static_cast<int>(used), out.y1);
+                store_used(second + i, static_cast<int>(used), out.y2);
+            });
+    }
+
+    /// Turns count pairs (or values) in blocks of `width`: turn(i, used) reads the block at i
+    /// and turns it, write(i, used, turned) stores what it turned. Blocks are whole when count
+    /// is width or more: the last one ends at count, overlapping the one before when count is
+    /// not a multiple of width, and both are turned before either is written (the values they
+    /// share come out the same from both). Fewer values make one block of count, which takes
+    /// masks: a masked access whose vector reaches into values stored just before waits for
+    /// that store (heads of 80 took seven times as long per value as heads of 128).
+    template <typename Turn, typename Write>
+    SEQEMBED_DETAIL_BLOCK static void for_each_block(Index count, Index width, Turn&& turn, Write&& write) noexcept {
+        if (count < width) {
+            if (count > 0) write(0, count, turn(0, count));
+            return;
+        }
         Index i = 0;
-        for (; i + lanes <= count; i += lanes) block(i, lanes);
-        if (i < count) block(i, static_cast<int>(count - i));
+        for (; i + 2 * width <= count; i += width) write(i, width, turn(i, width));
+        if (i + width == count) return write(i, width, turn(i, width));
+        const auto before_last = turn(i, width);
+        const auto last = turn(count - width, width);
+        write(i, width, before_last);
+        write(count - width, width, last);
     }
 
     /// Whether the CPU's conversion rounds the block of `used` activations at first and second
@@ -407,17 +435,18 @@ private:
     static void turn_interleaved(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
         const Index values = 2 * count;
         if constexpr (lanes >= 2) {
-            const auto block = [&](Index j, int used) {
-                const Reg value = load_used(x + j, used);
-                Reg straight = V::mul(value, load_used(c + j, used));
-                Reg swapped = V::mul(V::swap_pairs(value), load_used(s + j, used));
-                V::keep_rounded(straight);
-                V::keep_rounded(swapped);
-                store_used(x + j, used, V::add(straight, swapped));
-            };
-            Index j = 0;
-            for (; j + lanes <= values; j += lanes) block(j, lanes);
-            if (j < values) block(j, static_cast<int>(values - j));
+            for_each_block(
+                values, lanes,
+                [&](Index j, Index used) {
+                    const auto n = static_cast<int>(used);
+                    const Reg value = load_used(x + j, n);
+                    Reg straight = V::mul(value, load_used(c + j, n));
+                    Reg swapped = V::mul(V::swap_pairs(value), load_used(s + j, n));
+                    V::keep_rounded(straight);
+                    V::keep_rounded(swapped);
+                    return V::add(straight, swapped);
+                },
+                [&](Index j, Index used, Reg out) { store_used(x + j, static_cast<int>(used), out); });
         } else {
             for (Index j = 0; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
         }
@@ -426,15 +455,23 @@ private:
     /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order, padded to whole vectors.
     static void turn_interleaved_split(Activation* x, const Compute* c, const Compute* s, Index count,
                                        bool ordinary) noexcept {
-        const auto block = [&](Index i, Index used) {
+        struct Turned {
             Reg x1, x2;
-            read_split(x + 2 * i, used, x1, x2);
-            turned(x1, x2, V::load(c + i), V::load(s + i), x1, x2);
-            write_turned(x + 2 * i, used, converted(x + 2 * i, x + 2 * i, used, ordinary), x1, x2);
+            bool by_cpu;
         };
-        Index i = 0;
-        for (; i + lanes <= count; i += lanes) block(i, 2 * lanes);
-        if (i < count) block(i, 2 * (count - i));
+        for_each_block(
+            count, lanes,
+            [&](Index i, Index pairs_used) {
+                Turned out;
+                const Index used = 2 * pairs_used;
+                read_split(x + 2 * i, used, out.x1, out.x2);
+                turned(out.x1, out.x2, V::load(c + i), V::load(s + i), out.x1, out.x2);
+                out.by_cpu = converted(x + 2 * i, x + 2 * i, used, ordinary);
+                return out;
+            },
+            [&](Index i, Index pairs_used, const Turned& out) {
+                write_turned(x + 2 * i, 2 * pairs_used, out.by_cpu, out.x1, out.x2);
+            });
     }
 
     static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {
