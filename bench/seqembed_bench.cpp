@@ -423,18 +423,32 @@ void register_table(Index max_len, Index d_model, seqembed::TablePrecision preci
 }
 
 // ---------------------------------------------------------------------------------------------
-// RotaryEmbedding (issue 15): RoPE applied to Q and K in place at Llama-3-8B's attention shape
-// (32 query heads, 8 key heads, head_dim 128), with a memcpy of Q and K as the floor; and the
-// exact 131072-position table. bytes_per_second counts the bytes of Q and K.
+// RotaryEmbedding (issue 15): RoPE applied to Q and K in place, with a memcpy of Q and K as the
+// floor: Llama-3-8B's attention (32 query heads, 8 key heads, head_dim 128), and heads whose
+// rotated part is not a whole number of vectors: Phi-3-mini's (32 + 32 heads of 96) and Phi-2's
+// (32 + 32 heads of 80, 32 of them rotated). And the exact 131072-position table.
+// bytes_per_second counts the bytes of Q and K.
 
-constexpr Index rope_q_width = 32 * 128;
-constexpr Index rope_k_width = 8 * 128;
+/// The attention shape RoPE is applied at.
+struct RopeShape {
+    const char* name;
+    Index q_heads;
+    Index k_heads;
+    Index head_dim;
+    Index rotary_dim;  // 0: all of head_dim
+    double base;
+};
+constexpr RopeShape llama3_8b{"llama3_8b", 32, 8, 128, 0, 500000.0};
+constexpr RopeShape phi3_mini{"phi3_mini", 32, 32, 96, 0, 10000.0};
+constexpr RopeShape phi2{"phi2", 32, 32, 80, 32, 10000.0};
 
 template <typename A>
-void register_rope(const char* shape, std::vector<std::int64_t> positions) {
+void register_rope(const RopeShape& shape, const char* workload, std::vector<std::int64_t> positions) {
     const auto tokens = static_cast<Index>(positions.size());
-    const std::string type = std::is_same_v<A, float> ? "float" : "bf16";
-    const auto bytes = static_cast<std::int64_t>(sizeof(A)) * tokens * (rope_q_width + rope_k_width);
+    const std::string name = std::string(shape.name) + "/" + workload + "/" + (std::is_same_v<A, float> ? "float" : "bf16");
+    const Index q_width = shape.q_heads * shape.head_dim;
+    const Index k_width = shape.k_heads * shape.head_dim;
+    const auto bytes = static_cast<std::int64_t>(sizeof(A)) * tokens * (q_width + k_width);
     auto activations = [tokens](Index width, unsigned seed) {
         std::vector<float> values(static_cast<std::size_t>(tokens * width));
         seqembed_bench::fill_uniform(values.data(), values.size(), seed);
@@ -442,20 +456,25 @@ void register_rope(const char* shape, std::vector<std::int64_t> positions) {
         for (Index i = 0; i < m->size(); ++i) m->data()[i] = static_cast<A>(values[static_cast<std::size_t>(i)]);
         return m;
     };
-    auto q = activations(rope_q_width, 31);
-    auto k = activations(rope_k_width, 32);
-    add(std::string("rope/apply/") + shape + "/" + type, [q, k, positions, bytes](benchmark::State& state) {
-        const seqembed::RotaryEmbedding<float> rope(seqembed::RotaryOptions::llama3_8b());
+    auto q = activations(q_width, 31);
+    auto k = activations(k_width, 32);
+    seqembed::RotaryOptions options;
+    options.head_dim = shape.head_dim;
+    options.rotary_dim = shape.rotary_dim;
+    options.base = shape.base;
+    options.max_positions = 8192;
+    add("rope/apply/" + name, [q, k, positions, bytes, options, shape](benchmark::State& state) {
+        const seqembed::RotaryEmbedding<float> rope(options);
         const Eigen::Map<const seqembed::RotaryEmbedding<float>::PositionVector> at(
             positions.data(), static_cast<Index>(positions.size()));
         for (auto _ : state) {
-            rope.apply(*q, *k, 32, 8, at);
+            rope.apply(*q, *k, shape.q_heads, shape.k_heads, at);
             benchmark::DoNotOptimize(q->data());
             benchmark::ClobberMemory();
         }
         state.SetBytesProcessed(state.iterations() * bytes);
     });
-    add(std::string("rope/memcpy/") + shape + "/" + type, [q, k, bytes](benchmark::State& state) {
+    add("rope/memcpy/" + name, [q, k, bytes](benchmark::State& state) {
         RowMatrix<A> q_copy(q->rows(), q->cols());
         RowMatrix<A> k_copy(k->rows(), k->cols());
         for (auto _ : state) {
@@ -519,10 +538,14 @@ void register_all() {
     for (std::size_t t = 0; t < prefill.size(); ++t) prefill[t] = static_cast<std::int64_t>(t);
     std::vector<std::int64_t> decode(64);  // 64 sequences, one new token each, scattered positions
     for (std::size_t b = 0; b < decode.size(); ++b) decode[b] = static_cast<std::int64_t>((b * 2654435761u) % 8192);
-    register_rope<float>("prefill_1x4096", prefill);
-    register_rope<Eigen::bfloat16>("prefill_1x4096", prefill);
-    register_rope<float>("decode_64x1", decode);
-    register_rope<Eigen::bfloat16>("decode_64x1", decode);
+    register_rope<float>(llama3_8b, "prefill_1x4096", prefill);
+    register_rope<Eigen::bfloat16>(llama3_8b, "prefill_1x4096", prefill);
+    register_rope<float>(llama3_8b, "decode_64x1", decode);
+    register_rope<Eigen::bfloat16>(llama3_8b, "decode_64x1", decode);
+    for (const RopeShape& shape : {phi3_mini, phi2}) {
+        register_rope<float>(shape, "decode_64x1", decode);
+        register_rope<Eigen::bfloat16>(shape, "decode_64x1", decode);
+    }
     register_rope_table();
 }
 
