@@ -311,15 +311,17 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
 namespace {
 
 /// 32 floats split into even and odd lanes, stored by AVX-512 BF16's conversion and by AVX-512's
-/// narrow_split.
+/// narrow_split; and, where `first` is given, their first `used` by the conversion into it.
 __attribute__((target("avx512f,avx512bw,avx512bf16"))) void store_both_ways(const float* values,
                                                                              Eigen::bfloat16* converted,
-                                                                             Eigen::bfloat16* rounded) {
+                                                                             Eigen::bfloat16* rounded, int used = 0,
+                                                                             Eigen::bfloat16* first = nullptr) {
     __m512 even;
     __m512 odd;
     seqembed::detail::avx512_isa::Lanes<float>::load_split(values, even, odd);
     seqembed::detail::avx512_bf16_isa::Lanes<float>::narrow_split_converted(converted, even, odd);
     seqembed::detail::avx512_isa::Lanes<float>::narrow_split(rounded, even, odd);
+    if (first != nullptr) seqembed::detail::avx512_bf16_isa::Lanes<float>::narrow_split_converted_first(first, used, even, odd);
 }
 
 }  // namespace
@@ -366,6 +368,22 @@ TEST_CASE("AVX-512 BF16's conversion gives narrow_split's bits but for subnormal
         other[31] = Eigen::bfloat16(small);
         CHECK_FALSE(Converting::ordinary_bfloat16(block.data(), other.data()));
         CHECK_FALSE(Converting::ordinary_bfloat16(other.data(), block.data()));
+        // A block of the first `used` values asks about those alone.
+        CHECK(Converting::ordinary_bfloat16_first(block.data(), other.data(), 31));
+        CHECK_FALSE(Converting::ordinary_bfloat16_first(other.data(), block.data(), 32));
+        other[0] = Eigen::bfloat16(small);
+        CHECK_FALSE(Converting::ordinary_bfloat16_first(block.data(), other.data(), 1));
+    }
+    // The first `used` values converted, nothing after them written.
+    for (const int used : {1, 2, 7, 16, 31}) {
+        const Eigen::bfloat16 untouched = Eigen::numext::bit_cast<Eigen::bfloat16>(std::uint16_t{0x5A5A});
+        std::vector<Eigen::bfloat16> written(32, untouched);
+        store_both_ways(values.data() + 32, converted, rounded, used, written.data());
+        for (int k = 0; k < 32; ++k) {
+            CAPTURE(used, k);
+            CHECK(Eigen::numext::bit_cast<std::uint16_t>(written[static_cast<std::size_t>(k)]) ==
+                  Eigen::numext::bit_cast<std::uint16_t>(k < used ? converted[k] : untouched));
+        }
     }
 }
 #endif

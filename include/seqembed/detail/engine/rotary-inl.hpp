@@ -27,7 +27,7 @@
 /// crosses a lane on the way in or out: interleaved pairs are then (even, odd) as they stand, and
 /// halves pair the even values of both halves with cosines in the same split order; a row's
 /// cosines and sines stay in registers across its heads when it has up to four blocks. Where the
-/// vector layer has a bfloat16 conversion (AVX-512 BF16), whole blocks of ordinary values are
+/// vector layer has a bfloat16 conversion (AVX-512 BF16), blocks of ordinary values are
 /// rounded by it, which gives narrow_split's bits (detail/simd/avx512_bf16.hpp). Every path
 /// does the same operations on each pair, so every backend gives the scalar one's bits.
 template <typename Table, typename Activation>
@@ -268,11 +268,13 @@ private:
 
     /// Whether the CPU's conversion rounds the block of `used` activations at first and second
     /// (the same block twice when interleaved) to narrow_split's bits: where the vector layer has
-    /// one, for whole blocks with ordinary factors and activations (V::ordinary_bfloat16).
+    /// one, for blocks with ordinary factors and activations (V::ordinary_bfloat16, its first
+    /// values alone for a block of fewer).
     SEQEMBED_DETAIL_BLOCK static bool converted(const Activation* first, const Activation* second, Index used,
                                                 bool ordinary) noexcept {
         if constexpr (V::converts_bfloat16) {
-            return ordinary && used == static_cast<Index>(block_values) && V::ordinary_bfloat16(first, second);
+            if (used == static_cast<Index>(block_values)) return ordinary && V::ordinary_bfloat16(first, second);
+            return ordinary && V::ordinary_bfloat16_first(first, second, static_cast<int>(used));
         } else {
             (void)first, (void)second, (void)used, (void)ordinary;
             return false;
@@ -283,7 +285,8 @@ private:
     SEQEMBED_DETAIL_BLOCK static void write_turned(Activation* p, Index used, bool converted, Reg even,
                                                    Reg odd) noexcept {
         if constexpr (V::converts_bfloat16) {
-            if (converted) return V::narrow_split_converted(p, even, odd);
+            if (converted && used == static_cast<Index>(block_values)) return V::narrow_split_converted(p, even, odd);
+            if (converted) return V::narrow_split_converted_first(p, static_cast<int>(used), even, odd);
         }
         write_split(p, used, even, odd);
     }

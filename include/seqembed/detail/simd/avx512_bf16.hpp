@@ -47,6 +47,14 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
         return _kortestz_mask32_u8(_mm512_testn_epi16_mask(_mm512_loadu_si512(a), top),
                                    _mm512_testn_epi16_mask(_mm512_loadu_si512(b), top)) != 0;
     }
+    /// As ordinary_bfloat16, for the first `used` values of each block (fewer than 2 * count),
+    /// read under a mask: nothing past them is touched or asked about.
+    static bool ordinary_bfloat16_first(const Eigen::bfloat16* a, const Eigen::bfloat16* b, int used) noexcept {
+        const __m512i top = _mm512_set1_epi16(0x6000);
+        const auto mask = static_cast<__mmask32>((std::uint64_t{1} << used) - 1u);
+        return _kortestz_mask32_u8(_mm512_mask_testn_epi16_mask(mask, _mm512_maskz_loadu_epi16(mask, a), top),
+                                   _mm512_mask_testn_epi16_mask(mask, _mm512_maskz_loadu_epi16(mask, b), top)) != 0;
+    }
     /// Whether every one of the count values of c and of s (count a multiple of 16) is zero
     /// or 2^-39 or more in magnitude.
     static bool ordinary_factors(const float* c, const float* s, std::ptrdiff_t count) noexcept {
@@ -64,15 +72,22 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
     /// Stores what widen_split read as narrow_split does, by the CPU's conversion: for results
     /// that are not subnormal (see above), the same bits.
     static void narrow_split_converted(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
+        _mm512_storeu_si512(p, converted_pairs(even, odd));
+    }
+    /// As narrow_split_converted, writing only the first `used` values (fewer than 2 * count).
+    static void narrow_split_converted_first(Eigen::bfloat16* p, int used, Reg even, Reg odd) noexcept {
+        _mm512_mask_storeu_epi16(p, static_cast<__mmask32>((std::uint64_t{1} << used) - 1u), converted_pairs(even, odd));
+    }
+
+private:
+    /// The values widen_split split, converted to bfloat16 and in their order again.
+    static __m512i converted_pairs(Reg even, Reg odd) noexcept {
         // The conversion puts the even values in words 0 to 15 and the odd ones in 16 to 31;
         // vpermw interleaves them again.
         const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-        const __m512i converted = __builtin_bit_cast(__m512i, _mm512_cvtne2ps_pbh(odd, even));
-        _mm512_storeu_si512(p, _mm512_permutexvar_epi16(order, converted));
+        return _mm512_permutexvar_epi16(order, __builtin_bit_cast(__m512i, _mm512_cvtne2ps_pbh(odd, even)));
     }
-
-private:
     /// Per lane, the least of the magnitudes less one of a cosine and a sine, as integers:
     /// zero wraps to the largest.
     static __m512i least_factor(Reg cosines, Reg sines) noexcept {
