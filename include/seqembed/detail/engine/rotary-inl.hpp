@@ -223,6 +223,16 @@ private:
         y2 = V::add(x2c, x1s);
     }
 
+    /// x c + partner s, each product rounded before the sum: x1 c - x2 s and x2 c + x1 s at once
+    /// where s holds the sines negated in x1's lanes and partner holds each value's partner.
+    static Reg turned_with(Reg x, Reg partner, Reg cosine, Reg sine) noexcept {
+        Reg straight = V::mul(x, cosine);
+        Reg swapped = V::mul(partner, sine);
+        V::keep_rounded(straight);
+        V::keep_rounded(swapped);
+        return V::add(straight, swapped);
+    }
+
     /// Pairs (first[i], second[i]).
     static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
                             Index count) noexcept {
@@ -412,6 +422,40 @@ private:
                                  SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, last_used, ordinary); });
     }
 
+    /// turn_halves_split over every head of the token for rows of `lanes` pairs (GPT-NeoX's,
+    /// Pythia's and Phi-2's 16 rotated pairs on AVX-512): both halves are one vector of 2 * lanes
+    /// values, read and written whole. Split into even and odd values, a value's partner sits
+    /// in the other half of its vector (swap_halves), so each vector is turned as
+    /// x c' + swap_halves(x) s', with c' the cosines twice and s' the sines negated for the first
+    /// half: x1 c - x2 s and x2 c + x1 s, each product rounded before the sum as elsewhere.
+    static void turn_heads_halves_one_vector(const TokenHeads<Activation>& token, const Table* cos,
+                                             const Table* sin, Compute* c, Compute* s) noexcept {
+        // c and s hold c' and s' for the even values, then for the odd ones: value 2k + parity
+        // of the vector is pair (2k + parity) mod lanes, in the first half below lanes.
+        for (Index parity = 0; parity < 2; ++parity) {
+            for (Index k = 0; k < lanes; ++k) {
+                const Index value = 2 * k + parity;
+                const Index pair = value % lanes;
+                const Compute sine = to_compute(sin[pair]);
+                c[parity * lanes + k] = to_compute(cos[pair]);
+                s[parity * lanes + k] = value < lanes ? -sine : sine;
+            }
+        }
+        const Reg cos_even = V::load(c);
+        const Reg cos_odd = V::load(c + lanes);
+        const Reg sin_even = V::load(s);
+        const Reg sin_odd = V::load(s + lanes);
+        const bool ordinary = ordinary_factors(&cos_even, &sin_even, 1) && ordinary_factors(&cos_odd, &sin_odd, 1);
+        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            Reg even, odd;
+            V::widen_split(head, even, odd);
+            const bool by_cpu = converted(head, head, static_cast<Index>(block_values), ordinary);
+            write_turned(head, static_cast<Index>(block_values), by_cpu,
+                         turned_with(even, V::swap_halves(even), cos_even, sin_even),
+                         turned_with(odd, V::swap_halves(odd), cos_odd, sin_odd));
+        });
+    }
+
     /// Turns the count pairs from `first` of every head of the token, bfloat16 halves; cos and
     /// sin are the table row's from `first`, c and s room for them split: rows of up to four
     /// blocks (128 pairs on AVX-512) with their cosines and sines in registers, longer ones from
@@ -419,6 +463,9 @@ private:
     static void turn_heads_halves_split(const TokenHeads<Activation>& token, Index pairs, Index first,
                                         const Table* cos, const Table* sin, Index count, Compute* c,
                                         Compute* s) noexcept {
+        if constexpr (lanes >= 2) {
+            if (pairs == lanes) return turn_heads_halves_one_vector(token, cos, sin, c, s);  // first is 0
+        }
         switch (round_up(count, static_cast<Index>(block_values)) / static_cast<Index>(block_values)) {
             case 1: return turn_heads_halves_blocks<1>(token, pairs, first, cos, sin, count, c, s);
             case 2: return turn_heads_halves_blocks<2>(token, pairs, first, cos, sin, count, c, s);
@@ -443,11 +490,7 @@ private:
                 [&](Index j, Index used) {
                     const auto n = static_cast<int>(used);
                     const Reg value = load_used(x + j, n);
-                    Reg straight = V::mul(value, load_used(c + j, n));
-                    Reg swapped = V::mul(V::swap_pairs(value), load_used(s + j, n));
-                    V::keep_rounded(straight);
-                    V::keep_rounded(swapped);
-                    return V::add(straight, swapped);
+                    return turned_with(value, V::swap_pairs(value), load_used(c + j, n), load_used(s + j, n));
                 },
                 [&](Index j, Index used, Reg out) { store_used(x + j, static_cast<int>(used), out); });
         } else {

@@ -55,6 +55,8 @@ struct Lanes<float> {
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_ps(a, b); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm512_permute_ps(v, 0xB1); }
+    /// The low half of the lanes and the high half exchanged.
+    static Reg swap_halves(Reg v) noexcept { return _mm512_shuffle_f32x4(v, v, 0x4E); }
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
