@@ -43,6 +43,24 @@
 #include <arm_neon.h>
 #endif
 
+// A region whose functions are compiled for the given x86 targets whatever the build's flags
+// (clang: an attribute on each function; GCC: the region's options). GCC 12's AVX-512
+// intrinsics start from an undefined vector, which -Wmaybe-uninitialized reports in their
+// callers (GCC bug 105593).
+#define SEQEMBED_DETAIL_PRAGMA(text) _Pragma(#text)
+#if defined(__clang__)
+#define SEQEMBED_DETAIL_TARGET_BEGIN(targets) \
+    SEQEMBED_DETAIL_PRAGMA(clang attribute push(__attribute__((target(targets))), apply_to = function))
+#define SEQEMBED_DETAIL_TARGET_END _Pragma("clang attribute pop")
+#else
+#define SEQEMBED_DETAIL_TARGET_BEGIN(targets)                              \
+    _Pragma("GCC push_options") SEQEMBED_DETAIL_PRAGMA(GCC target(targets)) \
+        _Pragma("GCC diagnostic push")                                      \
+            _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")          \
+                _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define SEQEMBED_DETAIL_TARGET_END _Pragma("GCC diagnostic pop") _Pragma("GCC pop_options")
+#endif
+
 // The scalar backend: the build's own target.
 #include "../simd/scalar.hpp"
 namespace seqembed::detail::scalar_isa {
@@ -50,55 +68,23 @@ namespace seqembed::detail::scalar_isa {
 }  // namespace seqembed::detail::scalar_isa
 
 #if SEQEMBED_DETAIL_X86_KERNELS
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,f16c"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,f16c")
-#endif
+SEQEMBED_DETAIL_TARGET_BEGIN("avx2,f16c")
 #include "../simd/avx2.hpp"
 namespace seqembed::detail::avx2_isa {
 #include "kernels-inl.hpp"
 }  // namespace seqembed::detail::avx2_isa
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+SEQEMBED_DETAIL_TARGET_END
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-// GCC 12's AVX-512 intrinsics start from an undefined vector, which -Wmaybe-uninitialized
-// reports in their callers (GCC bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+SEQEMBED_DETAIL_TARGET_BEGIN("avx512f")
 #include "../simd/avx512.hpp"
 namespace seqembed::detail::avx512_isa {
 #include "kernels-inl.hpp"
 }  // namespace seqembed::detail::avx512_isa
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
-#endif
+SEQEMBED_DETAIL_TARGET_END
 
 // AVX-512 BF16: AVX-512's kernels, but for the rotation, which rounds bfloat16 results with the
 // CPU's conversion where it gives the same bits (detail/simd/avx512_bf16.hpp).
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512bf16")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+SEQEMBED_DETAIL_TARGET_BEGIN("avx512f,avx512bw,avx512bf16")
 #include "../simd/avx512_bf16.hpp"
 namespace seqembed::detail::avx512_bf16_isa {
 #include "rotary-inl.hpp"
@@ -115,12 +101,7 @@ struct Backend : avx512_isa::Backend {
     }
 };
 }  // namespace seqembed::detail::avx512_bf16_isa
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
-#endif
+SEQEMBED_DETAIL_TARGET_END
 #endif  // SEQEMBED_DETAIL_X86_KERNELS
 
 #if SEQEMBED_DETAIL_NEON_KERNELS
@@ -199,4 +180,7 @@ inline void exact_sin_cos(double position, const double* high, const double* mid
 }  // namespace seqembed::detail
 
 #undef SEQEMBED_DETAIL_UNROLL_ALL
+#undef SEQEMBED_DETAIL_TARGET_BEGIN
+#undef SEQEMBED_DETAIL_TARGET_END
+#undef SEQEMBED_DETAIL_PRAGMA
 #include "../simd/backend_macros_end.hpp"
