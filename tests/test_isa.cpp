@@ -392,14 +392,17 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
     // Heads of `pairs` pairs: the last 8 values of each half of the second and third heads tiny
     // activations whose results are subnormal, the rest ordinary (the values and factors the
     // conversion takes); then a row with a tiny sine, whose products with ordinary activations
-    // are subnormal too, for which the conversion is refused in every head. 64 pairs take whole
-    // blocks; 40 a last block overlapping the first, which takes the conversion while the last
-    // refuses it; 24 one masked block; 16 (on AVX-512) both halves in one vector; 160 (more
-    // blocks than stay in registers) from memory.
+    // are subnormal too, for which the conversion is refused in every head. Halves on AVX-512:
+    // 64 pairs take whole blocks; 40 a last block overlapping the first, which takes the
+    // conversion while the last refuses it; 24 one masked block; 16 both halves in one vector;
+    // 160 (more blocks than stay in registers) from memory. Interleaved, blocks of 16 pairs: 64
+    // four in registers, 40 and 24 a last one overlapping, 16 one, 160 from memory.
     std::mt19937 generator(13);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (const Index pairs : {Index(64), Index(40), Index(24), Index(16), Index(160)}) {
-        for (const bool tiny_factor : {false, true}) {
+        for (int variant = 0; variant < 4; ++variant) {
+            const bool tiny_factor = variant % 2 != 0;
+            const bool interleaved = variant >= 2;
             std::vector<float> cos(static_cast<std::size_t>(pairs));
             std::vector<float> sin(static_cast<std::size_t>(pairs));
             for (std::size_t i = 0; i < cos.size(); ++i) {
@@ -417,18 +420,19 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
                                   i / head_values != 0;
                 start[i] = Eigen::bfloat16(normal(generator) * (tiny ? 0x1p-128f : 1.0f));
             }
-            if (tiny_factor) {
-                start[3] = Eigen::bfloat16(0x1p-60f);
-                start[3 + static_cast<std::size_t>(pairs)] = Eigen::bfloat16(-0x1.8p-61f);
+            if (tiny_factor) {  // pair 3: (x[3], x[3 + pairs]) halves, (x[6], x[7]) interleaved
+                start[interleaved ? 6 : 3] = Eigen::bfloat16(0x1p-60f);
+                start[interleaved ? 7 : 3 + static_cast<std::size_t>(pairs)] = Eigen::bfloat16(-0x1.8p-61f);
             }
             for_each_isa([&](Isa isa) {
                 std::vector<Eigen::bfloat16> ours = start;
                 std::vector<Eigen::bfloat16> scalar = start;
-                seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, false,
+                seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, interleaved,
                                                                           q_heads_only(ours.data(), 3, 2 * pairs));
                 seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(
-                    cos.data(), sin.data(), pairs, false, q_heads_only(scalar.data(), 3, 2 * pairs));
-                INFO("ISA " << seqembed::isa_name(isa) << ", " << pairs << " pairs" << (tiny_factor ? ", a tiny sine" : ""));
+                    cos.data(), sin.data(), pairs, interleaved, q_heads_only(scalar.data(), 3, 2 * pairs));
+                INFO("ISA " << seqembed::isa_name(isa) << ", " << pairs << " pairs"
+                            << (interleaved ? ", interleaved" : ", halves") << (tiny_factor ? ", a tiny sine" : ""));
                 CHECK(std::memcmp(ours.data(), scalar.data(), sizeof(Eigen::bfloat16) * ours.size()) == 0);
                 int subnormal = 0;
                 for (const Eigen::bfloat16 value : scalar)

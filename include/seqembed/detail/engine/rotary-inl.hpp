@@ -5,13 +5,17 @@
 // seqembed::detail::<isa>_isa and that ISA's target region, and detail/engine/kernels.hpp
 // includes it once more for the AVX-512 BF16 backend, whose other kernels are AVX-512's.
 // Inlined whatever the compiler's estimate: a block's vectors stay in registers (called, the
-// block function cost bfloat16 decode a fifth of its time).
+// block function cost bfloat16 decode a fifth of its time). A loop over a token's heads with its
+// row's factors in registers is never inlined: inlined into rotate(), GCC 12 kept the factors of
+// the one-vector row on the stack (Phi-2's bfloat16 decode 30% slower).
 #if defined(__GNUC__) || defined(__clang__)
 #define SEQEMBED_DETAIL_BLOCK __attribute__((always_inline)) inline
 #define SEQEMBED_DETAIL_INLINED_LAMBDA __attribute__((always_inline))
+#define SEQEMBED_DETAIL_HEADS_LOOP __attribute__((noinline))
 #else
 #define SEQEMBED_DETAIL_BLOCK inline
 #define SEQEMBED_DETAIL_INLINED_LAMBDA
+#define SEQEMBED_DETAIL_HEADS_LOOP
 #endif
 
 /// The rotation of rotary position embedding (RoPE): a token's heads turned in place by the
@@ -53,41 +57,10 @@ struct RotaryKernel {
         alignas(64) Compute s[step_values];
         for (Index first = 0; first < pairs; first += step_pairs) {
             const Index count = std::min(step_pairs, pairs - first);
-            const Compute* cosines = c;
-            const Compute* sines = s;
             if constexpr (split) {
-                if (!interleaved) {
-                    turn_heads_halves_split(token, pairs, first, cos + first, sin + first, count, c, s);
-                    continue;
-                }
-                convert(cos + first, sin + first, count, c, s);
-                pad(c, s, count, lanes);
-            } else if (interleaved) {
-                for (Index i = 0; i < count; ++i) {
-                    const Compute cosine = to_compute(cos[first + i]);
-                    const Compute sine = to_compute(sin[first + i]);
-                    c[2 * i] = cosine;
-                    c[2 * i + 1] = cosine;
-                    s[2 * i] = -sine;
-                    s[2 * i + 1] = sine;
-                }
-            } else if constexpr (std::is_same_v<Table, Compute>) {
-                cosines = cos + first;  // the table's own row, as it stands
-                sines = sin + first;
+                turn_heads_split(token, pairs, first, cos + first, sin + first, count, interleaved, c, s);
             } else {
-                convert(cos + first, sin + first, count, c, s);
-            }
-            if constexpr (split) {
-                const bool ordinary = ordinary_factors(c, s, round_up(count, lanes));
-                for_each_head(token, [&](Activation* head) {
-                    turn_interleaved_split(head + 2 * first, cosines, sines, count, ordinary);
-                });
-            } else if (interleaved) {
-                for_each_head(token, [&](Activation* head) { turn_interleaved(head + 2 * first, cosines, sines, count); });
-            } else {
-                for_each_head(token, [&](Activation* head) {
-                    turn_halves(head + first, head + pairs + first, cosines, sines, count);
-                });
+                turn_heads(token, pairs, first, cos + first, sin + first, count, interleaved, c, s);
             }
         }
     }
@@ -233,6 +206,33 @@ private:
         return V::add(straight, swapped);
     }
 
+    /// Turns the count pairs from `first` of every head of the token, float or double
+    /// activations; cos and sin are the table row's from `first`, c and s room for them.
+    static void turn_heads(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
+                           const Table* sin, Index count, bool interleaved, Compute* c, Compute* s) noexcept {
+        const Compute* cosines = c;
+        const Compute* sines = s;
+        if (interleaved) {
+            for (Index i = 0; i < count; ++i) {
+                const Compute cosine = to_compute(cos[i]);
+                const Compute sine = to_compute(sin[i]);
+                c[2 * i] = cosine;
+                c[2 * i + 1] = cosine;
+                s[2 * i] = -sine;
+                s[2 * i + 1] = sine;
+            }
+            for_each_head(token, [&](Activation* head) { turn_interleaved(head + 2 * first, cosines, sines, count); });
+            return;
+        }
+        if constexpr (std::is_same_v<Table, Compute>) {
+            cosines = cos;  // the table's own row, as it stands
+            sines = sin;
+        } else {
+            convert(cos, sin, count, c, s);
+        }
+        for_each_head(token, [&](Activation* head) { turn_halves(head + first, head + pairs + first, cosines, sines, count); });
+    }
+
     /// Pairs (first[i], second[i]).
     static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
                             Index count) noexcept {
@@ -290,6 +290,16 @@ private:
             return false;
         }
     }
+    /// As converted, for the block of `used` activations at p alone (interleaved pairs).
+    SEQEMBED_DETAIL_BLOCK static bool converted(const Activation* p, Index used, bool ordinary) noexcept {
+        if constexpr (V::converts_bfloat16) {
+            if (used == static_cast<Index>(block_values)) return ordinary && V::ordinary_bfloat16(p);
+            return ordinary && V::ordinary_bfloat16_first(p, static_cast<int>(used));
+        } else {
+            (void)p, (void)used, (void)ordinary;
+            return false;
+        }
+    }
     /// Writes a turned block of `used` values: by the CPU's conversion when it is `converted`,
     /// otherwise by narrow_split.
     SEQEMBED_DETAIL_BLOCK static void write_turned(Activation* p, Index used, bool converted, Reg even,
@@ -324,90 +334,163 @@ private:
                               V::load(s + i), V::load(s + i + lanes), ordinary);
     }
 
-    /// Two blocks of pairs (first_a[i], second_a[i]) and (first_b[i], second_b[i]), whole, all
-    /// read before either is written: they may overlap, and the values they share come out the
-    /// same from both (the same inputs, and either rounding gives narrow_split's bits).
-    SEQEMBED_DETAIL_BLOCK static void turn_halves_block_pair(Activation* first_a, Activation* second_a,
-                                                             Activation* first_b, Activation* second_b,
-                                                             const Reg* cos_a, const Reg* sin_a, const Reg* cos_b,
-                                                             const Reg* sin_b, bool ordinary) noexcept {
+    /// A whole block of bfloat16 pairs, read and turned, not yet written: halves, 2 * lanes
+    /// pairs, x1 in (even1, odd1) and x2 in (even2, odd2) as widen_split split them; interleaved,
+    /// lanes pairs, x1 in even1 and x2 in odd1 (one vector's even and odd values).
+    struct TurnedBlock {
+        Reg even1, odd1, even2, odd2;
+        bool by_cpu;
+    };
+    /// A block's cosines (or sines): [0] for interleaved pairs or halves' even values, [1] for
+    /// halves' odd ones.
+    struct BlockFactors {
+        Reg r[2];
+        Reg operator[](std::size_t i) const noexcept { return r[i]; }
+    };
+    /// Pairs in a whole block: 2 * lanes for halves, lanes interleaved.
+    template <bool Interleaved>
+    static constexpr Index block_pairs = Interleaved ? lanes : 2 * lanes;
+    /// Vectors of cosines (and of sines) a block takes: even and odd values for halves, one
+    /// interleaved.
+    template <bool Interleaved>
+    static constexpr std::size_t block_factors = Interleaved ? 1 : 2;
+
+    /// Reads and turns the whole block of pairs from `start` of a head's rotated row (halves:
+    /// x1 at row, x2 at row + pairs; interleaved: pair i at row + 2 i), with its factors: c[0]
+    /// and s[0], and c[1] and s[1] for halves' odd values. Passed by value: by pointer, GCC 12
+    /// kept the row's factors on the stack and spilled the block (bfloat16 decode 10% slower).
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static TurnedBlock turn_block(const Activation* row, Index pairs, Index start,
+                                                       BlockFactors c, BlockFactors s, bool ordinary) noexcept {
         constexpr auto whole = static_cast<Index>(block_values);
-        Reg even1a, odd1a, even2a, odd2a, even1b, odd1b, even2b, odd2b;
-        V::widen_split(first_a, even1a, odd1a);
-        V::widen_split(second_a, even2a, odd2a);
-        V::widen_split(first_b, even1b, odd1b);
-        V::widen_split(second_b, even2b, odd2b);
-        const bool by_cpu_a = converted(first_a, second_a, whole, ordinary);
-        const bool by_cpu_b = converted(first_b, second_b, whole, ordinary);
-        turned(even1a, even2a, cos_a[0], sin_a[0], even1a, even2a);
-        turned(odd1a, odd2a, cos_a[1], sin_a[1], odd1a, odd2a);
-        turned(even1b, even2b, cos_b[0], sin_b[0], even1b, even2b);
-        turned(odd1b, odd2b, cos_b[1], sin_b[1], odd1b, odd2b);
-        write_turned(first_a, whole, by_cpu_a, even1a, odd1a);
-        write_turned(second_a, whole, by_cpu_a, even2a, odd2a);
-        write_turned(first_b, whole, by_cpu_b, even1b, odd1b);
-        write_turned(second_b, whole, by_cpu_b, even2b, odd2b);
+        TurnedBlock out;
+        if constexpr (Interleaved) {
+            (void)pairs;
+            V::widen_split(row + 2 * start, out.even1, out.odd1);
+            out.by_cpu = converted(row + 2 * start, whole, ordinary);
+            turned(out.even1, out.odd1, c[0], s[0], out.even1, out.odd1);
+        } else {
+            V::widen_split(row + start, out.even1, out.odd1);
+            V::widen_split(row + pairs + start, out.even2, out.odd2);
+            out.by_cpu = converted(row + start, row + pairs + start, whole, ordinary);
+            turned(out.even1, out.even2, c[0], s[0], out.even1, out.even2);
+            turned(out.odd1, out.odd2, c[1], s[1], out.odd1, out.odd2);
+        }
+        return out;
+    }
+    /// Writes what turn_block turned from `start`.
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static void write_block(Activation* row, Index pairs, Index start,
+                                                  const TurnedBlock& block) noexcept {
+        constexpr auto whole = static_cast<Index>(block_values);
+        if constexpr (Interleaved) {
+            (void)pairs;
+            write_turned(row + 2 * start, whole, block.by_cpu, block.even1, block.odd1);
+        } else {
+            write_turned(row + start, whole, block.by_cpu, block.even1, block.odd1);
+            write_turned(row + pairs + start, whole, block.by_cpu, block.even2, block.odd2);
+        }
+    }
+    /// The first `used` pairs of a block (all of it, or fewer: masks), read, turned and written.
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static void turn_block_used(Activation* row, Index pairs, Index used, BlockFactors c,
+                                                      BlockFactors s, bool ordinary) noexcept {
+        if constexpr (Interleaved) {
+            (void)pairs;
+            Reg x1, x2;
+            read_split(row, 2 * used, x1, x2);
+            const bool by_cpu = converted(row, 2 * used, ordinary);
+            turned(x1, x2, c[0], s[0], x1, x2);
+            write_turned(row, 2 * used, by_cpu, x1, x2);
+        } else {
+            turn_halves_block(row, row + pairs, used, c[0], c[1], s[0], s[1], ordinary);
+        }
+    }
+    /// The factors of the block of `used` pairs from cos and sin (a Compute table's row), split
+    /// as the block's activations are; the last block of a row of fewer is padded with zeros.
+    template <bool Interleaved>
+    static void load_factors(const Table* cos, const Table* sin, Index used, Reg* c, Reg* s, Compute* c_room,
+                             Compute* s_room) noexcept {
+        if constexpr (std::is_same_v<Table, Compute>) {
+            if (used == block_pairs<Interleaved>) {
+                if constexpr (Interleaved) {
+                    c[0] = V::load(cos);
+                    s[0] = V::load(sin);
+                } else {
+                    V::load_split(cos, c[0], c[1]);
+                    V::load_split(sin, s[0], s[1]);
+                }
+                return;
+            }
+        }
+        if constexpr (Interleaved) {
+            convert(cos, sin, used, c_room, s_room);
+            pad(c_room, s_room, used, lanes);
+        } else {
+            convert_split(cos, sin, used, c_room, s_room);
+        }
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (std::size_t r = 0; r < block_factors<Interleaved>; ++r) {
+            c[r] = V::load(c_room + static_cast<Index>(r) * lanes);
+            s[r] = V::load(s_room + static_cast<Index>(r) * lanes);
+        }
     }
 
-    /// turn_halves_split over every head of the token, for a row of Blocks blocks: the row's
-    /// cosines and sines are read into registers once for all heads (read from memory in each
-    /// block, they cost a third of bfloat16 decode's time), split in registers straight from a
-    /// Compute table, otherwise through c and s (convert_split). Every block is whole when the
-    /// row has one at least: the last one ends at count, overlapping the one before when count
-    /// is not a multiple of a block (heads of 80 or 96). A block of fewer values takes masks,
-    /// and a masked access whose vector reaches into values written just before waits for that
-    /// store: heads of 80 took seven times as long as heads of 128 per value.
-    template <std::size_t Blocks>
-    static void turn_heads_halves_blocks(const TokenHeads<Activation>& token, Index pairs, Index first,
-                                         const Table* cos, const Table* sin, Index count, Compute* c,
-                                         Compute* s) noexcept {
-        constexpr auto whole = static_cast<Index>(block_values);
+    /// Turns the count pairs from `first` of every head of the token, for a row of Blocks blocks:
+    /// the row's cosines and sines are read into registers once for all heads (read from memory
+    /// in each block, they cost a third of bfloat16 decode's time), split in registers straight
+    /// from a Compute table, otherwise through c and s. Every block is whole when the row has one
+    /// at least: the last one ends at count, overlapping the one before when count is not a
+    /// multiple of a block (heads of 80 or 96), and both are read before either is written (the
+    /// values they share come out the same from both: the same inputs, and either rounding gives
+    /// narrow_split's bits). A block of fewer pairs takes masks, and a masked access whose vector
+    /// reaches into values written just before waits for that store: heads of 80 took seven
+    /// times as long as heads of 128 per value.
+    template <bool Interleaved, std::size_t Blocks>
+    SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_blocks(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
+                                  const Table* sin, Index count, Compute* c, Compute* s) noexcept {
+        constexpr Index whole = block_pairs<Interleaved>;
+        constexpr std::size_t factors = block_factors<Interleaved>;
         // Where block b starts in the row: b whole blocks in, the last one whole blocks from
-        // the end (or at the start, holding all count values, when the row has fewer).
+        // the end (or at the start, holding all count pairs, when the row has fewer).
         Index starts[Blocks];
         SEQEMBED_DETAIL_UNROLL_ALL
         for (std::size_t b = 0; b < Blocks; ++b) starts[b] = static_cast<Index>(b) * whole;
         starts[Blocks - 1] = std::max(Index(0), count - whole);
         const Index last_used = std::min(count, whole);
-        // Block b's cosines: even values in cosines[2 b], odd ones in cosines[2 b + 1]; sines alike.
-        Reg cosines[2 * Blocks], sines[2 * Blocks];
-        bool from_table = false;
-        if constexpr (std::is_same_v<Table, Compute>) {
-            from_table = last_used == whole;
-            if (from_table) {
-                SEQEMBED_DETAIL_UNROLL_ALL
-                for (std::size_t b = 0; b < Blocks; ++b) {
-                    V::load_split(cos + starts[b], cosines[2 * b], cosines[2 * b + 1]);
-                    V::load_split(sin + starts[b], sines[2 * b], sines[2 * b + 1]);
-                }
-            }
+        // Block b's cosines in cosines[factors b] on, its sines in sines[factors b] on.
+        Reg cosines[factors * Blocks], sines[factors * Blocks];
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (std::size_t b = 0; b < Blocks; ++b) {
+            const Index at = static_cast<Index>(b * factors) * lanes;
+            load_factors<Interleaved>(cos + starts[b], sin + starts[b], std::min(whole, count - starts[b]),
+                                      cosines + factors * b, sines + factors * b, c + at, s + at);
         }
-        if (!from_table) {
-            SEQEMBED_DETAIL_UNROLL_ALL
-            for (std::size_t b = 0; b < Blocks; ++b) {
-                const Index at = static_cast<Index>(b) * whole;
-                convert_split(cos + starts[b], sin + starts[b], std::min(whole, count - starts[b]), c + at, s + at);
-                cosines[2 * b] = V::load(c + at);
-                cosines[2 * b + 1] = V::load(c + at + lanes);
-                sines[2 * b] = V::load(s + at);
-                sines[2 * b + 1] = V::load(s + at + lanes);
-            }
-        }
-        const bool ordinary = ordinary_factors(cosines, sines, 2 * Blocks);
+        const bool ordinary = ordinary_factors(cosines, sines, factors * Blocks);
+        const Index offset = Interleaved ? 2 * first : first;  // of the row in the head
+        // Block b's factors, as values.
+        const auto factors_of = [](const Reg* regs, std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            return BlockFactors{{regs[factors * b], regs[factors * b + factors - 1]}};
+        };
         const auto turn_head = [&](Activation* head, Index last, bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            Activation* const row = head + first;
+            Activation* const row = head + offset;
             if constexpr (Blocks == 1) {
-                turn_halves_block(row, row + pairs, last, cosines[0], cosines[1], sines[0], sines[1], ordinary_row);
+                turn_block_used<Interleaved>(row, pairs, last, factors_of(cosines, 0), factors_of(sines, 0),
+                                             ordinary_row);
             } else {
                 SEQEMBED_DETAIL_UNROLL_ALL
                 for (std::size_t b = 0; b + 2 < Blocks; ++b)
-                    turn_halves_block(row + starts[b], row + pairs + starts[b], whole, cosines[2 * b],
-                                      cosines[2 * b + 1], sines[2 * b], sines[2 * b + 1], ordinary_row);
+                    write_block<Interleaved>(row, pairs, starts[b],
+                                             turn_block<Interleaved>(row, pairs, starts[b], factors_of(cosines, b),
+                                                                     factors_of(sines, b), ordinary_row));
                 constexpr std::size_t a = Blocks - 2;
                 constexpr std::size_t z = Blocks - 1;
-                turn_halves_block_pair(row + starts[a], row + pairs + starts[a], row + starts[z],
-                                       row + pairs + starts[z], cosines + 2 * a, sines + 2 * a, cosines + 2 * z,
-                                       sines + 2 * z, ordinary_row);
+                const TurnedBlock before_last = turn_block<Interleaved>(row, pairs, starts[a], factors_of(cosines, a),
+                                                                        factors_of(sines, a), ordinary_row);
+                const TurnedBlock last_block = turn_block<Interleaved>(row, pairs, starts[z], factors_of(cosines, z),
+                                                                       factors_of(sines, z), ordinary_row);
+                write_block<Interleaved>(row, pairs, starts[a], before_last);
+                write_block<Interleaved>(row, pairs, starts[z], last_block);
             }
         };
         if constexpr (V::converts_bfloat16) {
@@ -428,7 +511,7 @@ private:
     /// in the other half of its vector (swap_halves), so each vector is turned as
     /// x c' + swap_halves(x) s', with c' the cosines twice and s' the sines negated for the first
     /// half: x1 c - x2 s and x2 c + x1 s, each product rounded before the sum as elsewhere.
-    static void turn_heads_halves_one_vector(const TokenHeads<Activation>& token, const Table* cos,
+    SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_halves_one_vector(const TokenHeads<Activation>& token, const Table* cos,
                                              const Table* sin, Compute* c, Compute* s) noexcept {
         // c and s hold c' and s' for the even values, then for the odd ones: value 2k + parity
         // of the vector is pair (2k + parity) mod lanes, in the first half below lanes.
@@ -449,35 +532,46 @@ private:
         for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
             Reg even, odd;
             V::widen_split(head, even, odd);
-            const bool by_cpu = converted(head, head, static_cast<Index>(block_values), ordinary);
+            const bool by_cpu = converted(head, static_cast<Index>(block_values), ordinary);
             write_turned(head, static_cast<Index>(block_values), by_cpu,
                          turned_with(even, V::swap_halves(even), cos_even, sin_even),
                          turned_with(odd, V::swap_halves(odd), cos_odd, sin_odd));
         });
     }
 
-    /// Turns the count pairs from `first` of every head of the token, bfloat16 halves; cos and
-    /// sin are the table row's from `first`, c and s room for them split: rows of up to four
-    /// blocks (128 pairs on AVX-512) with their cosines and sines in registers, longer ones from
-    /// memory.
-    static void turn_heads_halves_split(const TokenHeads<Activation>& token, Index pairs, Index first,
-                                        const Table* cos, const Table* sin, Index count, Compute* c,
-                                        Compute* s) noexcept {
+    /// Turns the count pairs from `first` of every head of the token, bfloat16 activations; cos
+    /// and sin are the table row's from `first`, c and s room for them split: rows of up to four
+    /// blocks (128 pairs halves, 64 interleaved, on AVX-512) with their cosines and sines in
+    /// registers, longer ones from memory.
+    static void turn_heads_split(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
+                                 const Table* sin, Index count, bool interleaved, Compute* c, Compute* s) noexcept {
+        if (interleaved) return turn_heads_split<true>(token, pairs, first, cos, sin, count, c, s);
         if constexpr (lanes >= 2) {
             if (pairs == lanes) return turn_heads_halves_one_vector(token, cos, sin, c, s);  // first is 0
         }
-        switch (round_up(count, static_cast<Index>(block_values)) / static_cast<Index>(block_values)) {
-            case 1: return turn_heads_halves_blocks<1>(token, pairs, first, cos, sin, count, c, s);
-            case 2: return turn_heads_halves_blocks<2>(token, pairs, first, cos, sin, count, c, s);
-            case 3: return turn_heads_halves_blocks<3>(token, pairs, first, cos, sin, count, c, s);
-            case 4: return turn_heads_halves_blocks<4>(token, pairs, first, cos, sin, count, c, s);
-            default: {
-                convert_split(cos, sin, count, c, s);
-                const bool ordinary = ordinary_factors(c, s, round_up(count, static_cast<Index>(block_values)));
-                for_each_head(token, [&](Activation* head) {
-                    turn_halves_split(head + first, head + pairs + first, c, s, count, ordinary);
-                });
-            }
+        turn_heads_split<false>(token, pairs, first, cos, sin, count, c, s);
+    }
+    template <bool Interleaved>
+    static void turn_heads_split(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
+                                 const Table* sin, Index count, Compute* c, Compute* s) noexcept {
+        switch (round_up(count, block_pairs<Interleaved>) / block_pairs<Interleaved>) {
+            case 1: return turn_heads_blocks<Interleaved, 1>(token, pairs, first, cos, sin, count, c, s);
+            case 2: return turn_heads_blocks<Interleaved, 2>(token, pairs, first, cos, sin, count, c, s);
+            case 3: return turn_heads_blocks<Interleaved, 3>(token, pairs, first, cos, sin, count, c, s);
+            case 4: return turn_heads_blocks<Interleaved, 4>(token, pairs, first, cos, sin, count, c, s);
+            default: break;
+        }
+        if constexpr (Interleaved) {
+            convert(cos, sin, count, c, s);
+            pad(c, s, count, lanes);
+            const bool ordinary = ordinary_factors(c, s, round_up(count, lanes));
+            for_each_head(token, [&](Activation* head) { turn_interleaved_split(head + 2 * first, c, s, count, ordinary); });
+        } else {
+            convert_split(cos, sin, count, c, s);
+            const bool ordinary = ordinary_factors(c, s, round_up(count, static_cast<Index>(block_values)));
+            for_each_head(token, [&](Activation* head) {
+                turn_halves_split(head + first, head + pairs + first, c, s, count, ordinary);
+            });
         }
     }
 
@@ -512,7 +606,7 @@ private:
                 const Index used = 2 * pairs_used;
                 read_split(x + 2 * i, used, out.x1, out.x2);
                 turned(out.x1, out.x2, V::load(c + i), V::load(s + i), out.x1, out.x2);
-                out.by_cpu = converted(x + 2 * i, x + 2 * i, used, ordinary);
+                out.by_cpu = converted(x + 2 * i, used, ordinary);
                 return out;
             },
             [&](Index i, Index pairs_used, const Turned& out) {
@@ -538,3 +632,4 @@ private:
 
 #undef SEQEMBED_DETAIL_BLOCK
 #undef SEQEMBED_DETAIL_INLINED_LAMBDA
+#undef SEQEMBED_DETAIL_HEADS_LOOP

@@ -55,6 +55,15 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
         return _kortestz_mask32_u8(_mm512_mask_testn_epi16_mask(mask, _mm512_maskz_loadu_epi16(mask, a), top),
                                    _mm512_mask_testn_epi16_mask(mask, _mm512_maskz_loadu_epi16(mask, b), top)) != 0;
     }
+    /// As ordinary_bfloat16, for the one block at p (interleaved pairs).
+    static bool ordinary_bfloat16(const Eigen::bfloat16* p) noexcept {
+        return _mm512_testn_epi16_mask(_mm512_loadu_si512(p), _mm512_set1_epi16(0x6000)) == 0;
+    }
+    /// As ordinary_bfloat16_first, for the one block at p.
+    static bool ordinary_bfloat16_first(const Eigen::bfloat16* p, int used) noexcept {
+        const auto mask = static_cast<__mmask32>((std::uint64_t{1} << used) - 1u);
+        return _mm512_mask_testn_epi16_mask(mask, _mm512_maskz_loadu_epi16(mask, p), _mm512_set1_epi16(0x6000)) == 0;
+    }
     /// Whether every one of the count values of c and of s (count a multiple of 16) is zero
     /// or 2^-39 or more in magnitude.
     static bool ordinary_factors(const float* c, const float* s, std::ptrdiff_t count) noexcept {
