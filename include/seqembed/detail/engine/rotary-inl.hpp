@@ -166,7 +166,7 @@ private:
     /// Reads `used` bfloat16 values (a block, or fewer and zeros after them) split as
     /// V::widen_split splits them: the last pairs of a row take the same operations as the
     /// others, in registers.
-    static void read_split(const Activation* p, Index used, Reg& even, Reg& odd) noexcept {
+    SEQEMBED_DETAIL_BLOCK static void read_split(const Activation* p, Index used, Reg& even, Reg& odd) noexcept {
         if (used == static_cast<Index>(block_values)) {
             V::widen_split(p, even, odd);
         } else {
@@ -174,7 +174,7 @@ private:
         }
     }
     /// Writes the first `used` values of what read_split read.
-    static void write_split(Activation* p, Index used, Reg even, Reg odd) noexcept {
+    SEQEMBED_DETAIL_BLOCK static void write_split(Activation* p, Index used, Reg even, Reg odd) noexcept {
         if (used == static_cast<Index>(block_values)) {
             V::narrow_split(p, even, odd);
         } else {
@@ -311,32 +311,9 @@ private:
         write_split(p, used, even, odd);
     }
 
-    /// Pairs (first[i], second[i]) of bfloat16 values for i below used (a block, or fewer), with
-    /// the block's cosines and sines split as convert_split splits them.
-    SEQEMBED_DETAIL_BLOCK static void turn_halves_block(Activation* first, Activation* second, Index used, Reg cos_even, Reg cos_odd,
-                                  Reg sin_even, Reg sin_odd, bool ordinary) noexcept {
-        Reg even1, odd1, even2, odd2;
-        read_split(first, used, even1, odd1);
-        read_split(second, used, even2, odd2);
-        turned(even1, even2, cos_even, sin_even, even1, even2);
-        turned(odd1, odd2, cos_odd, sin_odd, odd1, odd2);
-        const bool by_cpu = converted(first, second, used, ordinary);
-        write_turned(first, used, by_cpu, even1, odd1);
-        write_turned(second, used, by_cpu, even2, odd2);
-    }
-
-    /// Pairs (first[i], second[i]) of bfloat16 values; c and s as convert_split ordered them.
-    static void turn_halves_split(Activation* first, Activation* second, const Compute* c, const Compute* s,
-                                  Index count, bool ordinary) noexcept {
-        constexpr auto whole = static_cast<Index>(block_values);
-        for (Index i = 0; i < count; i += whole)
-            turn_halves_block(first + i, second + i, std::min(whole, count - i), V::load(c + i), V::load(c + i + lanes),
-                              V::load(s + i), V::load(s + i + lanes), ordinary);
-    }
-
-    /// A whole block of bfloat16 pairs, read and turned, not yet written: halves, 2 * lanes
+    /// A block of bfloat16 pairs, read and turned, not yet written: halves, up to 2 * lanes
     /// pairs, x1 in (even1, odd1) and x2 in (even2, odd2) as widen_split split them; interleaved,
-    /// lanes pairs, x1 in even1 and x2 in odd1 (one vector's even and odd values).
+    /// up to lanes pairs, x1 in even1 and x2 in odd1 (one vector's even and odd values).
     struct TurnedBlock {
         Reg even1, odd1, even2, odd2;
         bool by_cpu;
@@ -355,57 +332,55 @@ private:
     template <bool Interleaved>
     static constexpr std::size_t block_factors = Interleaved ? 1 : 2;
 
-    /// Reads and turns the whole block of pairs from `start` of a head's rotated row (halves:
-    /// x1 at row, x2 at row + pairs; interleaved: pair i at row + 2 i), with its factors: c[0]
-    /// and s[0], and c[1] and s[1] for halves' odd values. Passed by value: by pointer, GCC 12
-    /// kept the row's factors on the stack and spilled the block (bfloat16 decode 10% slower).
+    /// Reads and turns the `used` pairs from `start` of a head's rotated row (halves: x1 at row,
+    /// x2 at row + pairs; interleaved: pair i at row + 2 i): a whole block, or fewer under masks.
+    /// Its factors: c[0] and s[0], and c[1] and s[1] for halves' odd values, passed by value (by
+    /// pointer, GCC 12 kept the row's factors on the stack and spilled the block: bfloat16
+    /// decode 10% slower).
     template <bool Interleaved>
-    SEQEMBED_DETAIL_BLOCK static TurnedBlock turn_block(const Activation* row, Index pairs, Index start,
+    SEQEMBED_DETAIL_BLOCK static TurnedBlock turn_block(const Activation* row, Index pairs, Index start, Index used,
                                                        BlockFactors c, BlockFactors s, bool ordinary) noexcept {
-        constexpr auto whole = static_cast<Index>(block_values);
         TurnedBlock out;
         if constexpr (Interleaved) {
             (void)pairs;
-            V::widen_split(row + 2 * start, out.even1, out.odd1);
-            out.by_cpu = converted(row + 2 * start, whole, ordinary);
+            read_split(row + 2 * start, 2 * used, out.even1, out.odd1);
             turned(out.even1, out.odd1, c[0], s[0], out.even1, out.odd1);
+            out.by_cpu = converted(row + 2 * start, 2 * used, ordinary);
         } else {
-            V::widen_split(row + start, out.even1, out.odd1);
-            V::widen_split(row + pairs + start, out.even2, out.odd2);
-            out.by_cpu = converted(row + start, row + pairs + start, whole, ordinary);
+            read_split(row + start, used, out.even1, out.odd1);
+            read_split(row + pairs + start, used, out.even2, out.odd2);
             turned(out.even1, out.even2, c[0], s[0], out.even1, out.even2);
             turned(out.odd1, out.odd2, c[1], s[1], out.odd1, out.odd2);
+            out.by_cpu = converted(row + start, row + pairs + start, used, ordinary);
         }
         return out;
     }
     /// Writes what turn_block turned from `start`.
     template <bool Interleaved>
-    SEQEMBED_DETAIL_BLOCK static void write_block(Activation* row, Index pairs, Index start,
+    SEQEMBED_DETAIL_BLOCK static void write_block(Activation* row, Index pairs, Index start, Index used,
                                                   const TurnedBlock& block) noexcept {
+        if constexpr (Interleaved) {
+            (void)pairs;
+            write_turned(row + 2 * start, 2 * used, block.by_cpu, block.even1, block.odd1);
+        } else {
+            write_turned(row + start, used, block.by_cpu, block.even1, block.odd1);
+            write_turned(row + pairs + start, used, block.by_cpu, block.even2, block.odd2);
+        }
+    }
+
+    /// Pairs (row[i], row[pairs + i]) of bfloat16 values for i below count, block by block; c and
+    /// s as convert_split ordered them.
+    static void turn_halves_split(Activation* row, Index pairs, const Compute* c, const Compute* s, Index count,
+                                  bool ordinary) noexcept {
         constexpr auto whole = static_cast<Index>(block_values);
-        if constexpr (Interleaved) {
-            (void)pairs;
-            write_turned(row + 2 * start, whole, block.by_cpu, block.even1, block.odd1);
-        } else {
-            write_turned(row + start, whole, block.by_cpu, block.even1, block.odd1);
-            write_turned(row + pairs + start, whole, block.by_cpu, block.even2, block.odd2);
+        for (Index i = 0; i < count; i += whole) {
+            const Index used = std::min(whole, count - i);
+            const BlockFactors cosines{{V::load(c + i), V::load(c + i + lanes)}};
+            const BlockFactors sines{{V::load(s + i), V::load(s + i + lanes)}};
+            write_block<false>(row, pairs, i, used, turn_block<false>(row, pairs, i, used, cosines, sines, ordinary));
         }
     }
-    /// The first `used` pairs of a block (all of it, or fewer: masks), read, turned and written.
-    template <bool Interleaved>
-    SEQEMBED_DETAIL_BLOCK static void turn_block_used(Activation* row, Index pairs, Index used, BlockFactors c,
-                                                      BlockFactors s, bool ordinary) noexcept {
-        if constexpr (Interleaved) {
-            (void)pairs;
-            Reg x1, x2;
-            read_split(row, 2 * used, x1, x2);
-            const bool by_cpu = converted(row, 2 * used, ordinary);
-            turned(x1, x2, c[0], s[0], x1, x2);
-            write_turned(row, 2 * used, by_cpu, x1, x2);
-        } else {
-            turn_halves_block(row, row + pairs, used, c[0], c[1], s[0], s[1], ordinary);
-        }
-    }
+
     /// The factors of the block of `used` pairs from cos and sin (a Compute table's row), split
     /// as the block's activations are; the last block of a row of fewer is padded with zeros.
     template <bool Interleaved>
@@ -443,9 +418,9 @@ private:
     /// at least: the last one ends at count, overlapping the one before when count is not a
     /// multiple of a block (heads of 80 or 96), and both are read before either is written (the
     /// values they share come out the same from both: the same inputs, and either rounding gives
-    /// narrow_split's bits). A block of fewer pairs takes masks, and a masked access whose vector
-    /// reaches into values written just before waits for that store: heads of 80 took seven
-    /// times as long as heads of 128 per value.
+    /// narrow_split's bits): a masked access whose vector reaches into values written just
+    /// before waits for that store (heads of 80 took seven times as long as heads of 128 per
+    /// value). Only a row shorter than a block takes masks.
     template <bool Interleaved, std::size_t Blocks>
     SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_blocks(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
                                   const Table* sin, Index count, Compute* c, Compute* s) noexcept {
@@ -457,7 +432,6 @@ private:
         SEQEMBED_DETAIL_UNROLL_ALL
         for (std::size_t b = 0; b < Blocks; ++b) starts[b] = static_cast<Index>(b) * whole;
         starts[Blocks - 1] = std::max(Index(0), count - whole);
-        const Index last_used = std::min(count, whole);
         // Block b's cosines in cosines[factors b] on, its sines in sines[factors b] on.
         Reg cosines[factors * Blocks], sines[factors * Blocks];
         SEQEMBED_DETAIL_UNROLL_ALL
@@ -472,37 +446,65 @@ private:
         const auto factors_of = [](const Reg* regs, std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
             return BlockFactors{{regs[factors * b], regs[factors * b + factors - 1]}};
         };
-        const auto turn_head = [&](Activation* head, Index last, bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
+        // A row of whole blocks, every head at once.
+        const auto turn_head = [&](Activation* head, bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
             Activation* const row = head + offset;
             if constexpr (Blocks == 1) {
-                turn_block_used<Interleaved>(row, pairs, last, factors_of(cosines, 0), factors_of(sines, 0),
-                                             ordinary_row);
+                write_block<Interleaved>(row, pairs, 0, whole,
+                                         turn_block<Interleaved>(row, pairs, 0, whole, factors_of(cosines, 0),
+                                                                 factors_of(sines, 0), ordinary_row));
             } else {
                 SEQEMBED_DETAIL_UNROLL_ALL
                 for (std::size_t b = 0; b + 2 < Blocks; ++b)
-                    write_block<Interleaved>(row, pairs, starts[b],
-                                             turn_block<Interleaved>(row, pairs, starts[b], factors_of(cosines, b),
-                                                                     factors_of(sines, b), ordinary_row));
+                    write_block<Interleaved>(row, pairs, starts[b], whole,
+                                             turn_block<Interleaved>(row, pairs, starts[b], whole,
+                                                                     factors_of(cosines, b), factors_of(sines, b),
+                                                                     ordinary_row));
                 constexpr std::size_t a = Blocks - 2;
                 constexpr std::size_t z = Blocks - 1;
-                const TurnedBlock before_last = turn_block<Interleaved>(row, pairs, starts[a], factors_of(cosines, a),
-                                                                        factors_of(sines, a), ordinary_row);
-                const TurnedBlock last_block = turn_block<Interleaved>(row, pairs, starts[z], factors_of(cosines, z),
-                                                                       factors_of(sines, z), ordinary_row);
-                write_block<Interleaved>(row, pairs, starts[a], before_last);
-                write_block<Interleaved>(row, pairs, starts[z], last_block);
+                const TurnedBlock before_last = turn_block<Interleaved>(
+                    row, pairs, starts[a], whole, factors_of(cosines, a), factors_of(sines, a), ordinary_row);
+                const TurnedBlock last_block = turn_block<Interleaved>(
+                    row, pairs, starts[z], whole, factors_of(cosines, z), factors_of(sines, z), ordinary_row);
+                write_block<Interleaved>(row, pairs, starts[a], whole, before_last);
+                write_block<Interleaved>(row, pairs, starts[z], whole, last_block);
             }
         };
+        if (Blocks == 1 && count < whole) {
+            // One block of fewer pairs, under masks. A masked store's vector reaches past its
+            // values, into the next head when the row ends less than a vector before the head
+            // does (heads of 48: fourteen times a memcpy), and a load there waits for the store:
+            // each such head is read before the one before it is written.
+            const auto turn_used = [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                return turn_block<Interleaved>(head + offset, pairs, 0, count, factors_of(cosines, 0),
+                                               factors_of(sines, 0), ordinary);
+            };
+            const Index last_store = Interleaved ? 2 * first : pairs + first;  // in the head
+            if (last_store + static_cast<Index>(block_values) <= token.head_dim) {
+                return for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                    write_block<Interleaved>(head + offset, pairs, 0, count, turn_used(head));
+                });
+            }
+            Activation* pending = nullptr;
+            TurnedBlock turned_before{};
+            for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                const TurnedBlock now = turn_used(head);
+                if (pending != nullptr) write_block<Interleaved>(pending, pairs, 0, count, turned_before);
+                pending = head + offset;
+                turned_before = now;
+            });
+            if (pending != nullptr) write_block<Interleaved>(pending, pairs, 0, count, turned_before);
+            return;
+        }
         if constexpr (V::converts_bfloat16) {
             // The common row, whole blocks of ordinary factors, in a loop of its own whose blocks
             // ask only whether their activations are ordinary (a fifth of the rest's branches).
-            if (ordinary && last_used == whole) {
+            if (ordinary) {
                 return for_each_head(token, [&](Activation* head)
-                                                SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, whole, true); });
+                                                SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, true); });
             }
         }
-        for_each_head(token, [&](Activation* head)
-                                 SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, last_used, ordinary); });
+        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, ordinary); });
     }
 
     /// turn_halves_split over every head of the token for rows of `lanes` pairs (GPT-NeoX's,
@@ -570,7 +572,7 @@ private:
             convert_split(cos, sin, count, c, s);
             const bool ordinary = ordinary_factors(c, s, round_up(count, static_cast<Index>(block_values)));
             for_each_head(token, [&](Activation* head) {
-                turn_halves_split(head + first, head + pairs + first, c, s, count, ordinary);
+                turn_halves_split(head + first, pairs, c, s, count, ordinary);
             });
         }
     }
