@@ -424,9 +424,11 @@ void register_table(Index max_len, Index d_model, seqembed::TablePrecision preci
 
 // ---------------------------------------------------------------------------------------------
 // RotaryEmbedding (issue 15): RoPE applied to Q and K in place, with a memcpy of Q and K as the
-// floor: Llama-3-8B's attention (32 query heads, 8 key heads, head_dim 128), and heads whose
-// rotated part is not a whole number of vectors: Phi-3-mini's (32 + 32 heads of 96) and Phi-2's
-// (32 + 32 heads of 80, 32 of them rotated). And the exact 131072-position table.
+// floor: Llama-3-8B's attention (32 query heads, 8 key heads, head_dim 128), in both layouts
+// (Meta's checkpoints pair neighbours); heads of other lengths: Llama-3.2-1B's (32 + 8 of 64),
+// Gemma-7B's (16 + 16 of 256); and heads whose rotated part is not a whole number of vectors:
+// Phi-3-mini's (32 + 32 heads of 96) and Phi-2's (32 + 32 heads of 80, 32 of them rotated). And
+// the exact 131072-position table.
 // bytes_per_second counts the bytes of Q and K.
 
 /// The attention shape RoPE is applied at.
@@ -437,8 +439,13 @@ struct RopeShape {
     Index head_dim;
     Index rotary_dim;  // 0: all of head_dim
     double base;
+    seqembed::RotaryLayout layout = seqembed::RotaryLayout::halves;
 };
 constexpr RopeShape llama3_8b{"llama3_8b", 32, 8, 128, 0, 500000.0};
+constexpr RopeShape llama3_8b_interleaved{"llama3_8b_interleaved", 32, 8, 128, 0, 500000.0,
+                                          seqembed::RotaryLayout::interleaved};
+constexpr RopeShape llama32_1b{"llama3.2_1b", 32, 8, 64, 0, 500000.0};
+constexpr RopeShape gemma_7b{"gemma_7b", 16, 16, 256, 0, 10000.0};
 constexpr RopeShape phi3_mini{"phi3_mini", 32, 32, 96, 0, 10000.0};
 constexpr RopeShape phi2{"phi2", 32, 32, 80, 32, 10000.0};
 
@@ -462,6 +469,7 @@ void register_rope(const RopeShape& shape, const char* workload, std::vector<std
     options.head_dim = shape.head_dim;
     options.rotary_dim = shape.rotary_dim;
     options.base = shape.base;
+    options.layout = shape.layout;
     options.max_positions = 8192;
     add("rope/apply/" + name, [q, k, positions, bytes, options, shape](benchmark::State& state) {
         const seqembed::RotaryEmbedding<float> rope(options);
@@ -542,7 +550,7 @@ void register_all() {
     register_rope<Eigen::bfloat16>(llama3_8b, "prefill_1x4096", prefill);
     register_rope<float>(llama3_8b, "decode_64x1", decode);
     register_rope<Eigen::bfloat16>(llama3_8b, "decode_64x1", decode);
-    for (const RopeShape& shape : {phi3_mini, phi2}) {
+    for (const RopeShape& shape : {llama3_8b_interleaved, llama32_1b, gemma_7b, phi3_mini, phi2}) {
         register_rope<float>(shape, "decode_64x1", decode);
         register_rope<Eigen::bfloat16>(shape, "decode_64x1", decode);
     }
