@@ -399,11 +399,12 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
     // are subnormal too, for which the conversion is refused in every head. Halves on AVX-512:
     // 64 pairs take whole blocks; 40 a last block overlapping the first, which takes the
     // conversion while the last refuses it; 24 one masked block; 16 both halves in one vector;
-    // 160 (more blocks than stay in registers) from memory. Interleaved, blocks of 16 pairs: 64
-    // four in registers, 40 and 24 a last one overlapping, 16 one, 160 from memory.
+    // 160 (more blocks than stay in registers) from memory; 10, in heads of 48, one vector
+    // holding both halves, written under a mask. Interleaved, blocks of 16 pairs: 64 four in
+    // registers, 40 and 24 a last one overlapping, 16 one, 160 from memory, 10 one under masks.
     std::mt19937 generator(13);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (const Index pairs : {Index(64), Index(40), Index(24), Index(16), Index(160)}) {
+    for (const Index pairs : {Index(64), Index(40), Index(24), Index(16), Index(160), Index(10)}) {
         for (int variant = 0; variant < 4; ++variant) {
             const bool tiny_factor = variant % 2 != 0;
             const bool interleaved = variant >= 2;
@@ -417,10 +418,12 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
                 cos[3] = 0.0f;
                 sin[3] = 0x1p-70f;
             }
-            const auto head_values = static_cast<std::size_t>(2 * pairs);
+            const auto rotated = static_cast<std::size_t>(2 * pairs);
+            const std::size_t head_values = std::max(rotated, std::size_t{48});
             std::vector<Eigen::bfloat16> start(3 * head_values);
             for (std::size_t i = 0; i < start.size(); ++i) {
-                const bool tiny = i % static_cast<std::size_t>(pairs) >= static_cast<std::size_t>(pairs - 8) &&
+                const std::size_t d = i % head_values;
+                const bool tiny = d < rotated && d % static_cast<std::size_t>(pairs) >= static_cast<std::size_t>(pairs - 8) &&
                                   i / head_values != 0;
                 start[i] = Eigen::bfloat16(normal(generator) * (tiny ? 0x1p-128f : 1.0f));
             }
@@ -432,9 +435,9 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
                 std::vector<Eigen::bfloat16> ours = start;
                 std::vector<Eigen::bfloat16> scalar = start;
                 seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, interleaved,
-                                                                          q_heads_only(ours.data(), 3, 2 * pairs));
+                                                                          q_heads_only(ours.data(), 3, static_cast<Index>(head_values)));
                 seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(
-                    cos.data(), sin.data(), pairs, interleaved, q_heads_only(scalar.data(), 3, 2 * pairs));
+                    cos.data(), sin.data(), pairs, interleaved, q_heads_only(scalar.data(), 3, static_cast<Index>(head_values)));
                 INFO("ISA " << seqembed::isa_name(isa) << ", " << pairs << " pairs"
                             << (interleaved ? ", interleaved" : ", halves") << (tiny_factor ? ", a tiny sine" : ""));
                 CHECK(std::memcmp(ours.data(), scalar.data(), sizeof(Eigen::bfloat16) * ours.size()) == 0);

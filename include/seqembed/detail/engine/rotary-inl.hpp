@@ -541,6 +541,43 @@ private:
         });
     }
 
+    /// turn_halves_split over every head of the token for a row of fewer than `lanes` pairs
+    /// (Pythia's 8 rotated pairs, StableLM's 10, GPT-NeoX-20B's 12 on AVX-512), in heads that hold
+    /// a whole vector: x1 and x2 are the vector's first 2 count values, read whole, each value's
+    /// partner picked by lane permutes (V::partner_split), turned as x c' + partner s' (c' the
+    /// cosines twice, s' the sines negated for x1: one_vector's products and sums) and written
+    /// under a mask. Once a block each, under masks, they took a whole block's work and more
+    /// (Pythia-160M's bfloat16 decode 3.6x a memcpy).
+    SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_halves_short(const TokenHeads<Activation>& token,
+                                                                   const Table* cos, const Table* sin, Index count,
+                                                                   Compute* c, Compute* s) noexcept {
+        // Value 2k + parity of the vector is pair (2k + parity) mod count, in x1 below count;
+        // the values past 2 count are not written, and take zeros.
+        for (Index parity = 0; parity < 2; ++parity) {
+            for (Index k = 0; k < lanes; ++k) {
+                const Index value = 2 * k + parity;
+                const bool rotated = value < 2 * count;
+                const Index pair = value < count ? value : (rotated ? value - count : 0);
+                const Compute sine = rotated ? to_compute(sin[pair]) : Compute(0);
+                c[parity * lanes + k] = rotated ? to_compute(cos[pair]) : Compute(0);
+                s[parity * lanes + k] = value < count ? -sine : sine;
+            }
+        }
+        const BlockFactors cosines{{V::load(c), V::load(c + lanes)}};
+        const BlockFactors sines{{V::load(s), V::load(s + lanes)}};
+        const bool ordinary = ordinary_factors(cosines.r, sines.r, 2);
+        const auto partners = V::partners_of(static_cast<int>(count));
+        const Index used = 2 * count;
+        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            Reg even, odd, partner_even, partner_odd;
+            V::widen_split(head, even, odd);
+            V::partner_split(partners, even, odd, partner_even, partner_odd);
+            even = turned_with(even, partner_even, cosines[0], sines[0]);
+            odd = turned_with(odd, partner_odd, cosines[1], sines[1]);
+            write_turned(head, used, converted(head, used, ordinary), even, odd);
+        });
+    }
+
     /// Turns the count pairs from `first` of every head of the token, bfloat16 activations; cos
     /// and sin are the table row's from `first`, c and s room for them split: rows of up to four
     /// blocks (128 pairs halves, 64 interleaved, on AVX-512) with their cosines and sines in
@@ -550,6 +587,10 @@ private:
         if (interleaved) return turn_heads_split<true>(token, pairs, first, cos, sin, count, c, s);
         if constexpr (lanes >= 2) {
             if (pairs == lanes) return turn_heads_halves_one_vector(token, cos, sin, c, s);  // first is 0
+        }
+        if constexpr (V::permutes_pairs) {
+            if (pairs < lanes && token.head_dim >= static_cast<Index>(block_values))  // count is pairs
+                return turn_heads_halves_short(token, cos, sin, count, c, s);
         }
         turn_heads_split<false>(token, pairs, first, cos, sin, count, c, s);
     }

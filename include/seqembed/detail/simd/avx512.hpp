@@ -92,6 +92,36 @@ struct Lanes<float> {
     /// Whether narrow_split_converted may round the rotation's results: not with AVX-512F alone
     /// (detail/simd/avx512_bf16.hpp).
     static constexpr bool converts_bfloat16 = false;
+    /// Whether partners_of and partner_split exist: lane permutes across two vectors.
+    static constexpr bool permutes_pairs = true;
+    /// Where partner_split finds each lane's partner (indices into even, then odd).
+    struct Partners {
+        __m512i even, odd;
+    };
+    /// For a vector whose first `pairs` values (fewer than count) are x1 of as many pairs and
+    /// whose next `pairs` are their x2, split by widen_split: where each value's partner lies
+    /// (value j < pairs: j + pairs; j < 2 pairs: j - pairs; past them, itself).
+    static Partners partners_of(int pairs) noexcept {
+        const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        const __m512i shift = _mm512_set1_epi32(pairs);
+        const auto where = [&](__m512i value) {
+            const __mmask16 first = _mm512_cmplt_epi32_mask(value, shift);
+            const __mmask16 second =
+                _mm512_kandn(first, _mm512_cmplt_epi32_mask(value, _mm512_add_epi32(shift, shift)));
+            __m512i partner = _mm512_mask_add_epi32(value, first, value, shift);
+            partner = _mm512_mask_sub_epi32(partner, second, value, shift);
+            // Value q is lane q / 2 of the even vector (q even) or of the odd one (index 16 up).
+            return _mm512_or_si512(_mm512_srli_epi32(partner, 1),
+                                   _mm512_slli_epi32(_mm512_and_si512(partner, _mm512_set1_epi32(1)), 4));
+        };
+        const __m512i even_values = _mm512_add_epi32(lane, lane);
+        return {where(even_values), where(_mm512_add_epi32(even_values, _mm512_set1_epi32(1)))};
+    }
+    /// The partners (partners_of) of the values widen_split split into even and odd.
+    static void partner_split(const Partners& at, Reg even, Reg odd, Reg& partner_even, Reg& partner_odd) noexcept {
+        partner_even = _mm512_permutex2var_ps(even, at.even, odd);
+        partner_odd = _mm512_permutex2var_ps(even, at.odd, odd);
+    }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));

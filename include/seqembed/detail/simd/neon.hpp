@@ -82,6 +82,8 @@ struct Lanes<float> {
     /// Whether narrow_split_converted may round the rotation's results: not here
     /// (detail/simd/avx512_bf16.hpp).
     static constexpr bool converts_bfloat16 = false;
+    /// Whether partners_of and partner_split exist (detail/simd/avx512.hpp): not here.
+    static constexpr bool permutes_pairs = false;
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.
     static float pairwise_sum(Reg v) noexcept {
         const float32x2_t two = vadd_f32(vget_low_f32(v), vget_high_f32(v));

@@ -74,6 +74,8 @@ struct Lanes {
     /// Whether narrow_split_converted may round the rotation's results from these inputs: never
     /// here, where nothing converts bfloat16 but narrow_split (detail/simd/avx512_bf16.hpp).
     static constexpr bool converts_bfloat16 = false;
+    /// Whether partners_of and partner_split exist (detail/simd/avx512.hpp): not here.
+    static constexpr bool permutes_pairs = false;
     /// value rounded to the nearest bfloat16, ties to even; NaN: the quiet NaN of its sign and the
     /// top 7 bits of its payload. Eigen::bfloat16(float) rounds the same but makes every NaN
     /// 0x7FC0 of its sign; the payload is kept here because the CPUs' conversions (AVX-512 BF16's
