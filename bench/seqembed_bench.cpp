@@ -427,8 +427,8 @@ void register_table(Index max_len, Index d_model, seqembed::TablePrecision preci
 // floor: Llama-3-8B's attention (32 query heads, 8 key heads, head_dim 128), in both layouts
 // (Meta's checkpoints pair neighbours); heads of other lengths: Llama-3.2-1B's (32 + 8 of 64),
 // Gemma-7B's (16 + 16 of 256); and heads whose rotated part is not a whole number of vectors:
-// Phi-3-mini's (32 + 32 heads of 96) and Phi-2's (32 + 32 heads of 80, 32 of them rotated). And
-// the exact 131072-position table.
+// Phi-3-mini's (32 + 32 heads of 96), Phi-2's (32 + 32 heads of 80, 32 of them rotated) and
+// StableLM-3B's (32 + 32 heads of 80, 20 rotated). And the exact 131072-position table.
 // bytes_per_second counts the bytes of Q and K.
 
 /// The attention shape RoPE is applied at.
@@ -448,6 +448,7 @@ constexpr RopeShape llama32_1b{"llama3.2_1b", 32, 8, 64, 0, 500000.0};
 constexpr RopeShape gemma_7b{"gemma_7b", 16, 16, 256, 0, 10000.0};
 constexpr RopeShape phi3_mini{"phi3_mini", 32, 32, 96, 0, 10000.0};
 constexpr RopeShape phi2{"phi2", 32, 32, 80, 32, 10000.0};
+constexpr RopeShape stablelm_3b{"stablelm_3b", 32, 32, 80, 20, 10000.0};
 
 template <typename A>
 void register_rope(const RopeShape& shape, const char* workload, std::vector<std::int64_t> positions) {
@@ -550,7 +551,7 @@ void register_all() {
     register_rope<Eigen::bfloat16>(llama3_8b, "prefill_1x4096", prefill);
     register_rope<float>(llama3_8b, "decode_64x1", decode);
     register_rope<Eigen::bfloat16>(llama3_8b, "decode_64x1", decode);
-    for (const RopeShape& shape : {llama3_8b_interleaved, llama32_1b, gemma_7b, phi3_mini, phi2}) {
+    for (const RopeShape& shape : {llama3_8b_interleaved, llama32_1b, gemma_7b, phi3_mini, phi2, stablelm_3b}) {
         register_rope<float>(shape, "decode_64x1", decode);
         register_rope<Eigen::bfloat16>(shape, "decode_64x1", decode);
     }
