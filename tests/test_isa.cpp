@@ -145,11 +145,6 @@ TEST_CASE("Every ISA's exact sinusoidal table has the scalar table's bits", "[is
 
 namespace {
 
-/// Rotates random heads (NaN and infinity among them) with the ISA in force and with the
-/// scalar backend, both layouts, pair counts around every vector width and past the kernel's
-/// 256-pair step, and heads 3 or 37 dimensions longer than the rotated ones (a row shorter than
-/// a block is read before the head before it is written when its masked stores reach into the
-/// next head, and in turn otherwise); true when every bit agrees.
 /// Heads for the rotation kernel: q's alone.
 template <typename Activation>
 seqembed::detail::TokenHeads<Activation> q_heads_only(Activation* q, Index heads, Index head_dim) {
@@ -160,13 +155,23 @@ seqembed::detail::TokenHeads<Activation> q_heads_only(Activation* q, Index heads
     return token;
 }
 
+/// Rotates random heads (NaN and infinity among them) with the ISA in force and with the
+/// scalar backend, both layouts, pair counts around every vector width and past the kernel's
+/// 256-pair step, in heads 3 or 37 dimensions longer than the rotated ones, or 32 long: a row
+/// shorter than a block is read before the head before it is written when its masked stores
+/// reach into the next head, in turn otherwise, and a halves row of fewer than 16 pairs in heads
+/// of a whole vector (AVX-512) is that one vector, read to the end of the head; true when every
+/// bit agrees.
 template <typename Table, typename Activation>
 bool rotation_matches_scalar(std::mt19937& generator) {
     std::normal_distribution<double> normal(0.0, 1.0);
     bool same = true;
-    for (const Index pairs : {1, 2, 3, 4, 7, 8, 16, 31, 33, 40, 48, 64, 72, 100, 128, 256, 272, 300}) {
-        for (const auto& [interleaved, past] : {std::pair{false, Index(3)}, std::pair{true, Index(3)},
-                                                std::pair{false, Index(37)}, std::pair{true, Index(37)}}) {
+    for (const Index pairs : {1, 2, 3, 4, 7, 8, 13, 16, 31, 32, 33, 40, 48, 64, 72, 100, 128, 150, 256, 258, 272, 300}) {
+        std::vector<Index> pasts{3, 37};
+        if (2 * pairs < 32) pasts.push_back(32 - 2 * pairs);
+        for (int layout = 0; layout < 2 * static_cast<int>(pasts.size()); ++layout) {
+            const bool interleaved = layout % 2 != 0;
+            const Index past = pasts[static_cast<std::size_t>(layout / 2)];
             const Index head_dim = 2 * pairs + past;
             const Index heads = 3;
             const Index k_heads = 2;

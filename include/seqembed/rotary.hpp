@@ -344,9 +344,10 @@ public:
 
     /// @name Applying the rotation
     /// Q is tokens x (q_heads * head_dim) and K tokens x (k_heads * head_dim), row-major (blocks
-    /// of a wider matrix, such as a fused QKV projection, are fine: rows may be apart). Either may
-    /// be empty (size 0), and is then left alone. Every argument is checked before anything is
-    /// written: an error leaves Q and K as they were.
+    /// of a wider matrix, such as a fused QKV projection, are fine: rows may be apart). Q and K
+    /// must not share values (each would be rotated twice). Either may be empty (size 0), and is
+    /// then left alone. Every argument is checked before anything is written: an error leaves Q
+    /// and K as they were.
     /// @{
 
     /// @brief Rotates each row of q and k by its own position.

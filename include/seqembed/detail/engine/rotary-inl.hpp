@@ -30,10 +30,13 @@
 /// 2 * lanes at a time, split into their even and odd values (V::widen_split), so that no value
 /// crosses a lane on the way in or out: interleaved pairs are then (even, odd) as they stand, and
 /// halves pair the even values of both halves with cosines in the same split order; a row's
-/// cosines and sines stay in registers across its heads when it has up to four blocks. Where the
-/// vector layer has a bfloat16 conversion (AVX-512 BF16), blocks of ordinary values are
-/// rounded by it, which gives narrow_split's bits (detail/simd/avx512_bf16.hpp). Every path
-/// does the same operations on each pair, so every backend gives the scalar one's bits.
+/// cosines and sines stay in registers across its heads when it has up to four blocks. A halves
+/// row short enough for both halves to fit one vector is turned as that vector, x c' + partner
+/// s', each value's partner found by a lane swap or permute. Where the vector layer has a
+/// bfloat16 conversion (AVX-512 BF16), blocks of ordinary values are rounded by it, which gives
+/// narrow_split's bits (detail/simd/avx512_bf16.hpp). Every path does the same operations on each
+/// pair, so every backend gives the scalar one's bits (x2 (-s) is -(x2 s) exactly: the table's
+/// cosines and sines are finite, never NaN).
 template <typename Table, typename Activation>
 struct RotaryKernel {
     using Compute = std::conditional_t<std::is_same_v<Activation, double>, double, float>;
@@ -346,6 +349,7 @@ private:
             read_split(row + 2 * start, 2 * used, out.even1, out.odd1);
             turned(out.even1, out.odd1, c[0], s[0], out.even1, out.odd1);
             out.by_cpu = converted(row + 2 * start, 2 * used, ordinary);
+            out.even2 = out.odd2 = V::set(Compute(0));  // unused: set, as the block is copied
         } else {
             read_split(row + start, used, out.even1, out.odd1);
             read_split(row + pairs + start, used, out.even2, out.odd2);
@@ -381,8 +385,9 @@ private:
         }
     }
 
-    /// The factors of the block of `used` pairs from cos and sin (a Compute table's row), split
-    /// as the block's activations are; the last block of a row of fewer is padded with zeros.
+    /// The factors of the block of `used` pairs from cos and sin (the table's row, converted to
+    /// Compute), split as the block's activations are; the last block of a row of fewer is
+    /// padded with zeros.
     template <bool Interleaved>
     static void load_factors(const Table* cos, const Table* sin, Index used, Reg* c, Reg* s, Compute* c_room,
                              Compute* s_room) noexcept {
@@ -507,8 +512,8 @@ private:
         for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, ordinary); });
     }
 
-    /// turn_halves_split over every head of the token for rows of `lanes` pairs (GPT-NeoX's,
-    /// Pythia's and Phi-2's 16 rotated pairs on AVX-512): both halves are one vector of 2 * lanes
+    /// turn_halves_split over every head of the token for rows of `lanes` pairs (Phi-2's and
+    /// Pythia-6.9B's 16 rotated pairs on AVX-512): both halves are one vector of 2 * lanes
     /// values, read and written whole. Split into even and odd values, a value's partner sits
     /// in the other half of its vector (swap_halves), so each vector is turned as
     /// x c' + swap_halves(x) s', with c' the cosines twice and s' the sines negated for the first
