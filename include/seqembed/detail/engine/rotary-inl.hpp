@@ -643,23 +643,15 @@ private:
     /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order, padded to whole vectors.
     static void turn_interleaved_split(Activation* x, const Compute* c, const Compute* s, Index count,
                                        bool ordinary) noexcept {
-        struct Turned {
-            Reg x1, x2;
-            bool by_cpu;
-        };
         for_each_block(
             count, lanes,
-            [&](Index i, Index pairs_used) {
-                Turned out;
-                const Index used = 2 * pairs_used;
-                read_split(x + 2 * i, used, out.x1, out.x2);
-                turned(out.x1, out.x2, V::load(c + i), V::load(s + i), out.x1, out.x2);
-                out.by_cpu = converted(x + 2 * i, used, ordinary);
-                return out;
+            [&](Index i, Index used) {
+                const Reg cosine = V::load(c + i);
+                const Reg sine = V::load(s + i);
+                return turn_block<true>(x, 0, i, used, BlockFactors{{cosine, cosine}}, BlockFactors{{sine, sine}},
+                                        ordinary);
             },
-            [&](Index i, Index pairs_used, const Turned& out) {
-                write_turned(x + 2 * i, 2 * pairs_used, out.by_cpu, out.x1, out.x2);
-            });
+            [&](Index i, Index used, const TurnedBlock& out) { write_block<true>(x, 0, i, used, out); });
     }
 
     static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {
