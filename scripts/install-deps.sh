@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs from Debian's packages whatever seqembed's build needs and the machine lacks.
 #   scripts/install-deps.sh            the build, the tests and the demo (Eigen, Catch2, CMake, compilers)
-#   scripts/install-deps.sh cross      plus the aarch64 and i686 cross compilers and qemu-aarch64
+#   scripts/install-deps.sh cross      plus the aarch64 and i686 cross compilers, qemu-aarch64 and qemu-i386
 #                                      (the test-aarch64 preset and tests/strict/'s compiler
 #                                      matrix, both part of scripts/run.sh test)
 #   scripts/install-deps.sh bench      plus Google Benchmark and libtorch (side-by-side comparison)
