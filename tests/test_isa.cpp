@@ -419,9 +419,17 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
                 cos[i] = normal(generator);
                 sin[i] = normal(generator);
             }
+            // Pair 5 of a row with a tiny sine: cos = sin = f, 2^-37 (under 2^-33, over the 2^-39
+            // that products rounded apart allowed), and x1 = x2 = a, so that x1' = a f - round(a f)
+            // is the product's rounding error, about 2^-128: a subnormal only a fused multiply-add
+            // gives.
+            const float f = 0x1p-37f * (1.0f + 0x1p-22f + 0x1p-23f);
+            const float a = 0x1p-62f * (1.0f + 0x1p-7f);
             if (tiny_factor) {  // pair 3 of the first head: ordinary activations, subnormal results
                 cos[3] = 0.0f;
                 sin[3] = 0x1p-70f;
+                cos[5] = f;
+                sin[5] = f;
             }
             const auto rotated = static_cast<std::size_t>(2 * pairs);
             const std::size_t head_values = std::max(rotated, std::size_t{48});
@@ -435,6 +443,11 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
             if (tiny_factor) {  // pair 3: (x[3], x[3 + pairs]) halves, (x[6], x[7]) interleaved
                 start[interleaved ? 6 : 3] = Eigen::bfloat16(0x1p-60f);
                 start[interleaved ? 7 : 3 + static_cast<std::size_t>(pairs)] = Eigen::bfloat16(-0x1.8p-61f);
+                start[interleaved ? 10 : 5] = Eigen::bfloat16(a);
+                start[interleaved ? 11 : 5 + static_cast<std::size_t>(pairs)] = Eigen::bfloat16(a);
+                const auto error = static_cast<double>(a) * f - static_cast<double>(a * f);
+                CHECK(std::fabs(error) < 0x1p-126);  // the case is what it claims: subnormal, not zero
+                CHECK(error != 0.0);
             }
             for_each_isa([&](Isa isa) {
                 std::vector<Eigen::bfloat16> ours = start;
@@ -456,7 +469,8 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
     }
 }
 
-TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloat16 rounded once", "[isa][rotary]") {
+TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloat16 fused and rounded once",
+          "[isa][rotary]") {
     // Pair (3, 5) by cos 0.5, sin 0.25 (exact): 1.5 - 1.25 = 0.25 and 2.5 + 0.75 = 3.25, in both
     // layouts. bfloat16 (1 + 2^-7, 0) by cos 1 + 2^-8 + 2^-9: the float product
     // 1 + 2^-7 + 2^-8 + 2^-9 + 2^-15 + 2^-16 lies past the midpoint 1 + 2^-7 + 2^-8, so it rounds up to
@@ -478,4 +492,15 @@ TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloa
                                                                         q_heads_only(x, 1, 2));
     CHECK(static_cast<float>(x[0]) == 1.0f + 0x1p-6f);
     CHECK(static_cast<float>(x[1]) == 0.0f);
+    // bfloat16: x1 c + x2 (-s) with the cosine's product fused into the sum. For this pair the
+    // products rounded apart give 0x1.f8p-11; fused, 0x1.fap-11, the nearer to the exact
+    // 0.000963237136602 (1.9e-6 against 1.9e-6 + 6e-8).
+    const float c2[1] = {0x1.33ee1p-1f};
+    const float s2[1] = {0x1.317d2p-1f};
+    Eigen::bfloat16 y[2] = {Eigen::bfloat16(0x1.2ep+0f), Eigen::bfloat16(0x1.3p+0f)};
+    seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(c2, s2, 1, false, q_heads_only(y, 1, 2));
+    CHECK(static_cast<float>(y[0]) == 0x1.fap-11f);
+    const float x1s = 0x1.2ep+0f * s2[0];
+    CHECK(Eigen::numext::bit_cast<std::uint16_t>(y[1]) ==
+          Eigen::numext::bit_cast<std::uint16_t>(Eigen::bfloat16(std::fma(0x1.3p+0f, c2[0], x1s))));
 }

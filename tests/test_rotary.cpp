@@ -555,7 +555,8 @@ TEST_CASE("rotary: Rows past the table equal the table's rows, far positions sta
     }
 }
 
-TEST_CASE("rotary: bfloat16 activations are rotated in float and rounded once", "[rotary]") {
+TEST_CASE("rotary: bfloat16 activations are rotated in float, the cosine's product fused, and rounded once",
+          "[rotary]") {
     RotaryOptions options = RotaryOptions::hugging_face(32);
     options.max_positions = 50;
     const RotaryEmbedding<Eigen::bfloat16> rope(options);
@@ -566,18 +567,27 @@ TEST_CASE("rotary: bfloat16 activations are rotated in float and rounded once", 
     Positions positions(20);
     for (Index t = 0; t < 20; ++t) positions[t] = (t * 7) % 50;
     rope.apply(qb, kb, 4, 2, positions);
-    // The float reference: the bfloat16 table widened, the rotation in float, then one rounding.
-    for (Index t = 0; t < 20; ++t) {
-        const Eigen::bfloat16* row = rope.rows(positions[t], 1).cos.data();
-        const Eigen::bfloat16* sin_row = rope.rows(positions[t], 1).sin.data();
-        seqembed::detail::TokenHeads<float> token;
-        token.q = q.row(t).data();
-        token.q_heads = 4;
-        token.k = k.row(t).data();
-        token.k_heads = 2;
-        token.head_dim = 32;
-        seqembed::detail::scalar_isa::Backend::rotate<Eigen::bfloat16, float>(row, sin_row, 16, false, token);
-    }
+    // The reference: the bfloat16 table widened, x1 c + x2 (-s) and x2 c + x1 s in float with the
+    // sine's product rounded and the cosine's fused (std::fma), then one rounding.
+    const auto rotate = [&](RowMatrix<float>& x, Index heads) {
+        for (Index t = 0; t < 20; ++t) {
+            for (Index h = 0; h < heads; ++h) {
+                for (Index i = 0; i < 16; ++i) {
+                    const float c = static_cast<float>(rope.cos_table()(positions[t], i));
+                    const float s = static_cast<float>(rope.sin_table()(positions[t], i));
+                    float& x1 = x(t, h * 32 + i);
+                    float& x2 = x(t, h * 32 + 16 + i);
+                    const float x2s = x2 * -s;
+                    const float x1s = x1 * s;
+                    const float y1 = std::fma(x1, c, x2s);
+                    x2 = std::fma(x2, c, x1s);
+                    x1 = y1;
+                }
+            }
+        }
+    };
+    rotate(q, 4);
+    rotate(k, 2);
     CHECK(bit_equal<Eigen::bfloat16>(qb, q.cast<Eigen::bfloat16>()));
     CHECK(bit_equal<Eigen::bfloat16>(kb, k.cast<Eigen::bfloat16>()));
 }

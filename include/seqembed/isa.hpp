@@ -4,7 +4,7 @@
 ///
 /// Every backend gives the same bits as the scalar one, so the choice changes speed only. The
 /// default is the widest the CPU runs: avx512bf16 (AVX-512F, BW and BF16), then avx512 (AVX-512F),
-/// then avx2 (AVX2 and F16C) on x86-64 with GCC or clang, neon on AArch64, scalar elsewhere.
+/// then avx2 (AVX2, FMA and F16C) on x86-64 with GCC or clang, neon on AArch64, scalar elsewhere.
 /// SEQEMBED_ISA=scalar|avx2|avx512|avx512bf16|neon in
 /// the environment replaces the default when the process first needs a kernel; set_isa()
 /// replaces it at any time.
@@ -25,7 +25,7 @@ namespace seqembed {
 /// @brief An instruction set the kernels are compiled for.
 enum class Isa {
     scalar,  ///< plain C++, one element at a time: the reference the others reproduce.
-    avx2,    ///< x86-64 AVX2 with F16C: 8 floats a vector.
+    avx2,    ///< x86-64 AVX2 with FMA and F16C (Haswell, Zen 1 and later): 8 floats a vector.
     avx512,  ///< x86-64 AVX-512F: 16 floats a vector.
     /// x86-64 AVX-512F with BW and BF16: avx512's kernels, with the rotary rotation's bfloat16
     /// results rounded by the CPU's conversion (vcvtne2ps2bf16) wherever it gives the same bits.
@@ -60,12 +60,13 @@ inline Isa isa_from_name(const std::string& name) {
 namespace detail {
 
 #if SEQEMBED_DETAIL_X86_KERNELS
-/// Whether the CPU converts half floats (F16C: CPUID leaf 1, ECX bit 29). Asked with the
-/// instruction itself: clang's __builtin_cpu_supports does not know "f16c".
-inline bool cpu_has_f16c() noexcept {
+/// Whether the CPU has fused multiply-adds (FMA3: CPUID leaf 1, ECX bit 12) and converts half
+/// floats (F16C: bit 29). Asked with the instruction itself: clang's __builtin_cpu_supports does
+/// not know "f16c".
+inline bool cpu_has_fma_f16c() noexcept {
     unsigned eax = 1, ebx = 0, ecx = 0, edx = 0;
     __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
-    return ((ecx >> 29) & 1u) != 0;
+    return ((ecx >> 12) & 1u) != 0 && ((ecx >> 29) & 1u) != 0;
 }
 #endif
 
@@ -79,7 +80,7 @@ inline bool isa_supported(Isa isa) noexcept {
     switch (isa) {
         case Isa::scalar: return true;
 #if SEQEMBED_DETAIL_X86_KERNELS
-        case Isa::avx2: return __builtin_cpu_supports("avx2") && detail::cpu_has_f16c();
+        case Isa::avx2: return __builtin_cpu_supports("avx2") && detail::cpu_has_fma_f16c();
         case Isa::avx512: return __builtin_cpu_supports("avx512f");
         case Isa::avx512_bf16:
             return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&

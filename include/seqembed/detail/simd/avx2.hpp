@@ -1,5 +1,5 @@
 /// @file detail/simd/avx2.hpp
-/// @brief The AVX2 backend of the vector layer (with F16C), compiled in a target("avx2,f16c")
+/// @brief The AVX2 backend of the vector layer (with FMA and F16C), compiled in a target("avx2,fma,f16c")
 ///        region of detail/engine/kernels.hpp whatever the build's flags.
 #pragma once
 
@@ -51,6 +51,10 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_ps(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_ps(a, b); }
+    /// a b + c, rounded once.
+    static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return _mm256_fmadd_ps(a, b, c); }
+    /// -a: the sign bit flipped.
+    static Reg negate(Reg a) noexcept { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm256_permute_ps(v, 0xB1); }
     /// The low half of the lanes and the high half exchanged.

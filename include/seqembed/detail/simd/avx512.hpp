@@ -53,6 +53,12 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm512_add_ps(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_ps(a, b); }
+    /// a b + c, rounded once.
+    static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return _mm512_fmadd_ps(a, b, c); }
+    /// -a: the sign bit flipped.
+    static Reg negate(Reg a) noexcept {
+        return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
+    }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm512_permute_ps(v, 0xB1); }
     /// The low half of the lanes and the high half exchanged.

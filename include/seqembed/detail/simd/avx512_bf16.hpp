@@ -29,12 +29,14 @@ struct Lanes : avx512_isa::Lanes<Scalar> {};
 /// narrow_split's bits.
 ///
 /// vcvtne2ps2bf16 rounds to nearest even, as narrow_split does, and keeps a NaN's sign and payload
-/// top, as narrow_split does, but reads a subnormal float as zero. The rotation's results are
-/// never subnormal when every product x c is zero or at least 2^-102 in magnitude: each is then a
-/// multiple of 2^-125, and so is their sum, which is zero or at least 2^-125. That holds when no
-/// cosine or sine is below 2^-39 but zero (the kernel looks once per table row,
-/// ordinary_factors) and no activation is below 2^-63, zero included (ordinary_bfloat16, per
-/// block: two vptestnmw); other blocks go through narrow_split.
+/// top, as narrow_split does, but reads a subnormal float as zero. The rotation's results,
+/// x1 c + x2 (-s) and x2 c + x1 s with the sine's product rounded and the cosine's exact inside
+/// the fused multiply-add, are never subnormal when no activation is below 2^-63 in magnitude
+/// and no cosine or sine below 2^-33 but zero: an activation is then a multiple of 2^-70 and a
+/// factor of 2^-56, so the exact x c is a multiple of 2^-126, and the rounded x s, at least
+/// 2^-96, of 2^-119; their sum is zero or at least 2^-126, and so is its rounding. The kernel
+/// looks at the factors once per table row (ordinary_factors) and at the activations per block,
+/// zero included (ordinary_bfloat16: two vptestnmw); other blocks go through narrow_split.
 template <>
 struct Lanes<float> : avx512_isa::Lanes<float> {
     /// narrow_split_converted may round the rotation's results from ordinary inputs.
@@ -65,7 +67,7 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
         return _mm512_mask_testn_epi16_mask(mask, _mm512_maskz_loadu_epi16(mask, p), _mm512_set1_epi16(0x6000)) == 0;
     }
     /// Whether every one of the count values of c and of s (count a multiple of 16) is zero
-    /// or 2^-39 or more in magnitude.
+    /// or 2^-33 or more in magnitude.
     static bool ordinary_factors(const float* c, const float* s, std::ptrdiff_t count) noexcept {
         __m512i least = _mm512_set1_epi32(-1);
         for (std::ptrdiff_t i = 0; i < count; i += 16)
@@ -105,9 +107,9 @@ private:
         return _mm512_min_epu32(_mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(cosines), magnitude), one),
                                 _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(sines), magnitude), one));
     }
-    /// Whether least (least_factor's) is 2^-39 less one (0x2C000000 - 1) or more in every lane.
+    /// Whether least (least_factor's) is 2^-33 less one (0x2F000000 - 1) or more in every lane.
     static bool ordinary_least(__m512i least) noexcept {
-        return _mm512_cmplt_epu32_mask(least, _mm512_set1_epi32(0x2BFFFFFF)) == 0;
+        return _mm512_cmplt_epu32_mask(least, _mm512_set1_epi32(0x2EFFFFFF)) == 0;
     }
 };
 

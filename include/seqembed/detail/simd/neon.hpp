@@ -52,6 +52,10 @@ struct Lanes<float> {
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f32(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f32(a, b); }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
+    /// a b + c, rounded once.
+    static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return vfmaq_f32(c, a, b); }
+    /// -a: the sign bit flipped.
+    static Reg negate(Reg a) noexcept { return vnegq_f32(a); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return vrev64q_f32(v); }
     /// The low half of the lanes and the high half exchanged.

@@ -41,6 +41,8 @@ struct Lanes {
     static Reg set(Scalar x) noexcept { return x; }
     static Reg mul(Reg a, Reg b) noexcept { return a * b; }
     static Reg add(Reg a, Reg b) noexcept { return a + b; }
+    /// a b + c, rounded once.
+    static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return std::fma(a, b, c); }
     static void store(Scalar* p, Reg v) noexcept { *p = v; }
     /// Writes the first `used` lanes (fewer than count); nothing past them is written.
     static void store_first(Scalar* p, int used, Reg v) noexcept {
