@@ -224,8 +224,10 @@ struct RotaryOptions {
 /// in place by each token's position: Hugging Face's `q * cos + rotate_half(q) * sin` in the
 /// activations' arithmetic, every product rounded before the sum (no FMA), so that float
 /// activations with a follow table give Hugging Face's float32 output bit for bit. bfloat16
-/// activations are widened to float, rotated in float with the table in float, and rounded once
-/// to bfloat16: more accurate than Hugging Face's bfloat16 arithmetic (which rounds the table,
+/// activations are widened to float and rotated in float with the table in float, as
+/// x1 c + x2 (-s) and x2 c + x1 s with the sine's product rounded and the cosine's fused into the
+/// sum, then rounded once to bfloat16: one rounding fewer than Hugging Face's float32 formula on
+/// the upcast values, and far more accurate than its bfloat16 arithmetic (which rounds the table,
 /// each product and the sum to bfloat16).
 /// @tparam Scalar the table's stored type: float, double, Eigen::bfloat16 or Eigen::half.
 /// @code
@@ -373,7 +375,8 @@ public:
                const Eigen::Ref<const PositionVector>& positions) const {
         apply_positions<double>(q, k, q_heads, k_heads, positions);
     }
-    /// @brief As apply for float, over bfloat16 activations (computed in float, rounded once).
+    /// @brief As apply for float, over bfloat16 activations (computed in float with the cosine's
+    ///        product fused into the sum, rounded once).
     /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
     /// @param k_heads heads in k. @param positions one per row.
     /// @throws as the float overload.
