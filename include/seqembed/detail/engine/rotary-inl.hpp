@@ -194,7 +194,11 @@ private:
     /// rounded before the sum.
     static void turned(Reg x1, Reg x2, Reg cosine, Reg sine, Reg& y1, Reg& y2) noexcept {
         if constexpr (split) {
-            Reg x2s = V::mul(x2, V::negate(sine));  // -(x2 s), exactly: the sines are finite
+            // -(x2 s), exactly (the sines are finite). The negated sines are opaque: folded into
+            // the product, AArch64's fnmul negates the product, a NaN's sign too.
+            Reg negated = V::negate(sine);
+            V::keep_rounded(negated);
+            Reg x2s = V::mul(x2, negated);
             Reg x1s = V::mul(x1, sine);
             V::keep_rounded(x2s);
             V::keep_rounded(x1s);
