@@ -198,12 +198,8 @@ private:
             // the product, AArch64's fnmul negates the product, a NaN's sign too.
             Reg negated = V::negate(sine);
             V::keep_rounded(negated);
-            Reg x2s = V::mul(x2, negated);
-            Reg x1s = V::mul(x1, sine);
-            V::keep_rounded(x2s);
-            V::keep_rounded(x1s);
-            y1 = V::mul_add(x1, cosine, x2s);
-            y2 = V::mul_add(x2, cosine, x1s);
+            y1 = turned_with(x1, x2, cosine, negated);
+            y2 = turned_with(x2, x1, cosine, sine);
             return;
         }
         Reg x1c = V::mul(x1, cosine);
