@@ -154,6 +154,8 @@ public:
     /// @throws index_error for a negative first or count, or past the table (first + count >
     ///         capacity).
     Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
+        if (first < 0 || count < 0)
+            detail::fail<index_error>("positions [", first, ", ", first, " + ", count, ") start before the table");
         require_positions(first, count);
         return {m_table.row(static_cast<Index>(m_offset + first)), count, d_model()};
     }
@@ -179,11 +181,13 @@ public:
 private:
     friend struct detail::StageAccess;
 
-    /// Throws unless tokens [first, first + count) have rows, naming the row and the table's size.
+    /// Throws unless positions [first, first + count) have rows, naming the row and the table's
+    /// size. Positions down to -offset read the rows before the offset: a framework's padded
+    /// tokens (RoBERTa's row padding_idx, OPT's row 1) and its explicit position ids.
     void require_positions(std::int64_t first, Index count) const {
-        if (first < 0 || count < 0)
-            detail::fail<index_error>("positions [", first, ", ", first, " + ", count,
-                                      ") start before the table");
+        if (count < 0 || first < -m_offset)
+            detail::fail<index_error>("position ", first, " is before the learned position table (offset ", m_offset,
+                                      ": positions from ", -m_offset, " read rows from 0)");
         if (first > capacity() || count > capacity() - first) {
             // Name the first position without a row; its table row cannot overflow below.
             const std::int64_t missing = std::max<std::int64_t>(first, capacity());

@@ -89,13 +89,16 @@ public:
         padding.m_padding_id = padding_id;
         return padding;
     }
-    /// @brief An attention mask of the ids' shape: nonzero marks a real token.
+    /// @brief An attention mask: nonzero marks a real token.
     /// @tparam Derived an Eigen matrix of any integer type or bool (uint8 MaskMatrix, the int64
     ///         attention_mask a Hugging Face tokenizer returns, ...), any storage order, with
     ///         direct access.
-    /// @param mask batch x seq; viewed, not copied.
+    /// @param mask batch x seq, or batch x (past + seq) when decoding with a cache, as Hugging
+    ///        Face callers hold it: the first past columns are the past tokens, the last seq the
+    ///        current ones. Viewed, not copied.
     /// @return a Padding viewing mask: keep it alive and unresized while the Padding is used. A
-    ///         real token's position is the number of nonzero entries before it in its row.
+    ///         real token's position is the number of nonzero entries before it in its row, past
+    ///         columns included (PositionNumbering says how the pipeline numbers tokens).
     template <typename Derived>
     static Padding from_mask(const Eigen::DenseBase<Derived>& mask) noexcept {
         Padding padding(Kind::mask);
@@ -121,13 +124,25 @@ public:
                     detail::fail<value_error>("length ", m_values[b], " of sequence ", b,
                                               " is outside [0, ", ids.cols(), "]");
         } else if (m_kind == Kind::mask) {
-            detail::require_shape("padding mask", m_values.rows(), m_values.cols(), ids.rows(), ids.cols());
+            if (m_values.rows() != ids.rows() || m_values.cols() < ids.cols())
+                detail::fail<shape_error>("padding mask is ", m_values.rows(), " x ", m_values.cols(), ", expected ",
+                                          ids.rows(), " x ", ids.cols(), " (the ids) or ", ids.rows(),
+                                          " x (past + ", ids.cols(), ") (past and current tokens)");
         }
+    }
+
+    /// @brief The number of past tokens the padding covers before the ids: an attention mask's
+    ///        columns beyond the ids' (batch x (past + seq)), 0 for every other padding.
+    /// @param ids the ids the padding describes (require_fits passed).
+    /// @return past >= 0.
+    Index past_length(const TokenIds& ids) const noexcept {
+        return m_kind == Kind::mask ? m_values.cols() - ids.cols() : 0;
     }
 
     /// @brief Calls visit(b, t, token_index) for every token of sequences first_row ..
     ///        end_row - 1 in row-major order, token_index being the number of real tokens before
-    ///        it in its sequence, or -1 for padding. require_fits must have passed.
+    ///        it in its sequence (a mask's past tokens included), or -1 for padding. require_fits
+    ///        must have passed.
     /// @param ids the ids.
     /// @param first_row first sequence visited.
     /// @param end_row one past the last sequence visited.
@@ -149,11 +164,18 @@ public:
                                                                     : std::int64_t{-1});
                     break;
                 }
-                case Kind::padding_id:
-                case Kind::mask: {
+                case Kind::padding_id: {
                     std::int64_t real = 0;
                     for (Index t = 0; t < seq; ++t)
-                        visit(b, t, is_real(ids, b, t) ? real++ : std::int64_t{-1});
+                        visit(b, t, ids(b, t) != m_padding_id ? real++ : std::int64_t{-1});
+                    break;
+                }
+                case Kind::mask: {
+                    const Index past = m_values.cols() - seq;
+                    std::int64_t real = 0;
+                    for (Index t = 0; t < past; ++t) real += m_values(b, t) != 0 ? 1 : 0;
+                    for (Index t = 0; t < seq; ++t)
+                        visit(b, t, m_values(b, past + t) != 0 ? real++ : std::int64_t{-1});
                     break;
                 }
             }
@@ -167,10 +189,6 @@ private:
     template <typename Lengths>
     static Padding of_lengths(const Lengths& lengths, PaddingSide side) noexcept {
         return lengths_of(std::data(lengths), static_cast<Index>(std::size(lengths)), side);
-    }
-
-    bool is_real(const TokenIds& ids, Index b, Index t) const noexcept {
-        return m_kind == Kind::padding_id ? ids(b, t) != m_padding_id : m_values(b, t) != 0;
     }
 
     Kind m_kind;

@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "batch.hpp"
 #include "detail/checks.hpp"
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
@@ -41,16 +44,13 @@ enum class OutputStores {
     streaming
 };
 
-/// @brief Which number a token's position is, when a batch is padded.
-enum class PositionNumbering {
-    /// The number of real tokens before it in its sequence: left and right padding give the same
-    /// positions (OPT counts so from the attention mask, RoBERTa from the non-padding ids, and
-    /// Hugging Face's generate() for decoder-only models).
-    real_tokens,
-    /// Its index in the sequence, padding included: what BERT, ELECTRA, GPT-2, BART and Marian
-    /// compute when called with input_ids and an attention mask (with left padding the first
-    /// real token is not at position 0).
-    sequence_index
+/// @brief Where a pipeline adds the token-type row.
+enum class TokenTypeOrder {
+    /// (token + type) + position: BERT, ELECTRA, RoBERTa.
+    before_positions,
+    /// (token + position) + type: GPT-2, which looks token types up in its token table and adds
+    /// them after the positions.
+    after_positions
 };
 
 /// @brief How an InputPipeline applies dropout after the sum, how it writes, and how many
@@ -73,8 +73,16 @@ struct PipelineOptions {
     ///        default, 0 requests nothing. A gathered row starts where no hardware prefetcher
     ///        can guess.
     std::size_t prefetch_bytes = detail::default_prefetch_bytes;
-    /// @brief Which number a padded batch's tokens take in the positional stage.
-    PositionNumbering positions = PositionNumbering::real_tokens;
+    /// @brief Which number a batch's tokens take in the positional stage. Unset: real_tokens for
+    ///        a pipeline built by hand; a family loader (io::load_bert, ...) sets its family's
+    ///        rule and refuses another.
+    std::optional<PositionNumbering> positions;
+    /// @brief The padding token id that PositionNumbering::non_padding_ids skips (RoBERTa's
+    ///        padding_idx); required by that numbering, unused by the others.
+    std::optional<TokenId> padding_id;
+    /// @brief Zero rows for padded tokens (the default), or rows computed as the framework
+    ///        computes them (PaddedRows::computed).
+    PaddedRows padded_rows = PaddedRows::zero;
 };
 
 /// @brief The input stage of a transformer: for each real token, its embedding times the
@@ -132,10 +140,14 @@ public:
           m_threads(checked_threads(options.threads)),
           m_output_stores(options.output_stores),
           m_prefetch_bytes(options.prefetch_bytes),
-          m_numbering(options.positions) {
+          m_numbering(options.positions.value_or(PositionNumbering::real_tokens)),
+          m_padding_id(options.padding_id.value_or(0)),
+          m_padded_rows(options.padded_rows) {
         if (m_embedding.d_model() != m_positions.d_model())
             detail::fail<shape_error>("token embedding width ", m_embedding.d_model(),
                                       " differs from position width ", m_positions.d_model());
+        if (m_numbering == PositionNumbering::non_padding_ids && !options.padding_id)
+            detail::fail<value_error>("PositionNumbering::non_padding_ids needs PipelineOptions::padding_id");
     }
 
     /// @brief Width of an output row.
@@ -154,20 +166,35 @@ public:
     /// @brief Whether the pipeline is in training mode.
     /// @return true in training mode (dropout applies), false in evaluation mode.
     bool is_training() const noexcept { return m_dropout.is_training(); }
+    /// @brief How tokens are numbered when no position ids are given.
+    /// @return the numbering of the options (real_tokens when they left it unset).
+    PositionNumbering numbering() const noexcept { return m_numbering; }
+    /// @brief The padding id non_padding_ids numbering skips.
+    /// @return PipelineOptions::padding_id, 0 when unset.
+    TokenId padding_id() const noexcept { return m_padding_id; }
+    /// @brief How padded tokens' rows are written.
+    /// @return PaddedRows::zero or PaddedRows::computed.
+    PaddedRows padded_rows() const noexcept { return m_padded_rows; }
     /// @brief Training mode applies dropout; evaluation mode does not.
     /// @param training the new mode.
     void set_training(bool training) noexcept { m_dropout.set_training(training); }
 
     /// @brief Adds a token-type (segment) stage: row token_types(b, t) of `types` is added to
-    ///        each token's embedding, before its position (BERT's order). Without token types
-    ///        given to forward(), every token reads row 0, as Hugging Face's models default to.
-    /// @param types a type_vocab_size x d_model table.
+    ///        each token's embedding, before its position (BERT's order) or after it (GPT-2's).
+    ///        Without token types given to forward(), every token reads row 0, as Hugging Face's
+    ///        BERT-like models default to.
+    /// @param types a type_vocab_size x d_model table (GPT-2: a view of its token table).
+    /// @param order where the type row is added (the sums are rounded in that order).
     /// @throws shape_error if its width differs from the pipeline's (the pipeline is unchanged).
-    void set_token_types(TokenTypeEmbedding<Scalar> types) {
+    void set_token_types(TokenTypeEmbedding<Scalar> types, TokenTypeOrder order = TokenTypeOrder::before_positions) {
         if (types.d_model() != d_model())
             detail::fail<shape_error>("token type width ", types.d_model(), " differs from the pipeline's ", d_model());
         m_types = std::move(types);
+        m_type_order = order;
     }
+    /// @brief Where the token-type row is added.
+    /// @return the order given to set_token_types (before_positions without a table).
+    TokenTypeOrder token_type_order() const noexcept { return m_type_order; }
     /// @brief The token-type stage.
     /// @return the table, or null when the pipeline has none.
     const TokenTypeEmbedding<Scalar>* token_types() const noexcept { return m_types ? &*m_types : nullptr; }
@@ -185,6 +212,34 @@ public:
     /// @return the LayerNorm, or null when the pipeline has none.
     const LayerNorm<Scalar>* layer_norm() const noexcept { return m_norm ? &*m_norm : nullptr; }
 
+    /// @brief Embeds a batch, as a forward with these keyword arguments, into a new matrix.
+    /// @param batch the ids and what goes with them: token types, padding (an attention mask of
+    ///        the ids' shape or over past + current tokens), step offsets, explicit position ids.
+    /// @return a (batch * seq) x d_model matrix, row b * seq + t for token (b, t).
+    /// @throws as forward_into.
+    RowMatrix<Scalar> forward(const Batch& batch) const {
+        check(batch);
+        RowMatrix<Scalar> out = detail::new_output<Scalar>(batch.ids.size(), d_model());
+        write(batch, out);
+        return out;
+    }
+
+    /// @brief As forward(batch), into caller memory without allocating. Everything is checked
+    ///        before the first write, so on an error out is untouched.
+    /// @param batch the ids and what goes with them.
+    /// @param out (batch * seq) x d_model.
+    /// @throws shape_error for out, padding, offsets, token types or position ids of the wrong
+    ///         shape; value_error for a bad length, token types given to a pipeline without a
+    ///         token-type table, or position ids given with step offsets; index_error for an id
+    ///         of a token to be written outside the vocabulary, a type id outside the table, or a
+    ///         position the positional stage has no row for.
+    void forward_into(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(), batch.ids.size(),
+                              d_model());
+        check(batch);
+        write(batch, out);
+    }
+
     /// @brief Embeds a batch into a new (batch * seq) x d_model matrix.
     /// @param ids batch x seq token ids (int64 or int32, any layout; viewed).
     /// @param padding which tokens are real (default: all).
@@ -194,10 +249,7 @@ public:
     /// @throws as forward_into.
     RowMatrix<Scalar> forward(const TokenIds& ids, const Padding& padding = Padding::none(),
                               const StepOffsets& offsets = {}) const {
-        check(ids, padding, offsets, nullptr);
-        RowMatrix<Scalar> out = detail::new_output<Scalar>(ids.size(), d_model());
-        write(ids, padding, out, offsets, nullptr);
-        return out;
+        return forward(batch_of(ids, nullptr, padding, offsets));
     }
 
     /// @brief Embeds a batch with its token types (segment ids) into a new matrix.
@@ -209,10 +261,7 @@ public:
     /// @throws as forward_into.
     RowMatrix<Scalar> forward(const TokenIds& ids, const TokenIds& token_types, const Padding& padding = Padding::none(),
                               const StepOffsets& offsets = {}) const {
-        check(ids, padding, offsets, &token_types);
-        RowMatrix<Scalar> out = detail::new_output<Scalar>(ids.size(), d_model());
-        write(ids, padding, out, offsets, &token_types);
-        return out;
+        return forward(batch_of(ids, &token_types, padding, offsets));
     }
 
     /// @brief As forward with token types, into caller memory without allocating; everything is
@@ -222,23 +271,18 @@ public:
     /// @param padding which tokens are real.
     /// @param out (batch * seq) x d_model.
     /// @param offsets added to the positions.
-    /// @throws as the overload without types; also shape_error for token_types of another shape
-    ///         than ids, value_error when the pipeline has no token-type stage, index_error for
-    ///         a real token's type id outside the table.
+    /// @throws as forward_into(batch, out).
     void forward_into(const TokenIds& ids, const TokenIds& token_types, const Padding& padding,
                       Eigen::Ref<RowMatrix<Scalar>> out, const StepOffsets& offsets = {}) const {
-        detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(),
-                              ids.size(), d_model());
-        check(ids, padding, offsets, &token_types);
-        write(ids, padding, out, offsets, &token_types);
+        forward_into(batch_of(ids, &token_types, padding, offsets), out);
     }
 
     /// @brief As forward with every token real, into caller memory.
     /// @param ids batch x seq token ids.
     /// @param out (batch * seq) x d_model.
-    /// @throws as the full overload.
+    /// @throws as forward_into(batch, out).
     void forward_into(const TokenIds& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
-        forward_into(ids, Padding::none(), out);
+        forward_into(Batch(ids), out);
     }
 
     /// @brief Embeds a batch into caller memory without allocating. Everything is checked
@@ -247,15 +291,10 @@ public:
     /// @param padding which tokens are real.
     /// @param out (batch * seq) x d_model.
     /// @param offsets added to the positions: one for all sequences, or one per sequence.
-    /// @throws shape_error for out, padding or offsets of the wrong shape; value_error for a bad
-    ///         length; index_error for a real token's id outside the vocabulary or a position
-    ///         past the table.
+    /// @throws as forward_into(batch, out).
     void forward_into(const TokenIds& ids, const Padding& padding, Eigen::Ref<RowMatrix<Scalar>> out,
                       const StepOffsets& offsets = {}) const {
-        detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(),
-                              ids.size(), d_model());
-        check(ids, padding, offsets, nullptr);
-        write(ids, padding, out, offsets, nullptr);
+        forward_into(batch_of(ids, nullptr, padding, offsets), out);
     }
 
 private:
@@ -265,34 +304,61 @@ private:
     // Below this many output elements a second thread costs more than it saves.
     static constexpr Index elements_per_extra_worker = Index{1} << 18;
 
-    /// Every check, before anything is written: the padding and offsets fit, every real token's
-    /// id is in the vocabulary, every sequence's positions are in the positional stage.
-    void check(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
-               const TokenIds* types) const {
-        padding.require_fits(ids);
-        offsets.require_fits(ids.rows());
-        if (types != nullptr) {
-            if (!m_types)
-                detail::fail<value_error>("token type ids were given, but the pipeline has no token type "
-                                          "table (set_token_types)");
-            detail::require_shape("token type ids", types->rows(), types->cols(), ids.rows(), ids.cols());
-        }
+    static Batch batch_of(const TokenIds& ids, const TokenIds* types, const Padding& padding,
+                          const StepOffsets& offsets) {
+        Batch batch(ids);
+        if (types != nullptr) batch.token_types = *types;
+        batch.padding = padding;
+        batch.offsets = offsets;
+        return batch;
+    }
+
+    /// Every check, before anything is written: the inputs fit, every id and type id of a token
+    /// to be written is in its table, every sequence's positions are in the positional stage.
+    void check(const Batch& batch) const {
+        detail::require_batch_fits(batch);
+        if (batch.token_types && !m_types)
+            detail::fail<value_error>("token type ids were given, but the pipeline has no token type "
+                                      "table (set_token_types)");
         const Index vocab_size = m_embedding.vocab_size();
-        for (Index b = 0; b < ids.rows(); ++b) {
-            std::int64_t real = 0;
-            padding.for_each_token(ids, b, b + 1, [&](Index, Index t, std::int64_t token_index) {
-                if (token_index < 0) return;
-                detail::require_token_id(ids(b, t), vocab_size, b, t);
-                if (types != nullptr) m_types->require_type_id((*types)(b, t), b, t);
-                real = position_number(t, token_index) + 1;
-            });
-            if (real > 0) detail::StageAccess::require_positions(m_positions, offsets.of(b), static_cast<Index>(real));
-        }
+        const bool padded_too = m_padded_rows == PaddedRows::computed;
+        Index row = -1;
+        std::int64_t lowest = 0;
+        std::int64_t highest = -1;
+        const auto require_row_positions = [&] {
+            if (row < 0 || highest < lowest) return;
+            const auto span = static_cast<std::uint64_t>(highest) - static_cast<std::uint64_t>(lowest);
+            if (span < static_cast<std::uint64_t>(std::numeric_limits<Index>::max())) {
+                detail::StageAccess::require_positions(m_positions, lowest, static_cast<Index>(span) + 1);
+            } else {
+                detail::StageAccess::require_positions(m_positions, lowest, 1);
+                detail::StageAccess::require_positions(m_positions, highest, 1);
+            }
+        };
+        detail::for_each_position(batch, m_numbering, m_padding_id, 0, batch.ids.rows(),
+                                  [&](Index b, Index t, bool real, std::int64_t position) {
+                                      if (b != row) {
+                                          require_row_positions();
+                                          row = b;
+                                          lowest = 0;
+                                          highest = -1;
+                                      }
+                                      if (!real && !padded_too) return;
+                                      detail::require_token_id(batch.ids(b, t), vocab_size, b, t);
+                                      if (batch.token_types) m_types->require_type_id((*batch.token_types)(b, t), b, t);
+                                      if (highest < lowest) {
+                                          lowest = highest = position;
+                                      } else {
+                                          lowest = std::min(lowest, position);
+                                          highest = std::max(highest, position);
+                                      }
+                                  });
+        require_row_positions();
     }
 
     /// The checked forward: sequences shared between workers, each writing its own rows.
-    void write(const TokenIds& ids, const Padding& padding, Eigen::Ref<RowMatrix<Scalar>> out,
-               const StepOffsets& offsets, const TokenIds* types) const {
+    void write(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        const TokenIds& ids = batch.ids;
         if (ids.size() == 0) return;
         const Index workers = worker_count(ids);
         std::vector<std::thread> helpers;
@@ -312,9 +378,7 @@ private:
         // Sequences are split evenly between the workers; each element's dropout draw depends on
         // its index only, so the output is the same for any number of workers.
         const auto rows_of = [&](Index worker) { return ids.rows() * worker / workers; };
-        const auto work = [&](Index worker) {
-            write_rows(job, ids, types, padding, out, offsets, rows_of(worker), rows_of(worker + 1));
-        };
+        const auto work = [&](Index worker) { write_rows(job, batch, out, rows_of(worker), rows_of(worker + 1)); };
 #if defined(_OPENMP)
         if (workers > 1) {
 #pragma omp parallel for num_threads(static_cast<int>(workers)) schedule(static)
@@ -333,10 +397,11 @@ private:
     /// The rows of sequences first_row .. end_row - 1, through one pass of the row kernel. A
     /// position row past a sinusoidal table is computed into its output row first, which the
     /// kernel then reads as the position to add.
-    void write_rows(const detail::RowJob<Scalar>& job, const TokenIds& ids, const TokenIds* types, const Padding& padding,
-                    Eigen::Ref<RowMatrix<Scalar>>& out, const StepOffsets& offsets, Index first_row,
-                    Index end_row) const {
+    void write_rows(const detail::RowJob<Scalar>& job, const Batch& batch, Eigen::Ref<RowMatrix<Scalar>>& out,
+                    Index first_row, Index end_row) const {
         if (first_row >= end_row) return;
+        const TokenIds& ids = batch.ids;
+        const bool padded_too = m_padded_rows == PaddedRows::computed;
         const Index width = d_model();
         const Index seq = ids.cols();
         const Index vocab_size = m_embedding.vocab_size();
@@ -345,7 +410,8 @@ private:
         Index ahead_b = first_row + ahead / seq;
         Index ahead_t = ahead % seq;
         detail::RowPass<Scalar, Storage> pass(job);
-        padding.for_each_token(ids, first_row, end_row, [&](Index b, Index t, std::int64_t token_index) {
+        detail::for_each_position(batch, m_numbering, m_padding_id, first_row, end_row, [&](Index b, Index t, bool real,
+                                                                                             std::int64_t position) {
             const Index row = b * seq + t;
             Scalar* out_row = out.row(row).data();
             const Storage* next = nullptr;
@@ -360,22 +426,20 @@ private:
                 }
             }
             const auto first_element = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(width);
-            if (token_index < 0) {
+            if (!real && !padded_too) {
                 pass.add({out_row, nullptr, nullptr, first_element}, next);
                 return;
             }
-            const Scalar* position =
-                detail::StageAccess::position_row(m_positions, offsets.of(b) + position_number(t, token_index), out_row);
-            const Scalar* type = m_types ? m_types->row(types != nullptr ? (*types)(b, t) : 0) : nullptr;
-            pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), position, first_element, type},
+            const Scalar* position_row = detail::StageAccess::position_row(m_positions, position, out_row);
+            const Scalar* type_row =
+                m_types ? m_types->row(batch.token_types ? (*batch.token_types)(b, t) : 0) : nullptr;
+            // The kernel adds its `type` source first: GPT-2's order puts the position there.
+            if (m_type_order == TokenTypeOrder::after_positions) std::swap(position_row, type_row);
+            pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), position_row, first_element,
+                      type_row},
                      next);
         });
         pass.finish();
-    }
-
-    /// The position of token t, the token_index-th real one of its sequence.
-    std::int64_t position_number(Index t, std::int64_t token_index) const noexcept {
-        return m_numbering == PositionNumbering::sequence_index ? static_cast<std::int64_t>(t) : token_index;
     }
 
     Index worker_count(const TokenIds& ids) const noexcept {
@@ -409,6 +473,9 @@ private:
     OutputStores m_output_stores;
     std::size_t m_prefetch_bytes;
     PositionNumbering m_numbering;
+    TokenId m_padding_id;
+    PaddedRows m_padded_rows;
+    TokenTypeOrder m_type_order = TokenTypeOrder::before_positions;
 };
 
 }  // namespace seqembed

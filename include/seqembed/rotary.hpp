@@ -23,7 +23,7 @@
 #include "detail/rotary/storage.hpp"
 #include "error.hpp"
 #include "padding.hpp"
-#include "pipeline.hpp"    // PositionNumbering
+#include "batch.hpp"       // PositionNumbering
 #include "sinusoidal.hpp"  // TablePrecision, BeyondTable
 #include "types.hpp"
 
@@ -264,16 +264,18 @@ public:
     ///         original_max_position_embeddings; llama3 factors not 0 < low < high; yarn betas
     ///         <= 0; an attention_factor <= 0 or given to a rule without one; longrope lists
     ///         whose lengths differ from rotary_dim/2 or that hold a value <= 0; dynamic with
-    ///         rotary_dim 2; any NaN or infinity; max_positions <= 0 or a table too large for
-    ///         memory.
+    ///         rotary_dim 2; a negative sequence_length; any NaN or infinity; max_positions <= 0
+    ///         or a table too large for memory.
     explicit RotaryEmbedding(const RotaryOptions& options)
         : m_options(checked(options)),
           m_pairs(m_options.rotary_dim / 2),
-          m_table("rotary table", m_options.max_positions, m_options.rotary_dim) {
+          m_per_call(chooses_per_call(m_options)),
+          m_table("rotary table", stored_rows(m_options), m_options.rotary_dim) {
         detail::run_or_fail_on_bad_alloc<value_error>([&] { plan_frequencies(); }, "rotary frequencies of ",
                                                       m_options.rotary_dim, " dimensions do not fit in memory");
         auto table = m_table.writable();
-        for (Index p = 0; p < m_options.max_positions; ++p) compute_row(p, table.row(p).data());
+        for (Index p = 0; p < m_table.rows(); ++p) compute_row(*m_base, p, table.row(p).data());
+        if (m_long) m_long_table.emplace(build_table(*this, *m_long, m_options.max_positions));
     }
 
     /// @brief The configuration, with rotary_dim filled in.
@@ -288,60 +290,125 @@ public:
     /// @brief Frequencies (pairs) per head.
     /// @return rotary_dim() / 2: the columns of cos_table() and sin_table().
     Index pairs() const noexcept { return m_pairs; }
-    /// @brief Rows precomputed.
-    /// @return options().max_positions.
-    Index max_positions() const noexcept { return m_table.rows(); }
+    /// @brief The positions apply() takes under BeyondTable::throw_error.
+    /// @return options().max_positions: positions 0 .. max_positions() - 1.
+    Index max_positions() const noexcept { return m_options.max_positions; }
+    /// @brief Whether the frequencies depend on the call: dynamic NTK and LongRoPE with
+    ///        sequence_length 0 (the default), which choose them from each call's largest
+    ///        position as Hugging Face's forward does.
+    /// @return true for those rules with sequence_length 0; false for every other rule and for
+    ///         a fixed sequence_length.
+    bool per_call() const noexcept { return m_per_call; }
     /// @brief The factor on cos and sin (YaRN's and LongRoPE's attention factor; 1 otherwise), as
-    ///        Hugging Face computes it (a Python float).
+    ///        Hugging Face computes it (a Python float). LongRoPE's is the same for short and long
+    ///        calls (computed from max_position_embeddings / original_max_position_embeddings).
     /// @return the factor, > 0.
     double attention_scaling() const noexcept { return m_attention_scaling; }
-    /// @brief Hugging Face's `inv_freq` for these options, float32 as its torch ops compute it
-    ///        (what follow mode uses).
+    /// @brief Hugging Face's `inv_freq` of the stored table, float32 as its torch ops compute it
+    ///        (what follow mode uses): in per-call mode those of calls within
+    ///        original_max_position_embeddings (dynamic: the default rule's; longrope: the short
+    ///        factors').
     /// @return pairs() values.
-    const std::vector<float>& inverse_frequencies() const noexcept { return m_inv_freq; }
-    /// @brief The rule's real-valued frequencies (what exact mode uses), rounded to double.
+    const std::vector<float>& inverse_frequencies() const noexcept { return m_base->inv_freq; }
+    /// @brief Hugging Face's `inv_freq` for a call whose largest position is call_length - 1
+    ///        (in fixed mode and for rules without per-call frequencies, inverse_frequencies()).
+    /// @param call_length the call's largest position + 1 (Hugging Face's seq_len), >= 0.
+    /// @return pairs() values (a copy).
+    /// @throws value_error for a negative call_length.
+    std::vector<float> inverse_frequencies(std::int64_t call_length) const {
+        return call_rows(checked_call_length(call_length)).frequencies->inv_freq;
+    }
+    /// @brief The rule's real-valued frequencies of the stored table (what exact mode uses),
+    ///        rounded to double.
     /// @return pairs() values.
-    const std::vector<double>& frequencies() const noexcept { return m_frequency; }
+    const std::vector<double>& frequencies() const noexcept { return m_base->frequency; }
+    /// @brief The real-valued frequencies for a call whose largest position is call_length - 1.
+    /// @param call_length the call's largest position + 1, >= 0.
+    /// @return pairs() values (a copy).
+    /// @throws value_error for a negative call_length.
+    std::vector<double> frequencies(std::int64_t call_length) const {
+        return call_rows(checked_call_length(call_length)).frequencies->frequency;
+    }
 
-    /// @brief All cosines: max_positions x pairs (row p: position p).
+    /// @brief The sequence length a call of these positions has: its largest position + 1
+    ///        (Hugging Face's `seq_len = max(position_ids) + 1`), negative (padded) positions left
+    ///        out. Dynamic NTK and LongRoPE in per-call mode choose their frequencies from it.
+    /// @param positions one per token (-1 for padding, as positions_of gives them).
+    /// @return max + 1, or 0 when no position is >= 0.
+    static std::int64_t call_length(const Eigen::Ref<const PositionVector>& positions) noexcept {
+        std::int64_t largest = -1;
+        for (Index r = 0; r < positions.size(); ++r) largest = std::max(largest, positions[r]);
+        return largest + 1;
+    }
+
+    /// @brief The stored table's cosines, row p for position p. In fixed mode, and for rules
+    ///        without per-call frequencies, all max_positions rows; in per-call mode the table of
+    ///        calls within original_max_position_embeddings (dynamic: the default frequencies;
+    ///        longrope: the short factors), min(max_positions, original_max_position_embeddings)
+    ///        rows, as no such call reaches further. Rows of longer calls: rows(first, count,
+    ///        call_length) or forward_into(first, cos, sin, call_length).
     /// @return a view (no copy), valid while this object lives.
-    TableView cos_table() const noexcept { return view(0, max_positions(), 0); }
-    /// @brief All sines: max_positions x pairs.
+    TableView cos_table() const noexcept { return view_of(m_table, 0, m_table.rows(), 0, m_pairs); }
+    /// @brief The stored table's sines (see cos_table()).
     /// @return a view (no copy), valid while this object lives.
-    TableView sin_table() const noexcept { return view(0, max_positions(), m_pairs); }
-    /// @brief count precomputed rows from row first, as cos and sin views (no copy).
+    TableView sin_table() const noexcept { return view_of(m_table, 0, m_table.rows(), m_pairs, m_pairs); }
+    /// @brief count rows of the stored table (see cos_table()) from row first, as cos and sin
+    ///        views (no copy).
     /// @param first the first position.
     /// @param count how many positions.
     /// @return the views, count x pairs each.
-    /// @throws index_error if [first, first + count) is not inside [0, max_positions), whatever
+    /// @throws index_error if [first, first + count) is not inside the stored table, whatever
     ///         options.beyond says (use forward_into for rows past the table).
-    Rows rows(std::int64_t first, Index count) const {
-        if (first < 0 || count < 0 || first > max_positions() || count > max_positions() - first)
-            detail::fail<index_error>("rotary rows [", first, ", ", first, " + ", count,
-                                      ") are not inside the table of ", max_positions(), " rows (max_positions)");
-        return {view(static_cast<Index>(first), count, 0), view(static_cast<Index>(first), count, m_pairs)};
+    Rows rows(std::int64_t first, Index count) const { return stored_views(m_table, first, count, "table"); }
+    /// @brief count stored rows from row first, as a call whose largest position is
+    ///        call_length - 1 reads them: in per-call mode, LongRoPE's long table for a call past
+    ///        original_max_position_embeddings; otherwise as rows(first, count).
+    /// @param first the first position.
+    /// @param count how many positions.
+    /// @param call_length the call's largest position + 1, >= 0.
+    /// @return the views, count x pairs each (no copy).
+    /// @throws value_error for a negative call_length; index_error if such a call's rows are
+    ///         not stored (dynamic NTK past original_max_position_embeddings computes them per
+    ///         call: use forward_into) or [first, first + count) is outside the table.
+    Rows rows(std::int64_t first, Index count, std::int64_t call_length) const {
+        const CallRows call = call_rows(checked_call_length(call_length));
+        if (call.table == nullptr)
+            detail::fail<index_error>("rotary rows of a dynamic call of length ", call_length,
+                                      " are not stored (past original_max_position_embeddings ",
+                                      m_options.original_max_position_embeddings,
+                                      " they are computed per call): use forward_into with the call length");
+        return stored_views(*call.table, first, count, call.table == &m_table ? "table" : "long table");
     }
 
     /// @brief The cos and sin rows of positions first .. first + cos.rows() - 1 into caller
-    ///        memory, computed past the table when options.beyond allows it.
+    ///        memory, as Hugging Face's forward gives them for these position ids: in per-call
+    ///        mode the call's length is first + cos.rows() (its largest position + 1). Rows are
+    ///        computed past the table when options.beyond allows it.
     /// @param first the first position, >= 0.
     /// @param cos count x pairs.
     /// @param sin count x pairs (the same count).
     /// @throws shape_error for other shapes; index_error for negative positions, positions past
     ///         the table under BeyondTable::throw_error, or past 2^53.
     void forward_into(std::int64_t first, Eigen::Ref<RowMatrix<Scalar>> cos, Eigen::Ref<RowMatrix<Scalar>> sin) const {
-        detail::require_shape("sin of RotaryEmbedding::forward_into", sin.rows(), sin.cols(), cos.rows(), m_pairs);
-        detail::require_shape("cos of RotaryEmbedding::forward_into", cos.rows(), cos.cols(), sin.rows(), m_pairs);
-        if (cos.rows() == 0) return;
-        const std::int64_t last = detail::checked_add("rotary position", first, cos.rows() - 1);
-        require_position(first, "the first row");
-        require_position(last, "the last row");
-        std::vector<Scalar> scratch;
-        for (Index r = 0; r < cos.rows(); ++r) {
-            const Scalar* row = position_row(first + r, scratch);
-            std::copy(row, row + m_pairs, cos.row(r).data());
-            std::copy(row + m_pairs, row + 2 * m_pairs, sin.row(r).data());
-        }
+        if (!require_rows(first, cos, sin)) return;
+        copy_rows(first, first + cos.rows(), cos, sin);
+    }
+    /// @brief As forward_into(first, cos, sin), the rows as a call whose largest position is
+    ///        call_length - 1 reads them (a decoding step: the rows of its new tokens, with the
+    ///        length of the whole sequence).
+    /// @param first the first position, >= 0.
+    /// @param cos count x pairs.
+    /// @param sin count x pairs (the same count).
+    /// @param call_length the call's largest position + 1: at least first + count.
+    /// @throws shape_error for other shapes; value_error for a call_length below first + count;
+    ///         index_error as forward_into(first, cos, sin).
+    void forward_into(std::int64_t first, Eigen::Ref<RowMatrix<Scalar>> cos, Eigen::Ref<RowMatrix<Scalar>> sin,
+                      std::int64_t call_length) const {
+        if (!require_rows(first, cos, sin)) return;
+        if (call_length < first + cos.rows())
+            detail::fail<value_error>("rotary call_length ", call_length, " is below the rows' end ", first, " + ",
+                                      cos.rows(), ": a call's length is its largest position + 1");
+        copy_rows(first, call_length, cos, sin);
     }
 
     /// @name Applying the rotation
@@ -566,129 +633,209 @@ private:
 
     // ---- frequencies ------------------------------------------------------------------------
 
-    /// Both sets of frequencies, the attention scaling and the kernel's split of the exact ones.
-    void plan_frequencies() {
+    /// One set of frequencies: Hugging Face's float32 inv_freq (follow mode) and the rule's real
+    /// ones (exact mode), split for the kernel.
+    struct FrequencySet {
+        std::vector<float> inv_freq;                  // follow: Hugging Face's float32 inv_freq
+        std::vector<double> frequency;                // exact, rounded to double (for users)
+        std::vector<detail::DoubleDouble> split;      // exact, as hi + lo
+        std::vector<double> high;                     // exact, split for the kernel, padded
+        std::vector<double> middle;
+        std::vector<double> low;
+        double max_frequency = 0;
+    };
+
+    /// Whether the rule's frequencies depend on the call (dynamic and longrope with
+    /// sequence_length 0).
+    static bool chooses_per_call(const RotaryOptions& options) noexcept {
+        return (options.scaling == RotaryScaling::dynamic || options.scaling == RotaryScaling::longrope) &&
+               options.sequence_length == 0;
+    }
+
+    /// Rows of the table built at construction: in per-call mode only the positions a call
+    /// within the trained length reaches.
+    static Index stored_rows(const RotaryOptions& options) noexcept {
+        if (!chooses_per_call(options)) return options.max_positions;
+        return std::min(options.max_positions, options.original_max_position_embeddings);
+    }
+
+    /// Whether a call of this length (its largest position + 1) takes the rule's long
+    /// frequencies: past the trained length, in per-call mode.
+    bool is_long_call(std::int64_t call_length) const noexcept {
+        return m_per_call && call_length > m_options.original_max_position_embeddings;
+    }
+
+    /// The frequencies of the rule for sequence length `length` (dynamic: max(length, original);
+    /// longrope: long_factor past original), the attention scaling apart.
+    FrequencySet frequency_set(Index length) const {
         namespace rotary = detail::rotary;
         const RotaryOptions& o = m_options;
         const Index dim = o.rotary_dim;
         const auto base = static_cast<long double>(o.base);
         const auto factor = static_cast<long double>(o.factor);
         std::vector<long double> exact;
-        m_attention_scaling = 1.0;
-        m_exact_scaling = 1;
+        FrequencySet set;
         switch (o.scaling) {
             case RotaryScaling::none:
-                m_inv_freq = rotary::follow_default(o.base, dim);
+                set.inv_freq = rotary::follow_default(o.base, dim);
                 exact = rotary::exact_default(base, dim);
                 break;
             case RotaryScaling::linear:
-                m_inv_freq = rotary::follow_linear(o.base, dim, o.factor);
+                set.inv_freq = rotary::follow_linear(o.base, dim, o.factor);
                 exact = rotary::exact_linear(base, dim, factor);
                 break;
             case RotaryScaling::dynamic:
-                m_inv_freq = rotary::follow_dynamic(o.base, dim, o.factor, o.sequence_length,
-                                                    o.original_max_position_embeddings);
-                exact = rotary::exact_dynamic(base, dim, factor, o.sequence_length, o.original_max_position_embeddings);
+                set.inv_freq = rotary::follow_dynamic(o.base, dim, o.factor, length, o.original_max_position_embeddings);
+                exact = rotary::exact_dynamic(base, dim, factor, length, o.original_max_position_embeddings);
                 break;
             case RotaryScaling::yarn:
-                m_inv_freq = rotary::follow_yarn(o.base, dim, o.factor, o.beta_fast, o.beta_slow,
-                                                 o.original_max_position_embeddings, o.truncate);
+                set.inv_freq = rotary::follow_yarn(o.base, dim, o.factor, o.beta_fast, o.beta_slow,
+                                                   o.original_max_position_embeddings, o.truncate);
                 exact = rotary::exact_yarn(base, dim, factor, static_cast<long double>(o.beta_fast),
                                            static_cast<long double>(o.beta_slow), o.original_max_position_embeddings,
                                            o.truncate);
-                m_attention_scaling = o.attention_factor.value_or(
-                    rotary::yarn_attention_factor(o.factor, o.mscale, o.mscale_all_dim));
-                m_exact_scaling = o.attention_factor ? static_cast<long double>(*o.attention_factor)
-                                                     : rotary::exact_yarn_attention_factor(
-                                                           factor, static_cast<long double>(o.mscale),
-                                                           static_cast<long double>(o.mscale_all_dim));
                 break;
             case RotaryScaling::llama3:
-                m_inv_freq = rotary::follow_llama3(o.base, dim, o.factor, o.low_freq_factor, o.high_freq_factor,
-                                                   o.original_max_position_embeddings);
+                set.inv_freq = rotary::follow_llama3(o.base, dim, o.factor, o.low_freq_factor, o.high_freq_factor,
+                                                     o.original_max_position_embeddings);
                 exact = rotary::exact_llama3(base, dim, factor, static_cast<long double>(o.low_freq_factor),
                                              static_cast<long double>(o.high_freq_factor),
                                              o.original_max_position_embeddings);
                 break;
             case RotaryScaling::longrope: {
                 const std::vector<double>& ext =
-                    o.sequence_length > o.original_max_position_embeddings ? o.long_factor : o.short_factor;
-                m_inv_freq = rotary::follow_longrope(o.base, dim, ext);
+                    length > o.original_max_position_embeddings ? o.long_factor : o.short_factor;
+                set.inv_freq = rotary::follow_longrope(o.base, dim, ext);
                 exact = rotary::exact_longrope(base, dim, ext);
-                m_attention_scaling = o.attention_factor.value_or(
-                    rotary::longrope_attention_factor(o.factor, o.original_max_position_embeddings));
-                m_exact_scaling = o.attention_factor ? static_cast<long double>(*o.attention_factor)
-                                                     : rotary::exact_longrope_attention_factor(
-                                                           factor, o.original_max_position_embeddings);
                 break;
             }
+        }
+
+        const auto pairs = static_cast<std::size_t>(m_pairs);
+        const std::size_t padded = (pairs + block - 1) / block * block;
+        set.frequency.resize(pairs);
+        set.split.resize(pairs);
+        set.high.assign(padded, 0.0);
+        set.middle.assign(padded, 0.0);
+        set.low.assign(padded, 0.0);
+        for (std::size_t i = 0; i < pairs; ++i) {
+            const long double value = exact[i];
+            if (!std::isfinite(value) || !(value > 0) || !std::isfinite(set.inv_freq[i]) || !(set.inv_freq[i] > 0))
+                detail::fail<value_error>("rotary frequency ", i, " of the ", rule_name(o.scaling),
+                                          " rule is not a finite positive number (", static_cast<double>(value),
+                                          "; float32 ", set.inv_freq[i], "): check the options");
+            const auto hi = static_cast<double>(value);
+            set.frequency[i] = hi;
+            set.split[i] = {hi, static_cast<double>(value - static_cast<long double>(hi))};
+            const detail::SplitFrequency split = detail::split_frequency(set.split[i]);
+            set.high[i] = split.high;
+            set.middle[i] = split.middle;
+            set.low[i] = split.low;
+            set.max_frequency = std::max(set.max_frequency, hi);
+        }
+        return set;
+    }
+
+    /// The attention scaling (the same for every call: LongRoPE's comes from
+    /// max_position_embeddings / original_max_position_embeddings, as Hugging Face computes it)
+    /// and the frequencies of the table(s) built at construction.
+    void plan_frequencies() {
+        namespace rotary = detail::rotary;
+        const RotaryOptions& o = m_options;
+        const auto factor = static_cast<long double>(o.factor);
+        m_attention_scaling = 1.0;
+        m_exact_scaling = 1;
+        if (o.scaling == RotaryScaling::yarn) {
+            m_attention_scaling =
+                o.attention_factor.value_or(rotary::yarn_attention_factor(o.factor, o.mscale, o.mscale_all_dim));
+            m_exact_scaling = o.attention_factor
+                                  ? static_cast<long double>(*o.attention_factor)
+                                  : rotary::exact_yarn_attention_factor(factor, static_cast<long double>(o.mscale),
+                                                                        static_cast<long double>(o.mscale_all_dim));
+        } else if (o.scaling == RotaryScaling::longrope) {
+            m_attention_scaling = o.attention_factor.value_or(
+                rotary::longrope_attention_factor(o.factor, o.original_max_position_embeddings));
+            m_exact_scaling = o.attention_factor
+                                  ? static_cast<long double>(*o.attention_factor)
+                                  : rotary::exact_longrope_attention_factor(factor, o.original_max_position_embeddings);
         }
         m_scale32 = static_cast<float>(m_attention_scaling);
         if (!(m_attention_scaling > 0) || !std::isfinite(m_scale32))
             detail::fail<value_error>("rotary attention scaling ", m_attention_scaling, " of the ",
                                       rule_name(o.scaling), " rule is not a finite positive float");
-
-        const auto pairs = static_cast<std::size_t>(m_pairs);
-        const std::size_t padded = (pairs + block - 1) / block * block;
-        m_frequency.resize(pairs);
-        m_split_frequency.resize(pairs);
-        m_high.assign(padded, 0.0);
-        m_middle.assign(padded, 0.0);
-        m_low.assign(padded, 0.0);
-        m_max_frequency = 0;
-        m_max_inv_freq = 0;
-        for (std::size_t i = 0; i < pairs; ++i) {
-            const long double value = exact[i];
-            if (!std::isfinite(value) || !(value > 0) || !std::isfinite(m_inv_freq[i]) || !(m_inv_freq[i] > 0))
-                detail::fail<value_error>("rotary frequency ", i, " of the ", rule_name(o.scaling),
-                                          " rule is not a finite positive number (", static_cast<double>(value),
-                                          "; float32 ", m_inv_freq[i], "): check the options");
-            const auto hi = static_cast<double>(value);
-            m_frequency[i] = hi;
-            m_split_frequency[i] = {hi, static_cast<double>(value - static_cast<long double>(hi))};
-            const detail::SplitFrequency split = detail::split_frequency(m_split_frequency[i]);
-            m_high[i] = split.high;
-            m_middle[i] = split.middle;
-            m_low[i] = split.low;
-            m_max_frequency = std::max(m_max_frequency, hi);
-            m_max_inv_freq = std::max(m_max_inv_freq, static_cast<double>(m_inv_freq[i]));
-        }
+        // Per call, the stored table is that of calls within the trained length (length 0 picks
+        // the default or short frequencies); a fixed sequence_length picks them for good.
+        m_base = std::make_shared<const FrequencySet>(frequency_set(m_per_call ? 0 : o.sequence_length));
+        if (m_per_call && o.scaling == RotaryScaling::longrope)
+            m_long = std::make_shared<const FrequencySet>(frequency_set(o.original_max_position_embeddings + 1));
     }
 
     // ---- tables -----------------------------------------------------------------------------
 
     static constexpr Index block = detail::exact_sin_cos_block_size;
     // The vector kernel reduces angles exactly while the quadrant stays below 2^26 (its pi/2 in
-    // 26-bit parts); past that each value goes through exact_sin_or_cos (exact) or std::sin and
-    // std::cos of the float32 angle (follow).
+    // 26-bit parts); past that each exact value goes through exact_sin_or_cos. (Follow rows hand
+    // their float32 angles to sin_cos_of_float_angles, which reduces large ones itself.)
     static constexpr double kernel_angle_limit = 0x1p25;
 
-    TableView view(Index first, Index count, Index column) const noexcept {
-        return TableView(m_table.row(first) + column, count, m_pairs, Eigen::OuterStride<>(m_options.rotary_dim));
+    /// Builds the table of `frequencies` (rows positions 0 .. rows - 1).
+    static detail::RowTable<Scalar> build_table(const RotaryEmbedding& rope, const FrequencySet& frequencies,
+                                                Index rows) {
+        detail::RowTable<Scalar> table("rotary table", rows, rope.m_options.rotary_dim);
+        auto writable = table.writable();
+        for (Index p = 0; p < rows; ++p) rope.compute_row(frequencies, p, writable.row(p).data());
+        return table;
     }
 
-    /// Writes position's row ([cos | sin], rotary_dim values) to out.
-    void compute_row(std::int64_t position, Scalar* out) const {
+    static TableView view_of(const detail::RowTable<Scalar>& table, Index first, Index count, Index column,
+                             Index pairs) noexcept {
+        return TableView(table.row(first) + column, count, pairs, Eigen::OuterStride<>(2 * pairs));
+    }
+
+    /// What one call reads: a stored table (for its rows) and the frequencies of rows computed
+    /// on the fly (past the table, or every row of a dynamic call past the trained length).
+    struct CallRows {
+        const detail::RowTable<Scalar>* table = nullptr;
+        std::shared_ptr<const FrequencySet> frequencies;
+    };
+
+    /// The rows of a call whose largest position is call_length - 1.
+    CallRows call_rows(std::int64_t call_length) const {
+        if (!is_long_call(call_length)) return {&m_table, m_base};
+        if (m_options.scaling == RotaryScaling::longrope) return {&*m_long_table, m_long};
+        // Dynamic NTK past the trained length: frequencies for this length, rows computed.
+        const auto length = static_cast<Index>(call_length);
+        std::shared_ptr<const FrequencySet> grown;
+        detail::run_or_fail_on_bad_alloc<value_error>(
+            [&] { grown = std::make_shared<const FrequencySet>(frequency_set(length)); }, "rotary frequencies of ",
+            m_options.rotary_dim, " dimensions do not fit in memory");
+        return {nullptr, std::move(grown)};
+    }
+
+    /// Writes position's row ([cos | sin], rotary_dim values) of `frequencies` to out.
+    void compute_row(const FrequencySet& frequencies, std::int64_t position, Scalar* out) const {
         if (m_options.precision == TablePrecision::exact)
-            compute_exact_row(position, out);
+            compute_exact_row(frequencies, position, out);
         else
-            compute_follow_row(position, out);
+            compute_follow_row(frequencies, position, out);
     }
 
-    void compute_exact_row(std::int64_t position, Scalar* out) const {
+    void compute_exact_row(const FrequencySet& frequencies, std::int64_t position, Scalar* out) const {
         namespace rotary = detail::rotary;
         alignas(64) double sines[block];
         alignas(64) double cosines[block];
         const auto p = static_cast<double>(position);
-        const bool kernel = p < detail::fast_path_position_limit && p * m_max_frequency < kernel_angle_limit;
+        const bool kernel =
+            p < detail::fast_path_position_limit && p * frequencies.max_frequency < kernel_angle_limit;
         for (Index first = 0; first < m_pairs; first += block) {
             const Index count = std::min(block, m_pairs - first);
             const auto at = static_cast<std::size_t>(first);
             if (kernel) {
-                detail::exact_sin_cos(p, m_high.data() + at, m_middle.data() + at, m_low.data() + at, sines, cosines);
+                detail::exact_sin_cos(p, frequencies.high.data() + at, frequencies.middle.data() + at,
+                                      frequencies.low.data() + at, sines, cosines);
             } else {
                 for (Index i = 0; i < count; ++i) {
-                    const detail::DoubleDouble frequency = m_split_frequency[at + static_cast<std::size_t>(i)];
+                    const detail::DoubleDouble frequency = frequencies.split[at + static_cast<std::size_t>(i)];
                     sines[i] = detail::exact_sin_or_cos(p, frequency, false);
                     cosines[i] = detail::exact_sin_or_cos(p, frequency, true);
                 }
@@ -709,30 +856,18 @@ private:
         }
     }
 
-    void compute_follow_row(std::int64_t position, Scalar* out) const {
+    void compute_follow_row(const FrequencySet& frequencies, std::int64_t position, Scalar* out) const {
         namespace rotary = detail::rotary;
-        alignas(64) static constexpr double zeros[block] = {};
-        alignas(64) double angles[block];
+        alignas(64) float angles[block];
         alignas(64) double sines[block];
         alignas(64) double cosines[block];
-        // position_ids.float(), and one rounded float32 product per frequency (the outer product).
+        // position_ids.float(), and one rounded float32 product per frequency (the outer product),
+        // then the correctly rounded float32 cos and sin of that angle.
         const auto p = static_cast<float>(position);
-        const bool kernel = static_cast<double>(p) * m_max_inv_freq < kernel_angle_limit;
         for (Index first = 0; first < m_pairs; first += block) {
             const Index count = std::min(block, m_pairs - first);
-            for (Index i = 0; i < block; ++i)
-                angles[i] = i < count ? static_cast<double>(m_inv_freq[static_cast<std::size_t>(first + i)] * p) : 0.0;
-            // cos and sin of the float32 angle, to about 1e-16, so that rounding them to float
-            // gives the correctly rounded float32 values: the kernel with position 1 and the angle
-            // as its (24-bit, so exactly split) frequency.
-            if (kernel) {
-                detail::exact_sin_cos(1.0, angles, zeros, zeros, sines, cosines);
-            } else {
-                for (Index i = 0; i < count; ++i) {
-                    sines[i] = std::sin(angles[i]);
-                    cosines[i] = std::cos(angles[i]);
-                }
-            }
+            for (Index i = 0; i < count; ++i) angles[i] = frequencies.inv_freq[static_cast<std::size_t>(first + i)] * p;
+            detail::sin_cos_of_float_angles(angles, static_cast<int>(count), sines, cosines);
             for (Index i = 0; i < count; ++i) {
                 auto c = static_cast<float>(cosines[i]);
                 auto s = static_cast<float>(sines[i]);
@@ -746,12 +881,26 @@ private:
         }
     }
 
-    /// The row of a checked position: the table's, or computed into scratch.
-    const Scalar* position_row(std::int64_t position, std::vector<Scalar>& scratch) const {
-        if (position < max_positions()) return m_table.row(static_cast<Index>(position));
+    /// The row of a checked position within a call: the stored table's, or computed into
+    /// scratch.
+    const Scalar* position_row(const CallRows& rows, std::int64_t position, std::vector<Scalar>& scratch) const {
+        if (rows.table != nullptr && position < rows.table->rows()) return rows.table->row(static_cast<Index>(position));
         scratch.resize(static_cast<std::size_t>(m_options.rotary_dim));
-        compute_row(position, scratch.data());
+        compute_row(*rows.frequencies, position, scratch.data());
         return scratch.data();
+    }
+
+    /// Copies the rows of positions first .. first + cos.rows() - 1, as a call of call_length
+    /// reads them, to cos and sin (shapes checked).
+    void copy_rows(std::int64_t first, std::int64_t call_length, Eigen::Ref<RowMatrix<Scalar>>& cos,
+                   Eigen::Ref<RowMatrix<Scalar>>& sin) const {
+        const CallRows rows = call_rows(call_length);
+        std::vector<Scalar> scratch;
+        for (Index r = 0; r < cos.rows(); ++r) {
+            const Scalar* row = position_row(rows, first + r, scratch);
+            std::copy(row, row + m_pairs, cos.row(r).data());
+            std::copy(row + m_pairs, row + 2 * m_pairs, sin.row(r).data());
+        }
     }
 
     // ---- positions --------------------------------------------------------------------------
@@ -824,10 +973,10 @@ private:
     /// kernel (detail/engine/kernels-inl.hpp, RotaryKernel), which prepares the table row once
     /// for both.
     template <typename A>
-    void rotate_token(detail::RotateFunction<Scalar, A> rotate, Eigen::Ref<RowMatrix<A>>& q,
+    void rotate_token(detail::RotateFunction<Scalar, A> rotate, const CallRows& rows, Eigen::Ref<RowMatrix<A>>& q,
                       Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k, Index q_heads, Index k_heads,
                       Index row, std::int64_t position, std::vector<Scalar>& scratch) const {
-        const Scalar* values = position_row(position, scratch);
+        const Scalar* values = position_row(rows, position, scratch);
         const bool interleaved = m_options.layout == RotaryLayout::interleaved;
         detail::TokenHeads<A> token;
         token.head_dim = head_dim();
@@ -842,6 +991,21 @@ private:
         rotate(values, values + m_pairs, m_pairs, interleaved, token);
     }
 
+    /// Rotates every row whose position (checked) is not negative, with the rows a call of
+    /// these positions reads: the one place where dynamic NTK and LongRoPE choose their
+    /// frequencies, from the largest position of the vector, wherever the positions came from.
+    template <typename A>
+    void rotate_rows(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k,
+                     Index q_heads, Index k_heads, const Eigen::Ref<const PositionVector>& positions) const {
+        if (!rotate_q && !rotate_k) return;
+        const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
+        const CallRows rows = call_rows(call_length(positions));
+        std::vector<Scalar> scratch;
+        for (Index r = 0; r < positions.size(); ++r)
+            if (positions[r] >= 0)
+                rotate_token<A>(rotate, rows, q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch);
+    }
+
     template <typename A>
     void apply_positions(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
                          const Eigen::Ref<const PositionVector>& positions) const {
@@ -850,11 +1014,7 @@ private:
         const bool rotate_q = require_activations<A>("q", q, q_heads, tokens, "the positions");
         const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the positions");
         for (Index r = 0; r < tokens; ++r) require_position(positions[r], "row ", r);
-        if (!rotate_q && !rotate_k) return;
-        const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
-        std::vector<Scalar> scratch;
-        for (Index r = 0; r < tokens; ++r)
-            rotate_token<A>(rotate, q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch);
+        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions);
     }
 
     template <typename A>
@@ -866,31 +1026,26 @@ private:
         require_same_tokens<A>(q, k);
         const bool rotate_q = require_activations<A>("q", q, q_heads, tokens, "the batch x seq ids");
         const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the batch x seq ids");
-        for_each_batch_position(ids, padding, offsets, numbering, [&](Index, Index b, Index t, std::int64_t position) {
-            if (position >= 0) require_position(position, "token (batch ", b, ", position ", t, ")");
-        });
-        if (!rotate_q && !rotate_k) return;
-        const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
-        std::vector<Scalar> scratch;
-        for_each_batch_position(ids, padding, offsets, numbering, [&](Index row, Index, Index, std::int64_t position) {
-            if (position >= 0)
-                rotate_token<A>(rotate, q, k, rotate_q, rotate_k, q_heads, k_heads, row, position, scratch);
-        });
+        const PositionVector positions = positions_of(ids, padding, offsets, numbering);
+        const Index seq = ids.cols();
+        for (Index row = 0; row < tokens; ++row)
+            if (positions[row] >= 0) require_position(positions[row], "token (batch ", row / seq, ", position ", row % seq, ")");
+        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions);
     }
 
     RotaryOptions m_options;
     Index m_pairs;
+    bool m_per_call;                   // dynamic and longrope choose their frequencies per call
     double m_attention_scaling = 1.0;  // Hugging Face's Python float
     long double m_exact_scaling = 1;   // the same factor over the reals (exact mode)
     float m_scale32 = 1.0f;            // follow mode: f32(attention_scaling)
-    std::vector<float> m_inv_freq;                          // follow: Hugging Face's float32 inv_freq
-    std::vector<double> m_frequency;                        // exact, rounded to double (for users)
-    std::vector<detail::DoubleDouble> m_split_frequency;    // exact, as hi + lo
-    std::vector<double> m_high;                             // exact, split for the kernel, padded
-    std::vector<double> m_middle;
-    std::vector<double> m_low;
-    double m_max_frequency = 0;
-    double m_max_inv_freq = 0;
+    // The frequencies of m_table: fixed mode's, or per call those of calls within the trained
+    // length (default, short factors). Shared so that a call holds them or frequencies of its
+    // own alike; never written after construction.
+    std::shared_ptr<const FrequencySet> m_base;
+    // Per-call longrope: the long factors' frequencies and table (every position).
+    std::shared_ptr<const FrequencySet> m_long;
+    std::optional<detail::RowTable<Scalar>> m_long_table;
     // [cos | sin] per position, pairs values each: 64-byte aligned rows, huge pages when large.
     detail::RowTable<Scalar> m_table;
 };

@@ -22,7 +22,7 @@
 #include "no_positions.hpp"
 #include "dropout.hpp"
 #include "padding.hpp"
+#include "batch.hpp"
 #include "pipeline.hpp"
 #include "vocabulary.hpp"
-#include "rotary.hpp"
 #include "alibi.hpp"

@@ -2,8 +2,8 @@
 /// @brief The input stage of a Hugging Face model, built from its directory (config.json and
 ///        model.safetensors, or model.safetensors.index.json and the shards it names) in one
 ///        call: BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5
-///        and the rotary decoders Llama, Mistral, Qwen2, Gemma, Phi and GPT-NeoX (with their
-///        rotary stage, from the config).
+///        and the rotary decoders Llama, Mistral, Qwen2, Gemma, Phi, Phi-3 and GPT-NeoX (with
+///        their rotary stage, from the config). Each loader sets its family's position rule.
 #pragma once
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <initializer_list>
 #include <optional>
 #include <sstream>
@@ -42,7 +43,7 @@ namespace seqembed::io {
 ///        names (hidden_size, d_model or n_embd; max_position_embeddings or n_positions; ...).
 struct ModelConfig {
     /// @brief The family: "bert", "electra", "roberta", "gpt2", "bart", "opt", "marian", "t5",
-    ///        "llama", "mistral", "qwen2", "gemma", "phi", "gpt_neox".
+    ///        "llama", "mistral", "qwen2", "gemma", "phi", "phi3", "gpt_neox".
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
@@ -64,6 +65,9 @@ struct ModelConfig {
     std::optional<TokenId> pad_token_id;
     /// @brief BART and Marian: token rows are multiplied by sqrt(d_model).
     bool scale_embedding = false;
+    /// @brief Marian: rows of the decoder's own token table (decoder_vocab_size) when it has
+    ///        one; vocab_size elsewhere.
+    Index decoder_vocab_size = 0;
 
     /// @brief Reads config.json.
     /// @param file the config.json file.
@@ -96,8 +100,9 @@ struct Linear {
 };
 
 /// @brief A model's input stage: the pipeline (token table, positions, token types, LayerNorm, as
-///        the family has them), its configuration, ELECTRA's projection, and the rotary stage
-///        of the families whose positions act in attention.
+///        the family has them), its configuration, ELECTRA's projection, the rotary stage of the
+///        families whose positions act in attention, and the decoder's stage of the
+///        encoder-decoder families.
 /// @tparam Positional LearnedPositionalEmbedding<float> or NoPositions<float>.
 template <typename Positional>
 struct ModelInputStage {
@@ -116,6 +121,12 @@ struct ModelInputStage {
     ///        load_qwen2, load_gemma, load_phi and load_gpt_neox; empty for the families without
     ///        RoPE (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5).
     std::optional<RotaryEmbedding<float>> rotary;
+    /// @brief The decoder's input stage of the encoder-decoder families: BART's (the shared
+    ///        token table, the decoder's own position table and layernorm_embedding), Marian's
+    ///        (its decoder token table or the shared one, the decoder's sinusoidal table) and
+    ///        T5's (the shared table); empty for the other families. Positions by index after the
+    ///        past tokens, as the decoders number them.
+    std::optional<InputPipeline<float, Positional>> decoder;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian).
@@ -136,7 +147,7 @@ public:
     const ModelConfig& config() const noexcept { return m_config; }
 
     /// Whether any of the names is in the file.
-    bool has(std::initializer_list<std::string> names) const {
+    bool has(const std::vector<std::string>& names) const {
         for (const std::string& name : names)
             if (m_files.find(name) != nullptr) return true;
         return false;
@@ -144,7 +155,7 @@ public:
 
     /// The tensor under the first name the file has, as rows x cols floats (any stored float
     /// type, widened exactly); `what` names the expected shape in messages.
-    Tensor<float> matrix(std::initializer_list<std::string> names, Index rows, Index cols, const char* what) const {
+    Tensor<float> matrix(const std::vector<std::string>& names, Index rows, Index cols, const char* what) const {
         for (const std::string& name : names) {
             const SafetensorsFile* file = m_files.find(name);
             if (file == nullptr) continue;
@@ -159,7 +170,7 @@ public:
     }
 
     /// The vector under the first name the file has, `size` floats.
-    Tensor<float> vector(std::initializer_list<std::string> names, Index size, const char* what) const {
+    Tensor<float> vector(const std::vector<std::string>& names, Index size, const char* what) const {
         for (const std::string& name : names) {
             const SafetensorsFile* file = m_files.find(name);
             if (file == nullptr) continue;
@@ -173,7 +184,7 @@ public:
     }
 
     /// The token table at `names` (vocab_size x width), viewed in the file.
-    TokenEmbedding<float> token_embedding(std::initializer_list<std::string> names, Index width,
+    TokenEmbedding<float> token_embedding(const std::vector<std::string>& names, Index width,
                                           EmbeddingScale scale) const {
         const Tensor<float> table = matrix(names, m_config.vocab_size, width, "vocab_size x width");
         TokenEmbeddingOptions options;
@@ -182,70 +193,129 @@ public:
     }
 
     /// The learned position table at `names` (rows x width), viewed in the file.
-    LearnedPositionalEmbedding<float> positions(std::initializer_list<std::string> names, Index rows, Index width,
+    LearnedPositionalEmbedding<float> positions(const std::vector<std::string>& names, Index rows, Index width,
                                                 const LearnedPositionsOptions& options) const {
         const Tensor<float> table = matrix(names, rows, width, "position rows x width");
         return LearnedPositionalEmbedding<float>::view(table.data(), rows, width, options, table.owner());
     }
 
-    /// The LayerNorm whose weight and bias are at weight_names and bias_names.
-    LayerNorm<float> layer_norm(std::initializer_list<std::string> weight_names,
-                                std::initializer_list<std::string> bias_names, Index width) const {
-        const Tensor<float> gamma = vector(weight_names, width, "LayerNorm width");
-        const Tensor<float> beta = vector(bias_names, width, "LayerNorm width");
+    /// The LayerNorm whose weight and bias are at `prefix`weight and `prefix`bias for one of the
+    /// prefixes, or at `prefix`gamma and `prefix`beta: the names of checkpoints converted from
+    /// TensorFlow (google-bert/bert-base-uncased's own file), which Hugging Face renames on load.
+    LayerNorm<float> layer_norm(const std::vector<std::string>& prefixes, Index width) const {
+        std::string found;
+        for (const std::string& prefix : prefixes) {
+            if (has({prefix + "weight"}) || has({prefix + "gamma"})) {
+                found = prefix;
+                break;
+            }
+        }
+        if (found.empty()) {
+            std::vector<std::string> weights;
+            for (const std::string& prefix : prefixes) weights.push_back(prefix + "weight");
+            for (const std::string& prefix : prefixes) weights.push_back(prefix + "gamma");
+            missing(weights, std::to_string(width) + " values (LayerNorm width)");
+        }
+        const bool legacy = !has({found + "weight"}) && has({found + "gamma"});
+        const Tensor<float> gamma = vector({found + (legacy ? "gamma" : "weight")}, width, "LayerNorm width");
+        const Tensor<float> beta = vector({found + (legacy ? "beta" : "bias")}, width, "LayerNorm width");
         return LayerNorm<float>::from_weights(Eigen::Map<const LayerNorm<float>::Vector>(gamma.data(), width),
                                               Eigen::Map<const LayerNorm<float>::Vector>(beta.data(), width),
                                               m_config.layer_norm_eps);
     }
 
     /// The token-type table at `names` (type_vocab_size x width), viewed in the file.
-    TokenTypeEmbedding<float> token_types(std::initializer_list<std::string> names, Index width) const {
+    TokenTypeEmbedding<float> token_types(const std::vector<std::string>& names, Index width) const {
         const Tensor<float> table = matrix(names, m_config.type_vocab_size, width, "type_vocab_size x width");
         return TokenTypeEmbedding<float>::view(table.data(), m_config.type_vocab_size, width, table.owner());
     }
 
 private:
-    [[noreturn]] void missing(std::initializer_list<std::string> names, const std::string& shape) const {
+    [[noreturn]] void missing(const std::vector<std::string>& names, const std::string& shape) const {
         std::string spelled;
         for (const std::string& name : names) spelled += (spelled.empty() ? "'" : " or '") + name + "'";
-        seqembed::detail::fail<format_error>(m_files.source(), ": has no tensor ", spelled, " (expected ", shape, ")");
+        seqembed::detail::fail<format_error>(m_files.source(), ": has no tensor ", spelled, " (expected ", shape,
+                                             "); ", what_is_there(names));
+    }
+
+    /// The checkpoint's tensor names, or for a large checkpoint the ones nearest the names asked
+    /// for (the longest prefix and suffix in common with one of them).
+    std::string what_is_there(const std::vector<std::string>& wanted) const {
+        std::vector<std::string> names = m_files.names();
+        constexpr std::size_t listed = 12;
+        std::string intro = "it holds " + std::to_string(names.size()) + " tensors";
+        if (names.size() > listed) {
+            const auto nearness = [&](const std::string& name) {
+                std::size_t best = 0;
+                for (const std::string& asked : wanted) {
+                    std::size_t prefix = 0;
+                    while (prefix < name.size() && prefix < asked.size() && name[prefix] == asked[prefix]) ++prefix;
+                    std::size_t suffix = 0;
+                    while (suffix < name.size() - prefix && suffix < asked.size() - prefix &&
+                           name[name.size() - 1 - suffix] == asked[asked.size() - 1 - suffix])
+                        ++suffix;
+                    best = std::max(best, prefix + suffix);
+                }
+                return best;
+            };
+            std::stable_sort(names.begin(), names.end(),
+                             [&](const std::string& a, const std::string& b) { return nearness(a) > nearness(b); });
+            names.resize(listed);
+            intro += ", the nearest of which are";
+        }
+        std::string list;
+        for (const std::string& name : names) list += (list.empty() ? " '" : ", '") + name + "'";
+        return intro + (names.empty() ? "" : ":") + list;
     }
 
     ModelConfig m_config;
     CheckpointFiles m_files;
 };
 
-inline PipelineOptions with_numbering(PipelineOptions options, PositionNumbering numbering) {
+/// The options a loader builds its family's pipeline with: `numbering` (and RoBERTa's padding
+/// id), refusing a choice of the caller's that contradicts them.
+inline PipelineOptions family_options(PipelineOptions options, const std::string& loader, PositionNumbering numbering,
+                                      std::optional<TokenId> padding_id = std::nullopt) {
+    const auto spell = [](PositionNumbering rule) {
+        switch (rule) {
+            case PositionNumbering::real_tokens: return "real_tokens";
+            case PositionNumbering::sequence_index: return "sequence_index";
+            case PositionNumbering::non_padding_ids: return "non_padding_ids";
+        }
+        return "?";
+    };
+    if (options.positions && *options.positions != numbering)
+        seqembed::detail::fail<value_error>(loader, ": PipelineOptions::positions is ", spell(*options.positions),
+                                            ", but the family numbers positions by ", spell(numbering),
+                                            " (its forward's rule); leave it unset, or pass position ids");
+    if (options.padding_id && padding_id && *options.padding_id != *padding_id)
+        seqembed::detail::fail<value_error>(loader, ": PipelineOptions::padding_id is ", *options.padding_id,
+                                            ", but the family's padding id (pad_token_id) is ", *padding_id);
     options.positions = numbering;
+    if (padding_id) options.padding_id = padding_id;
     return options;
 }
 
 inline LearnedModelInput bert_family(const Checkpoint& checkpoint, const std::string& prefix,
-                                     const PipelineOptions& options, std::int64_t position_offset,
-                                     PositionNumbering numbering) {
+                                     const PipelineOptions& options, const LearnedPositionsOptions& positions_options) {
     const ModelConfig& config = checkpoint.config();
     const Index width = config.embedding_size;
-    const auto name = [&](const std::string& tail) { return prefix + "embeddings." + tail; };
-    const auto bare = [&](const std::string& tail) { return std::string("embeddings.") + tail; };
-    LearnedPositionsOptions positions_options;
-    positions_options.offset = position_offset;
+    const auto names = [&](const std::string& tail) {
+        return std::vector<std::string>{prefix + "embeddings." + tail, "embeddings." + tail};
+    };
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
-        checkpoint.token_embedding({name("word_embeddings.weight"), bare("word_embeddings.weight")}, width,
-                                   EmbeddingScale::none()),
-        checkpoint.positions({name("position_embeddings.weight"), bare("position_embeddings.weight")},
-                             config.max_positions, width, positions_options),
-        with_numbering(options, numbering));
-    pipeline.set_token_types(
-        checkpoint.token_types({name("token_type_embeddings.weight"), bare("token_type_embeddings.weight")}, width));
-    pipeline.set_layer_norm(checkpoint.layer_norm({name("LayerNorm.weight"), bare("LayerNorm.weight")},
-                                                  {name("LayerNorm.bias"), bare("LayerNorm.bias")}, width));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt};
+        checkpoint.token_embedding(names("word_embeddings.weight"), width, EmbeddingScale::none()),
+        checkpoint.positions(names("position_embeddings.weight"), config.max_positions, width, positions_options),
+        options);
+    pipeline.set_token_types(checkpoint.token_types(names("token_type_embeddings.weight"), width));
+    pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// The families whose positions act in attention as RoPE.
 inline bool is_rotary_family(const std::string& family) {
     return family == "llama" || family == "mistral" || family == "qwen2" || family == "gemma" || family == "phi" ||
-           family == "gpt_neox";
+           family == "phi3" || family == "gpt_neox";
 }
 
 /// The rotary stage config.json describes, its errors naming the file and the key.
@@ -268,13 +338,14 @@ inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
 
 /// A rotary family's stage: the token table at `names` (times `scale`), no additive positions,
 /// and the rotary stage from config.json.
-inline LookupModelInput rotary_family(const std::filesystem::path& directory, std::initializer_list<std::string> names,
-                                      EmbeddingScale scale, const PipelineOptions& options) {
+inline LookupModelInput rotary_family(const std::filesystem::path& directory, const std::vector<std::string>& names,
+                                      EmbeddingScale scale, const PipelineOptions& options, const char* loader) {
     const Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
     const ModelConfig& config = checkpoint.config();
-    InputPipeline<float, NoPositions<float>> pipeline(checkpoint.token_embedding(names, config.hidden_size, scale),
-                                                      NoPositions<float>(config.hidden_size), options);
-    return {config, std::move(pipeline), std::nullopt, rotary_stage(directory / "config.json")};
+    InputPipeline<float, NoPositions<float>> pipeline(
+        checkpoint.token_embedding(names, config.hidden_size, scale), NoPositions<float>(config.hidden_size),
+        family_options(options, loader, PositionNumbering::sequence_index));
+    return {config, std::move(pipeline), std::nullopt, rotary_stage(directory / "config.json"), std::nullopt};
 }
 
 }  // namespace detail
@@ -293,7 +364,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     if (!known)
         seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no preset (bert, electra, roberta, "
                                              "gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, "
-                                             "gpt_neox)");
+                                             "phi3, gpt_neox)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd"});
     const bool positions = family != "t5";  // the rotary families: rows of the rotary table
@@ -317,6 +388,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", pad->dump(), ", not an integer");
         result.pad_token_id = pad->get<std::int64_t>();
     }
+    result.decoder_vocab_size = result.vocab_size;
+    if (family == "marian") {
+        const Index decoder_vocab_size = detail::positive_key(config, name, {"decoder_vocab_size"}, false);
+        if (decoder_vocab_size != 0) result.decoder_vocab_size = decoder_vocab_size;
+    }
     if (const nlohmann::json* scale = detail::find_key(config, {"scale_embedding"})) {
         if (!scale->is_boolean())
             seqembed::detail::fail<format_error>(name, ": 'scale_embedding' is ", scale->dump(), ", not a boolean");
@@ -325,28 +401,36 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     return result;
 }
 
-/// @brief BERT's input stage: word + token type, + position (by index), LayerNorm
-///        (layer_norm_eps). Tensors `bert.embeddings.*` or `embeddings.*`.
+/// @brief BERT's input stage: word + token type, + position, LayerNorm (layer_norm_eps).
+///        Positions by index after the past tokens (PositionNumbering::sequence_index), as
+///        BertEmbeddings slices its position_ids buffer. Tensors `bert.embeddings.*` or
+///        `embeddings.*`; LayerNorm as `LayerNorm.weight`/`bias` or, in checkpoints converted
+///        from TensorFlow, `LayerNorm.gamma`/`beta`. Other tensors (the int64
+///        `embeddings.position_ids` buffer of checkpoints saved before transformers 4.31) are not
+///        read.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores (positions are set to the family's rule).
+/// @param options dropout, threads, stores, padded rows; positions left unset (or the family's).
 /// @return the stage.
-/// @throws file_error, format_error (naming the file and the tensor or key) as the readers.
+/// @throws file_error, format_error (naming the file and the tensor or key; a missing tensor
+///         lists what the checkpoint holds) as the readers; value_error for options.positions
+///         other than the family's rule.
 inline LearnedModelInput load_bert(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
-    return detail::bert_family(checkpoint, "bert.", options, 0, PositionNumbering::sequence_index);
+    return detail::bert_family(checkpoint, "bert.",
+                               detail::family_options(options, "load_bert", PositionNumbering::sequence_index), {});
 }
 
 /// @brief ELECTRA's input stage (as BERT's, embedding_size wide) and its embeddings_project when
 ///        embedding_size differs from hidden_size. Tensors `electra.embeddings.*` or
 ///        `embeddings.*`, `electra.embeddings_project.*` or `embeddings_project.*`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage; `projection` maps its output to hidden_size.
-/// @throws file_error, format_error as the readers.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
 inline LearnedModelInput load_electra(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
-    LearnedModelInput stage =
-        detail::bert_family(checkpoint, "electra.", options, 0, PositionNumbering::sequence_index);
+    LearnedModelInput stage = detail::bert_family(
+        checkpoint, "electra.", detail::family_options(options, "load_electra", PositionNumbering::sequence_index), {});
     const ModelConfig& config = checkpoint.config();
     if (checkpoint.has({"electra.embeddings_project.weight", "embeddings_project.weight"})) {
         const Tensor<float> weight = checkpoint.matrix({"electra.embeddings_project.weight", "embeddings_project.weight"},
@@ -362,74 +446,130 @@ inline LearnedModelInput load_electra(const std::filesystem::path& directory, co
     return stage;
 }
 
-/// @brief RoBERTa's input stage: as BERT's, positions counted over real tokens from row
-///        padding_idx + 1 (create_position_ids_from_input_ids). Tensors `roberta.embeddings.*` or
-///        `embeddings.*`. Give it Padding::from_mask(attention_mask) or Padding::by_id(pad).
+/// @brief RoBERTa's input stage: as BERT's, with RoBERTa's own position rule whatever padding
+///        the forward is given (create_position_ids_from_input_ids,
+///        PositionNumbering::non_padding_ids): ids other than pad_token_id count from row
+///        padding_idx + 1 (after the past tokens), a pad id anywhere reads row padding_idx and the
+///        tokens after it shift back. The padding given to the forward says which rows are
+///        zero (or, with PaddedRows::computed, none are). Tensors `roberta.embeddings.*` or
+///        `embeddings.*`. Explicit position ids given to pipeline.forward are positions (row
+///        padding_idx + 1 + id); io::Model::forward takes them as Hugging Face does, as rows.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage.
-/// @throws file_error, format_error as the readers.
+/// @throws file_error, format_error as the readers; value_error as load_bert, or for a
+///         padding_id other than pad_token_id.
 inline LearnedModelInput load_roberta(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
     const std::int64_t padding_idx = checkpoint.config().pad_token_id.value_or(1);
-    return detail::bert_family(checkpoint, "roberta.", options, padding_idx + 1, PositionNumbering::real_tokens);
+    return detail::bert_family(
+        checkpoint, "roberta.",
+        detail::family_options(options, "load_roberta", PositionNumbering::non_padding_ids, padding_idx),
+        LearnedPositionsOptions::roberta(padding_idx));
 }
 
-/// @brief GPT-2's input stage: wte + wpe (by index), no scale, no LayerNorm. Tensors
-///        `transformer.wte.weight` or `wte.weight`, and wpe likewise.
+/// @brief GPT-2's input stage: wte + wpe (positions by index after the past tokens), then, when
+///        token types are given, wte(token_type_ids) added after the positions as GPT2Model
+///        does; no scale, no LayerNorm. Tensors `transformer.wte.weight` or `wte.weight`, and
+///        wpe likewise.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
-/// @return the stage.
-/// @throws file_error, format_error as the readers.
+/// @param options dropout, threads, stores, padded rows.
+/// @return the stage; its token-type table is a view of wte (TokenTypeOrder::after_positions).
+/// @throws file_error, format_error as the readers; value_error as load_bert.
 inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
     const ModelConfig& config = checkpoint.config();
+    const std::vector<std::string> wte = {"transformer.wte.weight", "wte.weight"};
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
-        checkpoint.token_embedding({"transformer.wte.weight", "wte.weight"}, config.hidden_size, EmbeddingScale::none()),
+        checkpoint.token_embedding(wte, config.hidden_size, EmbeddingScale::none()),
         checkpoint.positions({"transformer.wpe.weight", "wpe.weight"}, config.max_positions, config.hidden_size, {}),
-        detail::with_numbering(options, PositionNumbering::sequence_index));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt};
+        detail::family_options(options, "load_gpt2", PositionNumbering::sequence_index));
+    const Tensor<float> table = checkpoint.matrix(wte, config.vocab_size, config.hidden_size, "vocab_size x n_embd");
+    pipeline.set_token_types(
+        TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
+        TokenTypeOrder::after_positions);
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
 }
 
-/// @brief BART's encoder input stage: tokens x sqrt(d_model) when scale_embedding, + learned
-///        positions at offset 2 (by index), layernorm_embedding (eps 1e-5). Tensors
-///        `model.shared.weight` or `model.encoder.embed_tokens.weight` (with or without `model.`),
-///        `model.encoder.embed_positions.weight`, `model.encoder.layernorm_embedding.*`.
-/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
-/// @return the stage.
-/// @throws file_error, format_error as the readers.
-inline LearnedModelInput load_bart(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+namespace detail {
+
+/// The token table of BART's and Marian's encoders (the shared one).
+inline TokenEmbedding<float> shared_tokens(const Checkpoint& checkpoint, const std::vector<std::string>& names) {
+    const ModelConfig& config = checkpoint.config();
+    return checkpoint.token_embedding(names, config.hidden_size,
+                                      config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none());
+}
+
+/// BART's encoder or decoder stage ("encoder" or "decoder"): the shared token table times
+/// sqrt(d_model) when scale_embedding, its learned positions at offset 2, its
+/// layernorm_embedding (eps 1e-5).
+inline InputPipeline<float, LearnedPositionalEmbedding<float>> bart_stage(const Checkpoint& checkpoint,
+                                                                           const std::string& side,
+                                                                           const PipelineOptions& options) {
     const ModelConfig& config = checkpoint.config();
     const Index width = config.hidden_size;
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
-        checkpoint.token_embedding({"model.shared.weight", "model.encoder.embed_tokens.weight", "shared.weight",
-                                    "encoder.embed_tokens.weight"},
-                                   width, config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none()),
-        checkpoint.positions({"model.encoder.embed_positions.weight", "encoder.embed_positions.weight"},
+        shared_tokens(checkpoint, {"model.shared.weight", "model." + side + ".embed_tokens.weight", "shared.weight",
+                                   side + ".embed_tokens.weight"}),
+        checkpoint.positions({"model." + side + ".embed_positions.weight", side + ".embed_positions.weight"},
                              config.max_positions + 2, width, LearnedPositionsOptions::bart()),
-        detail::with_numbering(options, PositionNumbering::sequence_index));
-    pipeline.set_layer_norm(checkpoint.layer_norm(
-        {"model.encoder.layernorm_embedding.weight", "encoder.layernorm_embedding.weight"},
-        {"model.encoder.layernorm_embedding.bias", "encoder.layernorm_embedding.bias"}, width));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt};
+        options);
+    pipeline.set_layer_norm(
+        checkpoint.layer_norm({"model." + side + ".layernorm_embedding.", side + ".layernorm_embedding."}, width));
+    return pipeline;
+}
+
+/// Marian's sinusoidal table for `side`: the checkpoint's when it has one (bit for bit what the
+/// model adds), else computed (SinusoidalOptions::hf_marian(), correctly rounded).
+inline LearnedPositionalEmbedding<float> marian_positions(const Checkpoint& checkpoint, const std::string& side) {
+    const ModelConfig& config = checkpoint.config();
+    const std::vector<std::string> table = {"model." + side + ".embed_positions.weight", side + ".embed_positions.weight"};
+    if (checkpoint.has(table)) return checkpoint.positions(table, config.max_positions, config.hidden_size, {});
+    SinusoidalOptions sinusoidal = SinusoidalOptions::hf_marian();
+    sinusoidal.max_positions = config.max_positions;
+    return LearnedPositionalEmbedding<float>::from_weights(
+        SinusoidalPositionalEncoding<float>(config.hidden_size, sinusoidal).table());
+}
+
+}  // namespace detail
+
+/// @brief BART's input stages. The encoder's (`pipeline`): tokens x sqrt(d_model) when
+///        scale_embedding, + learned positions at offset 2 (by index), layernorm_embedding (eps
+///        1e-5). The decoder's (`decoder`): the same shared token table, the decoder's own
+///        position table (offset 2, positions after the past tokens) and layernorm_embedding.
+///        Tensors `model.shared.weight` or `model.{encoder,decoder}.embed_tokens.weight` (with
+///        or without `model.`), `model.{encoder,decoder}.embed_positions.weight`,
+///        `model.{encoder,decoder}.layernorm_embedding.*`. A checkpoint without decoder
+///        tensors (an encoder alone) gives no decoder stage.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows (both stages).
+/// @return the stages.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LearnedModelInput load_bart(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+    const PipelineOptions family = detail::family_options(options, "load_bart", PositionNumbering::sequence_index);
+    LearnedModelInput stage{checkpoint.config(), detail::bart_stage(checkpoint, "encoder", family), std::nullopt,
+                            std::nullopt, std::nullopt};
+    if (checkpoint.has({"model.decoder.embed_positions.weight", "decoder.embed_positions.weight"}))
+        stage.decoder = detail::bart_stage(checkpoint, "decoder", family);
+    return stage;
 }
 
 /// @brief OPT's decoder input stage: tokens (through project_in when word_embed_proj_dim differs
 ///        from hidden_size: the projected table is computed once, at load) + learned positions at
-///        offset 2, counted over real tokens (from the attention mask), no scale, no LayerNorm.
+///        offset 2, counted over real tokens of the attention mask, past ones included
+///        (PositionNumbering::real_tokens: padded tokens read row 1), no scale, no LayerNorm.
 ///        Tensors `model.decoder.embed_tokens.weight`, `model.decoder.embed_positions.weight`,
 ///        `model.decoder.project_in.weight` (with or without `model.`).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage.
-/// @throws file_error, format_error as the readers.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
 inline LearnedModelInput load_opt(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
     const ModelConfig& config = checkpoint.config();
     const Index width = config.hidden_size;
-    const std::initializer_list<std::string> tokens = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
+    const std::vector<std::string> tokens = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
     std::optional<TokenEmbedding<float>> embedding;
     TokenEmbeddingOptions unscaled;
     unscaled.scale = EmbeddingScale::none();
@@ -449,56 +589,66 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
         std::move(*embedding),
         checkpoint.positions({"model.decoder.embed_positions.weight", "decoder.embed_positions.weight"},
                              config.max_positions + 2, width, LearnedPositionsOptions::bart()),
-        detail::with_numbering(options, PositionNumbering::real_tokens));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt};
+        detail::family_options(options, "load_opt", PositionNumbering::real_tokens));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
 }
 
-/// @brief Marian's encoder input stage: tokens x sqrt(d_model) when scale_embedding, + the
-///        sinusoidal table in Hugging Face Marian's layout (by index). The checkpoint's
-///        `model.encoder.embed_positions.weight` is used when present (bit for bit what the model
-///        adds); otherwise the table is computed (SinusoidalOptions::hf_marian(), correctly
-///        rounded, which may differ from Hugging Face's numpy table in the last bit).
+/// @brief Marian's input stages: tokens x sqrt(d_model) when scale_embedding, + the sinusoidal
+///        table in Hugging Face Marian's layout (by index after the past tokens). The encoder's
+///        (`pipeline`) reads the shared token table; the decoder's (`decoder`) its own
+///        `model.decoder.embed_tokens.weight` when the checkpoint has it (decoder_vocab_size
+///        rows), else the shared one. A side's `embed_positions.weight` is used when present
+///        (bit for bit what the model adds); otherwise the table is computed
+///        (SinusoidalOptions::hf_marian(), correctly rounded, which may differ from Hugging
+///        Face's numpy table in the last bit).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
-/// @return the stage.
-/// @throws file_error, format_error as the readers.
+/// @param options dropout, threads, stores, padded rows (both stages).
+/// @return the stages.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
 inline LearnedModelInput load_marian(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
     const ModelConfig& config = checkpoint.config();
-    const Index width = config.hidden_size;
-    const std::initializer_list<std::string> table = {"model.encoder.embed_positions.weight",
-                                                      "encoder.embed_positions.weight"};
-    std::optional<LearnedPositionalEmbedding<float>> positions;
-    if (checkpoint.has(table)) {
-        positions = checkpoint.positions(table, config.max_positions, width, {});
+    const PipelineOptions family = detail::family_options(options, "load_marian", PositionNumbering::sequence_index);
+    const std::vector<std::string> shared = {"model.encoder.embed_tokens.weight", "model.shared.weight",
+                                             "encoder.embed_tokens.weight", "shared.weight"};
+    LearnedModelInput stage{config,
+                            InputPipeline<float, LearnedPositionalEmbedding<float>>(
+                                detail::shared_tokens(checkpoint, shared),
+                                detail::marian_positions(checkpoint, "encoder"), family),
+                            std::nullopt, std::nullopt, std::nullopt};
+    const std::vector<std::string> own = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
+    std::optional<TokenEmbedding<float>> tokens;
+    if (checkpoint.has(own)) {
+        const Tensor<float> table =
+            checkpoint.matrix(own, config.decoder_vocab_size, config.hidden_size, "decoder_vocab_size x d_model");
+        TokenEmbeddingOptions scaled;
+        scaled.scale = config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none();
+        tokens = TokenEmbedding<float>::view(table.data(), config.decoder_vocab_size, config.hidden_size, scaled,
+                                             table.owner());
     } else {
-        SinusoidalOptions sinusoidal = SinusoidalOptions::hf_marian();
-        sinusoidal.max_positions = config.max_positions;
-        positions = LearnedPositionalEmbedding<float>::from_weights(
-            SinusoidalPositionalEncoding<float>(width, sinusoidal).table());
+        tokens = stage.pipeline.embedding();
     }
-    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
-        checkpoint.token_embedding({"model.encoder.embed_tokens.weight", "model.shared.weight", "encoder.embed_tokens.weight",
-                                    "shared.weight"},
-                                   width, config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none()),
-        std::move(*positions), detail::with_numbering(options, PositionNumbering::sequence_index));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt};
+    stage.decoder.emplace(std::move(*tokens), detail::marian_positions(checkpoint, "decoder"), family);
+    return stage;
 }
 
-/// @brief T5's input stage: the shared token table, no scale, no positions (T5's relative bias
-///        acts in attention). Tensors `shared.weight` or `encoder.embed_tokens.weight`.
+/// @brief T5's input stages: the shared token table, no scale, no positions (T5's relative bias
+///        acts in attention); the decoder's stage reads the same table. Tensors `shared.weight`
+///        or `encoder.embed_tokens.weight`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
-/// @return the stage.
-/// @throws file_error, format_error as the readers.
+/// @param options dropout, threads, stores, padded rows.
+/// @return the stages.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
 inline LookupModelInput load_t5(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
     const ModelConfig& config = checkpoint.config();
     InputPipeline<float, NoPositions<float>> pipeline(
         checkpoint.token_embedding({"shared.weight", "encoder.embed_tokens.weight"}, config.hidden_size,
                                    EmbeddingScale::none()),
-        NoPositions<float>(config.hidden_size), options);
-    return {config, std::move(pipeline), std::nullopt, std::nullopt};
+        NoPositions<float>(config.hidden_size),
+        detail::family_options(options, "load_t5", PositionNumbering::sequence_index));
+    InputPipeline<float, NoPositions<float>> decoder = pipeline;
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder)};
 }
 
 /// @brief Llama's input stage: the token table, no scale, no additive positions, and the rotary
@@ -514,37 +664,38 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
 /// The rotary table has max_position_embeddings rows, computed at load (131072 x 128 floats,
 /// 64 MiB, for Llama 3.1).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error (naming the file and the tensor or key) as the readers and
-///         read_rotary_config, and for a head_dim or rotary_dim the rotation cannot use (odd).
+///         read_rotary_config, and for a head_dim or rotary_dim the rotation cannot use (odd);
+///         value_error as load_bert.
 inline LookupModelInput load_llama(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options);
+                                 options, "load_llama");
 }
 
 /// @brief Mistral's input stage: as Llama's (`model.embed_tokens.weight`, no scale), the rotary
 ///        stage from config.json (its head_dim key when given, as Mistral-Nemo's 128 differs
 ///        from hidden_size / num_attention_heads).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage; `rotary` is set.
-/// @throws file_error, format_error as load_llama.
+/// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_mistral(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options);
+                                 options, "load_mistral");
 }
 
 /// @brief Qwen2's (and Qwen2.5's) input stage: as Llama's (`model.embed_tokens.weight`, no
 ///        scale), the rotary stage from config.json (rope_scaling yarn with `type` or
 ///        `rope_type`, as the model cards add it for long contexts).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage; `rotary` is set.
-/// @throws file_error, format_error as load_llama.
+/// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options);
+                                 options, "load_qwen2");
 }
 
 /// @brief Gemma's input stage: `model.embed_tokens.weight` times sqrt(hidden_size), and the rotary
@@ -556,36 +707,49 @@ inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const
 /// Python's `**0.5` is for these integers) and TokenEmbedding<float> rounds it once to float: the
 /// same factor, so the rows are equal bit for bit.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage; `rotary` is set.
-/// @throws file_error, format_error as load_llama.
+/// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_gemma(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"},
-                                 EmbeddingScale::sqrt_d_model(), options);
+                                 EmbeddingScale::sqrt_d_model(), options, "load_gemma");
 }
 
 /// @brief Phi's (phi-1, phi-1.5, phi-2) input stage: `model.embed_tokens.weight`, no scale, and
 ///        the rotary stage from config.json: the first int(partial_rotary_factor * head_dim)
 ///        dimensions of a head rotate (phi-2: 32 of 80), the rest pass unchanged.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout (embd_pdrop's place), threads, stores.
+/// @param options dropout (embd_pdrop's place), threads, stores, padded rows.
 /// @return the stage; `rotary` is set.
-/// @throws file_error, format_error as load_llama.
+/// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_phi(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options);
+                                 options, "load_phi");
+}
+
+/// @brief Phi-3's (and Phi-3.5's, Phi-4-mini's) input stage: `model.embed_tokens.weight`, no
+///        scale, and the rotary stage from config.json: LongRoPE (rope_scaling with short_factor
+///        and long_factor, original_max_position_embeddings at the top level) for the 128k
+///        models, whose frequencies each apply call chooses from its largest position.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error, value_error as load_llama.
+inline LookupModelInput load_phi3(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
+                                 options, "load_phi3");
 }
 
 /// @brief GPT-NeoX's (and Pythia's) input stage: `gpt_neox.embed_in.weight`, no scale, and the
 ///        rotary stage from config.json: base rotary_emb_base, the first int(head_size *
 ///        rotary_pct) dimensions of a head (Pythia: 0.25).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options dropout, threads, stores.
+/// @param options dropout, threads, stores, padded rows.
 /// @return the stage; `rotary` is set.
-/// @throws file_error, format_error as load_llama.
+/// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     return detail::rotary_family(directory, {"gpt_neox.embed_in.weight", "embed_in.weight"}, EmbeddingScale::none(),
-                                 options);
+                                 options, "load_gpt_neox");
 }
 
 }  // namespace seqembed::io

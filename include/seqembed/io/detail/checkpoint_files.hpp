@@ -5,11 +5,13 @@
 ///        in it is first asked for.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +57,19 @@ public:
             seqembed::detail::fail<format_error>(shard.path(), ": has no tensor '", name, "', which ", m_source,
                                                  " places in it");
         return &shard;
+    }
+
+    /// Every tensor name of the checkpoint (of model.safetensors, or of the index's weight_map),
+    /// sorted.
+    std::vector<std::string> names() const {
+        std::vector<std::string> result;
+        if (m_single) {
+            for (const TensorInfo& tensor : m_single->tensors()) result.push_back(tensor.name);
+            std::sort(result.begin(), result.end());
+        } else {
+            for (const auto& entry : m_weight_map) result.push_back(entry.first);
+        }
+        return result;
     }
 
     /// model.safetensors, or the index: what messages about a missing tensor name.
