@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -103,18 +104,36 @@ struct RotaryOptions {
     /// @brief longrope: `short_factor`, rotary_dim/2 values, used up to
     ///        original_max_position_embeddings.
     std::vector<double> short_factor;
-    /// @brief longrope: `long_factor`, rotary_dim/2 values, used when sequence_length is past
-    ///        original_max_position_embeddings.
+    /// @brief longrope: `long_factor`, rotary_dim/2 values, used for calls (or a fixed
+    ///        sequence_length) past original_max_position_embeddings.
     std::vector<double> long_factor;
-    /// @brief dynamic and longrope: the sequence length the frequencies are for (Hugging Face
-    ///        recomputes them from the longest position + 1 of a forward). dynamic uses
-    ///        max(sequence_length, original_max_position_embeddings); longrope takes long_factor
-    ///        when sequence_length > original_max_position_embeddings. 0: the trained length.
+    /// @brief dynamic and longrope: which sequence length the frequencies are for.
+    ///
+    /// 0 (the default, and what io::read_rotary_config gives): per call, as Hugging Face's
+    /// forward: each apply() takes its frequencies from its own largest position + 1 (`seq_len =
+    /// max(position_ids) + 1`). longrope: the long factors once that passes
+    /// original_max_position_embeddings, the short ones otherwise (both tables built at
+    /// construction). dynamic: the default frequencies up to original_max_position_embeddings,
+    /// and past it the NTK base for that length, the call's rows computed for it.
+    ///
+    /// Hugging Face's dynamic module also keeps state between calls: it recomputes inv_freq
+    /// only when a call grows past the longest length seen so far and goes back to the default
+    /// only for a call shorter than the original length, so a call between the two reuses an
+    /// earlier, longer call's frequencies (and newer transformers versions, which record the
+    /// length under another attribute, keep the grown frequencies even for short calls after a
+    /// long one). seqembed is stateless: every call by its own length, whatever came before; it
+    /// equals Hugging Face's output for each call made on a fresh module, and for calls whose
+    /// lengths never decrease.
+    ///
+    /// Nonzero: a fixed length for every call, the frequencies chosen when the object is built:
+    /// dynamic uses max(sequence_length, original_max_position_embeddings); longrope takes
+    /// long_factor when sequence_length > original_max_position_embeddings.
     Index sequence_length = 0;
     /// @brief Rows of the precomputed table (positions 0 .. max_positions - 1).
     Index max_positions = 4096;
     /// @brief exact (cos and sin of the exact angle, correctly rounded) or follow_scalar
-    ///        (Hugging Face's float32 steps bit for bit, whatever type the table stores).
+    ///        (Hugging Face's float32 steps up to the angle, then its correctly rounded float32
+    ///        cos and sin, whatever type the table stores).
     TablePrecision precision = TablePrecision::exact;
     /// @brief Positions past the table: an error, or rows computed on the fly.
     BeyondTable beyond = BeyondTable::throw_error;
@@ -214,16 +233,31 @@ struct RotaryOptions {
 /// 4 ulp + k p f s 2^-64 of the exact value (s the attention factor; k = 2 for most rules, 32
 /// for YaRN with truncate = false, 2^12 for LongRoPE, whose factor lists are doubles): below
 /// 5.4e-14 at position 999999 on x86-64 (long double is IEEE quad on AArch64 Linux, tighter).
-/// TablePrecision::follow_scalar: Hugging Face's float32 steps bit for bit (inv_freq as
-/// modeling_rope_utils.py computes it, the rounded float32 angle, cos and sin correctly rounded
-/// in float32, times the attention scaling in float32), for parity with a model's reference
-/// outputs. Tables stored as bfloat16 or half are rounded once from those values (to nearest
-/// even); a double table in follow mode holds the float32 values.
+/// TablePrecision::follow_scalar: Hugging Face's float32 steps up to the angle (inv_freq as
+/// modeling_rope_utils.py computes it, with correctly rounded float32 powers, and the rounded
+/// float32 angle position x inv_freq), then the correctly rounded float32 cos and sin of that
+/// angle, times the attention scaling in float32: the same bits on every platform and ISA, and
+/// the same rounding errors as the framework's table up to the last step. PyTorch's own CPU cos
+/// and sin (glibc's cosf and sinf in its scalar kernels, SLEEF's in its vector ones) are not
+/// correctly rounded: they differ from these values by one ulp in about 1% (scalar) to 5% (AVX2)
+/// of a Llama table's values (README, "Precision"). Tables stored as bfloat16 or half are rounded
+/// once from the float values (to nearest even); a double table in follow mode holds the float32
+/// values.
+///
+/// Frequencies per call. Dynamic NTK and LongRoPE choose their frequencies, in Hugging Face's
+/// forward, from the largest position of each call (RotaryOptions::sequence_length 0, the
+/// default): every apply() does the same, from the largest position of its own positions (for
+/// the batch overload, those positions_of gives), stateless (RotaryOptions::sequence_length
+/// says how that differs from Hugging Face's dynamic module). LongRoPE's short and long tables
+/// are both built at construction; dynamic NTK's table holds the default frequencies, for calls
+/// within original_max_position_embeddings, and a longer call computes its rows for its own
+/// length. The table views (cos_table, rows) show the stored tables; forward_into gives the rows
+/// of any call.
 ///
 /// Applying. apply() rotates Q (tokens x q_heads*head_dim) and K (tokens x k_heads*head_dim)
 /// in place by each token's position: Hugging Face's `q * cos + rotate_half(q) * sin` in the
 /// activations' arithmetic, every product rounded before the sum (no FMA), so that float
-/// activations with a follow table give Hugging Face's float32 output bit for bit. bfloat16
+/// activations give Hugging Face's float32 formula's output on the same table bit for bit. bfloat16
 /// activations are widened to float and rotated in float with the table in float, as
 /// x1 c + x2 (-s) and x2 c + x1 s with the sine's product rounded and the cosine's fused into the
 /// sum, then rounded once to bfloat16: one rounding fewer than Hugging Face's float32 formula on
@@ -790,6 +824,34 @@ private:
     static TableView view_of(const detail::RowTable<Scalar>& table, Index first, Index count, Index column,
                              Index pairs) noexcept {
         return TableView(table.row(first) + column, count, pairs, Eigen::OuterStride<>(2 * pairs));
+    }
+
+    /// Views of count rows of a stored table from row first (what names the table in messages).
+    Rows stored_views(const detail::RowTable<Scalar>& table, std::int64_t first, Index count, const char* what) const {
+        if (first < 0 || count < 0 || first > table.rows() || count > table.rows() - first)
+            detail::fail<index_error>("rotary rows [", first, ", ", first, " + ", count, ") are not inside the ", what,
+                                      " of ", table.rows(), " rows",
+                                      table.rows() == max_positions() ? " (max_positions)" : "");
+        return {view_of(table, static_cast<Index>(first), count, 0, m_pairs),
+                view_of(table, static_cast<Index>(first), count, m_pairs, m_pairs)};
+    }
+
+    static std::int64_t checked_call_length(std::int64_t call_length) {
+        if (call_length < 0) detail::fail<value_error>("rotary call_length ", call_length, " is negative");
+        return call_length;
+    }
+
+    /// Throws unless cos and sin are count x pairs and positions first .. first + count - 1 can
+    /// be given; whether there is a row to give.
+    bool require_rows(std::int64_t first, const Eigen::Ref<RowMatrix<Scalar>>& cos,
+                      const Eigen::Ref<RowMatrix<Scalar>>& sin) const {
+        detail::require_shape("sin of RotaryEmbedding::forward_into", sin.rows(), sin.cols(), cos.rows(), m_pairs);
+        detail::require_shape("cos of RotaryEmbedding::forward_into", cos.rows(), cos.cols(), sin.rows(), m_pairs);
+        if (cos.rows() == 0) return false;
+        const std::int64_t last = detail::checked_add("rotary position", first, cos.rows() - 1);
+        require_position(first, "the first row");
+        require_position(last, "the last row");
+        return true;
     }
 
     /// What one call reads: a stored table (for its rows) and the frequencies of rows computed

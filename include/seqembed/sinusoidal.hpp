@@ -14,6 +14,7 @@
 
 #include "detail/checks.hpp"
 #include "detail/engine/exact_sincos.hpp"
+#include "detail/engine/float32_math.hpp"
 #include "detail/engine/kernels.hpp"
 #include "detail/stage_access.hpp"
 #include "detail/row_table.hpp"
@@ -51,8 +52,14 @@ enum class TablePrecision {
     /// within 1 ulp of the exact value for every position below 1,000,000.
     exact,
     /// The chosen DivTermForm's arithmetic carried out in Scalar, as PyTorch code does, for
-    /// users who need PyTorch's float32 numbers (which drift from the exact ones: 3.9e-4 at
-    /// position 5000).
+    /// users who need the framework's float32 numbers (which drift from the exact ones: 3.9e-4
+    /// at position 5000). In a float table each step is PyTorch's float32 operation up to the
+    /// angle, with exp and pow correctly rounded, and the angle's cos and sin are the correctly
+    /// rounded float32 values: the same bits on every platform and ISA. PyTorch's own CPU
+    /// kernels (glibc's expf, powf, cosf and sinf in the scalar ones, SLEEF in the vector ones)
+    /// are not correctly rounded and differ from these in the last bit of some values. (Rotary
+    /// tables take the same steps: RotaryEmbedding.) A double table uses the C library's
+    /// double pow, exp, cos and sin, as PyTorch's float64 scalar kernels do.
     follow_scalar
 };
 
@@ -387,15 +394,51 @@ private:
     }
 
     /// PyTorch's frequency term in Scalar arithmetic: the denominator pow(base, e) for
-    /// direct_power, the multiplier exp(numerator * (-ln(base) / denominator)) for log_space.
+    /// direct_power, the multiplier exp(numerator * (-ln(base) / denominator)) for log_space
+    /// (float: correctly rounded).
     Scalar scalar_frequency_term(double numerator, double denominator) const {
         if (m_options.form == DivTermForm::direct_power) {
             const Scalar exponent = static_cast<Scalar>(numerator) / static_cast<Scalar>(denominator);
-            return std::pow(static_cast<Scalar>(m_options.base), exponent);
+            if constexpr (std::is_same_v<Scalar, float>)
+                return detail::correctly_rounded_pow(static_cast<float>(m_options.base), exponent);
+            else
+                return std::pow(static_cast<Scalar>(m_options.base), exponent);
         }
         // -math.log(base) / d is a Python double, rounded to Scalar when it meets the tensor.
         const auto step = static_cast<Scalar>(-std::log(m_options.base) / denominator);
-        return std::exp(static_cast<Scalar>(numerator) * step);
+        const Scalar product = static_cast<Scalar>(numerator) * step;
+        if constexpr (std::is_same_v<Scalar, float>)
+            return detail::correctly_rounded_exp(product);
+        else
+            return std::exp(product);
+    }
+
+    /// PyTorch's angle in Scalar arithmetic: position / pow(...) or position * exp(...).
+    Scalar scalar_angle(std::int64_t position, Index frequency) const {
+        const auto scalar_position = static_cast<Scalar>(position);
+        const Scalar term = m_scalar_div_term[static_cast<std::size_t>(frequency)];
+        return m_options.form == DivTermForm::direct_power ? scalar_position / term : scalar_position * term;
+    }
+
+    /// A float follow_scalar row: the float32 angles' correctly rounded sin and cos, a block of
+    /// frequencies at a time.
+    void compute_follow_float_row(std::int64_t position, Scalar* out) const {
+        for (const Index j : m_zero_columns) out[j] = Scalar(0);
+        const auto frequencies = static_cast<Index>(m_sine_column.size());
+        constexpr Index block = detail::exact_sin_cos_block_size;
+        float angles[block];
+        alignas(64) double sines[block];
+        alignas(64) double cosines[block];
+        for (Index first = 0; first < frequencies; first += block) {
+            const Index count = std::min<Index>(block, frequencies - first);
+            for (Index i = 0; i < count; ++i) angles[i] = static_cast<float>(scalar_angle(position, first + i));
+            detail::sin_cos_of_float_angles(angles, static_cast<int>(count), sines, cosines);
+            for (Index i = 0; i < count; ++i) {
+                const auto k = static_cast<std::size_t>(first + i);
+                if (m_sine_column[k] >= 0) out[m_sine_column[k]] = static_cast<Scalar>(sines[i]);
+                if (m_cosine_column[k] >= 0) out[m_cosine_column[k]] = static_cast<Scalar>(cosines[i]);
+            }
+        }
     }
 
     /// Writes the row of table row `row` to out.
@@ -405,6 +448,12 @@ private:
             std::abs(static_cast<double>(position)) < detail::fast_path_position_limit) {
             compute_exact_row(static_cast<double>(position), out);
             return;
+        }
+        if constexpr (std::is_same_v<Scalar, float>) {
+            if (m_options.precision == TablePrecision::follow_scalar) {
+                compute_follow_float_row(position, out);
+                return;
+            }
         }
         for (Index j = 0; j < m_d_model; ++j) {
             const Column& column = m_columns[static_cast<std::size_t>(j)];
@@ -442,10 +491,8 @@ private:
         if (m_options.precision == TablePrecision::exact)
             return static_cast<Scalar>(detail::exact_sin_or_cos(static_cast<double>(position),
                                                                 m_exact_frequency[k], cosine));
-        const auto scalar_position = static_cast<Scalar>(position);
-        const Scalar angle = m_options.form == DivTermForm::direct_power
-                                 ? scalar_position / m_scalar_div_term[k]
-                                 : scalar_position * m_scalar_div_term[k];
+        // A double follow_scalar value (float rows take compute_follow_float_row).
+        const Scalar angle = scalar_angle(position, frequency);
         return cosine ? std::cos(angle) : std::sin(angle);
     }
 

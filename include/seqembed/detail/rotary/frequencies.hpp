@@ -16,21 +16,10 @@
 #include <vector>
 
 #include "../../types.hpp"
+#include "../engine/float32_math.hpp"  // correctly_rounded_pow
 #include "../simd/platform.hpp"
 
 namespace seqembed::detail::rotary {
-
-/// float32 base^exponent, correctly rounded. The power is evaluated in long double (64-bit
-/// significand on x86-64, IEEE quad on AArch64 Linux), whose powl is within an ulp of that
-/// format, and rounded once to float: the result is wrong only if the exact power lies within
-/// 2^-63 (relative) of a midpoint between two floats. For the exponents here (k / dim in
-/// [0, 1)) an exact midpoint would need base to be a perfect power of a 25-bit odd number, which
-/// no float base below 2^64 is; being that close by chance has a probability near 2^-39 per
-/// value. (Where long double is double, as with MSVC, the margin is 2^-29.) torch's CPU pow
-/// (SLEEF, within 1 ulp) can differ from this in its last bit; the fixtures say how often.
-inline float correctly_rounded_pow(float base, float exponent) noexcept {
-    return static_cast<float>(std::pow(static_cast<long double>(base), static_cast<long double>(exponent)));
-}
 
 /// Python's float(x) * y with the product rounded on its own (no contraction into what follows).
 inline double rounded_product(double x, double y) noexcept {
@@ -48,7 +37,9 @@ inline float rounded_product(float x, float y) noexcept {
 // Follow mode: float32, op by op.
 
 /// `base ** (torch.arange(0, dim, 2).float() / dim)`: pairs = dim / 2 float32 powers, the
-/// exponent k / dim a float32 division and base (a Python number) rounded to float32.
+/// exponent k / dim a float32 division and base (a Python number) rounded to float32. The power
+/// is correctly rounded (torch's CPU pow, SLEEF's within 1 ulp, can differ from it in its last
+/// bit; the fixtures say how often).
 inline std::vector<float> follow_powers(double base, Index dim) {
     const auto pairs = static_cast<std::size_t>(dim / 2);
     std::vector<float> powers(pairs);
