@@ -53,6 +53,16 @@ enum class TokenTypeOrder {
     after_positions
 };
 
+/// @brief How an InputPipeline adds its token-type stage.
+struct TokenTypeOptions {
+    /// @brief Where the type row is added (the sums are rounded in that order).
+    TokenTypeOrder order = TokenTypeOrder::before_positions;
+    /// @brief Without token type ids: every token reads type row 0 (true: BERT's default of
+    ///        zeros), or no type row is added (false: GPT-2, which adds wte(token_type_ids) only
+    ///        when they are given).
+    bool row_zero_by_default = true;
+};
+
 /// @brief How an InputPipeline applies dropout after the sum, how it writes, and how many
 ///        threads it uses.
 struct PipelineOptions {
@@ -182,19 +192,19 @@ public:
     /// @brief Adds a token-type (segment) stage: row token_types(b, t) of `types` is added to
     ///        each token's embedding, before its position (BERT's order) or after it (GPT-2's).
     ///        Without token types given to forward(), every token reads row 0, as Hugging Face's
-    ///        BERT-like models default to.
+    ///        BERT-like models default to, or none (options.row_zero_by_default).
     /// @param types a type_vocab_size x d_model table (GPT-2: a view of its token table).
-    /// @param order where the type row is added (the sums are rounded in that order).
+    /// @param options where the type row is added, and what without type ids.
     /// @throws shape_error if its width differs from the pipeline's (the pipeline is unchanged).
-    void set_token_types(TokenTypeEmbedding<Scalar> types, TokenTypeOrder order = TokenTypeOrder::before_positions) {
+    void set_token_types(TokenTypeEmbedding<Scalar> types, const TokenTypeOptions& options = {}) {
         if (types.d_model() != d_model())
             detail::fail<shape_error>("token type width ", types.d_model(), " differs from the pipeline's ", d_model());
         m_types = std::move(types);
-        m_type_order = order;
+        m_type_options = options;
     }
-    /// @brief Where the token-type row is added.
-    /// @return the order given to set_token_types (before_positions without a table).
-    TokenTypeOrder token_type_order() const noexcept { return m_type_order; }
+    /// @brief How the token-type row is added.
+    /// @return the options given to set_token_types (the defaults without a table).
+    const TokenTypeOptions& token_type_options() const noexcept { return m_type_options; }
     /// @brief The token-type stage.
     /// @return the table, or null when the pipeline has none.
     const TokenTypeEmbedding<Scalar>* token_types() const noexcept { return m_types ? &*m_types : nullptr; }
@@ -431,10 +441,13 @@ private:
                 return;
             }
             const Scalar* position_row = detail::StageAccess::position_row(m_positions, position, out_row);
-            const Scalar* type_row =
-                m_types ? m_types->row(batch.token_types ? (*batch.token_types)(b, t) : 0) : nullptr;
+            const Scalar* type_row = nullptr;
+            if (batch.token_types)
+                type_row = m_types->row((*batch.token_types)(b, t));
+            else if (m_types && m_type_options.row_zero_by_default)
+                type_row = m_types->row(0);
             // The kernel adds its `type` source first: GPT-2's order puts the position there.
-            if (m_type_order == TokenTypeOrder::after_positions) std::swap(position_row, type_row);
+            if (m_type_options.order == TokenTypeOrder::after_positions) std::swap(position_row, type_row);
             pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), position_row, first_element,
                       type_row},
                      next);
@@ -475,7 +488,7 @@ private:
     PositionNumbering m_numbering;
     TokenId m_padding_id;
     PaddedRows m_padded_rows;
-    TokenTypeOrder m_type_order = TokenTypeOrder::before_positions;
+    TokenTypeOptions m_type_options;
 };
 
 }  // namespace seqembed

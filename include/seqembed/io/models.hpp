@@ -474,7 +474,8 @@ inline LearnedModelInput load_roberta(const std::filesystem::path& directory, co
 ///        wpe likewise.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
-/// @return the stage; its token-type table is a view of wte (TokenTypeOrder::after_positions).
+/// @return the stage; its token-type table is a view of wte (TokenTypeOrder::after_positions,
+///         nothing added without token type ids).
 /// @throws file_error, format_error as the readers; value_error as load_bert.
 inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
@@ -487,7 +488,7 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
     const Tensor<float> table = checkpoint.matrix(wte, config.vocab_size, config.hidden_size, "vocab_size x n_embd");
     pipeline.set_token_types(
         TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
-        TokenTypeOrder::after_positions);
+        TokenTypeOptions{TokenTypeOrder::after_positions, false});
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
 }
 
@@ -520,10 +521,12 @@ inline InputPipeline<float, LearnedPositionalEmbedding<float>> bart_stage(const 
 }
 
 /// Marian's sinusoidal table for `side`: the checkpoint's when it has one (bit for bit what the
-/// model adds), else computed (SinusoidalOptions::hf_marian(), correctly rounded).
+/// model adds; the decoder's table is the encoder's formula, so the encoder's serves when the
+/// decoder's was not saved), else computed (SinusoidalOptions::hf_marian(), correctly rounded).
 inline LearnedPositionalEmbedding<float> marian_positions(const Checkpoint& checkpoint, const std::string& side) {
     const ModelConfig& config = checkpoint.config();
-    const std::vector<std::string> table = {"model." + side + ".embed_positions.weight", side + ".embed_positions.weight"};
+    const std::vector<std::string> table = {"model." + side + ".embed_positions.weight", side + ".embed_positions.weight",
+                                            "model.encoder.embed_positions.weight", "encoder.embed_positions.weight"};
     if (checkpoint.has(table)) return checkpoint.positions(table, config.max_positions, config.hidden_size, {});
     SinusoidalOptions sinusoidal = SinusoidalOptions::hf_marian();
     sinusoidal.max_positions = config.max_positions;

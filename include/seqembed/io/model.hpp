@@ -1,0 +1,263 @@
+/// @file io/model.hpp
+/// @brief io::load_model: a Hugging Face model's input stage from its directory, whatever its
+///        family (config.json's model_type), as one type whose forward takes what the family's
+///        forward takes.
+#pragma once
+
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "../batch.hpp"
+#include "models.hpp"
+
+namespace seqembed::io {
+
+/// @brief A model's input stage, loaded by model_type: the family's pipeline (its positions, token
+///        types, LayerNorm and padding rules), ELECTRA's projection, the rotary stage of the
+///        rotary families and the decoder's stage of the encoder-decoder ones.
+///
+/// forward() takes a Batch as the family's Hugging Face forward takes its keyword arguments
+/// (input_ids, token_type_ids, attention_mask over the current or past + current tokens,
+/// position_ids, a past length as StepOffsets) and gives what the model's first layer reads:
+/// - bit for bit the framework's float32 output where the stage is gathers, adds and a scale;
+/// - within the LayerNorm bound (docs/precision.md) where it has LayerNorm;
+/// - to rounding where a matrix product is involved (ELECTRA's embeddings_project, applied here;
+///   OPT's project_in, folded into the token table at load).
+/// Padded rows are zero unless the options asked for PaddedRows::computed, which gives the
+/// framework's rows for them too.
+/// @code
+/// seqembed::PipelineOptions options;
+/// options.padded_rows = seqembed::PaddedRows::computed;   // whole outputs, as Hugging Face's
+/// seqembed::io::Model model = seqembed::io::load_model("roberta-base/", options);
+/// seqembed::Batch batch(input_ids);
+/// batch.padding = seqembed::Padding::from_mask(attention_mask);
+/// seqembed::RowMatrix<float> hidden = model.forward(batch);   // (batch * seq) x hidden_size
+/// @endcode
+class Model {
+public:
+    /// @brief The stage of a family with a learned (or fixed sinusoidal) position table.
+    using LearnedStage = LearnedModelInput;
+    /// @brief The stage of a family without additive positions (T5, the rotary families).
+    using LookupStage = LookupModelInput;
+    /// @brief One position per token, as RotaryEmbedding::apply takes them.
+    using PositionVector = Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1>;
+
+    /// @brief Wraps a loaded stage.
+    /// @param stage a stage from a family loader (load_bert, ..., load_llama).
+    explicit Model(LearnedStage stage) : m_stage(std::move(stage)) {}
+    /// @brief Wraps a loaded stage.
+    /// @param stage a stage from a family loader without additive positions (load_t5, load_llama, ...).
+    explicit Model(LookupStage stage) : m_stage(std::move(stage)) {}
+
+    /// @brief The family.
+    /// @return config.json's model_type ("bert", "llama", ...).
+    const std::string& model_type() const noexcept { return config().model_type; }
+    /// @brief The config values the stage was built from.
+    /// @return the family's ModelConfig.
+    const ModelConfig& config() const noexcept {
+        return std::visit([](const auto& stage) -> const ModelConfig& { return stage.config; }, m_stage);
+    }
+    /// @brief The rotary stage, to apply to Q and K in attention.
+    /// @return the stage of the rotary families (Llama, ...), null for the others.
+    const RotaryEmbedding<float>* rotary() const noexcept {
+        return std::visit([](const auto& stage) { return stage.rotary ? &*stage.rotary : nullptr; }, m_stage);
+    }
+    /// @brief ELECTRA's embeddings_project, which forward() applies.
+    /// @return the projection, or null.
+    const Linear* projection() const noexcept {
+        return std::visit([](const auto& stage) { return stage.projection ? &*stage.projection : nullptr; }, m_stage);
+    }
+    /// @brief Whether the family has a decoder stage (BART, Marian, T5).
+    /// @return true when forward_decoder can be called.
+    bool has_decoder() const noexcept {
+        return std::visit([](const auto& stage) { return stage.decoder.has_value(); }, m_stage);
+    }
+    /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
+    ///        BART, Marian, T5).
+    /// @return true when Batch::position_ids may be set.
+    bool takes_position_ids() const noexcept {
+        const std::string& family = model_type();
+        return family != "bart" && family != "marian" && family != "t5";
+    }
+    /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa from their table;
+    ///        GPT-2 from its token table).
+    /// @return true when Batch::token_types may be set.
+    bool takes_token_types() const noexcept {
+        return std::visit([](const auto& stage) { return stage.pipeline.token_types() != nullptr; }, m_stage);
+    }
+
+    /// @brief The typed stage, for what Model does not wrap (forward_into, the tables).
+    /// @return the stage of a learned-position family, or null.
+    const LearnedStage* learned() const noexcept { return std::get_if<LearnedStage>(&m_stage); }
+    /// @brief The typed stage of a family without additive positions.
+    /// @return the stage, or null.
+    const LookupStage* lookup() const noexcept { return std::get_if<LookupStage>(&m_stage); }
+    /// @brief Mutable access to the typed stage (training mode, a stage's tables).
+    /// @return the stage of a learned-position family, or null.
+    LearnedStage* learned() noexcept { return std::get_if<LearnedStage>(&m_stage); }
+    /// @brief Mutable access to the typed stage of a family without additive positions.
+    /// @return the stage, or null.
+    LookupStage* lookup() noexcept { return std::get_if<LookupStage>(&m_stage); }
+
+    /// @brief Training mode (dropout) for the encoder's and the decoder's stage.
+    /// @param training the new mode.
+    void set_training(bool training) noexcept {
+        std::visit(
+            [&](auto& stage) {
+                stage.pipeline.set_training(training);
+                if (stage.decoder) stage.decoder->set_training(training);
+            },
+            m_stage);
+    }
+
+    /// @brief The model's (the encoder's) input stage over one batch, as the family's forward
+    ///        computes it: what its first layer reads.
+    /// @param batch input_ids and the keyword arguments the family's forward takes. Position ids
+    ///        are as Hugging Face takes them: RoBERTa's are table rows (its forward adds nothing),
+    ///        the others' positions (BART and OPT add 2).
+    /// @return (batch * seq) x hidden_size (ELECTRA: after embeddings_project).
+    /// @throws value_error for inputs the family's forward does not take (position ids for BART,
+    ///         Marian and T5; token types for families without them); as InputPipeline::forward.
+    RowMatrix<float> forward(const Batch& batch) const {
+        return std::visit(
+            [&](const auto& stage) {
+                require_taken(batch, stage.pipeline, "forward");
+                const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
+                const Batch& family = rows ? with_position_ids(batch, *rows) : batch;
+                RowMatrix<float> out = stage.pipeline.forward(family);
+                if (!stage.projection) return out;
+                RowMatrix<float> projected = stage.projection->forward(out);
+                if (stage.pipeline.padded_rows() == PaddedRows::zero) {  // padded rows stay zero
+                    const Index seq = family.ids.cols();
+                    seqembed::detail::for_each_position(
+                        family, stage.pipeline.numbering(), stage.pipeline.padding_id(), 0, family.ids.rows(),
+                        [&](Index b, Index t, bool real, std::int64_t) {
+                            if (!real) projected.row(b * seq + t).setZero();
+                        });
+                }
+                return projected;
+            },
+            m_stage);
+    }
+
+    /// @brief The decoder's input stage over one batch (decoder_input_ids), positions after the
+    ///        past tokens as the decoder numbers them.
+    /// @param batch the decoder's ids, padding (a mask over past + current tokens while decoding)
+    ///        and step offsets (the past length).
+    /// @return (batch * seq) x d_model.
+    /// @throws value_error without a decoder stage (has_decoder()), or as forward.
+    RowMatrix<float> forward_decoder(const Batch& batch) const {
+        return std::visit(
+            [&](const auto& stage) -> RowMatrix<float> {
+                if (!stage.decoder)
+                    seqembed::detail::fail<value_error>("model_type '", model_type(),
+                                                        "' has no decoder stage (BART, Marian and T5 have one)");
+                require_taken(batch, *stage.decoder, "forward_decoder");
+                return stage.decoder->forward(batch);
+            },
+            m_stage);
+    }
+
+    /// @brief The position of every token as the family's forward computes it, for the rotary
+    ///        stage (rotary()->apply(q, k, q_heads, k_heads, positions)) or to inspect a learned
+    ///        table's rows: explicit position ids as given, else the family's rule (past + t for
+    ///        BERT, GPT-2, BART, Marian and the rotary decoders; the mask's count for OPT, -1 for
+    ///        its padded tokens; RoBERTa's from the ids, -1 for a pad id).
+    /// @param batch as forward takes it.
+    /// @return batch * seq positions, row b * seq + t (a learned table reads row offset +
+    ///         position).
+    /// @throws as forward's checks of the inputs' shapes.
+    PositionVector positions(const Batch& batch) const {
+        return std::visit(
+            [&](const auto& stage) {
+                const auto& pipeline = stage.pipeline;
+                const std::optional<IdMatrix> rows = converted_position_ids(batch, pipeline);
+                const Batch family = rows ? with_position_ids(batch, *rows) : batch;
+                seqembed::detail::require_batch_fits(family);
+                PositionVector out(family.ids.size());
+                const Index seq = family.ids.cols();
+                seqembed::detail::for_each_position(
+                    family, pipeline.numbering(), pipeline.padding_id(), 0, family.ids.rows(),
+                    [&](Index b, Index t, bool, std::int64_t position) { out[b * seq + t] = position; });
+                return out;
+            },
+            m_stage);
+    }
+
+private:
+    /// Throws unless the family's forward takes what the batch holds.
+    template <typename Pipeline>
+    void require_taken(const Batch& batch, const Pipeline& pipeline, const char* call) const {
+        if (batch.position_ids && !takes_position_ids())
+            seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
+                                                "' takes no position ids (its forward numbers tokens itself)");
+        if (batch.token_types && pipeline.token_types() == nullptr)
+            seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
+                                                "' takes no token type ids");
+    }
+
+    static Batch with_position_ids(const Batch& batch, const IdMatrix& position_ids) {
+        Batch result = batch;
+        result.position_ids = position_ids;
+        return result;
+    }
+
+    /// RoBERTa's position ids are rows of its table (its forward adds nothing to them); its
+    /// pipeline's are positions from the table's offset.
+    template <typename Pipeline>
+    std::optional<IdMatrix> converted_position_ids(const Batch& batch, const Pipeline& pipeline) const {
+        if (!batch.position_ids || model_type() != "roberta") return std::nullopt;
+        if constexpr (std::is_same_v<typename std::decay_t<decltype(pipeline.positions())>,
+                                     LearnedPositionalEmbedding<float>>) {
+            const TokenIds& given = *batch.position_ids;
+            IdMatrix rows(given.rows(), given.cols());
+            const std::int64_t offset = pipeline.positions().offset();
+            for (Index b = 0; b < given.rows(); ++b)
+                for (Index t = 0; t < given.cols(); ++t)
+                    rows(b, t) = seqembed::detail::checked_add("RoBERTa position id", given(b, t), -offset);
+            return rows;
+        } else {
+            return std::nullopt;
+        }
+    }
+
+    std::variant<LearnedStage, LookupStage> m_stage;
+};
+
+/// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
+///        electra, roberta, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3,
+///        gpt_neox (the family loaders of io/models.hpp).
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
+///        its shards).
+/// @param options dropout, threads, stores, padded rows; positions left unset (the family's rule).
+/// @return the model's stage.
+/// @throws file_error, format_error as the loaders (a model_type without a loader is a
+///         format_error naming the file and the families there are); value_error for options
+///         that contradict the family's rule.
+inline Model load_model(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+    const std::string family = ModelConfig::read(directory / "config.json").model_type;
+    if (family == "bert") return Model(load_bert(directory, options));
+    if (family == "electra") return Model(load_electra(directory, options));
+    if (family == "roberta") return Model(load_roberta(directory, options));
+    if (family == "gpt2") return Model(load_gpt2(directory, options));
+    if (family == "bart") return Model(load_bart(directory, options));
+    if (family == "opt") return Model(load_opt(directory, options));
+    if (family == "marian") return Model(load_marian(directory, options));
+    if (family == "t5") return Model(load_t5(directory, options));
+    if (family == "llama") return Model(load_llama(directory, options));
+    if (family == "mistral") return Model(load_mistral(directory, options));
+    if (family == "qwen2") return Model(load_qwen2(directory, options));
+    if (family == "gemma") return Model(load_gemma(directory, options));
+    if (family == "phi") return Model(load_phi(directory, options));
+    if (family == "phi3") return Model(load_phi3(directory, options));
+    return Model(load_gpt_neox(directory, options));  // ModelConfig::read refused every other type
+}
+
+}  // namespace seqembed::io
