@@ -12,11 +12,14 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "bit_equal.hpp"
 #include "catch.hpp"
 #include "fixtures/rope/rope_cases.hpp"
+#include "isa_support.hpp"
 
 using seqembed::BeyondTable;
 using seqembed::Index;
@@ -114,7 +117,7 @@ RotaryOptions options_for(const fx::FrequencyCase& c) {
         o.factor = 32;  // 131072 / 4096
         o.original_max_position_embeddings = 4096;
         o.truncate = false;
-    } else if (starts("longrope_phi3")) {
+    } else if (starts("longrope_")) {  // Phi-3-mini-128k's and Phi-4-mini's shapes
         o.scaling = RotaryScaling::longrope;
         o.factor = 32;  // 131072 / 4096
         o.original_max_position_embeddings = 4096;
@@ -163,11 +166,47 @@ const fx::FrequencyCase& frequency_case(const char* name) {
     return fx::frequency_cases[0];
 }
 
-RowMatrix<float> matrix_of(const double* values, Index rows, Index cols) {
-    RowMatrix<float> out(rows, cols);
-    for (Index i = 0; i < rows * cols; ++i) out.data()[i] = static_cast<float>(values[i]);
+template <typename T = float>
+RowMatrix<T> matrix_of(const double* values, Index rows, Index cols) {
+    RowMatrix<T> out(rows, cols);
+    for (Index i = 0; i < rows * cols; ++i) out.data()[i] = static_cast<T>(values[i]);
     return out;
 }
+
+/// Whether a fixture case's rule chooses its frequencies per call (dynamic NTK, LongRoPE).
+bool per_call_rule(const fx::FrequencyCase& c) {
+    const std::string rule = c.rule;
+    return rule == "dynamic" || rule == "longrope";
+}
+
+/// The options of a case with sequence_length 0: the frequencies chosen per call.
+RotaryOptions per_call_options(const fx::FrequencyCase& c, TablePrecision precision) {
+    RotaryOptions options = with_precision(options_for(c), precision);
+    options.sequence_length = 0;
+    return options;
+}
+
+/// The row of the case's position r in a table of pairs columns.
+const double* fixture_row(const double* table, long r, Index pairs) { return table + r * pairs; }
+
+/// A 2 x 3 batch whose tokens take, through Padding::none() and step offsets, the apply case's
+/// positions (two runs of three consecutive positions).
+struct ThreeTokenRuns {
+    seqembed::IdMatrix ids = seqembed::IdMatrix::Constant(2, 3, 5);
+    std::vector<std::int64_t> offsets;
+};
+ThreeTokenRuns three_token_runs(const fx::ApplyCase& a) {
+    REQUIRE(a.tokens == 6);
+    for (long t : {1L, 2L, 4L, 5L}) REQUIRE(a.positions[t] == a.positions[t - 1] + 1);
+    ThreeTokenRuns runs;
+    runs.offsets = {a.positions[0], a.positions[3]};
+    return runs;
+}
+
+/// Float32 x, long double cos(x) and sin(x), rounded once to float (glibc's long double cosl and
+/// sinl reduce any argument exactly and are accurate to far below a float's half ulp).
+float reference_cos(float x) { return static_cast<float>(std::cos(static_cast<long double>(x))); }
+float reference_sin(float x) { return static_cast<float>(std::sin(static_cast<long double>(x))); }
 
 }  // namespace
 
@@ -810,4 +849,399 @@ TEST_CASE("rotary: Positions past the table are computed when beyond = compute, 
     REQUIRE_THROWS_AS(rope.apply(q, none, 1, 0, positions), seqembed::index_error);
     RowMatrix<double> cos(1, 4), sin(1, 4);
     REQUIRE_THROWS_AS(rope.forward_into(std::numeric_limits<std::int64_t>::max(), cos, sin), seqembed::index_error);
+}
+
+// ---- Frequencies chosen per call (dynamic NTK, LongRoPE) -------------------------------------
+
+TEST_CASE("rotary: Per call, dynamic NTK and LongRoPE take the frequencies of the call's own length, as "
+          "Hugging Face's forward does",
+          "[rotary][fixture][per-call]") {
+    // The fixtures' sequence_length is the forward's seq_len = max(position_ids) + 1: calls of the
+    // original length (4096), one past it, far beyond, and the older whole-table cases.
+    int cases = 0;
+    for (const fx::FrequencyCase& c : fx::frequency_cases) {
+        if (!per_call_rule(c)) continue;
+        ++cases;
+        INFO("case " << c.name << ", call length " << c.sequence_length);
+        RotaryOptions follow_options = per_call_options(c, TablePrecision::follow_scalar);
+        follow_options.max_positions = 4097;
+        const RotaryEmbedding<float> follow(follow_options);
+        RotaryOptions exact_options = per_call_options(c, TablePrecision::exact);
+        exact_options.max_positions = 4097;
+        const RotaryEmbedding<float> exact(exact_options);
+        const RotaryEmbedding<double> exact_double(exact_options);
+        RotaryOptions fixed = exact_options;
+        fixed.sequence_length = c.sequence_length;  // the old, fixed choice: validated against mpmath above
+        const RotaryEmbedding<double> fixed_double(fixed);
+        REQUIRE(follow.per_call());
+        REQUIRE_FALSE(fixed_double.per_call());
+        CHECK(follow.attention_scaling() == c.attention_scaling);
+        const std::vector<float> inv_freq = follow.inverse_frequencies(c.sequence_length);
+        for (Index i = 0; i < follow.pairs(); ++i)
+            CHECK(inv_freq[static_cast<std::size_t>(i)] == static_cast<float>(c.inv_freq_f32[i]));
+        CHECK(exact_double.frequencies(c.sequence_length) == fixed_double.frequencies());
+
+        const Index pairs = follow.pairs();
+        RowMatrix<float> cos(1, pairs), sin(1, pairs), exact_cos(1, pairs), exact_sin(1, pairs);
+        RowMatrix<double> cos64(1, pairs), sin64(1, pairs), fixed_cos64(1, pairs), fixed_sin64(1, pairs);
+        for (long r = 0; r < c.position_count; ++r) {
+            const std::int64_t p = c.positions[r];
+            INFO("position " << p);
+            follow.forward_into(p, cos, sin, c.sequence_length);
+            CHECK(bit_equal<float>(cos, matrix_of(fixture_row(c.follow_cos_f32, r, pairs), 1, pairs)));
+            CHECK(bit_equal<float>(sin, matrix_of(fixture_row(c.follow_sin_f32, r, pairs), 1, pairs)));
+            exact.forward_into(p, exact_cos, exact_sin, c.sequence_length);
+            CHECK(bit_equal<float>(exact_cos, matrix_of(fixture_row(c.exact_cos_f32, r, pairs), 1, pairs)));
+            CHECK(bit_equal<float>(exact_sin, matrix_of(fixture_row(c.exact_sin_f32, r, pairs), 1, pairs)));
+            // Double rows: the fixed-length object's, whose bound the test above checks.
+            exact_double.forward_into(p, cos64, sin64, c.sequence_length);
+            fixed_double.forward_into(p, fixed_cos64, fixed_sin64, c.sequence_length);
+            CHECK(bit_equal<double>(cos64, fixed_cos64));
+            CHECK(bit_equal<double>(sin64, fixed_sin64));
+        }
+    }
+    CHECK(cases >= 12);
+}
+
+TEST_CASE("rotary: Per-call apply, positions and batch overloads, equals Hugging Face's float32 forward bit for bit "
+          "(follow) and the exact rows within their bound (exact)",
+          "[rotary][fixture][per-call]") {
+    int cases = 0;
+    for (const fx::ApplyCase& a : fx::apply_cases) {
+        const fx::FrequencyCase& c = frequency_case(a.frequency_case);
+        if (!per_call_rule(c)) continue;
+        ++cases;
+        INFO("apply case " << a.name << ", call length " << c.sequence_length);
+        const Index q_cols = a.q_heads * a.head_dim;
+        const Index k_cols = a.k_heads * a.head_dim;
+        const RowMatrix<float> q_in = matrix_of(a.q_in, a.tokens, q_cols), k_in = matrix_of(a.k_in, a.tokens, k_cols);
+        const RowMatrix<float> q_out = matrix_of(a.q_out, a.tokens, q_cols);
+        const RowMatrix<float> k_out = matrix_of(a.k_out, a.tokens, k_cols);
+        Positions positions(a.tokens);
+        for (long t = 0; t < a.tokens; ++t) positions[t] = a.positions[t];
+        REQUIRE(RotaryEmbedding<float>::call_length(positions) == c.sequence_length);
+
+        RotaryOptions options = per_call_options(c, TablePrecision::follow_scalar);
+        options.max_positions = 4097;
+        options.beyond = BeyondTable::compute;
+        const RotaryEmbedding<float> rope(options);
+
+        // The positions overload.
+        RowMatrix<float> q = q_in, k = k_in;
+        rope.apply(q, k, a.q_heads, a.k_heads, positions);
+        CHECK(bit_equal(q, q_out));
+        CHECK(bit_equal(k, k_out));
+
+        // The batch overload: two sequences of three tokens at their step offsets.
+        const ThreeTokenRuns runs = three_token_runs(a);
+        q = q_in;
+        k = k_in;
+        rope.apply(q, k, a.q_heads, a.k_heads, runs.ids, Padding::none(), StepOffsets(runs.offsets));
+        CHECK(bit_equal(q, q_out));
+        CHECK(bit_equal(k, k_out));
+
+        // The same with a left-padded column: padded rows are left alone and do not count.
+        seqembed::IdMatrix padded_ids = seqembed::IdMatrix::Constant(2, 4, 5);
+        padded_ids.col(0).setZero();
+        RowMatrix<float> q_padded(8, q_cols), k_padded(8, k_cols);
+        for (Index b = 0; b < 2; ++b) {
+            q_padded.row(4 * b).setConstant(7.0f);
+            k_padded.row(4 * b).setConstant(-3.0f);
+            q_padded.middleRows(4 * b + 1, 3) = q_in.middleRows(3 * b, 3);
+            k_padded.middleRows(4 * b + 1, 3) = k_in.middleRows(3 * b, 3);
+        }
+        rope.apply(q_padded, k_padded, a.q_heads, a.k_heads, padded_ids, Padding::by_id(0), StepOffsets(runs.offsets));
+        for (Index b = 0; b < 2; ++b) {
+            CHECK((q_padded.row(4 * b).array() == 7.0f).all());
+            CHECK((k_padded.row(4 * b).array() == -3.0f).all());
+            CHECK(bit_equal<float>(q_padded.middleRows(4 * b + 1, 3), q_out.middleRows(3 * b, 3)));
+            CHECK(bit_equal<float>(k_padded.middleRows(4 * b + 1, 3), k_out.middleRows(3 * b, 3)));
+        }
+
+        // Exact mode, double activations: the rotation by mpmath's rows, within the rows' bound
+        // (4 ulp + k p f s 2^-64, as the table test above) carried through the rotation.
+        RotaryOptions exact_options = per_call_options(c, TablePrecision::exact);
+        exact_options.max_positions = 4097;
+        exact_options.beyond = BeyondTable::compute;
+        const RotaryEmbedding<double> exact(exact_options);
+        RowMatrix<double> qd = q_in.cast<double>(), none(0, 0);
+        exact.apply(qd, none, a.q_heads, 0, positions);
+        const Index pairs = exact.pairs();
+        const bool longrope = std::string(c.rule) == "longrope";
+        double worst = 0;
+        for (long t = 0; t < a.tokens; ++t) {
+            long r = 0;
+            while (c.positions[r] != a.positions[t]) ++r;
+            for (Index h = 0; h < a.q_heads; ++h)
+                for (Index i = 0; i < pairs; ++i) {
+                    const Index i1 = h * a.head_dim + i, i2 = i1 + pairs;
+                    const double x1 = q_in(t, i1), x2 = q_in(t, i2);
+                    const double co = c.exact_cos_f64[r * pairs + i], si = c.exact_sin_f64[r * pairs + i];
+                    const double table_error = 4 * 0x1p-53 + (longrope ? 4096 : 2) * static_cast<double>(a.positions[t]) *
+                                                                 c.frequency_exact[i] * c.attention_scaling * 0x1p-64;
+                    const double allowed = (std::fabs(x1) + std::fabs(x2)) * (table_error + 4 * 0x1p-53);
+                    worst = std::max({worst, std::fabs(qd(t, i1) - (x1 * co - x2 * si)) / allowed,
+                                      std::fabs(qd(t, i2) - (x2 * co + x1 * si)) / allowed});
+                }
+        }
+        INFO("worst error / bound: " << worst);
+        CHECK(worst <= 1);
+    }
+    CHECK(cases == 8);
+}
+
+TEST_CASE("rotary: The same positions take the short rows in a short call and the long rows in a long one",
+          "[rotary][fixture][per-call]") {
+    // Positions 0, 1, 2: alone, a call of length 3 (short factors); with 4096 beside them, a call
+    // of length 4097 (long factors), as Hugging Face's forward numbers them.
+    for (const char* name : {"longrope_phi3_d96_call4097", "dynamic_factor2_d128_call4097"}) {
+        const fx::FrequencyCase& long_case = frequency_case(name);
+        const fx::FrequencyCase& short_case =
+            frequency_case(std::string(name).replace(std::string(name).size() - 4, 4, "4096").c_str());
+        INFO(name);
+        RotaryOptions options = per_call_options(long_case, TablePrecision::follow_scalar);
+        options.max_positions = 4097;
+        const RotaryEmbedding<float> rope(options);
+        const Index pairs = rope.pairs();
+        RowMatrix<float> q = RowMatrix<float>::Random(4, pairs * 2), none(0, 0);
+        const RowMatrix<float> q0 = q;
+        Positions long_call(4), short_call(3);
+        long_call << 0, 1, 2, 4096;
+        short_call << 0, 1, 2;
+        RowMatrix<float> q_long = q0, q_short = q0.topRows(3);
+        rope.apply(q_long, none, 1, 0, long_call);
+        rope.apply(q_short, none, 1, 0, short_call);
+        // Row 1 (position 1) of each against the fixtures' rows of position 1.
+        for (const auto& [out, c] : {std::pair<const RowMatrix<float>*, const fx::FrequencyCase*>{&q_long, &long_case},
+                                     {&q_short, &short_case}}) {
+            REQUIRE(c->positions[1] == 1);
+            for (Index i = 0; i < pairs; ++i) {
+                const float co = static_cast<float>(c->follow_cos_f32[pairs + i]);
+                const float si = static_cast<float>(c->follow_sin_f32[pairs + i]);
+                const float x1 = q0(1, i), x2 = q0(1, pairs + i);
+                float a = x1 * co, b = x2 * si;
+                CHECK((*out)(1, i) == a - b);
+                a = x2 * co;
+                b = x1 * si;
+                CHECK((*out)(1, pairs + i) == a + b);
+            }
+        }
+        CHECK_FALSE(bit_equal<float>(q_long.topRows(3), q_short));
+    }
+}
+
+TEST_CASE("rotary: Calls are stateless: each by its own length, whatever came before, from any thread",
+          "[rotary][per-call]") {
+    // Hugging Face's dynamic module keeps its grown frequencies for shorter calls that follow a
+    // longer one; seqembed answers each call as a fresh module would.
+    RotaryOptions options = RotaryOptions::hugging_face(64);
+    options.scaling = RotaryScaling::dynamic;
+    options.factor = 4;
+    options.original_max_position_embeddings = 256;
+    options.max_positions = 4096;
+    options.precision = TablePrecision::follow_scalar;
+    const RotaryEmbedding<float> rope(options);
+    const RowMatrix<float> q0 = RowMatrix<float>::Random(3, 2 * 64);
+    const auto call = [&](std::int64_t last) {
+        Positions positions(3);
+        positions << 0, last / 2, last;
+        RowMatrix<float> q = q0, none(0, 0);
+        rope.apply(q, none, 2, 0, positions);
+        return q;
+    };
+    const std::vector<std::int64_t> lasts{4000, 300, 255, 1000, 256, 4095};
+    std::vector<RowMatrix<float>> fresh;
+    for (const std::int64_t last : lasts) {
+        const RotaryEmbedding<float> own(options);
+        Positions positions(3);
+        positions << 0, last / 2, last;
+        RowMatrix<float> q = q0, none(0, 0);
+        own.apply(q, none, 2, 0, positions);
+        fresh.push_back(q);
+    }
+    for (std::size_t i = 0; i < lasts.size(); ++i) {
+        INFO("call ending at " << lasts[i]);
+        CHECK(bit_equal(call(lasts[i]), fresh[i]));
+    }
+    // Within the original length the stored default table; past it rows of the call's own length.
+    CHECK(bit_equal(fresh[2], call(255)));
+    CHECK_FALSE(bit_equal<float>(call(256).topRows(2), call(255).topRows(2)));
+    std::vector<std::thread> threads;
+    std::vector<int> wrong(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int round = 0; round < 20; ++round) {
+                const std::size_t i = static_cast<std::size_t>(t + round) % lasts.size();
+                if (!(call(lasts[i]).array() == fresh[i].array()).all()) ++wrong[static_cast<std::size_t>(t)];
+            }
+        });
+    for (std::thread& thread : threads) thread.join();
+    CHECK(wrong == std::vector<int>(4, 0));
+}
+
+TEST_CASE("rotary: A fixed sequence_length chooses the frequencies for every call (the behaviour before per-call)",
+          "[rotary][fixture][per-call]") {
+    const fx::FrequencyCase& c = frequency_case("longrope_phi3_long_d96_seq131072");
+    RotaryOptions options = with_precision(options_for(c), TablePrecision::follow_scalar);
+    options.sequence_length = 131072;
+    options.max_positions = 64;
+    const RotaryEmbedding<float> fixed(options);
+    CHECK_FALSE(fixed.per_call());
+    CHECK(fixed.cos_table().rows() == 64);
+    // Position 1 in a call of length 2: the long rows all the same.
+    RowMatrix<float> cos(1, fixed.pairs()), sin(1, fixed.pairs());
+    fixed.forward_into(1, cos, sin);
+    REQUIRE(c.positions[1] == 1);
+    CHECK(bit_equal<float>(cos, matrix_of(fixture_row(c.follow_cos_f32, 1, fixed.pairs()), 1, fixed.pairs())));
+    CHECK(fixed.inverse_frequencies(2) == fixed.inverse_frequencies());
+}
+
+TEST_CASE("rotary: Table views in per-call mode: the stored short table, the long one by call length, rows of "
+          "any call through forward_into",
+          "[rotary][per-call]") {
+    const fx::FrequencyCase& longrope = frequency_case("longrope_phi3_d96_call4097");
+    RotaryOptions options = per_call_options(longrope, TablePrecision::follow_scalar);
+    options.max_positions = 8192;
+    const RotaryEmbedding<float> rope(options);
+    CHECK(rope.per_call());
+    CHECK(rope.max_positions() == 8192);
+    CHECK(rope.cos_table().rows() == 4096);  // no call within the original length reaches further
+    const auto short_rows = rope.rows(10, 3, 4096);
+    CHECK(short_rows.cos.data() == rope.rows(10, 3).cos.data());
+    const auto long_rows = rope.rows(4000, 200, 4097);
+    RowMatrix<float> cos(200, rope.pairs()), sin(200, rope.pairs());
+    rope.forward_into(4000, cos, sin);  // a call of positions 4000 .. 4199: long
+    CHECK(bit_equal<float>(cos, long_rows.cos));
+    CHECK(bit_equal<float>(sin, long_rows.sin));
+    RowMatrix<float> one_cos(1, rope.pairs()), one_sin(1, rope.pairs());
+    rope.forward_into(10, one_cos, one_sin, 4097);
+    CHECK(bit_equal<float>(one_cos, rope.rows(10, 1, 5000).cos));
+    rope.forward_into(10, one_cos, one_sin);  // a call of length 11: short
+    CHECK(bit_equal<float>(one_cos, rope.rows(10, 1).cos));
+    CHECK_THROWS_AS(rope.rows(4000, 200), seqembed::index_error);
+    CHECK_THROWS_AS(rope.forward_into(10, one_cos, one_sin, 10), seqembed::value_error);
+    CHECK_THROWS_AS(rope.inverse_frequencies(-1), seqembed::value_error);
+
+    const fx::FrequencyCase& dynamic = frequency_case("dynamic_factor2_d128_call4097");
+    RotaryOptions dynamic_options = per_call_options(dynamic, TablePrecision::exact);
+    dynamic_options.max_positions = 100;
+    dynamic_options.beyond = BeyondTable::compute;
+    const RotaryEmbedding<double> ntk(dynamic_options);
+    CHECK(ntk.cos_table().rows() == 100);
+    CHECK(ntk.rows(0, 5, 4096).cos.rows() == 5);
+    try {
+        (void)ntk.rows(0, 5, 4097);
+        FAIL("rows of a dynamic call past the original length are not stored");
+    } catch (const seqembed::index_error& e) {
+        CHECK(std::string(e.what()).find("use forward_into with the call length") != std::string::npos);
+    }
+    RowMatrix<double> c64(1, ntk.pairs()), s64(1, ntk.pairs());
+    ntk.forward_into(4096, c64, s64);
+    REQUIRE(dynamic.positions[dynamic.position_count - 1] == 4096);
+    for (Index i = 0; i < ntk.pairs(); ++i)
+        CHECK(static_cast<float>(c64(0, i)) ==
+              static_cast<float>(dynamic.exact_cos_f32[(dynamic.position_count - 1) * ntk.pairs() + i]));
+}
+
+// ---- Follow rows: the correctly rounded cos and sin of the float32 angle ----------------------
+
+TEST_CASE("rotary: sin_cos_of_float_angles is the correctly rounded float32 sin and cos of any float angle, on "
+          "every ISA",
+          "[rotary][property][isa]") {
+    if (std::numeric_limits<long double>::digits < 64) {
+        WARN("long double has " << std::numeric_limits<long double>::digits << " bits here: no reference, not tested");
+        return;
+    }
+    std::vector<float> angles;
+    std::uint64_t state = 0x9E3779B97F4A7C15u;
+    const auto next = [&] {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return state;
+    };
+    for (int i = 0; i < 20000; ++i) {
+        // Every finite float magnitude: random bit patterns below infinity, either sign.
+        auto bits = static_cast<std::uint32_t>(next() % 0x7F800000u);
+        if (i % 2 == 1) bits |= 0x80000000u;
+        float a = 0;
+        std::memcpy(&a, &bits, sizeof a);
+        angles.push_back(a);
+    }
+    for (int i = 0; i < 20000; ++i) {
+        // Angles of RoPE positions: up to 2^24 and past the kernel's 2^25.
+        angles.push_back(static_cast<float>(next() % (std::uint64_t{1} << 24)) * 0.731f);
+        angles.push_back(static_cast<float>(next() % (std::uint64_t{1} << 53)));
+    }
+    for (const float a : {0.0f, -0.0f, 0x1p25f, -0x1p25f, std::nextafter(0x1p25f, 0.0f), 0x1p24f, 1.0f, 3.14159265f,
+                          1.5707964f, 0x1p127f, std::numeric_limits<float>::max(), 16367173.0f * 0x1p72f})
+        angles.push_back(a);
+    for_each_isa([&](seqembed::Isa) {
+        Index wrong = 0;
+        const int block = seqembed::detail::exact_sin_cos_block_size;
+        std::vector<double> sines(static_cast<std::size_t>(block)), cosines(static_cast<std::size_t>(block));
+        for (std::size_t first = 0; first < angles.size(); first += static_cast<std::size_t>(block)) {
+            const int count = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(block), angles.size() - first));
+            seqembed::detail::sin_cos_of_float_angles(angles.data() + first, count, sines.data(), cosines.data());
+            for (int i = 0; i < count; ++i) {
+                const float a = angles[first + static_cast<std::size_t>(i)];
+                const bool right = static_cast<float>(sines[static_cast<std::size_t>(i)]) == reference_sin(a) &&
+                                   static_cast<float>(cosines[static_cast<std::size_t>(i)]) == reference_cos(a);
+                if (!right && wrong++ < 5)
+                    FAIL_CHECK("angle " << a << ": sin " << static_cast<float>(sines[static_cast<std::size_t>(i)])
+                                        << " vs " << reference_sin(a) << ", cos "
+                                        << static_cast<float>(cosines[static_cast<std::size_t>(i)]) << " vs "
+                                        << reference_cos(a));
+            }
+        }
+        CHECK(wrong == 0);
+    });
+}
+
+TEST_CASE("rotary: Follow rows are the framework's float32 angles' correctly rounded cos and sin, below and past "
+          "2^25, on every ISA",
+          "[rotary][property][isa]") {
+    if (std::numeric_limits<long double>::digits < 64) {
+        WARN("long double has " << std::numeric_limits<long double>::digits << " bits here: no reference, not tested");
+        return;
+    }
+    RotaryOptions llama = RotaryOptions::llama3_8b();
+    RotaryOptions yarn = RotaryOptions::hugging_face(64);  // an attention factor != 1
+    yarn.scaling = RotaryScaling::yarn;
+    yarn.factor = 4;
+    yarn.original_max_position_embeddings = 4096;
+    std::uint64_t state = 12345;
+    const auto next = [&] {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        return state >> 11;
+    };
+    for (RotaryOptions options : {llama, yarn}) {
+        options.precision = TablePrecision::follow_scalar;
+        options.max_positions = 1;
+        options.beyond = BeyondTable::compute;
+        const RotaryEmbedding<float> rope(options);
+        const auto scale = static_cast<float>(rope.attention_scaling());
+        std::vector<std::int64_t> positions{1, 4095, 131071, (std::int64_t{1} << 25) + 1, std::int64_t{1} << 40,
+                                            (std::int64_t{1} << 53) - 1};
+        for (int i = 0; i < 200; ++i) positions.push_back(static_cast<std::int64_t>(next() % (std::uint64_t{1} << 24)));
+        for (int i = 0; i < 200; ++i) positions.push_back(static_cast<std::int64_t>(next() % (std::uint64_t{1} << 53)));
+        for_each_isa([&](seqembed::Isa) {
+            Index wrong = 0;
+            RowMatrix<float> cos, sin;
+            for (const std::int64_t p : positions) {
+                row_at(rope, p, cos, sin);
+                for (Index i = 0; i < rope.pairs(); ++i) {
+                    const float angle = rope.inverse_frequencies()[static_cast<std::size_t>(i)] * static_cast<float>(p);
+                    float c = reference_cos(angle), s = reference_sin(angle);
+                    if (scale != 1.0f) {
+                        c = c * scale;
+                        s = s * scale;
+                    }
+                    if ((cos(0, i) != c || sin(0, i) != s) && wrong++ < 5)
+                        FAIL_CHECK("position " << p << ", frequency " << i << ", angle " << angle);
+                }
+            }
+            CHECK(wrong == 0);
+        });
+    }
 }

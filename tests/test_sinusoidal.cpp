@@ -3,10 +3,13 @@
 #include <seqembed/sinusoidal.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "catch.hpp"
 #include "golden_support.hpp"
+#include "isa_support.hpp"
 
 using seqembed::DivTermForm;
 using seqembed::Index;
@@ -112,10 +115,12 @@ TEST_CASE("An exact double table is within 1e-15 + 1e-19 x position of the true 
     }
 }
 
-TEST_CASE("follow_scalar reproduces PyTorch's scalar-kernel float32 tables to the bit",
+TEST_CASE("follow_scalar is PyTorch's scalar-kernel float32 table but for the last bit of a few values",
           "[sinusoidal][pytorch]") {
-    // PyTorch's scalar CPU kernels (ATEN_CPU_CAPABILITY=default) call the C library's exp, pow,
-    // sin and cos on float, exactly as follow_scalar does.
+    // PyTorch's scalar CPU kernels (ATEN_CPU_CAPABILITY=default) call the C library's expf, powf,
+    // sinf and cosf, which are not correctly rounded; follow_scalar takes the same float32 steps
+    // with each of these correctly rounded. Measured against the fixtures (glibc 2.36): 66 of
+    // the 6656 values (log space) and 63 (direct power), about 1%, are one ulp away.
     struct Case {
         DivTermForm form;
         const golden::Table& fixture;
@@ -126,10 +131,62 @@ TEST_CASE("follow_scalar reproduces PyTorch's scalar-kernel float32 tables to th
         const SinusoidalPositionalEncoding<float> encoding(
             512, with_precision(TablePrecision::follow_scalar, c.form));
         const RowMatrix<float> pytorch = golden::matrix<float>(c.fixture);
-        for (long r = 0; r < c.fixture.rows; ++r) {
-            INFO("position " << c.fixture.positions[r]);
-            REQUIRE(encoding.rows(c.fixture.positions[r], 1) == pytorch.row(r));
-        }
+        RowMatrix<float> ours(c.fixture.rows, 512);
+        for (long r = 0; r < c.fixture.rows; ++r) ours.row(r) = encoding.rows(c.fixture.positions[r], 1);
+        const auto differ = (ours.array() != pytorch.array()).count();
+        const double share = static_cast<double>(differ) / static_cast<double>(ours.size());
+        INFO(differ << " of " << ours.size() << " values differ (" << 100 * share << "%)");
+        CHECK(golden::max_ulp_distance(ours, pytorch) <= 1);
+        CHECK(share < 0.02);
+    }
+}
+
+TEST_CASE("A float follow_scalar row is the correctly rounded sin and cos of PyTorch's float32 angle, on every ISA",
+          "[sinusoidal][property][isa]") {
+    // The reference: the same float32 steps (div_term through long double exp and pow, rounded
+    // once), then long double sin and cos of the float32 angle rounded once to float.
+    if (std::numeric_limits<long double>::digits < 64) {
+        WARN("long double has " << std::numeric_limits<long double>::digits << " bits here: no reference, not tested");
+        return;
+    }
+    std::vector<std::int64_t> positions{0, 1, 4999, 65535, (std::int64_t{1} << 25) + 7, std::int64_t{1} << 40};
+    std::uint64_t state = 2024;
+    for (int i = 0; i < 100; ++i) {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        positions.push_back(static_cast<std::int64_t>((state >> 11) % (i % 2 == 0 ? std::uint64_t{1} << 20
+                                                                                   : std::uint64_t{1} << 52)));
+    }
+    for (const DivTermForm form : {DivTermForm::log_space, DivTermForm::direct_power}) {
+        SinusoidalOptions options = with_precision(TablePrecision::follow_scalar, form);
+        options.max_positions = 1;
+        options.beyond = seqembed::BeyondTable::compute;
+        const Index d = 96;
+        const SinusoidalPositionalEncoding<float> encoding(d, options);
+        for_each_isa([&](seqembed::Isa) {
+            Index wrong = 0;
+            for (const std::int64_t p : positions) {
+                const RowMatrix<float> row = encoding.forward(p, 1);
+                for (Index k = 0; k < d / 2; ++k) {
+                    const auto exponent = static_cast<float>(2 * k);
+                    float angle = 0;
+                    if (form == DivTermForm::direct_power) {
+                        const float e = exponent / static_cast<float>(d);
+                        const auto term = static_cast<float>(std::pow(10000.0L, static_cast<long double>(e)));
+                        angle = static_cast<float>(p) / term;
+                    } else {
+                        const auto step = static_cast<float>(-std::log(10000.0) / static_cast<double>(d));
+                        const float product = exponent * step;
+                        const auto term = static_cast<float>(std::exp(static_cast<long double>(product)));
+                        angle = static_cast<float>(p) * term;
+                    }
+                    const auto s = static_cast<float>(std::sin(static_cast<long double>(angle)));
+                    const auto c = static_cast<float>(std::cos(static_cast<long double>(angle)));
+                    if ((row(0, 2 * k) != s || row(0, 2 * k + 1) != c) && wrong++ < 5)
+                        FAIL_CHECK("position " << p << ", frequency " << k << ", angle " << angle);
+                }
+            }
+            CHECK(wrong == 0);
+        });
     }
 }
 

@@ -688,6 +688,23 @@ def frequency_case_specs():
     add("longrope_phi3_short_d96_seq4096", "longrope", phi3, [0, 1, 2, 100, 1000, 2048, 4000, 4095])
     add("longrope_phi3_long_d96_seq131072", "longrope", phi3,
         merge([0, 1, 2, 4095, 4096, 65535, 131071], random_positions(13, 3, 131071)))
+    # Per-call frequencies (issue 25): calls whose largest position + 1 is the original length,
+    # one past it, and far beyond, for dynamic NTK and LongRoPE (Phi-3-mini-128k's shape, and
+    # Phi-4-mini's, model_type phi3 with partial_rotary_factor 0.75). Each holds two runs of
+    # three consecutive positions (the apply cases' two sequences) and a few more.
+    def call_positions(length, tag):
+        last = length - 1
+        return merge([0, 1, 2, last - 2, last - 1, last], random_positions(tag, 2, last - 2))
+    for length, tag in ((4096, 20), (4097, 21), (100000, 22)):
+        add(f"dynamic_factor2_d128_call{length}", "dynamic", dyn, call_positions(length, tag))
+        add(f"longrope_phi3_d96_call{length}", "longrope", phi3, call_positions(length, tag + 10))
+    short64, long64 = phi3_factor_lists(48)
+    phi4 = {"model_type": "phi3", "rope_theta": 10000.0, "hidden_size": 3072, "num_attention_heads": 24,
+            "partial_rotary_factor": 0.75, "max_position_embeddings": 131072,
+            "original_max_position_embeddings": 4096,
+            "rope_scaling": {"type": "longrope", "short_factor": short64, "long_factor": long64}}
+    for length, tag in ((4096, 40), (4097, 41)):
+        add(f"longrope_phi4mini_partial0.75_d128_call{length}", "longrope", phi4, call_positions(length, tag))
     return specs
 
 
@@ -866,6 +883,14 @@ def apply_case_specs():
              freq="default_partial0.5_d16", positions=[1, 0, 1, 2, 3, 0], q_heads=4, k_heads=4),
         dict(name="halves_yarn_d16_decode", layout="halves", freq="yarn_factor4_d16",
              positions=[20, 21, 22, 23, 24], q_heads=4, k_heads=1),
+    ] + [
+        # Per-call frequencies: one call of two sequences of three tokens (the batch tests give
+        # them as a 2 x 3 batch with step offsets), its largest position + 1 the call's length.
+        dict(name=f"halves_{freq}", layout="halves", freq=freq,
+             positions=[length - 3, length - 2, length - 1, 0, 1, 2], q_heads=2, k_heads=1)
+        for freq, length in [(f"dynamic_factor2_d128_call{n}", n) for n in (4096, 4097, 100000)]
+        + [(f"longrope_phi3_d96_call{n}", n) for n in (4096, 4097, 100000)]
+        + [(f"longrope_phi4mini_partial0.75_d128_call{n}", n) for n in (4096, 4097)]
     ]
 
 
