@@ -86,10 +86,10 @@ struct PipelineOptions {
     /// @brief Which number a batch's tokens take in the positional stage. Unset: real_tokens for
     ///        a pipeline built by hand; a family loader (io::load_bert, ...) sets its family's
     ///        rule and refuses another.
-    std::optional<PositionNumbering> positions;
+    std::optional<PositionNumbering> positions = std::nullopt;
     /// @brief The padding token id that PositionNumbering::non_padding_ids skips (RoBERTa's
     ///        padding_idx); required by that numbering, unused by the others.
-    std::optional<TokenId> padding_id;
+    std::optional<TokenId> padding_id = std::nullopt;
     /// @brief Zero rows for padded tokens (the default), or rows computed as the framework
     ///        computes them (PaddedRows::computed).
     PaddedRows padded_rows = PaddedRows::zero;
@@ -99,11 +99,13 @@ struct PipelineOptions {
 ///        embedding's scale plus the encoding of its position, then dropout in training.
 ///
 /// ids are a batch x seq matrix; the output is (batch * seq) x d_model, row b * seq + t for
-/// token (b, t). Padding says which tokens are real; each real token's position is the number of
-/// real tokens before it in its sequence (plus a step offset when decoding), so left and right
-/// padding give the same positions, or its index in the sequence (PipelineOptions::positions);
-/// padded rows are zero. forward and forward_into are const
-/// and safe to call from several threads at once.
+/// token (b, t). A Batch holds the ids with what a framework's forward takes beside them (token
+/// types, an attention mask over the current or past + current tokens, step offsets, explicit
+/// position ids). Each token's position is given by PipelineOptions::positions (the number of
+/// real tokens before it, so that left and right padding give the same positions; its index
+/// after the past tokens; or RoBERTa's count of non-padding ids), or by the position ids; padded
+/// rows are zero, or computed as the framework computes them (PipelineOptions::padded_rows).
+/// forward and forward_into are const and safe to call from several threads at once.
 ///
 /// The stages are fused into one pass per row: each output row is computed in registers from
 /// its table row and its position row and written once. The result equals, bit for bit, the
