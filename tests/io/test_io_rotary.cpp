@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
 #include "fixtures/rope/rope_cases.hpp"
@@ -41,10 +42,27 @@ TEST_CASE("rotary: Every fixture config.json gives Hugging Face's inv_freq, atte
                                   : rule == "yarn"     ? RotaryScaling::yarn
                                   : rule == "llama3"   ? RotaryScaling::llama3
                                                        : RotaryScaling::longrope));
-        options.sequence_length = c.sequence_length;
+        CHECK(options.sequence_length == 0);  // dynamic and longrope: per call
         options.precision = TablePrecision::follow_scalar;
         options.max_positions = 8;
         options.beyond = BeyondTable::compute;
+        if (rule == "dynamic" || rule == "longrope") {
+            // As read: the frequencies of each call's length, the fixture's call included.
+            const RotaryEmbedding<float> per_call(options);
+            CHECK(per_call.per_call());
+            const std::vector<float> inv_freq = per_call.inverse_frequencies(c.sequence_length);
+            for (Index i = 0; i < per_call.pairs(); ++i)
+                CHECK(inv_freq[static_cast<std::size_t>(i)] == static_cast<float>(c.inv_freq_f32[i]));
+            RowMatrix<float> cos(1, per_call.pairs()), sin(1, per_call.pairs());
+            for (long r = 0; r < c.position_count; ++r) {
+                per_call.forward_into(c.positions[r], cos, sin, c.sequence_length);
+                for (Index i = 0; i < per_call.pairs(); ++i) {
+                    CHECK(cos(0, i) == static_cast<float>(c.follow_cos_f32[r * per_call.pairs() + i]));
+                    CHECK(sin(0, i) == static_cast<float>(c.follow_sin_f32[r * per_call.pairs() + i]));
+                }
+            }
+        }
+        options.sequence_length = c.sequence_length;  // fixed: the same frequencies for every call
         const RotaryEmbedding<float> rope(options);
         CHECK(rope.rotary_dim() == c.rotary_dim);
         CHECK(rope.attention_scaling() == c.attention_scaling);
@@ -103,6 +121,62 @@ TEST_CASE("rotary: Family conventions: GPT-J's rotary_dim and interleaved pairs,
     CHECK(yarn.beta_fast == 32.0);  // `get("beta_fast") or 32`
     CHECK(yarn.beta_slow == 1.0);
     CHECK(yarn.original_max_position_embeddings == 4096);
+}
+
+TEST_CASE("rotary: Phi-3 and Phi-3.5 configs (model_type phi3): -4k the default rule, -128k LongRoPE per call with "
+          "the lengths from the top level, Phi-4-mini's partial rotary",
+          "[io][rotary]") {
+    const auto parse = [](const std::string& text) {
+        return seqembed::io::rotary_options_from_json(nlohmann::json::parse(text), "config.json");
+    };
+    const auto factors = [](double value, int count) {
+        std::string list = "[";
+        for (int i = 0; i < count; ++i) list += (i ? ", " : "") + std::to_string(value + 0.01 * i);
+        return list + "]";
+    };
+    // microsoft/Phi-3-mini-4k-instruct's keys.
+    const RotaryOptions mini_4k = parse(R"({"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32,
+        "num_key_value_heads": 32, "max_position_embeddings": 4096, "original_max_position_embeddings": 4096,
+        "rope_theta": 10000.0, "rope_scaling": null, "sliding_window": 2047})");
+    CHECK(mini_4k.scaling == RotaryScaling::none);
+    CHECK(mini_4k.head_dim == 96);
+    CHECK(mini_4k.max_positions == 4096);
+    CHECK_FALSE(RotaryEmbedding<float>(mini_4k).per_call());
+    // Phi-3-mini-128k-instruct and Phi-3.5-mini-instruct: the same keys, 48 factors each.
+    for (const char* type : {"longrope", "su"}) {
+        INFO("rope_scaling.type " << type);
+        const RotaryOptions mini_128k = parse(
+            std::string(R"({"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32,
+            "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
+            "rope_scaling": {"type": ")") +
+            type + R"(", "short_factor": )" + factors(1.0, 48) + R"(, "long_factor": )" + factors(1.5, 48) + "}}");
+        CHECK(mini_128k.scaling == RotaryScaling::longrope);
+        CHECK(mini_128k.original_max_position_embeddings == 4096);
+        CHECK(mini_128k.factor == 32.0);
+        CHECK(mini_128k.sequence_length == 0);
+        CHECK(mini_128k.short_factor.size() == 48);
+        RotaryOptions small = mini_128k;
+        small.max_positions = 16;
+        small.beyond = BeyondTable::compute;
+        const RotaryEmbedding<float> rope(small);
+        CHECK(rope.per_call());
+        CHECK(rope.rotary_dim() == 96);
+        // Hugging Face's attention factor from 131072 / 4096, short and long calls alike.
+        CHECK(rope.attention_scaling() == std::sqrt(1 + std::log(32.0) / std::log(4096.0)));
+        CHECK(rope.inverse_frequencies(4096) == rope.inverse_frequencies());
+        CHECK(rope.inverse_frequencies(4097) != rope.inverse_frequencies());
+    }
+    // microsoft/Phi-4-mini-instruct: 24 heads of 128, three quarters rotated.
+    const RotaryOptions phi4 = parse(R"({"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 24,
+        "num_key_value_heads": 8, "partial_rotary_factor": 0.75, "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
+        "rope_scaling": {"type": "longrope", "short_factor": )" +
+                                     factors(1.0, 48) + R"(, "long_factor": )" + factors(1.5, 48) + "}}");
+    CHECK(phi4.head_dim == 128);
+    CHECK(phi4.partial_rotary_factor == 0.75);
+    RotaryOptions small = phi4;
+    small.max_positions = 16;
+    CHECK(RotaryEmbedding<float>(small).rotary_dim() == 96);
 }
 
 TEST_CASE("rotary: A broken rotary config is an error naming the file and the key", "[io][rotary]") {

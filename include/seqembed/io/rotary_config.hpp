@@ -39,12 +39,16 @@ namespace seqembed::io {
 ///   original, as transformers 4.46 and later compute it); llama3's low_freq_factor,
 ///   high_freq_factor, original_max_position_embeddings; longrope's short_factor, long_factor,
 ///   attention_factor and original_max_position_embeddings (top level, as Phi-3 has it, or in
-///   rope_scaling; factor is then max_position_embeddings / original); dynamic uses
-///   max_position_embeddings as the trained length.
+///   rope_scaling; factor is then max_position_embeddings / original, from which Hugging Face
+///   computes the attention factor); dynamic uses max_position_embeddings as the trained length.
+///   Phi-3 and Phi-3.5 (model_type "phi3"): -4k has no rope_scaling (the default rule), -128k
+///   has {"type": "longrope", short_factor, long_factor} with the lengths at the top level;
+///   Phi-4-mini adds partial_rotary_factor.
 /// - max_positions (table rows): `max_position_embeddings` (`n_positions`) when present.
 ///
-/// sequence_length (dynamic, longrope) is left at 0, the trained length: set it for the
-/// sequence the table is for. Precision (exact) and beyond (throw_error) keep their defaults.
+/// sequence_length is left at 0: dynamic NTK and LongRoPE choose their frequencies per call,
+/// from each call's largest position, as Hugging Face's forward does (RotaryOptions::
+/// sequence_length). Precision (exact) and beyond (throw_error) keep their defaults.
 /// @param config the parsed config.json.
 /// @param source the file's name, for messages.
 /// @return the options (validated by RotaryEmbedding's constructor, not here).
