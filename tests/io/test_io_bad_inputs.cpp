@@ -126,7 +126,16 @@ TEST_CASE("bad input 28: descr values seqembed does not read, big-endian byte-sw
     CHECK_FALSE(file.matrix<float>().is_view());
 }
 
-TEST_CASE("bad input 29: truncated .npy data") { check_item(29); }
+TEST_CASE("bad input 29: truncated .npy data; bytes after the array are ignored, as numpy.load does") {
+    check_item(29);
+    // What repeated np.save calls into one file leave: the first array is read, the rest ignored.
+    const std::string bytes = io_cases::npy(1, io_cases::dict("'<f4'", "False", "(2, 3)"), 30);
+    const auto file = seqembed::io::NpyFile::from_memory(bytes.data(), bytes.size(), "extra-data.npy");
+    CHECK(file.trailing_bytes() == 6);
+    const auto m = file.matrix<float>();
+    CHECK(m.shape() == std::vector<seqembed::Index>{2, 3});
+    CHECK(m.matrix().isZero());
+}
 
 TEST_CASE("bad input 30: a write that fails half-way leaves no partial file under the target name") {
     io_test::TempDir dir;
@@ -228,12 +237,14 @@ TEST_CASE("bad input: a narrowing read not asked for, a rank that does not match
                                                   {"tensor 'norm.weight'", "has rank 1"});
     io_test::require_error<seqembed::shape_error>([&] { (void)file.vector<float>("embed.weight"); },
                                                   {"tensor 'embed.weight'", "has rank 2", "a vector needs rank 1"});
+    // A scalar (shape ()) is read, with one value; it is no matrix.
     const auto scalar = seqembed::io::NpyFile::open(io_test::fixture("scalar_f8.npy"));
-    io_test::require_error<seqembed::shape_error>([&] { (void)scalar.tensor<double>(); },
-                                                  {"scalar_f8.npy", "has rank 0", "ranks 1 to 4"});
+    CHECK(scalar.tensor<double>().scalar() == 2.5);
+    io_test::require_error<seqembed::shape_error>([&] { (void)scalar.matrix<double>(); },
+                                                  {"scalar_f8.npy", "has rank 0", "a matrix needs rank 2"});
     const auto rank5 = seqembed::io::NpyFile::open(io_test::fixture("rank5_f4.npy"));
     io_test::require_error<seqembed::shape_error>([&] { (void)rank5.tensor<float>(); },
-                                                  {"rank5_f4.npy", "has rank 5", "ranks 1 to 4"});
+                                                  {"rank5_f4.npy", "has rank 5", "ranks 0 to 4"});
     io_test::require_error<seqembed::file_error>(
         [&] { (void)seqembed::io::SafetensorsFile::open(io_test::fixture("no-such-file.safetensors")); },
         {"no-such-file.safetensors", "cannot open it", "No such file or directory"});

@@ -85,7 +85,7 @@ TEST_CASE("npy: save_npy writes numpy.save's bytes, and reads back what it wrote
     io_test::TempDir dir;
     const io_cases::WriterArrays arrays;
     arrays.save(dir.path());
-    for (const char* name : {"writer_f4.npy", "writer_f8.npy", "writer_f2.npy", "writer_vector_f4.npy"}) {
+    for (const std::string& name : io_cases::WriterArrays::names()) {
         INFO(name);
         CHECK(io_test::read_bytes(dir / name) == io_test::read_bytes(io_test::fixture(name)));
     }
@@ -108,6 +108,10 @@ TEST_CASE("npy: save_npy writes numpy.save's bytes, and reads back what it wrote
     CHECK(std::equal(values, values + 24, r4.data()));
     seqembed::io::save_npy(dir / "r0.npy", values, {});
     CHECK(seqembed::io::NpyFile::open(dir / "r0.npy").shape().empty());
+    const auto r0 = seqembed::io::NpyFile::open(dir / "r0.npy").tensor<float>();
+    CHECK(r0.shape().empty());
+    CHECK(r0.size() == 1);
+    CHECK(r0.scalar() == 1.0f);
     io_test::require_error<seqembed::value_error>([&] { seqembed::io::save_npy(dir / "r5.npy", values, {1, 1, 1, 1, 1}); },
                                                   {"r5.npy", "rank 5"});
     io_test::require_error<seqembed::value_error>([&] { seqembed::io::save_npy(dir / "neg.npy", values, {-1}); },

@@ -53,7 +53,14 @@ namespace seqembed::io {
 /// for (const auto& t : file.tensors()) std::cout << t.name << ' ' << t.dtype_name << '\n';
 /// auto embedding = file.token_embedding<float>("model.embed_tokens.weight");   // a view
 /// auto compact = file.token_embedding<float, Eigen::bfloat16>("wte", {}, {/*allow_narrowing=*/true});
+/// auto batch = seqembed::io::SafetensorsFile::open("batch.safetensors");
+/// seqembed::IdMatrix ids = batch.ids("input_ids");           // I64, I32, ... as batch x seq
+/// seqembed::MaskMatrix mask = batch.mask("attention_mask");  // BOOL, U8, I64 as 0/1
 /// @endcode
+/// Floating-point tensors (F16, BF16, F32, F64) are read with tensor<T>(), matrix<T>() and
+/// vector<T>(); integer and boolean tensors (I8 .. I64, U8 .. U64, BOOL) with integers(), ids()
+/// and mask(), as int64. Neither is ever read as the other: asking for floats from integers, or
+/// for ids from floats, throws format_error naming the tensor and the function to use.
 class SafetensorsFile {
 public:
     /// @brief Opens and checks a file.
@@ -112,7 +119,8 @@ public:
     /// @throws index_error naming the file, the tensor and the names the file has.
     const TensorInfo& info(std::string_view name) const;
 
-    /// @brief Reads a tensor of rank 1 to 4 as T.
+    /// @brief Reads a floating-point tensor of rank 0 to 4 as T (a scalar, shape [], has shape
+    ///        {} and one value: Tensor::scalar()).
     ///
     /// A view of the file (no copy) when the stored dtype is T and its bytes are aligned for T;
     /// otherwise an owned copy, converted exactly (or, with allow_narrowing, rounded to nearest
@@ -121,12 +129,13 @@ public:
     /// @param name the tensor's name.
     /// @param options narrowing and copy.
     /// @return the tensor, keeping the file's bytes (or its copy) alive.
-    /// @throws index_error if there is no such tensor; format_error if its dtype is not F16,
-    ///         BF16, F32 or F64; shape_error if its rank is not 1 to 4; value_error if the
-    ///         conversion narrows and options do not allow it.
+    /// @throws index_error if there is no such tensor; format_error if it holds integers or
+    ///         bools (read them with integers(), ids() or mask()) or its dtype is not one
+    ///         seqembed reads (F8_*, F4, ...); shape_error if its rank is above 4; value_error
+    ///         if the conversion narrows and options do not allow it.
     template <typename T>
     Tensor<T> tensor(std::string_view name, const ReadOptions& options = {}) const {
-        return read<T>(name, 0, options);
+        return read<T>(name, -1, options);
     }
     /// @brief Reads a rank-2 tensor as T (see tensor()).
     /// @tparam T the element type.
@@ -148,6 +157,43 @@ public:
     Tensor<T> vector(std::string_view name, const ReadOptions& options = {}) const {
         return read<T>(name, 1, options);
     }
+
+    /// @brief Reads an integer or boolean tensor (I8 .. I64, U8 .. U64, BOOL; rank 0 to 4) as
+    ///        int64: a view of the file for I64 in aligned bytes, else a widened copy (BOOL reads
+    ///        as 0 and 1).
+    /// @param name the tensor's name.
+    /// @param options copy (narrowing does not apply: every value is read exactly).
+    /// @return the tensor; its matrix() (rank 2) is a Map of an IdMatrix, scalar() a scalar's
+    ///         value.
+    /// @throws index_error if there is no such tensor; format_error if it holds floating-point
+    ///         values (read them with tensor<T>()) or a BOOL byte is not 0 or 1; value_error for a
+    ///         U64 value above 2^63 - 1 (named with its position, never wrapped); shape_error for a
+    ///         rank above 4.
+    Tensor<std::int64_t> integers(std::string_view name, const ReadOptions& options = {}) const {
+        return detail::read_integers(stored(name), options);
+    }
+    /// @brief Reads token ids (input_ids, position_ids, token_type_ids) as a batch x seq matrix:
+    ///        rank 2 as it stands; rank 1 as one sequence, 1 x n. An owned copy, widened to int64
+    ///        from any integer dtype.
+    /// @param name the tensor's name.
+    /// @return the ids, for any forward of seqembed.
+    /// @throws index_error if there is no such tensor; format_error if it holds floating-point
+    ///         values; shape_error unless the rank is 1 or 2 (other ranks: integers());
+    ///         value_error for a U64 value above 2^63 - 1.
+    /// @code
+    /// auto batch = seqembed::io::SafetensorsFile::open("batch.safetensors");
+    /// auto x = pipeline.forward(batch.ids("input_ids"),
+    ///                           seqembed::Padding::from_mask(batch.mask("attention_mask")));
+    /// @endcode
+    IdMatrix ids(std::string_view name) const { return detail::read_ids(stored(name)); }
+    /// @brief Reads an attention mask (BOOL, U8, I64, ...; rank 2, or rank 1 as 1 x n) as 0/1
+    ///        bytes: what Padding::from_mask takes.
+    /// @param name the tensor's name.
+    /// @return the mask, an owned copy.
+    /// @throws index_error if there is no such tensor; format_error if it holds floating-point
+    ///         values; shape_error unless the rank is 1 or 2; value_error for a value other than
+    ///         0 and 1, named with its position.
+    MaskMatrix mask(std::string_view name) const { return detail::read_mask(stored(name)); }
 
     /// @brief A token embedding over a rank-2 tensor: a view of the mapped file when the stored
     ///        dtype is Storage (no copy), else a converted copy. Either way the embedding (and
@@ -192,8 +238,15 @@ private:
         for (std::size_t i = 0; i < m_header.tensors.size(); ++i) m_index.emplace(m_header.tensors[i].name, i);
     }
 
+    detail::StoredTensor stored(std::string_view name) const;
+
     template <typename T>
-    Tensor<T> read(std::string_view name, int rank, const ReadOptions& options) const;
+    Tensor<T> read(std::string_view name, int rank, const ReadOptions& options) const {
+        static_assert(is_element_type_v<T>,
+                      "seqembed::io::SafetensorsFile: T must be float, double, Eigen::half or "
+                      "Eigen::bfloat16; read integer and BOOL tensors with integers(), ids() or mask()");
+        return detail::read_tensor<T>(stored(name), rank, options);
+    }
 
     MappedFile m_file;
     detail::SafetensorsHeader m_header;
@@ -243,11 +296,14 @@ LearnedPositionalEmbedding<Scalar> learned_positions_from_file(
 /// into row-major order), from a Tensor read from a file (held), or from a pointer and a shape
 /// of rank 0 to 4 (viewed). A viewed value must stay alive and unchanged until it is written.
 /// The dtype is the element type's: float F32, double F64, Eigen::bfloat16 BF16, Eigen::half
-/// F16 (cast first, e.g. `m.cast<Eigen::bfloat16>()`, to store another).
+/// F16, std::int64_t I64 (an IdMatrix), std::int32_t I32, std::int16_t I16, std::int8_t I8,
+/// std::uint8_t U8 (a MaskMatrix) .. std::uint64_t U64, bool BOOL (cast first, e.g.
+/// `m.cast<Eigen::bfloat16>()`, to store another).
 class NamedTensor {
 public:
     /// @brief A rank-2 tensor of an Eigen matrix or expression.
-    /// @tparam Derived an Eigen dense type of float, double, Eigen::half or Eigen::bfloat16.
+    /// @tparam Derived an Eigen dense type of float, double, Eigen::half, Eigen::bfloat16, bool
+    ///         or a fixed-width integer.
     /// @param name the tensor's name.
     /// @param values its values; a row-major contiguous matrix is viewed, anything else copied.
     template <typename Derived>
@@ -276,7 +332,7 @@ public:
           m_shape(tensor.shape().begin(), tensor.shape().end()), m_data(tensor.data()),
           m_keep(tensor.owner()) {}
     /// @brief A tensor of any shape over values the caller keeps alive until it is written.
-    /// @tparam T float, double, Eigen::half or Eigen::bfloat16.
+    /// @tparam T float, double, Eigen::half, Eigen::bfloat16, bool or a fixed-width integer.
     /// @param name the tensor's name.
     /// @param data its values in row-major order.
     /// @param shape its dimensions (rank 0 to 4, each >= 0).
@@ -342,7 +398,8 @@ private:
 ///
 /// The layout is deterministic, the reference writer's: the header's JSON is compact, with
 /// "__metadata__" first (sorted by key) and then the tensors in the order of their bytes, which
-/// is by dtype size, largest first (F64, F32, BF16, F16), then by name (byte order); each entry
+/// is the reference's dtype order, descending (U64, I64, F64, F32, U32, I32, BF16, F16, U16, I16,
+/// I8, U8, BOOL: element size never grows), then by name (byte order); each entry
 /// is {"dtype", "shape", "data_offsets"}; the header is padded with spaces to a multiple of 8
 /// bytes. So the data buffer starts 8-byte aligned and every tensor starts at a multiple of its
 /// element size, with no padding between tensors (the format forbids gaps). The same input
@@ -386,16 +443,15 @@ inline const TensorInfo& SafetensorsFile::info(std::string_view name) const {
                                         m_header.tensors.empty() ? "none" : names);
 }
 
-template <typename T>
-Tensor<T> SafetensorsFile::read(std::string_view name, int rank, const ReadOptions& options) const {
+inline detail::StoredTensor SafetensorsFile::stored(std::string_view name) const {
     const TensorInfo& entry = info(name);
     const std::optional<Dtype> dtype = entry.dtype();
     if (!dtype)
         seqembed::detail::fail<format_error>(path(), ": tensor '", entry.name, "': unsupported dtype ",
-                                             entry.dtype_name, " (seqembed reads F16, BF16, F32 and F64)");
-    detail::StoredTensor stored{&m_file.name(), &entry.name, *dtype, false, false, entry.shape,
-                                m_file.data() + entry.file_offset, entry.byte_size(), m_file.owner()};
-    return detail::read_tensor<T>(stored, rank, options);
+                                             entry.dtype_name, " (seqembed reads F16, BF16, F32 and F64 "
+                                             "as floats, I8 .. I64, U8 .. U64 and BOOL as integers)");
+    return {&m_file.name(), &entry.name, *dtype, false, false, entry.shape,
+            m_file.data() + entry.file_offset, entry.byte_size(), m_file.owner()};
 }
 
 namespace detail {
@@ -406,15 +462,25 @@ inline std::string json_string(const std::string& text, const std::string& file,
     return nlohmann::json(text).dump();
 }
 
-/// The writing order: dtype size, largest first, then name.
+/// The writing order: the reference implementation's Dtype enum, descending (so element sizes
+/// never grow and every tensor starts aligned), then name.
 inline int dtype_order(Dtype dtype) noexcept {
     switch (dtype) {
-        case Dtype::f64: return 0;
-        case Dtype::f32: return 1;
-        case Dtype::bf16: return 2;
-        case Dtype::f16: return 3;
+        case Dtype::u64: return 0;
+        case Dtype::i64: return 1;
+        case Dtype::f64: return 2;
+        case Dtype::f32: return 3;
+        case Dtype::u32: return 4;
+        case Dtype::i32: return 5;
+        case Dtype::bf16: return 6;
+        case Dtype::f16: return 7;
+        case Dtype::u16: return 8;
+        case Dtype::i16: return 9;
+        case Dtype::i8: return 10;
+        case Dtype::u8: return 11;
+        case Dtype::boolean: return 12;
     }
-    return 4;
+    return 13;
 }
 
 /// A checked header and the tensors in writing order.

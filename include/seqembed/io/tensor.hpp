@@ -1,6 +1,7 @@
 /// @file io/tensor.hpp
-/// @brief Tensor<T>: a typed tensor read from a file, a view of the file's bytes or an owned,
-///        converted copy; ReadOptions: how it is read.
+/// @brief Tensor<T>: a typed tensor read from a file (floating-point values, or integers as
+///        int64), a view of the file's bytes or an owned, converted copy; ReadOptions: how it is
+///        read.
 #pragma once
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,32 +32,41 @@ struct ReadOptions {
     bool copy = false;
 };
 
-/// @brief A tensor read from a file: a rank 1 to 4 array of T in row-major (C) order.
+/// @brief A tensor read from a file: a rank 0 to 4 array of T in row-major (C) order.
 ///
 /// Either a view of the file's bytes (no copy: the stored dtype is T, little-endian in C order
 /// and aligned for T) or an owned copy converted from the stored dtype. Either way it holds
 /// what keeps its values alive (the file mapping or the copy), shared with its copies and with
 /// every table built from it, so it stays valid after the file object is gone.
-/// @tparam T float, double, Eigen::half or Eigen::bfloat16.
+///
+/// A rank-0 tensor (a scalar: safetensors shape [], .npy shape ()) has shape {} and one value,
+/// read with scalar(). A default-constructed Tensor has no values at all: rank 0, size 0 and a
+/// null data().
+/// @tparam T float, double, Eigen::half or Eigen::bfloat16 for floating-point tensors;
+///         std::int64_t (TokenId) for integer and boolean tensors, which the readers' integers()
+///         widen to int64.
 /// @code
 /// auto file = seqembed::io::SafetensorsFile::open("model.safetensors");
 /// auto gamma = file.vector<float>("ln.weight");            // rank 1
 /// auto table = file.matrix<float>("wte.weight");           // rank 2
 /// Eigen::Map<const seqembed::RowMatrix<float>> m = table.matrix();
+/// float scale = file.tensor<float>("logit_scale").scalar(); // rank 0
+/// auto ids = file.integers("input_ids");                    // Tensor<std::int64_t>
 /// @endcode
 template <typename T>
 class Tensor {
-    static_assert(is_element_type_v<T>,
-                  "seqembed::io::Tensor<T>: T must be float, double, Eigen::half or Eigen::bfloat16");
+    static_assert(is_element_type_v<T> || std::is_same_v<T, std::int64_t>,
+                  "seqembed::io::Tensor<T>: T must be float, double, Eigen::half, Eigen::bfloat16 "
+                  "or std::int64_t (integer tensors are read as int64)");
 
 public:
-    /// @brief An empty tensor (rank 0, no values).
+    /// @brief A tensor with no values (rank 0, size 0, null data()).
     Tensor() = default;
 
     /// @brief A tensor over values kept alive by owner (used by the readers).
     /// @param file the file's name, for messages.
     /// @param name the tensor's name, for messages.
-    /// @param shape its dimensions, rank 1 to 4.
+    /// @param shape its dimensions, rank 0 to 4.
     /// @param data its first value.
     /// @param owner what keeps data alive.
     /// @param view whether data lies in the file's bytes.
@@ -74,12 +85,13 @@ public:
     /// @return rank() sizes.
     const std::vector<Index>& shape() const noexcept { return m_shape; }
     /// @brief The number of dimensions.
-    /// @return 1 to 4 for a tensor read from a file, 0 for an empty Tensor.
+    /// @return 0 to 4 for a tensor read from a file (0 for a scalar); 0 for a default Tensor.
     Index rank() const noexcept { return static_cast<Index>(m_shape.size()); }
     /// @brief The number of values.
-    /// @return the product of the dimensions (0 for an empty Tensor).
+    /// @return the product of the dimensions: 1 for a scalar (rank 0) read from a file, 0 for a
+    ///         default-constructed Tensor.
     Index size() const noexcept {
-        if (m_shape.empty()) return 0;
+        if (m_data == nullptr) return 0;
         Index n = 1;
         for (Index d : m_shape) n *= d;
         return n;
@@ -94,6 +106,16 @@ public:
     /// @return the shared owner of the file's bytes or of the copy.
     const std::shared_ptr<const void>& owner() const noexcept { return m_owner; }
 
+    /// @brief The value of a scalar (a rank-0 tensor).
+    /// @return the one value.
+    /// @throws shape_error unless the rank is 0 and the tensor was read from a file.
+    T scalar() const {
+        if (rank() != 0 || m_data == nullptr)
+            seqembed::detail::fail<shape_error>(m_file.empty() ? std::string("<empty tensor>") : m_file,
+                                                ": tensor '", m_name, "' has rank ", rank(), " (", size(),
+                                                " values), a scalar needs rank 0");
+        return m_data[0];
+    }
     /// @brief The tensor as a matrix.
     /// @return a shape()[0] x shape()[1] row-major view of the values (no copy).
     /// @throws shape_error unless the rank is 2.

@@ -1,7 +1,8 @@
 /// @file io/detail/convert.hpp
 /// @brief Element conversions between the stored bytes of a file and typed values: widening
-///        exactly, narrowing with round to nearest even, byte swapping. Bytes are always read
-///        with memcpy, so misaligned data is never dereferenced through a cast pointer.
+///        exactly, narrowing with round to nearest even, byte swapping; integers and booleans
+///        widened to int64, checked. Bytes are always read with memcpy, so misaligned data is
+///        never dereferenced through a cast pointer.
 #pragma once
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <Eigen/Core>
 
@@ -169,6 +171,7 @@ void convert_elements(Dtype from, bool swap, const unsigned char* bytes, To* out
         case Dtype::bf16: convert_run<Dtype::bf16>(bytes, out, count, swap); break;
         case Dtype::f32: convert_run<Dtype::f32>(bytes, out, count, swap); break;
         case Dtype::f64: convert_run<Dtype::f64>(bytes, out, count, swap); break;
+        default: break;  // integer dtypes never come here: read_tensor refuses them first
     }
 }
 
@@ -179,9 +182,90 @@ To convert_element(Dtype from, bool swap, const unsigned char* bytes, std::size_
         case Dtype::f16: return convert_bits<Dtype::f16, To>(load_bits<Dtype::f16>(bytes, index, swap));
         case Dtype::bf16: return convert_bits<Dtype::bf16, To>(load_bits<Dtype::bf16>(bytes, index, swap));
         case Dtype::f32: return convert_bits<Dtype::f32, To>(load_bits<Dtype::f32>(bytes, index, swap));
-        case Dtype::f64: break;
+        default: break;  // F64 (integer dtypes never come here: read_tensor refuses them)
     }
     return convert_bits<Dtype::f64, To>(load_bits<Dtype::f64>(bytes, index, swap));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integers and booleans, widened to int64.
+
+/// The stored C++ type of each integer dtype.
+template <Dtype D> struct IntegerTraits;
+template <> struct IntegerTraits<Dtype::i8> { using Type = std::int8_t; };
+template <> struct IntegerTraits<Dtype::i16> { using Type = std::int16_t; };
+template <> struct IntegerTraits<Dtype::i32> { using Type = std::int32_t; };
+template <> struct IntegerTraits<Dtype::i64> { using Type = std::int64_t; };
+template <> struct IntegerTraits<Dtype::u8> { using Type = std::uint8_t; };
+template <> struct IntegerTraits<Dtype::u16> { using Type = std::uint16_t; };
+template <> struct IntegerTraits<Dtype::u32> { using Type = std::uint32_t; };
+template <> struct IntegerTraits<Dtype::u64> { using Type = std::uint64_t; };
+template <> struct IntegerTraits<Dtype::boolean> { using Type = std::uint8_t; };  // its byte
+
+/// Element `index` of a stored integer array as int64 in out. False (out unspecified) when the
+/// value has no int64: a U64 above 2^63 - 1, or a BOOL byte other than 0 and 1.
+template <Dtype From>
+bool load_integer(const unsigned char* bytes, std::size_t index, bool swap, std::int64_t& out) noexcept {
+    using Type = typename IntegerTraits<From>::Type;
+    using Bits = std::make_unsigned_t<Type>;
+    Bits bits;
+    std::memcpy(&bits, bytes + index * sizeof(Bits), sizeof(Bits));
+    if constexpr (sizeof(Bits) > 1) {
+        if (swap) bits = byte_swap(bits);
+    }
+    if constexpr (From == Dtype::boolean) {
+        out = static_cast<std::int64_t>(bits);
+        return bits <= 1;
+    } else if constexpr (From == Dtype::u64) {
+        out = static_cast<std::int64_t>(bits & 0x7FFFFFFFFFFFFFFFu);
+        return bits <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    } else {
+        out = static_cast<std::int64_t>(bits_cast<Type>(bits));
+        return true;
+    }
+}
+
+template <Dtype From>
+std::size_t integer_run(const unsigned char* bytes, std::int64_t* out, std::size_t count, bool swap) noexcept {
+    for (std::size_t i = 0; i < count; ++i)
+        if (!load_integer<From>(bytes, i, swap, out[i])) return i;
+    return count;
+}
+
+/// Widens `count` consecutive stored elements of the integer dtype `from` into out.
+/// @return count, or the index of the first element that has no int64 (see load_integer).
+inline std::size_t convert_integers(Dtype from, bool swap, const unsigned char* bytes, std::int64_t* out,
+                                    std::size_t count) noexcept {
+    switch (from) {
+        case Dtype::i8: return integer_run<Dtype::i8>(bytes, out, count, swap);
+        case Dtype::i16: return integer_run<Dtype::i16>(bytes, out, count, swap);
+        case Dtype::i32: return integer_run<Dtype::i32>(bytes, out, count, swap);
+        case Dtype::i64: return integer_run<Dtype::i64>(bytes, out, count, swap);
+        case Dtype::u8: return integer_run<Dtype::u8>(bytes, out, count, swap);
+        case Dtype::u16: return integer_run<Dtype::u16>(bytes, out, count, swap);
+        case Dtype::u32: return integer_run<Dtype::u32>(bytes, out, count, swap);
+        case Dtype::u64: return integer_run<Dtype::u64>(bytes, out, count, swap);
+        case Dtype::boolean: return integer_run<Dtype::boolean>(bytes, out, count, swap);
+        default: return 0;  // floating-point dtypes never come here: read_integers refuses them
+    }
+}
+
+/// Widens element `index` of a stored integer array into out.
+/// @return false when it has no int64 (see load_integer).
+inline bool convert_integer(Dtype from, bool swap, const unsigned char* bytes, std::size_t index,
+                            std::int64_t& out) noexcept {
+    switch (from) {
+        case Dtype::i8: return load_integer<Dtype::i8>(bytes, index, swap, out);
+        case Dtype::i16: return load_integer<Dtype::i16>(bytes, index, swap, out);
+        case Dtype::i32: return load_integer<Dtype::i32>(bytes, index, swap, out);
+        case Dtype::i64: return load_integer<Dtype::i64>(bytes, index, swap, out);
+        case Dtype::u8: return load_integer<Dtype::u8>(bytes, index, swap, out);
+        case Dtype::u16: return load_integer<Dtype::u16>(bytes, index, swap, out);
+        case Dtype::u32: return load_integer<Dtype::u32>(bytes, index, swap, out);
+        case Dtype::u64: return load_integer<Dtype::u64>(bytes, index, swap, out);
+        case Dtype::boolean: return load_integer<Dtype::boolean>(bytes, index, swap, out);
+        default: return false;  // floating-point dtypes never come here
+    }
 }
 
 }  // namespace seqembed::io::detail

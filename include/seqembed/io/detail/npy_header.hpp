@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct NpyHeader {
     std::vector<std::int64_t> shape;
     std::uint64_t data_offset = 0;
     std::uint64_t data_bytes = 0;
+    std::uint64_t trailing_bytes = 0;  // after the array (e.g. another np.save), ignored
 };
 
 /// The dict parser: one pass over the header text, throwing format_error at the first
@@ -58,7 +60,7 @@ public:
                 seen_descr = true;
                 if (peek() == '[')
                     fail("descr is a list: structured dtypes are not supported (seqembed reads "
-                         "<f2, <f4, <f8 and their > forms)");
+                         "<f2, <f4, <f8, the integers and bool, and their > forms)");
                 header.descr = parse_string("descr");
             } else if (key == "fortran_order") {
                 if (seen_order) fail("the key 'fortran_order' appears twice");
@@ -221,15 +223,29 @@ inline NpyHeader read_npy_header(const unsigned char* bytes, std::uint64_t size,
     const std::string& d = header.descr;
     const auto unsupported = [&](const std::string& why) {
         fail<format_error>(file, ": descr '", d, "' ", why,
-                           " (seqembed reads <f2, <f4, <f8 and the big-endian >f2, >f4, >f8)");
+                           " (seqembed reads <f2, <f4, <f8, the integers |i1, <i2, <i4, <i8, |u1, <u2, "
+                           "<u4, <u8, the bool |b1, and the big-endian > forms)");
     };
     if (d.empty()) unsupported("is empty");
-    if (d.size() != 3 || d[1] != 'f' || (d[2] != '2' && d[2] != '4' && d[2] != '8')) unsupported("is not supported");
-    if (d[0] == '|') unsupported("says byte order does not apply ('|'), which is wrong for a multi-byte float");
-    if (d[0] == '=') unsupported("has native byte order ('='), which a file cannot tell");
-    if (d[0] != '<' && d[0] != '>') unsupported("has no byte order");
-    header.big_endian = d[0] == '>';
-    header.dtype = d[2] == '2' ? Dtype::f16 : d[2] == '4' ? Dtype::f32 : Dtype::f64;
+    if (d.size() != 3) unsupported("is not supported");
+    const auto kind = [&]() -> std::optional<Dtype> {
+        switch (d[1]) {
+            case 'f': return d[2] == '2' ? Dtype::f16 : d[2] == '4' ? Dtype::f32 : d[2] == '8' ? Dtype::f64 : std::optional<Dtype>();
+            case 'i': return d[2] == '1' ? Dtype::i8 : d[2] == '2' ? Dtype::i16 : d[2] == '4' ? Dtype::i32 : d[2] == '8' ? Dtype::i64 : std::optional<Dtype>();
+            case 'u': return d[2] == '1' ? Dtype::u8 : d[2] == '2' ? Dtype::u16 : d[2] == '4' ? Dtype::u32 : d[2] == '8' ? Dtype::u64 : std::optional<Dtype>();
+            case 'b': return d[2] == '1' ? Dtype::boolean : std::optional<Dtype>();
+            default: return std::nullopt;
+        }
+    }();
+    if (!kind) unsupported("is not supported");
+    // Byte order matters only for multi-byte values: numpy writes '|' for one byte ('|u1', '|b1').
+    const bool one_byte = dtype_size(*kind) == 1;
+    if (!one_byte && d[0] == '|')
+        unsupported("says byte order does not apply ('|'), which is wrong for a multi-byte type");
+    if (!one_byte && d[0] == '=') unsupported("has native byte order ('='), which a file cannot tell");
+    if (d[0] != '<' && d[0] != '>' && d[0] != '|' && d[0] != '=') unsupported("has no byte order");
+    header.big_endian = !one_byte && d[0] == '>';
+    header.dtype = *kind;
 
     std::uint64_t bytes_needed = dtype_size(header.dtype);
     for (std::int64_t dim : header.shape) {
@@ -243,9 +259,9 @@ inline NpyHeader read_npy_header(const unsigned char* bytes, std::uint64_t size,
     if (available < bytes_needed)
         fail<format_error>(file, ": data is truncated: shape ", shape_text(header.shape), " of ", d,
                            " needs ", bytes_needed, " bytes, the file holds ", available);
-    if (available > bytes_needed)
-        fail<format_error>(file, ": ", available - bytes_needed, " extra bytes after the data (shape ",
-                           shape_text(header.shape), " of ", d, " needs ", bytes_needed, ")");
+    // Bytes after the array are ignored, as numpy.load ignores them: repeated np.save calls into
+    // one open file leave one array after another, and numpy.load reads the first.
+    header.trailing_bytes = available - bytes_needed;
     header.data_bytes = bytes_needed;
     return header;
 }

@@ -32,8 +32,9 @@ namespace seqembed::io {
 struct TensorInfo {
     /// @brief Its name (a key of the header).
     std::string name;
-    /// @brief Its dtype as written ("F32", "BF16", "I64", ...): any dtype of the format; only
-    ///        F16, BF16, F32 and F64 can be read (see dtype()).
+    /// @brief Its dtype as written ("F32", "BF16", "I64", ...): any dtype of the format; F16,
+    ///        BF16, F32, F64 (floats), I8 .. I64, U8 .. U64 and BOOL (integers) can be read (see
+    ///        dtype()).
     std::string dtype_name;
     /// @brief Its dimensions, outermost first (empty for a scalar).
     std::vector<std::int64_t> shape;
@@ -45,7 +46,9 @@ struct TensorInfo {
     std::uint64_t file_offset = 0;
 
     /// @brief The dtype, if seqembed reads it.
-    /// @return F16, BF16, F32 or F64, or std::nullopt for the format's other dtypes.
+    /// @return F16, BF16, F32, F64, I8 .. I64, U8 .. U64 or BOOL (is_integer() tells which
+    ///         reader to use), or std::nullopt for the format's other dtypes (F8_*, F6_*, F4,
+    ///         C64).
     std::optional<Dtype> dtype() const noexcept { return dtype_from_name(dtype_name); }
     /// @brief The size of its data.
     /// @return end - begin bytes.
