@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "detail/checks.hpp"
@@ -350,7 +352,7 @@ public:
     /// @return pairs() values (a copy).
     /// @throws value_error for a negative call_length.
     std::vector<float> inverse_frequencies(std::int64_t call_length) const {
-        return call_rows(checked_call_length(call_length)).frequencies->inv_freq;
+        return frequencies_of_call(checked_call_length(call_length))->inv_freq;
     }
     /// @brief The rule's real-valued frequencies of the stored table (what exact mode uses),
     ///        rounded to double.
@@ -361,7 +363,7 @@ public:
     /// @return pairs() values (a copy).
     /// @throws value_error for a negative call_length.
     std::vector<double> frequencies(std::int64_t call_length) const {
-        return call_rows(checked_call_length(call_length)).frequencies->frequency;
+        return frequencies_of_call(checked_call_length(call_length))->frequency;
     }
 
     /// @brief The sequence length a call of these positions has: its largest position + 1
@@ -699,9 +701,12 @@ private:
         return m_per_call && call_length > m_options.original_max_position_embeddings;
     }
 
+    /// Which halves of a FrequencySet to compute: a dynamic call needs only its precision's.
+    enum class Parts { both, follow, exact };
+
     /// The frequencies of the rule for sequence length `length` (dynamic: max(length, original);
     /// longrope: long_factor past original), the attention scaling apart.
-    FrequencySet frequency_set(Index length) const {
+    FrequencySet frequency_set(Index length, Parts parts = Parts::both) const {
         namespace rotary = detail::rotary;
         const RotaryOptions& o = m_options;
         const Index dim = o.rotary_dim;
@@ -719,8 +724,11 @@ private:
                 exact = rotary::exact_linear(base, dim, factor);
                 break;
             case RotaryScaling::dynamic:
-                set.inv_freq = rotary::follow_dynamic(o.base, dim, o.factor, length, o.original_max_position_embeddings);
-                exact = rotary::exact_dynamic(base, dim, factor, length, o.original_max_position_embeddings);
+                if (parts != Parts::exact)
+                    set.inv_freq =
+                        rotary::follow_dynamic(o.base, dim, o.factor, length, o.original_max_position_embeddings);
+                if (parts != Parts::follow)
+                    exact = rotary::exact_dynamic(base, dim, factor, length, o.original_max_position_embeddings);
                 break;
             case RotaryScaling::yarn:
                 set.inv_freq = rotary::follow_yarn(o.base, dim, o.factor, o.beta_fast, o.beta_slow,
@@ -746,6 +754,15 @@ private:
         }
 
         const auto pairs = static_cast<std::size_t>(m_pairs);
+        if (exact.empty()) {  // the follow half alone
+            for (std::size_t i = 0; i < pairs; ++i)
+                if (!std::isfinite(set.inv_freq[i]) || !(set.inv_freq[i] > 0))
+                    detail::fail<value_error>("rotary frequency ", i, " of the ", rule_name(o.scaling),
+                                              " rule is not a finite positive float32 (", set.inv_freq[i],
+                                              "): check the options");
+            return set;
+        }
+        const bool has_follow = !set.inv_freq.empty();
         const std::size_t padded = (pairs + block - 1) / block * block;
         set.frequency.resize(pairs);
         set.split.resize(pairs);
@@ -754,10 +771,11 @@ private:
         set.low.assign(padded, 0.0);
         for (std::size_t i = 0; i < pairs; ++i) {
             const long double value = exact[i];
-            if (!std::isfinite(value) || !(value > 0) || !std::isfinite(set.inv_freq[i]) || !(set.inv_freq[i] > 0))
+            const float value32 = has_follow ? set.inv_freq[i] : 1.0f;
+            if (!std::isfinite(value) || !(value > 0) || !std::isfinite(value32) || !(value32 > 0))
                 detail::fail<value_error>("rotary frequency ", i, " of the ", rule_name(o.scaling),
                                           " rule is not a finite positive number (", static_cast<double>(value),
-                                          "; float32 ", set.inv_freq[i], "): check the options");
+                                          "; float32 ", value32, "): check the options");
             const auto hi = static_cast<double>(value);
             set.frequency[i] = hi;
             set.split[i] = {hi, static_cast<double>(value - static_cast<long double>(hi))};
@@ -854,6 +872,20 @@ private:
         return true;
     }
 
+    /// Both halves of the frequencies a call of this length uses (for the accessors).
+    std::shared_ptr<const FrequencySet> frequencies_of_call(std::int64_t call_length) const {
+        if (!is_long_call(call_length) || m_options.scaling != RotaryScaling::dynamic)
+            return call_rows(call_length).frequencies;
+        return std::make_shared<const FrequencySet>(frequency_set(static_cast<Index>(call_length)));
+    }
+
+    /// A few recent lengths' dynamic NTK frequencies, shared by copies of the object.
+    struct FrequencyCache {
+        static constexpr std::size_t capacity = 8;
+        std::mutex mutex;
+        std::vector<std::pair<std::int64_t, std::shared_ptr<const FrequencySet>>> entries;
+    };
+
     /// What one call reads: a stored table (for its rows) and the frequencies of rows computed
     /// on the fly (past the table, or every row of a dynamic call past the trained length).
     struct CallRows {
@@ -865,13 +897,33 @@ private:
     CallRows call_rows(std::int64_t call_length) const {
         if (!is_long_call(call_length)) return {&m_table, m_base};
         if (m_options.scaling == RotaryScaling::longrope) return {&*m_long_table, m_long};
-        // Dynamic NTK past the trained length: frequencies for this length, rows computed.
-        const auto length = static_cast<Index>(call_length);
+        // Dynamic NTK past the trained length: frequencies for this length (the precision's half
+        // only, and from the cache when a recent call had this length), rows computed.
+        return {nullptr, grown_frequencies(call_length)};
+    }
+
+    /// Dynamic NTK's frequencies for a call of this length past the trained length. Computing
+    /// them takes rotary_dim/2 long double powers, the cost of rotating a decoding step's token
+    /// dozens of times over, and every layer of a model asks for the same length in turn: the
+    /// last few lengths are kept, behind a mutex.
+    std::shared_ptr<const FrequencySet> grown_frequencies(std::int64_t call_length) const {
+        FrequencyCache& cache = *m_cache;
+        {
+            const std::lock_guard<std::mutex> lock(cache.mutex);
+            for (const auto& [length, set] : cache.entries)
+                if (length == call_length) return set;
+        }
         std::shared_ptr<const FrequencySet> grown;
         detail::run_or_fail_on_bad_alloc<value_error>(
-            [&] { grown = std::make_shared<const FrequencySet>(frequency_set(length)); }, "rotary frequencies of ",
-            m_options.rotary_dim, " dimensions do not fit in memory");
-        return {nullptr, std::move(grown)};
+            [&] {
+                const Parts parts = m_options.precision == TablePrecision::exact ? Parts::exact : Parts::follow;
+                grown = std::make_shared<const FrequencySet>(frequency_set(static_cast<Index>(call_length), parts));
+                const std::lock_guard<std::mutex> lock(cache.mutex);
+                if (cache.entries.size() == FrequencyCache::capacity) cache.entries.erase(cache.entries.begin());
+                cache.entries.emplace_back(call_length, grown);
+            },
+            "rotary frequencies of ", m_options.rotary_dim, " dimensions do not fit in memory");
+        return grown;
     }
 
     /// Writes position's row ([cos | sin], rotary_dim values) of `frequencies` to out.
@@ -1108,6 +1160,8 @@ private:
     // Per-call longrope: the long factors' frequencies and table (every position).
     std::shared_ptr<const FrequencySet> m_long;
     std::optional<detail::RowTable<Scalar>> m_long_table;
+    // Per-call dynamic NTK: the frequencies of recent call lengths past the trained length.
+    std::shared_ptr<FrequencyCache> m_cache = std::make_shared<FrequencyCache>();
     // [cos | sin] per position, pairs values each: 64-byte aligned rows, huge pages when large.
     detail::RowTable<Scalar> m_table;
 };
