@@ -29,6 +29,18 @@ What was read (Hugging Face transformers, through the search index; one stored v
           a 0-dim int64 TENSOR, to the rope function (newer dynamic_rope_update /
           longrope_frequency_update do the same; longrope's long table is built with
           seq_len = original_max_position_embeddings + 1).
+  dynamic_rope_update (transformers 5's modeling_rope_utils.py, read through the search index,
+  issue 25): longrope_frequency_update takes the long inv_freq when max(position_ids) + 1 passes
+  original_max_position_embeddings, the init-time (short) one otherwise, on every forward;
+  dynamic_frequency_update recomputes inv_freq with seq_len = max(position_ids) + 1 when it
+  passes the cached length and restores the init-time one only for a call shorter than the
+  original length (state between calls, which seqembed does not keep: each call by its own
+  length). The *_call<N> cases below are such calls: N = 4096 (the original length),
+  4097 and 100000.
+  src/transformers/models/phi3/modeling_phi3.py
+      huggingface/transformers @ 43c2b4816a6507cb08a18b402c6b053453651daf: Phi3RotaryEmbedding
+          (rope_type from rope_scaling's rope_type or type, the rope_init_fn of modeling_rope_utils),
+          rotate_half / apply_rotary_pos_emb as Llama's.
   src/transformers/models/gptj/modeling_gptj.py
       huggingface/transformers @ 00b676f8f0489b88652a31d70751cc540dd06305:
           rotate_every_two, apply_rotary_pos_emb (repeat_interleave of sin/cos), the
