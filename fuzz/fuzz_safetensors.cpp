@@ -1,7 +1,7 @@
 // libFuzzer target: the safetensors reader on arbitrary bytes. Every input must either open or
 // throw a seqembed::error; every tensor of an opened file must read (converted, narrowing
-// allowed) or throw a seqembed::error. Anything else (another exception, a crash, a sanitizer
-// report, a leak) is a finding.
+// allowed; as integers, ids and a mask) or throw a seqembed::error. Anything else (another
+// exception, a crash, a sanitizer report, a leak) is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -30,6 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             sink = sink + read_all<double>(file, tensor.name);
             sink = sink + read_all<Eigen::bfloat16>(file, tensor.name);
             sink = sink + read_all<Eigen::half>(file, tensor.name);
+            sink = sink + seqembed_fuzz::read_all<std::int64_t>(
+                              [&](const seqembed::io::ReadOptions& read) { return file.integers(tensor.name, read); });
+            sink = sink + seqembed_fuzz::read_matrix([&] { return file.ids(tensor.name); });
+            sink = sink + seqembed_fuzz::read_matrix([&] { return file.mask(tensor.name); });
         }
         for (const auto& entry : file.metadata()) sink = sink + static_cast<double>(entry.second.size());
         try {
