@@ -144,6 +144,8 @@ constexpr Dtype dtype_of() noexcept {
     static_assert(is_element_type_v<T> || is_integer_element_type_v<T>,
                   "seqembed::io::dtype_of<T>: T must be float, double, Eigen::half, Eigen::bfloat16, "
                   "bool or a fixed-width integer (std::int8_t .. std::uint64_t)");
+    static_assert(!std::is_same_v<T, bool> || sizeof(bool) == 1,
+                  "seqembed::io::dtype_of<bool>: BOOL is one byte, and this platform's bool is not");
     if constexpr (std::is_same_v<T, float>) return Dtype::f32;
     else if constexpr (std::is_same_v<T, double>) return Dtype::f64;
     else if constexpr (std::is_same_v<T, Eigen::half>) return Dtype::f16;
