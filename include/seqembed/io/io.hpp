@@ -10,6 +10,7 @@
 #include "dtype.hpp"
 #include "errors.hpp"
 #include "mapped_file.hpp"
+#include "model.hpp"
 #include "models.hpp"
 #include "npy.hpp"
 #include "rotary_config.hpp"
