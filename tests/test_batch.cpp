@@ -193,3 +193,48 @@ TEST_CASE("The token type is added before the position, or after it as GPT-2 add
     CHECK(build({}).forward(Batch(ids))(0, 0) == 0.5f);
     CHECK(build(gpt2).forward(Batch(ids))(0, 0) == 0.0f);
 }
+
+TEST_CASE("The rotary stage takes a Batch's positions as the pipeline numbers them", "[pipeline][batch][rotary]") {
+    using Rope = seqembed::RotaryEmbedding<float>;
+    IdMatrix ids(2, 3);
+    ids << 5, 6, 7,  //
+        8, 9, 10;
+    IdMatrix mask(2, 5);
+    mask << 1, 1, 1, 1, 1,  //
+        0, 1, 1, 0, 1;
+    Batch batch(ids);
+    batch.padding = Padding::from_mask(mask);
+    const auto vector_of = [](std::initializer_list<std::int64_t> values) {
+        Rope::PositionVector v(static_cast<Index>(values.size()));
+        Index k = 0;
+        for (std::int64_t value : values) v[k++] = value;
+        return v;
+    };
+    CHECK(Rope::positions_of(batch, PositionNumbering::sequence_index) == vector_of({2, 3, 4, 2, -1, 4}));
+    CHECK(Rope::positions_of(batch, PositionNumbering::real_tokens) == vector_of({2, 3, 4, 1, -1, 2}));
+    IdMatrix position_ids(2, 3);
+    position_ids << 4, 5, 6,  //
+        1, 1, 0;
+    batch.position_ids = position_ids;
+    const Rope::PositionVector given = Rope::positions_of(batch);
+    CHECK(given == vector_of({4, 5, 6, 1, -1, 0}));
+
+    seqembed::RotaryOptions options;
+    options.head_dim = 8;
+    options.max_positions = 16;
+    const Rope rope(options);
+    RowMatrix<float> q = RowMatrix<float>::Random(6, 16);
+    RowMatrix<float> k = RowMatrix<float>::Random(6, 8);
+    RowMatrix<float> q_by_positions = q;
+    RowMatrix<float> k_by_positions = k;
+    rope.apply(q, k, 2, 1, batch);
+    Rope::PositionVector real = given;
+    real[4] = 0;  // the padded token: rotated here, then put back (the Batch overload leaves it alone)
+    const RowMatrix<float> q_padded = q_by_positions.row(4);
+    const RowMatrix<float> k_padded = k_by_positions.row(4);
+    rope.apply(q_by_positions, k_by_positions, 2, 1, real);
+    q_by_positions.row(4) = q_padded;
+    k_by_positions.row(4) = k_padded;
+    CHECK(q == q_by_positions);
+    CHECK(k == k_by_positions);
+}

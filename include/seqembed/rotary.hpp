@@ -529,7 +529,70 @@ public:
                PositionNumbering numbering = PositionNumbering::real_tokens) const {
         apply_batch<Eigen::bfloat16>(q, k, q_heads, k_heads, ids, padding, offsets, numbering);
     }
+
+    /// @brief Rotates the rows of a batch by the positions an InputPipeline with the same
+    ///        numbering gives its tokens (padded tokens are left alone): explicit position ids
+    ///        as they stand, or the numbering's rule after the past tokens an attention mask
+    ///        covers (Batch::padding over past + current tokens), plus the step offsets.
+    /// @param q (batch * seq) x (q_heads * head_dim), rotated in place.
+    /// @param k (batch * seq) x (k_heads * head_dim), rotated in place.
+    /// @param q_heads heads in q.
+    /// @param k_heads heads in k.
+    /// @param batch the ids, padding, offsets and position ids (token types are not read).
+    /// @param numbering the rule without position ids: real_tokens (the default, as generate()
+    ///        derives position ids from the mask) or sequence_index (past + t, as the rotary
+    ///        decoders' forward without position_ids; io::Model::positions gives those).
+    /// @param padding_id the id non_padding_ids skips.
+    /// @throws as the other batch overload; index_error for a real token's negative position.
+    void apply(Eigen::Ref<RowMatrix<float>> q, Eigen::Ref<RowMatrix<float>> k, Index q_heads, Index k_heads,
+               const Batch& batch, PositionNumbering numbering = PositionNumbering::real_tokens,
+               TokenId padding_id = 0) const {
+        apply_positions_of<float>(q, k, q_heads, k_heads, batch, numbering, padding_id);
+    }
+    /// @brief The Batch overload over double activations.
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param batch the batch. @param numbering the rule.
+    /// @param padding_id the id non_padding_ids skips.
+    /// @throws as the float overload.
+    void apply(Eigen::Ref<RowMatrix<double>> q, Eigen::Ref<RowMatrix<double>> k, Index q_heads, Index k_heads,
+               const Batch& batch, PositionNumbering numbering = PositionNumbering::real_tokens,
+               TokenId padding_id = 0) const {
+        apply_positions_of<double>(q, k, q_heads, k_heads, batch, numbering, padding_id);
+    }
+    /// @brief The Batch overload over bfloat16 activations.
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param batch the batch. @param numbering the rule.
+    /// @param padding_id the id non_padding_ids skips.
+    /// @throws as the float overload.
+    void apply(Eigen::Ref<RowMatrix<Eigen::bfloat16>> q, Eigen::Ref<RowMatrix<Eigen::bfloat16>> k, Index q_heads,
+               Index k_heads, const Batch& batch, PositionNumbering numbering = PositionNumbering::real_tokens,
+               TokenId padding_id = 0) const {
+        apply_positions_of<Eigen::bfloat16>(q, k, q_heads, k_heads, batch, numbering, padding_id);
+    }
     /// @}
+
+    /// @brief The position of every token of a batch, as the Batch overload of apply takes them
+    ///        and as an InputPipeline with the same numbering numbers them.
+    /// @param batch the ids, padding, offsets and position ids.
+    /// @param numbering the rule without position ids.
+    /// @param padding_id the id non_padding_ids skips.
+    /// @return batch * seq values: the position of row b * seq + t, or -1 for a padded token.
+    /// @throws shape_error or value_error for inputs that do not fit the ids; index_error if an
+    ///         offset makes a position overflow, or for a real token's negative position.
+    static PositionVector positions_of(const Batch& batch, PositionNumbering numbering = PositionNumbering::real_tokens,
+                                       TokenId padding_id = 0) {
+        detail::require_batch_fits(batch);
+        PositionVector out(batch.ids.size());
+        const Index seq = batch.ids.cols();
+        detail::for_each_position(batch, numbering, padding_id, 0, batch.ids.rows(),
+                                  [&](Index b, Index t, bool real, std::int64_t position) {
+                                      if (real && position < 0)
+                                          detail::fail<index_error>("rotary position ", position, " of token (batch ",
+                                                                    b, ", position ", t, ") is negative");
+                                      out[b * seq + t] = real ? position : -1;
+                                  });
+        return out;
+    }
 
     /// @brief The position of every token of a batch, as the batch overload of apply takes them.
     /// @param ids batch x seq ids.
@@ -541,11 +604,10 @@ public:
     ///         index_error if an offset makes a position overflow or negative.
     static PositionVector positions_of(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
                                        PositionNumbering numbering = PositionNumbering::real_tokens) {
-        require_batch(ids, padding, offsets);
-        PositionVector out(ids.size());
-        for_each_batch_position(ids, padding, offsets, numbering,
-                                [&](Index row, Index, Index, std::int64_t position) { out[row] = position; });
-        return out;
+        Batch batch(ids);
+        batch.padding = padding;
+        batch.offsets = offsets;
+        return positions_of(batch, numbering);
     }
 
 private:
@@ -1035,30 +1097,6 @@ private:
         }
     }
 
-    static void require_batch(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets) {
-        padding.require_fits(ids);
-        offsets.require_fits(ids.rows());
-    }
-
-    /// Calls visit(row, b, t, position) for every token of the batch, position -1 for padding.
-    template <typename Visit>
-    static void for_each_batch_position(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
-                                        PositionNumbering numbering, Visit&& visit) {
-        const Index seq = ids.cols();
-        padding.for_each_token(ids, 0, ids.rows(), [&](Index b, Index t, std::int64_t real_index) {
-            std::int64_t position = -1;
-            if (real_index >= 0) {
-                const std::int64_t number =
-                    numbering == PositionNumbering::real_tokens ? real_index : static_cast<std::int64_t>(t);
-                position = detail::checked_add("rotary position", number, offsets.of(b));
-                if (position < 0)
-                    detail::fail<index_error>("rotary position ", position, " of token (batch ", b, ", position ", t,
-                                              ") is negative (step offset ", offsets.of(b), ")");
-            }
-            visit(b * seq + t, b, t, position);
-        });
-    }
-
     // ---- applying ---------------------------------------------------------------------------
 
     /// Throws unless x (q or k) fits tokens rows of heads x head_dim; whether it is rotated.
@@ -1135,13 +1173,22 @@ private:
     void apply_batch(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
                      const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
                      PositionNumbering numbering) const {
-        require_batch(ids, padding, offsets);
-        const Index tokens = ids.size();
+        Batch batch(ids);
+        batch.padding = padding;
+        batch.offsets = offsets;
+        apply_positions_of<A>(q, k, q_heads, k_heads, batch, numbering, 0);
+    }
+
+    template <typename A>
+    void apply_positions_of(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
+                            const Batch& batch, PositionNumbering numbering, TokenId padding_id) const {
+        detail::require_batch_fits(batch);
+        const Index tokens = batch.ids.size();
         require_same_tokens<A>(q, k);
         const bool rotate_q = require_activations<A>("q", q, q_heads, tokens, "the batch x seq ids");
         const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the batch x seq ids");
-        const PositionVector positions = positions_of(ids, padding, offsets, numbering);
-        const Index seq = ids.cols();
+        const PositionVector positions = positions_of(batch, numbering, padding_id);
+        const Index seq = batch.ids.cols();
         for (Index row = 0; row < tokens; ++row)
             if (positions[row] >= 0) require_position(positions[row], "token (batch ", row / seq, ", position ", row % seq, ")");
         rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions);
