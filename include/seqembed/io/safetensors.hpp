@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../detail/text/utf8.hpp"
 #include "../learned_positions.hpp"
 #include "../token_embedding.hpp"
 #include "detail/atomic_write.hpp"
@@ -457,7 +458,7 @@ inline detail::StoredTensor SafetensorsFile::stored(std::string_view name) const
 namespace detail {
 
 inline std::string json_string(const std::string& text, const std::string& file, const std::string& what) {
-    if (utf8_error_offset(reinterpret_cast<const unsigned char*>(text.data()), text.size()) != text.size())
+    if (seqembed::detail::first_invalid_utf8(text) != text.size())
         seqembed::detail::fail<value_error>(file, ": cannot save ", what, ": not valid UTF-8");
     return nlohmann::json(text).dump();
 }

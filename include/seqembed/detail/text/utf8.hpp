@@ -1,6 +1,7 @@
 /// @file detail/text/utf8.hpp
 /// @brief Where a byte string stops being well-formed UTF-8 (the Unicode standard's table 3-7:
-///        no overlong forms, no surrogates, nothing above U+10FFFF).
+///        no overlong forms, no surrogates, nothing above U+10FFFF). Vocabulary checks its
+///        tokens with it, seqembed::io the safetensors headers it reads and the metadata it writes.
 #pragma once
 
 #include <cstddef>

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -22,8 +23,8 @@
 #include "../../error.hpp"
 #include "../errors.hpp"
 #include "../mapped_file.hpp"
+#include "../../detail/text/utf8.hpp"
 #include "read_tensor.hpp"
-#include "utf8.hpp"
 
 namespace seqembed::io {
 
@@ -279,7 +280,9 @@ inline SafetensorsHeader read_safetensors_header(const unsigned char* bytes, std
         fail<format_error>(file, ": header has a NUL byte at offset ",
                            static_cast<const unsigned char*>(nul) - text,
                            " (a header is padded with spaces, not NUL bytes)");
-    if (const std::size_t bad = utf8_error_offset(text, length); bad != length)
+    if (const std::size_t bad = seqembed::detail::first_invalid_utf8(
+            std::string_view(reinterpret_cast<const char*>(text), length));
+        bad != length)
         fail<format_error>(file, ": header is not valid UTF-8 (byte ", bad, ")");
     std::size_t first = 0;
     while (first < length && (text[first] == ' ' || text[first] == '\t' || text[first] == '\n' ||
