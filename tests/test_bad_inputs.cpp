@@ -18,6 +18,7 @@
 
 #include "bit_equal.hpp"
 #include "catch.hpp"
+#include "test_support.hpp"
 
 using seqembed::Dropout;
 using seqembed::IdMatrix;
@@ -34,6 +35,8 @@ using seqembed::SinusoidalOptions;
 using seqembed::SinusoidalPositionalEncoding;
 using seqembed::TokenEmbedding;
 using seqembed::TokenEmbeddingOptions;
+using test_support::message_of;
+using test_support::require_parts;
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SEQEMBED_TEST_ASAN 1
@@ -50,30 +53,6 @@ constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
 
 template <typename Scalar>
 using LearnedPipeline = InputPipeline<Scalar, LearnedPositionalEmbedding<Scalar>>;
-
-/// The message of the Error that f throws; fails the test if f returns normally. Any other
-/// exception propagates, and Catch reports its type and message.
-template <typename Error, typename F>
-std::string message_of(F&& f) {
-    static_assert(std::is_base_of_v<seqembed::error, Error>, "seqembed exceptions only");
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    FAIL("the expected seqembed exception was not thrown");
-    return {};
-}
-
-/// Checks that a message starts with "seqembed:" and contains every part.
-void require_message(const std::string& message, std::initializer_list<std::string> parts) {
-    INFO("message: " << message);
-    REQUIRE(message.rfind("seqembed:", 0) == 0);
-    for (const std::string& part : parts) {
-        INFO("expected part: " << part);
-        REQUIRE(message.find(part) != std::string::npos);
-    }
-}
 
 /// True if text holds a '-' directly followed by a digit (a negative, perhaps wrapped, number).
 bool has_negative_number(const std::string& text) {
@@ -101,7 +80,7 @@ template <typename Call>
 void require_shape_refused(Index rows, Index cols, std::initializer_list<std::string> parts,
                            Call&& call) {
     RowMatrix<float> out = sentinel<float>(rows, cols);
-    require_message(message_of<seqembed::shape_error>([&] { call(out); }), parts);
+    require_parts(message_of<seqembed::shape_error>([&] { call(out); }), parts);
     REQUIRE(bit_equal(out, sentinel<float>(rows, cols)));
 }
 
@@ -166,22 +145,22 @@ TEST_CASE("bad input 1: token ids outside the vocabulary", "[bad_inputs]") {
                                                        "[0, 32000)"};
 
         SECTION("TokenEmbedding::forward") {
-            require_message(
+            require_parts(
                 message_of<seqembed::index_error>([&] { (void)embedding.forward(ids); }), parts);
         }
         SECTION("TokenEmbedding::forward_into") {
             RowMatrix<float> out = sentinel<float>(80, d_model);
-            require_message(
+            require_parts(
                 message_of<seqembed::index_error>([&] { embedding.forward_into(ids, out); }),
                 parts);
             REQUIRE(bit_equal(out, sentinel<float>(80, d_model)));
         }
         SECTION("InputPipeline, sinusoidal positions") {
-            require_message(
+            require_parts(
                 message_of<seqembed::index_error>([&] { (void)sinusoidal.forward(ids); }), parts);
         }
         SECTION("InputPipeline, learned positions") {
-            require_message(message_of<seqembed::index_error>([&] { (void)learned.forward(ids); }),
+            require_parts(message_of<seqembed::index_error>([&] { (void)learned.forward(ids); }),
                             parts);
         }
     }
@@ -212,7 +191,7 @@ TEST_CASE("bad input 1: token ids outside the vocabulary", "[bad_inputs]") {
         // The same ids in real slots are errors.
         ids(0, 4) = -7;
         const std::vector<std::int64_t> full{5, 3};
-        require_message(message_of<seqembed::index_error>(
+        require_parts(message_of<seqembed::index_error>(
                             [&] { (void)sinusoidal.forward(ids, Padding::right(full)); }),
                         {"token id -7", "(batch 0, position 4)", "[0, 32000)"});
     }
@@ -228,11 +207,11 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
         SinusoidalOptions options;
         options.max_positions = 16;
         const SinusoidalPositionalEncoding<float> pe(d_model, options);
-        require_message(message_of<seqembed::index_error>([&] { (void)pe.rows(0, 17); }),
+        require_parts(message_of<seqembed::index_error>([&] { (void)pe.rows(0, 17); }),
                         {"17", "16 rows"});
-        require_message(message_of<seqembed::index_error>([&] { (void)pe.rows(10, 7); }),
+        require_parts(message_of<seqembed::index_error>([&] { (void)pe.rows(10, 7); }),
                         {"10", "7", "16 rows"});
-        require_message(message_of<seqembed::index_error>([&] { (void)pe.forward(0, 17); }),
+        require_parts(message_of<seqembed::index_error>([&] { (void)pe.forward(0, 17); }),
                         {"17", "16 rows"});
         RowMatrix<float> out = sentinel<float>(17, d_model);
         REQUIRE_THROWS_AS(pe.forward_into(0, out), seqembed::index_error);
@@ -254,7 +233,7 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
         const SinusoidalPositionalEncoding<float> reference(d_model, longer);
         REQUIRE(computing.forward(10, 30) == reference.table().middleRows(10, 30));
         REQUIRE_THROWS_AS(computing.rows(0, 17), seqembed::index_error);  // views: the table only
-        require_message(
+        require_parts(
             message_of<seqembed::index_error>([&] { (void)computing.forward(int64_max - 1, 5); }),
             {std::to_string(int64_max - 1)});
         REQUIRE_THROWS_AS(computing.forward(int64_max, 1), seqembed::index_error);
@@ -267,9 +246,9 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
         const auto positions =
             LearnedPositionalEmbedding<float>::from_weights(table, LearnedPositionsOptions::bart());
         REQUIRE(positions.capacity() == 14);
-        require_message(message_of<seqembed::index_error>([&] { (void)positions.rows(0, 15); }),
+        require_parts(message_of<seqembed::index_error>([&] { (void)positions.rows(0, 15); }),
                         {"position 14", "table row 16", "offset 2", "16 rows"});
-        require_message(message_of<seqembed::index_error>([&] { (void)positions.rows(10, 5); }),
+        require_parts(message_of<seqembed::index_error>([&] { (void)positions.rows(10, 5); }),
                         {"position 14", "table row 16", "offset 2", "16 rows"});
         REQUIRE_THROWS_AS(positions.forward(0, 15), seqembed::index_error);
         RowMatrix<float> out = sentinel<float>(15, d_model);
@@ -281,11 +260,11 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
 
     SECTION("InputPipeline with sinusoidal positions") {
         const auto pipeline = sinusoidal_pipeline<float>(50, d_model, /*max_positions=*/16);
-        require_message(message_of<seqembed::index_error>(
+        require_parts(message_of<seqembed::index_error>(
                             [&] { (void)pipeline.forward(valid_ids(2, 17, 50)); }),
                         {"17", "16 rows"});
         const IdMatrix ids = valid_ids(2, 7, 50);
-        require_message(message_of<seqembed::index_error>(
+        require_parts(message_of<seqembed::index_error>(
                             [&] { (void)pipeline.forward(ids, Padding::none(), 10); }),
                         {"10", "16 rows"});
         REQUIRE_NOTHROW(pipeline.forward(ids, Padding::none(), 9));
@@ -300,12 +279,12 @@ TEST_CASE("bad input 2: positions past the table", "[bad_inputs]") {
 
     SECTION("InputPipeline with learned positions") {
         const auto pipeline = learned_pipeline<float>(50, d_model, /*max_positions=*/16);
-        require_message(message_of<seqembed::index_error>(
+        require_parts(message_of<seqembed::index_error>(
                             [&] { (void)pipeline.forward(valid_ids(2, 15, 50)); }),
                         {"position 14", "table row 16", "offset 2", "16 rows"});
         REQUIRE_NOTHROW(pipeline.forward(valid_ids(2, 14, 50)));
         const IdMatrix ids = valid_ids(2, 5, 50);
-        require_message(message_of<seqembed::index_error>(
+        require_parts(message_of<seqembed::index_error>(
                             [&] { (void)pipeline.forward(ids, Padding::none(), 10); }),
                         {"position 14", "16 rows"});
         REQUIRE_NOTHROW(pipeline.forward(ids, Padding::none(), 9));
@@ -321,7 +300,7 @@ TEST_CASE("bad input 2: a step offset near INT64_MAX, sinusoidal positions", "[b
             CAPTURE(step);
             const std::string message = message_of<seqembed::index_error>(
                 [&] { (void)pipeline.forward(ids, Padding::none(), step); });
-            require_message(message, {});
+            require_parts(message, {});
             REQUIRE_FALSE(has_negative_number(message));
         }
     }
@@ -335,7 +314,7 @@ TEST_CASE("bad input 2: a step offset near INT64_MAX, sinusoidal positions", "[b
             CAPTURE(step);
             const std::string message = message_of<seqembed::index_error>(
                 [&] { (void)pipeline.forward(ids, Padding::none(), step); });
-            require_message(message, {});
+            require_parts(message, {});
             REQUIRE_FALSE(has_negative_number(message));
         }
     }
@@ -354,7 +333,7 @@ TEST_CASE("bad input 2: a step offset near INT64_MAX, learned positions", "[bad_
             CAPTURE(offset, step);
             const std::string message = message_of<seqembed::index_error>(
                 [&] { (void)pipeline.forward(ids, Padding::none(), step); });
-            require_message(message, {"64 rows"});
+            require_parts(message, {"64 rows"});
             REQUIRE_FALSE(has_negative_number(message));
         }
     }
@@ -378,42 +357,42 @@ TEMPLATE_TEST_CASE("bad input 3: zero, negative and overflowing sizes", "[bad_in
     const RowMatrix<S> some = RowMatrix<S>::Ones(4, 4);
 
     SECTION("TokenEmbedding") {
-        require_message(message_of<seqembed::value_error>([] { TokenEmbedding<S>(0, 8); }),
+        require_parts(message_of<seqembed::value_error>([] { TokenEmbedding<S>(0, 8); }),
                         {"vocab_size", "0"});
-        require_message(message_of<seqembed::value_error>([] { TokenEmbedding<S>(8, 0); }),
+        require_parts(message_of<seqembed::value_error>([] { TokenEmbedding<S>(8, 0); }),
                         {"d_model", "0"});
-        require_message(message_of<seqembed::value_error>([] { TokenEmbedding<S>(-3, 8); }),
+        require_parts(message_of<seqembed::value_error>([] { TokenEmbedding<S>(-3, 8); }),
                         {"vocab_size", "-3"});
-        require_message(message_of<seqembed::value_error>([] { TokenEmbedding<S>(8, -1); }),
+        require_parts(message_of<seqembed::value_error>([] { TokenEmbedding<S>(8, -1); }),
                         {"d_model", "-1"});
         REQUIRE_THROWS_AS(TokenEmbedding<S>::from_weights(RowMatrix<S>(0, 8)),
                           seqembed::value_error);
         REQUIRE_THROWS_AS(TokenEmbedding<S>::from_weights(RowMatrix<S>(8, 0)),
                           seqembed::value_error);
-        require_message(
+        require_parts(
             message_of<seqembed::value_error>([] { TokenEmbedding<S>::view(nullptr, 4, 4); }),
             {"null"});
         REQUIRE_THROWS_AS(TokenEmbedding<S>::view(some.data(), 0, 4), seqembed::value_error);
         REQUIRE_THROWS_AS(TokenEmbedding<S>::view(some.data(), 4, 0), seqembed::value_error);
     }
     SECTION("SinusoidalPositionalEncoding") {
-        require_message(
+        require_parts(
             message_of<seqembed::value_error>([] { SinusoidalPositionalEncoding<S>{0}; }),
             {"d_model", "0"});
-        require_message(
+        require_parts(
             message_of<seqembed::value_error>([] { SinusoidalPositionalEncoding<S>{-2}; }),
             {"d_model", "-2"});
         SinusoidalOptions options;
         options.max_positions = 0;
-        require_message(
+        require_parts(
             message_of<seqembed::value_error>([&] { SinusoidalPositionalEncoding<S>(8, options); }),
             {"max_positions", "0"});
     }
     SECTION("LearnedPositionalEmbedding") {
-        require_message(
+        require_parts(
             message_of<seqembed::value_error>([] { LearnedPositionalEmbedding<S>(0, 8); }),
             {"max_positions", "0"});
-        require_message(
+        require_parts(
             message_of<seqembed::value_error>([] { LearnedPositionalEmbedding<S>(8, 0); }),
             {"d_model", "0"});
         REQUIRE_THROWS_AS(LearnedPositionalEmbedding<S>::from_weights(RowMatrix<S>(0, 8)),
@@ -435,21 +414,21 @@ TEMPLATE_TEST_CASE("bad input 3: zero, negative and overflowing sizes", "[bad_in
             CAPTURE(rows, cols);
             const std::initializer_list<std::string> parts{std::to_string(rows),
                                                            std::to_string(cols), "overflows"};
-            require_message(
+            require_parts(
                 message_of<seqembed::value_error>([&] { TokenEmbedding<S>(rows, cols); }), parts);
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { LearnedPositionalEmbedding<S>(rows, cols); }),
                             parts);
             SinusoidalOptions options;
             options.max_positions = rows;
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { SinusoidalPositionalEncoding<S>(cols, options); }),
                             parts);
             // Views check the shape too, before anything reads the memory.
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { TokenEmbedding<S>::view(some.data(), rows, cols); }),
                             parts);
-            require_message(message_of<seqembed::value_error>([&] {
+            require_parts(message_of<seqembed::value_error>([&] {
                                 LearnedPositionalEmbedding<S>::view(some.data(), rows, cols);
                             }),
                             parts);
@@ -466,10 +445,10 @@ TEMPLATE_TEST_CASE("bad input 3: a table too large for memory is a seqembed::err
     // 2^56 elements: addressable, but 2^58 or 2^59 bytes, more than any address space.
     const Index rows = Index{1} << 29;
     const Index cols = Index{1} << 27;
-    require_message(
+    require_parts(
         message_of<seqembed::value_error>([&] { TokenEmbedding<TestType>(rows, cols); }),
         {std::to_string(rows), std::to_string(cols)});
-    require_message(message_of<seqembed::value_error>(
+    require_parts(message_of<seqembed::value_error>(
                         [&] { LearnedPositionalEmbedding<TestType>(rows, cols); }),
                     {std::to_string(rows), std::to_string(cols)});
 }
@@ -623,14 +602,14 @@ TEST_CASE("bad input 5: dropout probability below 0, at or above 1, or NaN", "[b
     for (const Bad& b : bad) {
         CAPTURE(b.p);
         SECTION(std::string("Dropout, p = ") + b.printed) {
-            require_message(message_of<seqembed::value_error>([&] { Dropout(b.p, 1); }),
+            require_parts(message_of<seqembed::value_error>([&] { Dropout(b.p, 1); }),
                             {b.printed, "[0, 1)"});
         }
         SECTION(std::string("InputPipeline, p = ") + b.printed) {
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { (void)sinusoidal_pipeline<float>(10, 4, 16, b.p); }),
                             {b.printed, "[0, 1)"});
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { (void)learned_pipeline<float>(10, 4, 16, b.p); }),
                             {b.printed, "[0, 1)"});
         }
@@ -658,13 +637,13 @@ TEST_CASE("bad input 6: padding_idx below -vocab or at or above vocab", "[bad_in
         options.padding_idx = bad;
         const std::initializer_list<std::string> parts{"padding_idx " + std::to_string(bad),
                                                        "[-100, 100)"};
-        require_message(message_of<seqembed::index_error>(
+        require_parts(message_of<seqembed::index_error>(
                             [&] { TokenEmbedding<float>(vocab, d_model, options); }),
                         parts);
-        require_message(message_of<seqembed::index_error>(
+        require_parts(message_of<seqembed::index_error>(
                             [&] { TokenEmbedding<float>::from_weights(weights, options); }),
                         parts);
-        require_message(message_of<seqembed::index_error>([&] {
+        require_parts(message_of<seqembed::index_error>([&] {
                             TokenEmbedding<float>::view(weights.data(), vocab, d_model, options);
                         }),
                         parts);
@@ -707,17 +686,17 @@ TEMPLATE_TEST_CASE("bad input 7: pre-trained tables of the wrong shape or with n
 
     SECTION("embedding width != position width in InputPipeline") {
         const auto embedding = TokenEmbedding<S>::from_weights(RowMatrix<S>::Ones(50, 8));
-        require_message(message_of<seqembed::shape_error>([&] {
+        require_parts(message_of<seqembed::shape_error>([&] {
                             (void)InputPipeline<S>(embedding, SinusoidalPositionalEncoding<S>(6));
                         }),
                         {"8", "6"});
         const auto positions =
             LearnedPositionalEmbedding<S>::from_weights(RowMatrix<S>::Ones(512, 6));
-        require_message(message_of<seqembed::shape_error>(
+        require_parts(message_of<seqembed::shape_error>(
                             [&] { (void)LearnedPipeline<S>(embedding, positions); }),
                         {"8", "6"});
         const auto narrow_embedding = TokenEmbedding<S>::from_weights(RowMatrix<S>::Ones(50, 6));
-        require_message(message_of<seqembed::shape_error>([&] {
+        require_parts(message_of<seqembed::shape_error>([&] {
                             (void)InputPipeline<S>(narrow_embedding,
                                                    SinusoidalPositionalEncoding<S>(8));
                         }),
@@ -728,7 +707,7 @@ TEMPLATE_TEST_CASE("bad input 7: pre-trained tables of the wrong shape or with n
 
     SECTION("a learned table with no row for the first token") {
         const RowMatrix<S> two_rows = RowMatrix<S>::Ones(2, 8);
-        require_message(message_of<seqembed::index_error>([&] {
+        require_parts(message_of<seqembed::index_error>([&] {
                             LearnedPositionalEmbedding<S>::from_weights(
                                 two_rows, LearnedPositionsOptions::bart());
                         }),
@@ -762,19 +741,19 @@ TEMPLATE_TEST_CASE("bad input 7: pre-trained tables of the wrong shape or with n
             token_options.check_finite = true;
             LearnedPositionsOptions position_options;
             position_options.check_finite = true;
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { TokenEmbedding<S>::from_weights(weights, token_options); }),
                             parts);
-            require_message(message_of<seqembed::value_error>([&] {
+            require_parts(message_of<seqembed::value_error>([&] {
                                 TokenEmbedding<S>::view(weights.data(), 50, 8, token_options);
                             }),
                             parts);
-            require_message(message_of<seqembed::value_error>([&] {
+            require_parts(message_of<seqembed::value_error>([&] {
                                 LearnedPositionalEmbedding<S>::from_weights(weights,
                                                                             position_options);
                             }),
                             parts);
-            require_message(message_of<seqembed::value_error>([&] {
+            require_parts(message_of<seqembed::value_error>([&] {
                                 LearnedPositionalEmbedding<S>::view(weights.data(), 50, 8,
                                                                     position_options);
                             }),
@@ -853,7 +832,7 @@ TEST_CASE("bad input 8: forward_into with an output of the wrong shape", "[bad_i
             for (const Shape s : wrong_token_shapes) {
                 CAPTURE(s.rows, s.cols);
                 RowMatrix<float> out = sentinel<float>(s.rows, s.cols);
-                require_message(
+                require_parts(
                     message_of<seqembed::shape_error>([&] { pipeline.forward_into(ids, out); }),
                     {std::to_string(s.rows) + " x " + std::to_string(s.cols), "6 x 4"});
                 REQUIRE(bit_equal(out, sentinel<float>(s.rows, s.cols)));
@@ -885,27 +864,27 @@ TEST_CASE("bad input 9: lengths and masks that do not fit the ids", "[bad_inputs
                                            side);
             };
             const std::vector<std::int64_t> three{3, 5, 1};
-            require_message(message_of<seqembed::shape_error>(
+            require_parts(message_of<seqembed::shape_error>(
                                 [&] { (void)pipeline.forward(ids, padding(three)); }),
                             {"3 sequence lengths", "batch of 2"});
             const std::vector<std::int64_t> one{3};
-            require_message(message_of<seqembed::shape_error>(
+            require_parts(message_of<seqembed::shape_error>(
                                 [&] { (void)pipeline.forward(ids, padding(one)); }),
                             {"1 sequence lengths", "batch of 2"});
             const std::vector<std::int64_t> none{};
             REQUIRE_THROWS_AS(pipeline.forward(ids, padding(none)), seqembed::shape_error);
 
             const std::vector<std::int64_t> too_long{3, 6};
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { (void)pipeline.forward(ids, padding(too_long)); }),
                             {"length 6", "sequence 1", "[0, 5]"});
             const std::vector<std::int64_t> negative{-1, 2};
-            require_message(message_of<seqembed::value_error>(
+            require_parts(message_of<seqembed::value_error>(
                                 [&] { (void)pipeline.forward(ids, padding(negative)); }),
                             {"length -1", "sequence 0", "[0, 5]"});
             for (const std::int64_t extreme : {int64_max, int64_min}) {
                 const std::vector<std::int64_t> lengths{2, extreme};
-                require_message(message_of<seqembed::value_error>(
+                require_parts(message_of<seqembed::value_error>(
                                     [&] { (void)pipeline.forward(ids, padding(lengths)); }),
                                 {"length " + std::to_string(extreme), "[0, 5]"});
             }
@@ -923,7 +902,7 @@ TEST_CASE("bad input 9: lengths and masks that do not fit the ids", "[bad_inputs
             const Index cols = shape.second;
             CAPTURE(rows, cols);
             const MaskMatrix mask = MaskMatrix::Ones(rows, cols);
-            require_message(message_of<seqembed::shape_error>(
+            require_parts(message_of<seqembed::shape_error>(
                                 [&] { (void)pipeline.forward(ids, Padding::from_mask(mask)); }),
                             {"mask", std::to_string(rows) + " x " + std::to_string(cols), "2 x 5"});
         }

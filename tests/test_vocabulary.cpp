@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "text_test_support.hpp"
+#include "test_support.hpp"
 
 using seqembed::EncodedBatch;
 using seqembed::IdMatrix;
@@ -22,7 +22,7 @@ using seqembed::SpecialTokenPlacement;
 using seqembed::TokenId;
 using seqembed::Vocabulary;
 using seqembed::VocabularyOptions;
-using text_test::require_message;
+using test_support::require_message;
 
 namespace {
 
@@ -319,11 +319,11 @@ TEST_CASE("Vocabulary: bad token lists and options name the token and its place"
 }
 
 TEST_CASE("Vocabulary: from_file reads one token a line") {
-    const text_test::TempDir dir;
+    const test_support::TempDir dir;
     const Vocabulary expected(seed_tokens);
     const auto read = [&](const std::string& name, const std::string& bytes) {
-        text_test::write_file(dir / name, bytes);
-        return Vocabulary::from_file(dir / name);
+        test_support::write_bytes(dir / name, bytes);
+        return Vocabulary::from_file(dir.file(name));
     };
     // As Python's "\n".join(tokens), with a final newline, with Windows line ends, with a byte
     // order mark: the same vocabulary.
@@ -340,18 +340,18 @@ TEST_CASE("Vocabulary: from_file reads one token a line") {
 
     VocabularyOptions lowercase;
     lowercase.lowercase = true;
-    text_test::write_file(dir / "options.txt", "the\ncat\n");
-    REQUIRE(Vocabulary::from_file(dir / "options.txt", lowercase).encode("The CAT") ==
+    test_support::write_bytes(dir / "options.txt", "the\ncat\n");
+    REQUIRE(Vocabulary::from_file(dir.file("options.txt"), lowercase).encode("The CAT") ==
             std::vector<TokenId>{0, 1});
 }
 
 TEST_CASE("Vocabulary: bad vocabulary files name the file and the line") {
-    const text_test::TempDir dir;
+    const test_support::TempDir dir;
     using E = seqembed::value_error;
     const std::string rule = " (one token per line, nothing else on it, no blank lines)";
     const auto check = [&](const std::string& name, const std::string& bytes, const std::string& expected) {
-        const std::string path = dir / name;
-        text_test::write_file(path, bytes);
+        const std::string path = dir.file(name);
+        test_support::write_bytes(path, bytes);
         require_message<E>([&] { (void)Vocabulary::from_file(path); }, path + expected);
     };
     check("empty.txt", "", ": the vocabulary file holds no tokens");
@@ -366,13 +366,13 @@ TEST_CASE("Vocabulary: bad vocabulary files name the file and the line") {
     check("latin1.txt", "The\ncaf\xE9\n", ":2: token is not valid UTF-8 (at byte 3)" + rule);
     check("lone_cr.txt", "The\rcat\n", ":1: token 'The\rcat' holds whitespace" + rule);
 
-    const std::string missing = dir / "missing.txt";
+    const std::string missing = dir.file("missing.txt");
     require_message<seqembed::error>([&] { (void)Vocabulary::from_file(missing); },
-                                     "cannot open the vocabulary file '" + missing +
-                                         "': No such file or directory");
-    const std::string directory = dir / "a_directory";
+                                          "cannot open the vocabulary file '" + missing +
+                                              "': No such file or directory");
+    const std::string directory = dir.file("a_directory");
     std::filesystem::create_directory(directory);
-    const std::string message = text_test::message_of<seqembed::error>([&] { (void)Vocabulary::from_file(directory); });
+    const std::string message = test_support::message_of<seqembed::error>([&] { (void)Vocabulary::from_file(directory); });
     REQUIRE(message.rfind("seqembed: cannot read the vocabulary file '" + directory + "': ", 0) == 0);
 }
 

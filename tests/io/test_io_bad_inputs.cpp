@@ -91,7 +91,7 @@ TEST_CASE("bad input 22: misaligned data in a valid file loads correctly, copied
     CHECK(std::signbit(v.data()[3]));
 
     // An aligned file at an odd address: the same values, copied.
-    const std::string bytes = io_test::read_bytes(io_test::fixture("writer_reference.safetensors"));
+    const std::string bytes = test_support::read_bytes(io_test::fixture("writer_reference.safetensors"));
     std::string shifted = " " + bytes;
     const auto odd = seqembed::io::SafetensorsFile::from_memory(shifted.data() + 1, bytes.size(), "odd");
     const auto aligned = seqembed::io::SafetensorsFile::from_memory(bytes.data(), bytes.size(), "aligned");
@@ -138,23 +138,23 @@ TEST_CASE("bad input 29: truncated .npy data; bytes after the array are ignored,
 }
 
 TEST_CASE("bad input 30: a write that fails half-way leaves no partial file under the target name") {
-    io_test::TempDir dir;
+    test_support::TempDir dir;
     seqembed::RowMatrix<float> big = seqembed::RowMatrix<float>::Constant(512, 512, 1.5f);  // 1 MiB
     const auto target = dir / "model.safetensors";
     const auto npy_target = dir / "table.npy";
 
     SECTION("a directory that does not exist") {
-        io_test::require_error<seqembed::file_error>(
+        test_support::require_error<seqembed::file_error>(
             [&] { seqembed::io::save_safetensors(dir / "missing" / "model.safetensors", {{"w", big}}); },
             {"missing/model.safetensors", "cannot create a file beside it", "No such file or directory"});
-        io_test::require_error<seqembed::file_error>(
+        test_support::require_error<seqembed::file_error>(
             [&] { seqembed::io::save_npy(dir / "missing" / "t.npy", big); },
             {"missing/t.npy", "cannot create a file beside it"});
         CHECK(dir.files().empty());
     }
     SECTION("a target that is a directory") {
         std::filesystem::create_directory(target);
-        io_test::require_error<seqembed::file_error>([&] { seqembed::io::save_safetensors(target, {{"w", big}}); },
+        test_support::require_error<seqembed::file_error>([&] { seqembed::io::save_safetensors(target, {{"w", big}}); },
                                                      {"model.safetensors", "cannot rename"});
         CHECK(dir.files() == std::vector<std::string>{"model.safetensors"});
         CHECK(std::filesystem::is_directory(target));
@@ -163,8 +163,8 @@ TEST_CASE("bad input 30: a write that fails half-way leaves no partial file unde
         // An earlier version of each file must survive the failed writes whole.
         seqembed::io::save_safetensors(target, {{"old", seqembed::RowMatrix<float>::Ones(2, 2)}});
         seqembed::io::save_npy(npy_target, seqembed::RowMatrix<double>::Ones(2, 2));
-        const std::string old_st = io_test::read_bytes(target);
-        const std::string old_npy = io_test::read_bytes(npy_target);
+        const std::string old_st = test_support::read_bytes(target);
+        const std::string old_npy = test_support::read_bytes(npy_target);
 
         rlimit saved{};
         REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
@@ -193,8 +193,8 @@ TEST_CASE("bad input 30: a write that fails half-way leaves no partial file unde
         CHECK(st_message.find("model.safetensors: cannot write it") != std::string::npos);
         CHECK(npy_threw);
         CHECK(npy_message.find("table.npy: cannot write it") != std::string::npos);
-        CHECK(io_test::read_bytes(target) == old_st);
-        CHECK(io_test::read_bytes(npy_target) == old_npy);
+        CHECK(test_support::read_bytes(target) == old_st);
+        CHECK(test_support::read_bytes(npy_target) == old_npy);
         std::vector<std::string> files = dir.files();
         std::sort(files.begin(), files.end());
         CHECK(files == std::vector<std::string>{"model.safetensors", "table.npy"});  // no temporaries left
@@ -202,19 +202,19 @@ TEST_CASE("bad input 30: a write that fails half-way leaves no partial file unde
 }
 
 TEST_CASE("bad input 31: names that would duplicate a tensor are refused before anything is written") {
-    io_test::TempDir dir;
+    test_support::TempDir dir;
     const seqembed::RowMatrix<float> m = seqembed::RowMatrix<float>::Ones(2, 2);
     const auto target = dir / "model.safetensors";
-    io_test::require_error<seqembed::value_error>(
+    test_support::require_error<seqembed::value_error>(
         [&] { seqembed::io::save_safetensors(target, {{"w", m}, {"b", m}, {"w", m.cast<double>()}}); },
         {"model.safetensors", "cannot save two tensors named 'w'"});
-    io_test::require_error<seqembed::value_error>(
+    test_support::require_error<seqembed::value_error>(
         [&] { seqembed::io::save_safetensors(target, {{"__metadata__", m}}); },
         {"model.safetensors", "tensor named '__metadata__'", "reserves"});
-    io_test::require_error<seqembed::value_error>(
+    test_support::require_error<seqembed::value_error>(
         [&] { seqembed::io::save_safetensors(target, {{std::string("bad\xff", 4), m}}); },
         {"model.safetensors", "tensor name", "not valid UTF-8"});
-    io_test::require_error<seqembed::value_error>(
+    test_support::require_error<seqembed::value_error>(
         [&] { seqembed::io::save_safetensors(target, {{"w", m}}, {{"k", std::string("\xc3", 1)}}); },
         {"model.safetensors", "metadata value of 'k'", "not valid UTF-8"});
     CHECK(dir.files().empty());
@@ -222,32 +222,32 @@ TEST_CASE("bad input 31: names that would duplicate a tensor are refused before 
 
 TEST_CASE("bad input: a narrowing read not asked for, a rank that does not match") {
     const auto file = seqembed::io::SafetensorsFile::open(io_test::fixture("torch_model.safetensors"));
-    io_test::require_error<seqembed::value_error>([&] { (void)file.matrix<Eigen::bfloat16>("embed.weight"); },
+    test_support::require_error<seqembed::value_error>([&] { (void)file.matrix<Eigen::bfloat16>("embed.weight"); },
                                                   {"torch_model.safetensors", "tensor 'embed.weight'",
                                                    "reading F32 as BF16 rounds", "allow_narrowing"});
-    io_test::require_error<seqembed::value_error>([&] { (void)file.matrix<float>("embed_f64"); },
+    test_support::require_error<seqembed::value_error>([&] { (void)file.matrix<float>("embed_f64"); },
                                                   {"tensor 'embed_f64'", "reading F64 as F32 rounds"});
-    io_test::require_error<seqembed::value_error>([&] { (void)file.matrix<Eigen::half>("embed_bf16"); },
+    test_support::require_error<seqembed::value_error>([&] { (void)file.matrix<Eigen::half>("embed_bf16"); },
                                                   {"tensor 'embed_bf16'", "reading BF16 as F16 rounds"});
-    io_test::require_error<seqembed::shape_error>([&] { (void)file.matrix<float>("conv.weight"); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)file.matrix<float>("conv.weight"); },
                                                   {"torch_model.safetensors", "tensor 'conv.weight'",
                                                    "has rank 3 (shape [2, 3, 4]), a matrix needs rank 2",
                                                    "never reshaped"});
-    io_test::require_error<seqembed::shape_error>([&] { (void)file.token_embedding<float>("norm.weight"); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)file.token_embedding<float>("norm.weight"); },
                                                   {"tensor 'norm.weight'", "has rank 1"});
-    io_test::require_error<seqembed::shape_error>([&] { (void)file.vector<float>("embed.weight"); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)file.vector<float>("embed.weight"); },
                                                   {"tensor 'embed.weight'", "has rank 2", "a vector needs rank 1"});
     // A scalar (shape ()) is read, with one value; it is no matrix.
     const auto scalar = seqembed::io::NpyFile::open(io_test::fixture("scalar_f8.npy"));
     CHECK(scalar.tensor<double>().scalar() == 2.5);
-    io_test::require_error<seqembed::shape_error>([&] { (void)scalar.matrix<double>(); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)scalar.matrix<double>(); },
                                                   {"scalar_f8.npy", "has rank 0", "a matrix needs rank 2"});
     const auto rank5 = seqembed::io::NpyFile::open(io_test::fixture("rank5_f4.npy"));
-    io_test::require_error<seqembed::shape_error>([&] { (void)rank5.tensor<float>(); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)rank5.tensor<float>(); },
                                                   {"rank5_f4.npy", "has rank 5", "ranks 0 to 4"});
-    io_test::require_error<seqembed::file_error>(
+    test_support::require_error<seqembed::file_error>(
         [&] { (void)seqembed::io::SafetensorsFile::open(io_test::fixture("no-such-file.safetensors")); },
         {"no-such-file.safetensors", "cannot open it", "No such file or directory"});
-    io_test::require_error<seqembed::file_error>([&] { (void)seqembed::io::NpyFile::open(io_test::fixture("")); },
+    test_support::require_error<seqembed::file_error>([&] { (void)seqembed::io::NpyFile::open(io_test::fixture("")); },
                                                  {"not a regular file"});
 }

@@ -101,7 +101,7 @@ TEST_CASE("integers: uint8 and bool masks read as 0/1, every other width widened
     CHECK(file.integers("ids_vector").vector()(4) == 102);
     // Rank 3 through integers(); ids() and mask() refuse it, naming what they read.
     check_integers(file.integers("ids_rank3"), io_fixtures::batch_ids_rank3_shape, io_fixtures::batch_ids_rank3);
-    io_test::require_error<seqembed::shape_error>([&] { (void)file.ids("ids_rank3"); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)file.ids("ids_rank3"); },
                                                   {"torch_batch.safetensors", "tensor 'ids_rank3'", "has rank 3",
                                                    "SafetensorsFile::ids() reads rank 2 (batch x seq) or rank 1",
                                                    "integers()"});
@@ -128,11 +128,11 @@ TEST_CASE("integers: scalars (shape []) read with shape {} and one value") {
     CHECK(step.scalar() == io_fixtures::batch_step[0]);
     CHECK(file.integers("flag").scalar() == 1);
     // A scalar is no vector or matrix, and a vector is no scalar.
-    io_test::require_error<seqembed::shape_error>([&] { (void)file.matrix<float>("logit_scale"); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)file.matrix<float>("logit_scale"); },
                                                   {"tensor 'logit_scale'", "has rank 0", "a matrix needs rank 2"});
-    io_test::require_error<seqembed::shape_error>([&] { (void)file.integers("ids_vector").scalar(); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)file.integers("ids_vector").scalar(); },
                                                   {"tensor 'ids_vector'", "has rank 1", "a scalar needs rank 0"});
-    io_test::require_error<seqembed::shape_error>([&] { (void)file.ids("step"); },
+    test_support::require_error<seqembed::shape_error>([&] { (void)file.ids("step"); },
                                                   {"tensor 'step'", "has rank 0", "SafetensorsFile::ids()"});
     // A default Tensor has no values.
     const seqembed::io::Tensor<float> empty;
@@ -143,49 +143,49 @@ TEST_CASE("integers: scalars (shape []) read with shape {} and one value") {
 
 TEST_CASE("integers: never read as floats, and floats never read as ids") {
     const auto file = SafetensorsFile::open(batch_file);
-    io_test::require_error<seqembed::format_error>(
+    test_support::require_error<seqembed::format_error>(
         [&] { (void)file.matrix<float>("input_ids"); },
         {"torch_batch.safetensors: tensor 'input_ids'", "holds integers (I64), not floating-point values",
          "SafetensorsFile::integers(), ids() or mask()"});
-    io_test::require_error<seqembed::format_error>([&] { (void)file.tensor<double>("mask_bool"); },
+    test_support::require_error<seqembed::format_error>([&] { (void)file.tensor<double>("mask_bool"); },
                                                    {"tensor 'mask_bool'", "holds integers (BOOL)"});
-    io_test::require_error<seqembed::format_error>([&] { (void)file.token_embedding<float>("input_ids"); },
+    test_support::require_error<seqembed::format_error>([&] { (void)file.token_embedding<float>("input_ids"); },
                                                    {"tensor 'input_ids'", "holds integers (I64)"});
-    io_test::require_error<seqembed::format_error>(
+    test_support::require_error<seqembed::format_error>(
         [&] { (void)file.ids("logit_scale"); },
         {"torch_batch.safetensors: tensor 'logit_scale'", "holds floating-point values (F32), not integers",
          "SafetensorsFile::ids() reads", "tensor<T>()"});
-    io_test::require_error<seqembed::format_error>([&] { (void)file.mask("temperature"); },
+    test_support::require_error<seqembed::format_error>([&] { (void)file.mask("temperature"); },
                                                    {"tensor 'temperature'", "(F64)", "SafetensorsFile::mask()"});
-    io_test::require_error<seqembed::format_error>([&] { (void)file.integers("temperature"); },
+    test_support::require_error<seqembed::format_error>([&] { (void)file.integers("temperature"); },
                                                    {"tensor 'temperature'", "SafetensorsFile::integers()"});
     // A mask holds 0 and 1 only.
-    io_test::require_error<seqembed::value_error>([&] { (void)file.mask("input_ids"); },
+    test_support::require_error<seqembed::value_error>([&] { (void)file.mask("input_ids"); },
                                                   {"tensor 'input_ids'", "the mask value 101 at (0, 0)",
                                                    "is not 0 (padding) or 1 (a token)"});
 
     const auto ids = npy("ids_i8.npy");
-    io_test::require_error<seqembed::format_error>(
+    test_support::require_error<seqembed::format_error>(
         [&] { (void)ids.matrix<float>(); },
         {"ids_i8.npy: holds integers ('<i8'), not floating-point values", "NpyFile::integers(), ids() or mask()"});
-    io_test::require_error<seqembed::format_error>([&] { (void)ids.learned_positions<float>(); },
+    test_support::require_error<seqembed::format_error>([&] { (void)ids.learned_positions<float>(); },
                                                    {"ids_i8.npy", "holds integers"});
-    io_test::require_error<seqembed::format_error>(
+    test_support::require_error<seqembed::format_error>(
         [&] { (void)npy("v1_f4.npy").ids(); },
         {"v1_f4.npy: holds floating-point values ('<f4'), not integers", "NpyFile::ids() reads", "tensor<T>()"});
-    io_test::require_error<seqembed::format_error>([&] { (void)npy("scalar_f4.npy").integers(); },
+    test_support::require_error<seqembed::format_error>([&] { (void)npy("scalar_f4.npy").integers(); },
                                                    {"scalar_f4.npy", "NpyFile::integers()"});
 }
 
 TEST_CASE("integers: a U64 above 2^63 - 1 is an error naming the tensor and the value, never a wrap") {
     const auto file = SafetensorsFile::open(io_test::fixture("unsigned.safetensors"));
-    io_test::require_error<seqembed::value_error>(
+    test_support::require_error<seqembed::value_error>(
         [&] { (void)file.integers("u64_above_int64"); },
         {"unsigned.safetensors: tensor 'u64_above_int64'", "the U64 value 18446744073709551615 at (1, 1)",
          "above 9223372036854775807, the largest int64"});
-    io_test::require_error<seqembed::value_error>([&] { (void)file.ids("u64_above_int64"); },
+    test_support::require_error<seqembed::value_error>([&] { (void)file.ids("u64_above_int64"); },
                                                   {"tensor 'u64_above_int64'", "18446744073709551615"});
-    io_test::require_error<seqembed::value_error>(
+    test_support::require_error<seqembed::value_error>(
         [&] { (void)npy("u8_above_int64.npy").ids(); },
         {"u8_above_int64.npy", "the '<u8' value 9223372036854775808 at (1, 0)", "the largest int64"});
 }
@@ -221,7 +221,7 @@ TEST_CASE("integers: big-endian and Fortran-order .npy integers") {
     check_integers(fortran.integers(), io_fixtures::npy_fortran_i4_shape, io_fixtures::npy_fortran_i4);
     check_matrix(fortran.ids(), io_fixtures::npy_fortran_i4_shape, io_fixtures::npy_fortran_i4);
     // One-byte dtypes have no byte order: numpy writes '|', and '<' or '>' mean the same.
-    std::string bytes = io_test::read_bytes(io_test::fixture("mask_u1.npy"));
+    std::string bytes = test_support::read_bytes(io_test::fixture("mask_u1.npy"));
     bytes.replace(bytes.find("'|u1'"), 5, "'>u1'");
     const auto swapped = NpyFile::from_memory(bytes.data(), bytes.size(), "mask_big_u1.npy");
     CHECK_FALSE(swapped.big_endian());
@@ -250,7 +250,7 @@ TEST_CASE("integers: two arrays np.save'd into one file read as numpy.load does:
 }
 
 TEST_CASE("integers: misaligned I64 bytes are copied, never read through a cast pointer") {
-    const std::string bytes = io_test::read_bytes(batch_file);
+    const std::string bytes = test_support::read_bytes(batch_file);
     const std::string shifted = " " + bytes;
     const auto odd = SafetensorsFile::from_memory(shifted.data() + 1, bytes.size(), "odd");
     const auto ids = odd.integers("input_ids");
@@ -263,10 +263,10 @@ TEST_CASE("integers: misaligned I64 bytes are copied, never read through a cast 
 TEST_CASE("integers: a bool byte other than 0 and 1, a mask value other than 0 and 1") {
     const std::string bool_bytes = one_tensor("BOOL", "[2]", std::string("\x01\x02", 2));
     const auto bools = SafetensorsFile::from_memory(bool_bytes.data(), bool_bytes.size(), "bools.safetensors");
-    io_test::require_error<seqembed::format_error>([&] { (void)bools.integers("t"); },
+    test_support::require_error<seqembed::format_error>([&] { (void)bools.integers("t"); },
                                                    {"bools.safetensors: tensor 't'",
                                                     "the bool at (1) is the byte 2, not 0 (false) or 1 (true)"});
-    io_test::require_error<seqembed::format_error>([&] { (void)bools.mask("t"); }, {"tensor 't'", "the byte 2"});
+    test_support::require_error<seqembed::format_error>([&] { (void)bools.mask("t"); }, {"tensor 't'", "the byte 2"});
 
     std::string two(16, '\0');
     two[0] = 1;
@@ -274,28 +274,28 @@ TEST_CASE("integers: a bool byte other than 0 and 1, a mask value other than 0 a
     const std::string mask_bytes = one_tensor("I64", "[1,2]", two);
     const auto mask = SafetensorsFile::from_memory(mask_bytes.data(), mask_bytes.size(), "mask.safetensors");
     CHECK(mask.ids("t")(0, 1) == 2);
-    io_test::require_error<seqembed::value_error>([&] { (void)mask.mask("t"); },
+    test_support::require_error<seqembed::value_error>([&] { (void)mask.mask("t"); },
                                                   {"mask.safetensors: tensor 't'", "the mask value 2 at (0, 1)"});
 
     const std::string npy_bool = io_cases::npy(1, io_cases::dict("'|b1'", "False", "(2,)")) + std::string("\x00\x03", 2);
     const auto npy_file = NpyFile::from_memory(npy_bool.data(), npy_bool.size(), "mask.npy");
-    io_test::require_error<seqembed::format_error>([&] { (void)npy_file.mask(); },
+    test_support::require_error<seqembed::format_error>([&] { (void)npy_file.mask(); },
                                                    {"mask.npy: the bool at (1) is the byte 3"});
     // A big-endian U64 above int64's range is named with its value, byte-swapped.
     std::string big(8, '\0');
     big[0] = '\x80';
     const std::string npy_big = io_cases::npy(1, io_cases::dict("'>u8'", "False", "(1,)")) + big;
     const auto big_file = NpyFile::from_memory(npy_big.data(), npy_big.size(), "big.npy");
-    io_test::require_error<seqembed::value_error>([&] { (void)big_file.integers(); },
+    test_support::require_error<seqembed::value_error>([&] { (void)big_file.integers(); },
                                                   {"big.npy: the '>u8' value 9223372036854775808 at (0)"});
 }
 
 TEST_CASE("integers: the writers store ids, masks and scalars as numpy.save and the spec's layout do") {
-    io_test::TempDir dir;
+    test_support::TempDir dir;
     const io_cases::WriterIntegers tensors;
     seqembed::io::save_safetensors(dir / "writer_integers.safetensors", tensors.named());
-    CHECK(io_test::read_bytes(dir / "writer_integers.safetensors") ==
-          io_test::read_bytes(io_test::fixture("writer_integers.safetensors")));
+    CHECK(test_support::read_bytes(dir / "writer_integers.safetensors") ==
+          test_support::read_bytes(io_test::fixture("writer_integers.safetensors")));
     const auto file = SafetensorsFile::open(dir / "writer_integers.safetensors");
     std::vector<std::string> dtypes;
     for (const auto& t : file.tensors()) {
@@ -327,7 +327,7 @@ TEST_CASE("integers: the writers store ids, masks and scalars as numpy.save and 
     arrays.save(dir.path());
     for (const std::string& name : io_cases::WriterArrays::names()) {
         INFO(name);
-        CHECK(io_test::read_bytes(dir / name) == io_test::read_bytes(io_test::fixture(name)));
+        CHECK(test_support::read_bytes(dir / name) == test_support::read_bytes(io_test::fixture(name)));
     }
     CHECK(NpyFile::open(dir / "writer_ids_i8.npy").ids() == arrays.ids_i8);
     CHECK(NpyFile::open(dir / "writer_ids_i4.npy").ids() == (IdMatrix(1, 3) << 101, -2, 2147483647).finished());

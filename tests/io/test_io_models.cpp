@@ -22,6 +22,7 @@
 
 using seqembed::Index;
 using seqembed::RowMatrix;
+using test_support::message_of;
 namespace fixtures = seqembed_family_fixtures;
 
 namespace {
@@ -184,25 +185,15 @@ namespace {
 
 /// A scratch copy of a family's directory whose config.json or checkpoint a test may break.
 struct BrokenCopy {
-    io_test::TempDir scratch;
+    test_support::TempDir scratch;
     std::filesystem::path directory = scratch.path();
     explicit BrokenCopy(const char* family) {
         const std::filesystem::path source = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models" / family;
         std::filesystem::copy(source / "config.json", directory / "config.json");
         std::filesystem::copy(source / "model.safetensors", directory / "model.safetensors");
     }
-    void write_config(const std::string& text) const { io_test::write_bytes(directory / "config.json", text); }
+    void write_config(const std::string& text) const { test_support::write_bytes(directory / "config.json", text); }
 };
-
-template <typename F>
-std::string message_of(F&& f) {
-    try {
-        f();
-    } catch (const seqembed::error& e) {
-        return e.what();
-    }
-    return "(nothing thrown)";
-}
 
 }  // namespace
 
@@ -213,7 +204,7 @@ TEST_CASE("A broken checkpoint or config is an error naming the file, the tensor
         // A vocabulary larger than the table: the tensor's shape is wrong for the config.
         copy.write_config(R"({"model_type": "bert", "vocab_size": 65, "hidden_size": 16, "max_position_embeddings": 32,
                               "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_bert(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_bert(copy.directory); });
         INFO(message);
         CHECK(message.find("bert.embeddings.word_embeddings.weight") != std::string::npos);
         CHECK(message.find("model.safetensors") != std::string::npos);
@@ -222,7 +213,7 @@ TEST_CASE("A broken checkpoint or config is an error naming the file, the tensor
     {
         const BrokenCopy copy("bert");
         copy.write_config(R"({"model_type": "bert", "vocab_size": 64, "max_position_embeddings": 32, "type_vocab_size": 2})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_bert(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_bert(copy.directory); });
         INFO(message);
         CHECK(message.find("config.json") != std::string::npos);
         CHECK(message.find("'hidden_size' or 'd_model' or 'n_embd'") != std::string::npos);
@@ -231,13 +222,13 @@ TEST_CASE("A broken checkpoint or config is an error naming the file, the tensor
         const BrokenCopy copy("bert");
         copy.write_config(R"({"model_type": "bert", "vocab_size": 64, "hidden_size": 16, "max_position_embeddings": 32,
                               "type_vocab_size": 2, "layer_norm_eps": -1})");
-        CHECK(message_of([&] { (void)seqembed::io::load_bert(copy.directory); }).find("'layer_norm_eps' is -1") !=
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_bert(copy.directory); }).find("'layer_norm_eps' is -1") !=
               std::string::npos);
         copy.write_config(R"({"model_type": "mystery", "vocab_size": 64, "hidden_size": 16})");
-        CHECK(message_of([&] { (void)seqembed::io::load_bert(copy.directory); }).find("'mystery' has no preset") !=
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_bert(copy.directory); }).find("'mystery' has no preset") !=
               std::string::npos);
         copy.write_config("{ not json");
-        CHECK(message_of([&] { (void)seqembed::io::load_bert(copy.directory); }).find("is not a JSON object") !=
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_bert(copy.directory); }).find("is not a JSON object") !=
               std::string::npos);
     }
     {
@@ -245,12 +236,12 @@ TEST_CASE("A broken checkpoint or config is an error naming the file, the tensor
         const BrokenCopy copy("gpt2");
         copy.write_config(R"({"model_type": "bert", "vocab_size": 70, "hidden_size": 16, "max_position_embeddings": 32,
                               "type_vocab_size": 2})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_bert(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_bert(copy.directory); });
         INFO(message);
         CHECK(message.find("has no tensor 'bert.embeddings.") != std::string::npos);
         CHECK(message.find("' or 'embeddings.") != std::string::npos);
     }
-    CHECK(message_of([] { (void)seqembed::io::load_llama("/nonexistent/seqembed"); }).find("config.json") !=
+    CHECK(message_of<seqembed::error>([] { (void)seqembed::io::load_llama("/nonexistent/seqembed"); }).find("config.json") !=
           std::string::npos);
 }
 
@@ -259,7 +250,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     {
         copy.write_config(R"({"model_type": "llama", "vocab_size": 72, "hidden_size": 16,
                               "max_position_embeddings": 512, "rope_theta": 10000.0})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_llama(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); });
         INFO(message);
         CHECK(message.find("config.json") != std::string::npos);
         CHECK(message.find("'num_attention_heads' or 'n_head'") != std::string::npos);
@@ -267,7 +258,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     {
         copy.write_config(R"({"model_type": "llama", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2,
                               "head_dim": 7, "max_position_embeddings": 512})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_llama(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); });
         INFO(message);
         CHECK(message.find("config.json: 'head_dim' is 7, not even") != std::string::npos);
     }
@@ -275,7 +266,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         // 16 / 16 = 1: odd, derived from the two keys.
         copy.write_config(R"({"model_type": "mistral", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 16,
                               "max_position_embeddings": 512})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_mistral(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_mistral(copy.directory); });
         INFO(message);
         CHECK(message.find("config.json: head_dim = 'hidden_size' / 'num_attention_heads' = 1 is odd") !=
               std::string::npos);
@@ -283,13 +274,13 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     {
         copy.write_config(R"({"model_type": "qwen2", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2,
                               "max_position_embeddings": 512, "rope_scaling": {"type": "yarn"}})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_qwen2(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_qwen2(copy.directory); });
         INFO(message);
         CHECK(message.find("config.json: has no 'rope_scaling.factor'") != std::string::npos);
     }
     {
         copy.write_config(R"({"model_type": "phi", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_phi(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_phi(copy.directory); });
         INFO(message);
         CHECK(message.find("config.json: has no key 'max_position_embeddings' or 'n_positions'") != std::string::npos);
     }
@@ -297,12 +288,12 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         // head_dim 8 x 0.25 = 2 rotated dimensions is fine; 8 x 0.375 = 3 is not.
         copy.write_config(R"({"model_type": "phi", "vocab_size": 72, "hidden_size": 16, "num_attention_heads": 2,
                               "partial_rotary_factor": 0.375, "max_position_embeddings": 64})");
-        const std::string message = message_of([&] { (void)seqembed::io::load_phi(copy.directory); });
+        const std::string message = message_of<seqembed::error>([&] { (void)seqembed::io::load_phi(copy.directory); });
         INFO(message);
         CHECK(message.find("config.json: its rotary options are invalid") != std::string::npos);
     }
     copy.write_config(R"({"model_type": "falcon", "vocab_size": 72, "hidden_size": 16})");
-    CHECK(message_of([&] { (void)seqembed::io::load_llama(copy.directory); })
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
               .find("(bert, electra, roberta, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3, gpt_neox)") !=
           std::string::npos);
 }
@@ -313,7 +304,7 @@ namespace {
 /// shards (model-00001-of-00002.safetensors, ...) and model.safetensors.index.json mapping each
 /// name to its shard.
 struct ShardedCopy {
-    io_test::TempDir scratch;
+    test_support::TempDir scratch;
     std::filesystem::path directory = scratch.path();
     nlohmann::json index;
 
@@ -338,7 +329,7 @@ struct ShardedCopy {
         index = {{"metadata", {{"total_size", 0}}}, {"weight_map", map}};
         write_index();
     }
-    void write_index() const { io_test::write_bytes(directory / "model.safetensors.index.json", index.dump()); }
+    void write_index() const { test_support::write_bytes(directory / "model.safetensors.index.json", index.dump()); }
 };
 
 const fixtures::Family& family_named(const std::string& name) {
@@ -372,7 +363,7 @@ TEST_CASE("model.safetensors is read when the directory also has an index", "[io
     // The index names no shard that exists: reading it would fail.
     const fixtures::Family& bert = family_named("bert");
     const BrokenCopy copy("bert");
-    io_test::write_bytes(copy.directory / "model.safetensors.index.json",
+    test_support::write_bytes(copy.directory / "model.safetensors.index.json",
                          R"({"weight_map": {"bert.embeddings.word_embeddings.weight": "absent.safetensors"}})");
     const Output single = run_family(bert, bert.cases[0], directory_of(bert));
     CHECK(run_family(bert, bert.cases[0], copy.directory).rows == single.rows);
@@ -381,7 +372,7 @@ TEST_CASE("model.safetensors is read when the directory also has an index", "[io
 TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard", "[io][models][bad_input]") {
     const fixtures::Family& bert = family_named("bert");
     const std::string word = "bert.embeddings.word_embeddings.weight";
-    const auto load = [](const ShardedCopy& copy) { return message_of([&] { (void)seqembed::io::load_bert(copy.directory); }); };
+    const auto load = [](const ShardedCopy& copy) { return message_of<seqembed::error>([&] { (void)seqembed::io::load_bert(copy.directory); }); };
     {
         ShardedCopy copy(bert);
         copy.index.erase("weight_map");
@@ -412,7 +403,7 @@ TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard
         copy.index["weight_map"] = nlohmann::json::array({word});
         copy.write_index();
         CHECK(load(copy).find("has no object 'weight_map'") != std::string::npos);
-        io_test::write_bytes(copy.directory / "model.safetensors.index.json", "{\"weight_map\": {");
+        test_support::write_bytes(copy.directory / "model.safetensors.index.json", "{\"weight_map\": {");
         CHECK(load(copy).find("model.safetensors.index.json: is not a JSON object") != std::string::npos);
     }
     {

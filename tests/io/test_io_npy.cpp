@@ -82,12 +82,12 @@ TEST_CASE("npy: vectors, and tables that keep the file alive") {
 }
 
 TEST_CASE("npy: save_npy writes numpy.save's bytes, and reads back what it wrote") {
-    io_test::TempDir dir;
+    test_support::TempDir dir;
     const io_cases::WriterArrays arrays;
     arrays.save(dir.path());
     for (const std::string& name : io_cases::WriterArrays::names()) {
         INFO(name);
-        CHECK(io_test::read_bytes(dir / name) == io_test::read_bytes(io_test::fixture(name)));
+        CHECK(test_support::read_bytes(dir / name) == test_support::read_bytes(io_test::fixture(name)));
     }
     CHECK(seqembed::io::NpyFile::open(dir / "writer_f8.npy").matrix<double>().matrix() == arrays.f8);
     CHECK(seqembed::io::NpyFile::open(dir / "writer_f2.npy").matrix<Eigen::half>().matrix() == arrays.f2);
@@ -99,7 +99,7 @@ TEST_CASE("npy: save_npy writes numpy.save's bytes, and reads back what it wrote
     CHECK_FALSE(back.fortran_order());
     CHECK(back.matrix<double>().matrix() == column_major);
     // In memory, the same bytes.
-    CHECK(seqembed::io::serialize_npy(arrays.f4.data(), {3, 4}) == io_test::read_bytes(dir / "writer_f4.npy"));
+    CHECK(seqembed::io::serialize_npy(arrays.f4.data(), {3, 4}) == test_support::read_bytes(dir / "writer_f4.npy"));
     // Ranks 0 to 4.
     const float values[24] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
     seqembed::io::save_npy(dir / "r4.npy", values, {1, 2, 3, 4});
@@ -112,8 +112,8 @@ TEST_CASE("npy: save_npy writes numpy.save's bytes, and reads back what it wrote
     CHECK(r0.shape().empty());
     CHECK(r0.size() == 1);
     CHECK(r0.scalar() == 1.0f);
-    io_test::require_error<seqembed::value_error>([&] { seqembed::io::save_npy(dir / "r5.npy", values, {1, 1, 1, 1, 1}); },
+    test_support::require_error<seqembed::value_error>([&] { seqembed::io::save_npy(dir / "r5.npy", values, {1, 1, 1, 1, 1}); },
                                                   {"r5.npy", "rank 5"});
-    io_test::require_error<seqembed::value_error>([&] { seqembed::io::save_npy(dir / "neg.npy", values, {-1}); },
+    test_support::require_error<seqembed::value_error>([&] { seqembed::io::save_npy(dir / "neg.npy", values, {-1}); },
                                                   {"neg.npy", "negative dimension -1"});
 }

@@ -14,13 +14,13 @@
 
 #include "catch.hpp"
 #include "io_test_support.hpp"
-#include "../text_test_support.hpp"
+#include "test_support.hpp"
 #include "../fixtures/models/parity_cases.hpp"
 
 using seqembed::Index;
 using seqembed::RowMatrix;
 namespace fixtures = seqembed_parity_fixtures;
-using text_test::message_of;
+using test_support::message_of;
 
 namespace {
 

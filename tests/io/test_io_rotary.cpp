@@ -26,11 +26,11 @@ namespace fx = seqembed_rope_fixtures;
 
 TEST_CASE("rotary: Every fixture config.json gives Hugging Face's inv_freq, attention scaling and tables bit for bit",
           "[io][rotary]") {
-    io_test::TempDir scratch;
+    test_support::TempDir scratch;
     for (const fx::FrequencyCase& c : fx::frequency_cases) {
         INFO("case " << c.name << ": " << c.config_json);
         const auto file = scratch / (std::string(c.name) + ".json");
-        io_test::write_bytes(file, c.config_json);
+        test_support::write_bytes(file, c.config_json);
         RotaryOptions options = read_rotary_config(file);
         CHECK(options.head_dim == c.head_dim);
         CHECK(options.layout == RotaryLayout::halves);
@@ -180,12 +180,12 @@ TEST_CASE("rotary: Phi-3 and Phi-3.5 configs (model_type phi3): -4k the default 
 }
 
 TEST_CASE("rotary: A broken rotary config is an error naming the file and the key", "[io][rotary]") {
-    io_test::TempDir scratch;
+    test_support::TempDir scratch;
     const auto fails = [&](const std::string& text, std::initializer_list<std::string> words) {
         INFO("config: " << text);
         const auto file = scratch / "config.json";
-        io_test::write_bytes(file, text);
-        io_test::require_error<seqembed::format_error>([&] { (void)read_rotary_config(file); }, words);
+        test_support::write_bytes(file, text);
+        test_support::require_error<seqembed::format_error>([&] { (void)read_rotary_config(file); }, words);
     };
     const std::string shape = R"("hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 4096)";
     fails("not json", {"config.json", "is not a JSON object"});
@@ -238,15 +238,15 @@ TEST_CASE("rotary: A broken rotary config is an error naming the file and the ke
     fails("{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0, "short_factor": [1, 0],
                              "long_factor": [1]}})",
           {"'rope_scaling.short_factor' holds 0"});
-    io_test::require_error<seqembed::file_error>([&] { (void)read_rotary_config(scratch / "missing.json"); },
+    test_support::require_error<seqembed::file_error>([&] { (void)read_rotary_config(scratch / "missing.json"); },
                                                  {"missing.json", "cannot open"});
 
     // Values the reader accepts but the component rejects (a list of the wrong length) are the
     // component's value_error.
     const auto file = scratch / "config.json";
-    io_test::write_bytes(file, "{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0,
+    test_support::write_bytes(file, "{" + shape + R"(, "rope_scaling": {"rope_type": "longrope", "factor": 2.0,
                                   "short_factor": [1, 1], "long_factor": [1, 1]}})");
     const RotaryOptions options = read_rotary_config(file);
-    io_test::require_error<seqembed::value_error>([&] { RotaryEmbedding<float> rope(options); },
+    test_support::require_error<seqembed::value_error>([&] { RotaryEmbedding<float> rope(options); },
                                                   {"short_factor has 2 values, expected rotary_dim/2 = 64"});
 }

@@ -15,11 +15,11 @@ using seqembed::Index;
 using seqembed::RowMatrix;
 
 TEST_CASE("writers: save_safetensors writes the reference layout byte for byte") {
-    io_test::TempDir dir;
+    test_support::TempDir dir;
     const io_cases::WriterTensors tensors;
     seqembed::io::save_safetensors(dir / "writer.safetensors", tensors.named(), io_cases::writer_metadata());
-    const std::string written = io_test::read_bytes(dir / "writer.safetensors");
-    CHECK(written == io_test::read_bytes(io_test::fixture("writer_reference.safetensors")));
+    const std::string written = test_support::read_bytes(dir / "writer.safetensors");
+    CHECK(written == test_support::read_bytes(io_test::fixture("writer_reference.safetensors")));
     CHECK(seqembed::io::serialize_safetensors(tensors.named(), io_cases::writer_metadata()) == written);
     CHECK(dir.files() == std::vector<std::string>{"writer.safetensors"});
 
@@ -44,7 +44,7 @@ TEST_CASE("writers: save_safetensors writes the reference layout byte for byte")
 
 TEMPLATE_TEST_CASE("writers: load, save, load gives the same tensors and the same bytes", "", float, double,
                    Eigen::half, Eigen::bfloat16) {
-    io_test::TempDir dir;
+    test_support::TempDir dir;
     std::mt19937 random(11);
     std::normal_distribution<float> normal;
     RowMatrix<TestType> table(37, 19);
@@ -79,14 +79,14 @@ TEMPLATE_TEST_CASE("writers: load, save, load gives the same tensors and the sam
     for (const char* name : {"table", "column_major", "block", "stack", "scalar"})
         again.emplace_back(name, first.tensor<TestType>(name));
     seqembed::io::save_safetensors(dir / "b.safetensors", again, first.metadata());
-    CHECK(io_test::read_bytes(dir / "a.safetensors") == io_test::read_bytes(dir / "b.safetensors"));
+    CHECK(test_support::read_bytes(dir / "a.safetensors") == test_support::read_bytes(dir / "b.safetensors"));
     // Overwriting a file replaces it whole.
     seqembed::io::save_safetensors(dir / "a.safetensors", {{"only", table}});
     CHECK(seqembed::io::SafetensorsFile::open(dir / "a.safetensors").tensors().size() == 1);
 }
 
 TEST_CASE("writers: overwriting a file that is mapped leaves the mapping's tables intact") {
-    io_test::TempDir dir;
+    test_support::TempDir dir;
     const RowMatrix<float> before = RowMatrix<float>::Constant(4, 3, 2.0f);
     seqembed::io::save_safetensors(dir / "m.safetensors", {{"w", before}});
     const auto embedding = seqembed::io::token_embedding_from_file<float>(dir / "m.safetensors", "w");

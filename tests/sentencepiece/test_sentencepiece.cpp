@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "text_test_support.hpp"
+#include "test_support.hpp"
 
 using seqembed::BatchOptions;
 using seqembed::EncodedBatch;
@@ -27,7 +27,7 @@ using seqembed::PaddingSide;
 using seqembed::SentencePieceOptions;
 using seqembed::SentencePieceTokenizer;
 using seqembed::TokenId;
-using text_test::require_message;
+using test_support::require_message;
 
 namespace {
 
@@ -66,15 +66,15 @@ public:
         // BPE with SentencePiece's default ids, as Llama's: <unk> 0, <s> 1, </s> 2, no <pad>.
         train("llama_like", {{"model_type", "bpe"}});
     }
-    std::string t5_like() const { return m_dir / "t5_like.model"; }
-    std::string llama_like() const { return m_dir / "llama_like.model"; }
-    std::string corpus_file() const { return m_dir / "corpus.txt"; }
-    std::string missing() const { return m_dir / "missing.model"; }
+    std::string t5_like() const { return m_dir.file("t5_like.model"); }
+    std::string llama_like() const { return m_dir.file("llama_like.model"); }
+    std::string corpus_file() const { return m_dir.file("corpus.txt"); }
+    std::string missing() const { return m_dir.file("missing.model"); }
 
 private:
     void train(const std::string& name, std::unordered_map<std::string, std::string> settings) {
-        settings["input"] = m_dir / "corpus.txt";
-        settings["model_prefix"] = m_dir / name;
+        settings["input"] = m_dir.file("corpus.txt");
+        settings["model_prefix"] = m_dir.file(name);
         settings["vocab_size"] = std::to_string(vocab_size);
         settings["character_coverage"] = "1.0";  // every character of the corpus has a piece
         settings["num_threads"] = "1";           // the same model on every run
@@ -84,7 +84,7 @@ private:
         REQUIRE(status.ok());
     }
 
-    text_test::TempDir m_dir;
+    test_support::TempDir m_dir;
 };
 
 const TinyModels& models() {
@@ -322,16 +322,16 @@ TEST_CASE("sentencepiece: from_bytes, copies, and bad models and ids") {
     REQUIRE(&copy.processor() == &loaded.processor());
 
     // SentencePiece's own message follows the file's name.
-    const std::string missing = text_test::message_of<seqembed::error>(
+    const std::string missing = test_support::message_of<seqembed::error>(
         [&] { SentencePieceTokenizer(models().missing()); });
     INFO(missing);
     REQUIRE(missing.rfind("seqembed: cannot load the SentencePiece model '" + models().missing() + "': ", 0) == 0);
     REQUIRE(missing.find("No such file or directory") != std::string::npos);
-    const std::string not_a_model = text_test::message_of<seqembed::error>(
+    const std::string not_a_model = test_support::message_of<seqembed::error>(
         [&] { SentencePieceTokenizer(models().corpus_file()); });
     INFO(not_a_model);
     REQUIRE(not_a_model.rfind("seqembed: cannot load the SentencePiece model '" + models().corpus_file() + "': ", 0) == 0);
-    const std::string bad_bytes = text_test::message_of<seqembed::error>(
+    const std::string bad_bytes = test_support::message_of<seqembed::error>(
         [&] { (void)SentencePieceTokenizer::from_bytes("not a model"); });
     REQUIRE(bad_bytes.rfind("seqembed: cannot load a SentencePiece model from 11 bytes: ", 0) == 0);
 
