@@ -367,12 +367,12 @@ TEST_CASE("Vocabulary: bad vocabulary files name the file and the line") {
     check("lone_cr.txt", "The\rcat\n", ":1: token 'The\rcat' holds whitespace" + rule);
 
     const std::string missing = dir.file("missing.txt");
-    require_message<seqembed::error>([&] { (void)Vocabulary::from_file(missing); },
+    require_message<seqembed::file_error>([&] { (void)Vocabulary::from_file(missing); },
                                           "cannot open the vocabulary file '" + missing +
                                               "': No such file or directory");
     const std::string directory = dir.file("a_directory");
     std::filesystem::create_directory(directory);
-    const std::string message = test_support::message_of<seqembed::error>([&] { (void)Vocabulary::from_file(directory); });
+    const std::string message = test_support::message_of<seqembed::file_error>([&] { (void)Vocabulary::from_file(directory); });
     REQUIRE(message.rfind("seqembed: cannot read the vocabulary file '" + directory + "': ", 0) == 0);
 }
 

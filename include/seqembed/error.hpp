@@ -1,5 +1,5 @@
 /// @file error.hpp
-/// @brief The exceptions seqembed throws for bad input.
+/// @brief The exceptions seqembed throws: for bad input, and for files the system refuses.
 #pragma once
 
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -43,6 +43,17 @@ public:
     /// @brief Builds the error from a complete message.
     /// @param message the value found and the domain expected.
     explicit value_error(const std::string& message) : error(message) {}
+};
+
+/// @brief The operating system refused a file operation: a file that cannot be opened, read,
+///        written, flushed or renamed (a bad path, a full disk). The message names the file and
+///        the system's reason. The weight file readers and writers (seqembed::io) and
+///        Vocabulary::from_file throw it.
+class file_error : public error {
+public:
+    /// @brief Builds the error from a complete message.
+    /// @param message the file, the operation and the system's reason.
+    explicit file_error(const std::string& message) : error(message) {}
 };
 
 }  // namespace seqembed

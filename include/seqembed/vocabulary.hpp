@@ -102,7 +102,7 @@ public:
     ///        "\r\n" line ends and a leading byte order mark are accepted).
     /// @param options the special tokens and the word splitting.
     /// @return the vocabulary.
-    /// @throws error if the file cannot be opened or read (the message names it and the
+    /// @throws file_error if the file cannot be opened or read (the message names it and the
     ///         system's reason); value_error naming the file and line of the first empty line,
     ///         line that is not UTF-8, token with whitespace or repeated token, or a file without
     ///         tokens: `seqembed: vocab.txt:7: token 'cat' repeats line 2`.
@@ -409,7 +409,7 @@ private:
         const File file{std::fopen(path.c_str(), "rb")};
         if (!file.handle) {
             const int code = errno;
-            detail::fail<error>("cannot open the vocabulary file '", path, "': ", std::strerror(code));
+            detail::fail<file_error>("cannot open the vocabulary file '", path, "': ", std::strerror(code));
         }
         std::string text;
         char buffer[1 << 14];
@@ -417,7 +417,7 @@ private:
         while ((got = std::fread(buffer, 1, sizeof buffer, file.handle)) > 0) text.append(buffer, got);
         if (std::ferror(file.handle)) {
             const int code = errno;
-            detail::fail<error>("cannot read the vocabulary file '", path, "': ", std::strerror(code));
+            detail::fail<file_error>("cannot read the vocabulary file '", path, "': ", std::strerror(code));
         }
         std::string_view rest(text);
         if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);

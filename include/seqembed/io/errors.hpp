@@ -1,5 +1,6 @@
 /// @file io/errors.hpp
-/// @brief The exceptions the file readers and writers throw, beside those of error.hpp.
+/// @brief format_error, which the file readers throw for bytes that break a format, beside the
+///        exceptions of error.hpp (file_error among them).
 #pragma once
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -21,16 +22,6 @@ public:
     /// @brief Builds the error from a complete message.
     /// @param message the file, the tensor and what is wrong with them.
     explicit format_error(const std::string& message) : error(message) {}
-};
-
-/// @brief The operating system refused a file operation: a file that cannot be opened, read,
-///        written, flushed or renamed (a bad path, a full disk). The message names the file and
-///        the system's reason.
-class file_error : public error {
-public:
-    /// @brief Builds the error from a complete message.
-    /// @param message the file, the operation and the system's reason.
-    explicit file_error(const std::string& message) : error(message) {}
 };
 
 }  // namespace seqembed
