@@ -241,8 +241,8 @@ struct RotaryOptions {
 /// angle, times the attention scaling in float32: the same bits on every platform and ISA, and
 /// the same rounding errors as the framework's table up to the last step. PyTorch's own CPU cos
 /// and sin (glibc's cosf and sinf in its scalar kernels, SLEEF's in its vector ones) are not
-/// correctly rounded: they differ from these values by one ulp in about 1% (scalar) to 5% (AVX2)
-/// of a Llama table's values (README, "Precision"). Tables stored as bfloat16 or half are rounded
+/// correctly rounded: they differ from these values by one ulp in about 1% (glibc) to 4-6%
+/// (SLEEF) of a Llama table's values (docs/precision.md). Tables stored as bfloat16 or half are rounded
 /// once from the float values (to nearest even); a double table in follow mode holds the float32
 /// values.
 ///

@@ -10,7 +10,7 @@
 ///   advised onto huge pages before anything is written; forward_into into memory written
 ///   before has no faults to take.
 ///
-/// docs/performance.md ("Notes moved from header comments") has the measurements.
+/// docs/performance.md ("What limits the pipeline") has the measurements.
 #pragma once
 
 #include <cstddef>

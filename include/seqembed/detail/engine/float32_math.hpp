@@ -6,7 +6,7 @@
 /// The follow modes take a framework's float32 steps up to the angle and then these functions.
 /// PyTorch's own CPU kernels are not correctly rounded: glibc's scalar cosf and sinf, and SLEEF's
 /// vector ones, each differ from the correctly rounded value in some of the values by an ulp
-/// (README, "Precision", has the measured shares).
+/// (docs/precision.md has the shares).
 #pragma once
 
 #include <cmath>

@@ -41,8 +41,7 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
     constexpr int lanes = U32::count;
     constexpr int vectors_per_span = span_blocks / lanes;
     // Four vectors of blocks in flight: Philox's rounds are a chain of dependent multiplies, and
-    // four independent chains keep the multipliers busy (twice as fast as one on AVX-512:
-    // docs/performance.md).
+    // four independent chains keep the multipliers busy (docs/performance.md, "Dropout").
     constexpr int spans_per_step = vectors_per_span >= 4 ? 1 : 4 / vectors_per_span;
     constexpr std::size_t vectors = static_cast<std::size_t>(vectors_per_span * spans_per_step);
     const typename U32::Reg call_low = U32::set(static_cast<std::uint32_t>(key.call));

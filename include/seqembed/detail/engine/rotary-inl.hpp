@@ -4,10 +4,10 @@
 // No include guard, by design: kernels-inl.hpp includes this file once per ISA, inside namespace
 // seqembed::detail::<isa>_isa and that ISA's target region, and detail/engine/kernels.hpp
 // includes it once more for the AVX-512 BF16 backend, whose other kernels are AVX-512's.
-// Inlined whatever the compiler's estimate: a block's vectors stay in registers (called, the
-// block function cost bfloat16 decode a fifth of its time). A loop over a token's heads with its
-// row's factors in registers is never inlined: inlined into rotate(), GCC 12 kept the factors of
-// the one-vector row on the stack (Phi-2's bfloat16 decode 30% slower).
+// A block is inlined whatever the compiler's estimate, so that its vectors stay in registers
+// rather than pass through memory at a call. A loop over a token's heads with its row's factors
+// in registers is never inlined: inlined into rotate(), the compiler keeps the factors of the
+// one-vector row on the stack and reloads them for every head.
 #if defined(__GNUC__) || defined(__clang__)
 #define SEQEMBED_DETAIL_BLOCK __attribute__((always_inline)) inline
 #define SEQEMBED_DETAIL_INLINED_LAMBDA __attribute__((always_inline))
@@ -74,8 +74,8 @@ struct RotaryKernel {
 
 private:
     /// Calls turn(head) for each head of the token's Q row, then of its K row. The fields are
-    /// read once, into locals: read from `token` after each head's stores, they cost float
-    /// decode a third of its time (GCC 12 read them again).
+    /// read once, into locals: the compiler cannot tell that a head's stores leave `token` alone,
+    /// and would read them again after each head.
     template <typename Turn>
     SEQEMBED_DETAIL_BLOCK static void for_each_head(const TokenHeads<Activation>& token, Turn&& turn) noexcept {
         Activation* const q = token.q;
@@ -358,8 +358,7 @@ private:
     /// Reads and turns the `used` pairs from `start` of a head's rotated row (halves: x1 at row,
     /// x2 at row + pairs; interleaved: pair i at row + 2 i): a whole block, or fewer under masks.
     /// Its factors: c[0] and s[0], and c[1] and s[1] for halves' odd values, passed by value (by
-    /// pointer, GCC 12 kept the row's factors on the stack and spilled the block: bfloat16
-    /// decode 10% slower).
+    /// pointer, the compiler keeps the row's factors in memory and spills the block).
     template <bool Interleaved>
     SEQEMBED_DETAIL_BLOCK static TurnedBlock turn_block(const Activation* row, Index pairs, Index start, Index used,
                                                        BlockFactors c, BlockFactors s, bool ordinary) noexcept {
@@ -498,7 +497,7 @@ private:
         if (Blocks == 1 && count < whole) {
             // One block of fewer pairs, under masks. A masked store's vector reaches past its
             // values, into the next head when the row ends less than a vector before the head
-            // does (heads of 48: fourteen times a memcpy), and a load there waits for the store:
+            // does (heads of 48), and a load there waits until that store reaches the cache:
             // each such head is read before the one before it is written.
             const auto turn_used = [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
                 return turn_block<Interleaved>(head + offset, pairs, 0, count, factors_of(cosines, 0),
@@ -571,8 +570,8 @@ private:
     /// a whole vector: x1 and x2 are the vector's first 2 count values, read whole, each value's
     /// partner picked by lane permutes (V::partner_split), turned as x c' + partner s' (c' the
     /// cosines twice, s' the sines negated for x1: one_vector's products and sums) and written
-    /// under a mask. Once a block each, under masks, they took a whole block's work and more
-    /// (Pythia-160M's bfloat16 decode 3.6x a memcpy).
+    /// under a mask. Once a block each, under masks, they would take a whole block's work and
+    /// more.
     SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_halves_short(const TokenHeads<Activation>& token,
                                                                    const Table* cos, const Table* sin, Index count,
                                                                    Compute* c, Compute* s) noexcept {

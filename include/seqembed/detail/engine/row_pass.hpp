@@ -18,8 +18,8 @@ namespace seqembed::detail {
 /// core's L2, so whatever reads them next would not find them there anyway.
 inline constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
 
-/// How far ahead table rows are requested unless the caller says otherwise: measured best from 4
-/// to 16 KiB on the CPUs in docs/performance.md.
+/// How far ahead table rows are requested unless the caller says otherwise (the distances
+/// measured are in docs/performance.md, "What limits the pipeline").
 inline constexpr std::size_t default_prefetch_bytes = std::size_t{8} << 10;
 
 /// How many rows on the table row to request while a row is written: `bytes` ahead (at least one
