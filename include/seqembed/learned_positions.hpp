@@ -154,8 +154,7 @@ public:
     /// @throws index_error for a negative first or count, or past the table (first + count >
     ///         capacity).
     Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
-        if (first < 0 || count < 0)
-            detail::fail<index_error>("positions [", first, ", ", first, " + ", count, ") start before the table");
+        if (first < 0 || count < 0) fail_before(first, count, 0);
         require_positions(first, count);
         return {m_table.row(static_cast<Index>(m_offset + first)), count, d_model()};
     }
@@ -185,9 +184,7 @@ private:
     /// size. Positions down to -offset read the rows before the offset: a framework's padded
     /// tokens (RoBERTa's row padding_idx, OPT's row 1) and its explicit position ids.
     void require_positions(std::int64_t first, Index count) const {
-        if (count < 0 || first < -m_offset)
-            detail::fail<index_error>("position ", first, " is before the learned position table (offset ", m_offset,
-                                      ": positions from ", -m_offset, " read rows from 0)");
+        if (count < 0 || first < -m_offset) fail_before(first, count, -m_offset);
         if (first > capacity() || count > capacity() - first) {
             // Name the first position without a row; its table row cannot overflow below.
             const std::int64_t missing = std::max<std::int64_t>(first, capacity());
@@ -198,6 +195,11 @@ private:
                 " with offset ", m_offset, ") is past the learned position table of ",
                 max_positions(), " rows, which serves positions [0, ", capacity(), ")");
         }
+    }
+    /// Throws for positions [first, first + count) that start before `lowest` or count < 0.
+    [[noreturn]] void fail_before(std::int64_t first, Index count, std::int64_t lowest) const {
+        detail::fail<index_error>("positions [", first, ", ", first, " + ", count, ") start before the table, ",
+                                  "whose first position is ", lowest, " (offset ", m_offset, ")");
     }
     /// The row of token index `row`, which require_positions accepted (never computed).
     const Scalar* position_row(std::int64_t row, Scalar*) const noexcept {
