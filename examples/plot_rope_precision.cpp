@@ -3,7 +3,9 @@
 //
 //   red:  Hugging Face's float32 formula (float32 inv_freq, float32 angle inv_freq * float(p),
 //         float32 cos and sin of it), as seqembed's TablePrecision::follow_scalar float table
-//         reproduces it bit for bit;
+//         computes it: the framework's float32 steps, then the correctly rounded cos and sin of
+//         the float32 angle (PyTorch's own cos/sin kernels differ from those by 1 ulp in about
+//         1% to 6% of values, invisible at this scale);
 //   blue: seqembed's exact float table (TablePrecision::exact: cos and sin of the exact angle,
 //         correctly rounded to float).
 //
@@ -16,22 +18,16 @@
 // partial picture behind.
 #include <seqembed/rotary.hpp>
 
+#include "command_line.hpp"
 #include "png_output.hpp"  // compiles stb_image_write for this program
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <new>
 #include <optional>
-#include <random>
-#include <stdexcept>
 #include <string>
-#include <system_error>
 #include <vector>
 
 namespace {
@@ -58,16 +54,6 @@ constexpr std::uint64_t max_pixels_per_side = 8192;
 constexpr std::uint64_t min_points = 2;
 // One point per whole position at most: more cannot be told apart, only slower.
 constexpr std::uint64_t max_points = 1'000'000;
-
-// Exit codes: 0 done (or --help), 1 the library or the file system refused, 2 bad command line.
-constexpr int exit_failure = 1;
-constexpr int exit_usage = 2;
-
-/// A command line we cannot act on; main prints it with a pointer to --help.
-class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 struct Settings {
     std::uint64_t width = 800;
@@ -101,58 +87,25 @@ void print_usage(std::FILE* stream) {
         static_cast<unsigned long long>(min_points), static_cast<unsigned long long>(max_points));
 }
 
-std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t low,
-                          std::uint64_t high) {
-    std::uint64_t value = 0;
-    const char* const first = text.data();
-    const char* const last = first + text.size();
-    const auto [end, status] = std::from_chars(first, last, value);
-    if (status == std::errc::result_out_of_range)
-        throw UsageError(flag + " " + text + " is far too large (at most " + std::to_string(high) +
-                         ")");
-    if (text.empty() || status != std::errc() || end != last)
-        throw UsageError(flag + " expects a positive whole number, got '" + text + "'");
-    if (value < low || value > high)
-        throw UsageError(flag + " must be in [" + std::to_string(low) + ", " +
-                         std::to_string(high) + "], got " + text);
-    return value;
-}
-
 /// Reads the command line; returns nothing when --help was asked for.
 std::optional<Settings> parse_command_line(int argc, char** argv) {
+    using seqembed_examples::parse_count;
     Settings settings;
-    for (int i = 1; i < argc; ++i) {
-        std::string flag = argv[i];
-        std::optional<std::string> value;
-        if (const auto equals = flag.find('=');
-            flag.rfind("--", 0) == 0 && equals != std::string::npos) {
-            value = flag.substr(equals + 1);
-            flag.resize(equals);
-        }
-        if (flag == "--help" || flag == "-h") {
-            if (value) throw UsageError(flag + " takes no value");
-            return std::nullopt;
-        }
-        const bool known = flag == "--width" || flag == "--height" || flag == "--points" ||
-                           flag == "--output";
-        if (!known)
-            throw UsageError(flag.rfind("-", 0) == 0 ? "unknown option '" + flag + "'"
-                                                     : "unexpected argument '" + flag + "'");
-        if (!value) {
-            if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-            value = argv[++i];
-        }
-        if (flag == "--width") {
-            settings.width = parse_count(flag, *value, min_pixels_per_side, max_pixels_per_side);
-        } else if (flag == "--height") {
-            settings.height = parse_count(flag, *value, min_pixels_per_side, max_pixels_per_side);
-        } else if (flag == "--points") {
-            settings.points = parse_count(flag, *value, min_points, max_points);
-        } else {
-            if (value->empty()) throw UsageError("--output needs a file name");
-            settings.output = *value;
-        }
-    }
+    const bool go = seqembed_examples::read_options(
+        argc, argv, {"--width", "--height", "--points", "--output"},
+        [&](const std::string& flag, const std::string& value) {
+            if (flag == "--width") {
+                settings.width = parse_count(flag, value, min_pixels_per_side, max_pixels_per_side);
+            } else if (flag == "--height") {
+                settings.height = parse_count(flag, value, min_pixels_per_side, max_pixels_per_side);
+            } else if (flag == "--points") {
+                settings.points = parse_count(flag, value, min_points, max_points);
+            } else {
+                if (value.empty()) throw seqembed_examples::UsageError("--output needs a file name");
+                settings.output = value;
+            }
+        });
+    if (!go) return std::nullopt;
     return settings;
 }
 
@@ -425,25 +378,6 @@ int run(const Settings& settings) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::optional<Settings> settings;
-    try {
-        settings = parse_command_line(argc, argv);
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", program, e.what(), program);
-        return exit_usage;
-    }
-    if (!settings) {
-        print_usage(stdout);
-        return 0;
-    }
-    try {
-        return run(*settings);
-    } catch (const seqembed::error& e) {
-        std::fprintf(stderr, "%s: %s\n", program, e.what());
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "%s: out of memory\n", program);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: %s\n", program, e.what());
-    }
-    return exit_failure;
+    return seqembed_examples::run_main(
+        program, [&] { return parse_command_line(argc, argv); }, run, print_usage);
 }
