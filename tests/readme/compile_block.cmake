@@ -2,7 +2,8 @@
 #   cmake -DREADME=<README.md> -DBLOCK=<n, from 1> -DNAME=<the test's name> -DWORK=<scratch dir>
 #         -DCOMPILER=<c++ compiler> -DHARNESS_DIR=<tests/readme> -DINCLUDE_DIR=<seqembed's include>
 #         -DSYSTEM_INCLUDES=<dirs joined by |> -DIO_INCLUDES=<dirs joined by |, or empty>
-#         -DSENTENCEPIECE_INCLUDES=<dir, or empty> -P compile_block.cmake
+#         -DSENTENCEPIECE_INCLUDES=<dir, or empty> -DIMPLICIT_INCLUDES=<the compiler's own, by |>
+#         -P compile_block.cmake
 #
 # The block becomes a translation unit: its #include lines first, after tests/readme/
 # readme_names.hpp (the names blocks use without declaring them), and the rest as the body of a
@@ -82,6 +83,12 @@ if(needs_sentencepiece)
   list(APPEND system_dirs "${SENTENCEPIECE_INCLUDES}")
 endif()
 list(REMOVE_DUPLICATES system_dirs)
+# The compiler's own directories (nlohmann_json in /usr/include) stay where the compiler has them:
+# given again with -isystem they break the C++ library's #include_next.
+string(REPLACE "|" ";" implicit_dirs "${IMPLICIT_INCLUDES}")
+if(implicit_dirs)
+  list(REMOVE_ITEM system_dirs ${implicit_dirs})
+endif()
 foreach(dir IN LISTS system_dirs)
   if(NOT dir STREQUAL "")
     list(APPEND include_flags "-isystem" "${dir}")
