@@ -242,9 +242,9 @@ struct RotaryOptions {
 /// the same rounding errors as the framework's table up to the last step. PyTorch's own CPU cos
 /// and sin (glibc's cosf and sinf in its scalar kernels, SLEEF's in its vector ones) are not
 /// correctly rounded: they differ from these values by one ulp in about 1% (glibc) to 4-6%
-/// (SLEEF) of a Llama table's values (docs/precision.md). Tables stored as bfloat16 or half are rounded
-/// once from the float values (to nearest even); a double table in follow mode holds the float32
-/// values.
+/// (SLEEF) of a Llama table's values (docs/precision.md). Tables stored as bfloat16 or half are
+/// rounded once from the float values (to nearest even); a double table in follow mode holds the
+/// float32 values.
 ///
 /// Frequencies per call. Dynamic NTK and LongRoPE choose their frequencies, in Hugging Face's
 /// forward, from the largest position of each call (RotaryOptions::sequence_length 0, the
