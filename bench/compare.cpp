@@ -17,7 +17,7 @@
 //             forward_into, a memcpy of the output bytes, a plain Eigen loop of the same sum, and
 //             each of seqembed (automatic stores), seqembed (OutputStores::cached) and the memcpy
 //             followed by the first consumer (a sum of every output value). It ends with a
-//             markdown table of the medians and ratios, ready for the README.
+//             markdown table of the medians and ratios, ready for docs/performance.md.
 // The contenders of a section run in turn inside each round, the order rotated from round to
 // round, so that a noisy neighbour or a frequency change hits them alike; no sample starts from
 // what another contender left in the caches (cold: the caches are evicted before every sample;

@@ -367,7 +367,7 @@ if(CONSUMER STREQUAL "add_subdirectory")
 
 elseif(CONSUMER STREQUAL "system_headers")
   # SEQEMBED_SYSTEM_HEADERS (CMake 3.23+): the parent asks for seqembed's include directory as a
-  # system one. Then CMake's own SYSTEM (3.25+), which the README shows too.
+  # system one. Then CMake's own SYSTEM (3.25+), which docs/building.md shows too.
   configure_build_run(add_subdirectory "-DSEQEMBED_SOURCE_DIR=${SOURCE_DIR}"
                       -DSEQEMBED_SYSTEM_HEADERS=ON -DSEQEMBED_CONSUMER_INCLUDE_AS=-isystem)
   if(CMAKE_VERSION VERSION_LESS 3.25)

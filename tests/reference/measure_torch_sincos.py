@@ -9,7 +9,7 @@ Takes the float32 angles of Llama-style RoPE tables as Hugging Face's forward co
 the C library's cosf and sinf; the AVX2 ones SLEEF's), and counts the values that differ from
 the correctly rounded ones (float64 cos/sin rounded to float32, settled with mpmath where the
 float64 value lies near a float32 midpoint), and by how many ulp. seqembed's follow mode takes
-the correctly rounded values; README's Precision section quotes this script's output.
+the correctly rounded values; docs/precision.md quotes this script's output.
 Prints only; writes nothing.
 """
 import os, sys
