@@ -1,6 +1,7 @@
 # check_length.cmake: README.md stays a front door (issue 26): at most 400 lines, and the
 # quickstart, a model loaded from its directory and the performance summary within its first 120.
 #   cmake -DREADME=<README.md> -P check_length.cmake
+cmake_minimum_required(VERSION 3.23)  # CMP0007: the list keeps empty lines
 file(READ "${README}" content)
 string(REPLACE ";" "," content "${content}")
 string(REPLACE "[" "(" content "${content}")
