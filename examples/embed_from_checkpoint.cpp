@@ -7,6 +7,8 @@
 #include <seqembed/io/safetensors.hpp>
 #include <seqembed/seqembed.hpp>
 
+#include "command_line.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +25,7 @@ int usage(const char* program) {
                  "usage: %s --write-demo FILE\n"
                  "       %s FILE TENSOR ID [ID...]\n",
                  program, program);
-    return 2;
+    return seqembed_examples::exit_usage;
 }
 
 /// A 16 x 8 float table (row i holds i + column / 8) and its bfloat16 copy.
@@ -63,7 +65,7 @@ int main(int argc, char** argv) {
     try {
         if (argc == 3 && std::string(argv[1]) == "--write-demo") {
             write_demo(argv[2]);
-            return 0;
+            return seqembed_examples::exit_success;
         }
         if (argc < 4) return usage(argv[0]);
         const auto file = seqembed::io::SafetensorsFile::open(argv[1]);
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
             ids(0, i - 3) = std::strtoll(argv[i], &end, 10);
             if (end == argv[i] || *end != '\0') {
                 std::fprintf(stderr, "embed_from_checkpoint: '%s' is not a token id\n", argv[i]);
-                return 2;
+                return seqembed_examples::exit_usage;
             }
         }
         const auto dtype = file.info(tensor).dtype();
@@ -84,7 +86,7 @@ int main(int argc, char** argv) {
         else embed<float, float>(file, tensor, ids);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "embed_from_checkpoint: %s\n", e.what());
-        return 1;
+        return seqembed_examples::exit_failure;
     }
-    return 0;
+    return seqembed_examples::exit_success;
 }

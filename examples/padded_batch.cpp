@@ -4,6 +4,8 @@
 // both (exit status 1 if either fails), then does the same with BART's learned positions.
 #include <seqembed/seqembed.hpp>
 
+#include "command_line.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -248,7 +250,7 @@ int run() {
         }
     }
     failures += check_paddings("learned", batch, learned_right, learned_left);
-    return failures == 0 ? 0 : 1;
+    return failures == 0 ? seqembed_examples::exit_success : seqembed_examples::exit_failure;
 }
 
 }  // namespace
@@ -258,6 +260,6 @@ int main() {
         return run();
     } catch (const seqembed::error& e) {
         std::fprintf(stderr, "padded_batch: %s\n", e.what());
-        return 1;
+        return seqembed_examples::exit_failure;
     }
 }

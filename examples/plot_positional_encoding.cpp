@@ -8,22 +8,16 @@
 // and renamed over it, so a failure never leaves a partial picture behind.
 #include <seqembed/sinusoidal.hpp>
 
+#include "command_line.hpp"
 #include "png_output.hpp"  // compiles stb_image_write for this program
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <new>
 #include <optional>
-#include <random>
-#include <stdexcept>
 #include <string>
-#include <system_error>
 #include <vector>
 
 namespace {
@@ -32,15 +26,7 @@ constexpr const char* program = "plot_positional_encoding";
 // Wider or taller images are refused: 8192 x 8192 RGB is already 200 MB before compression.
 constexpr std::uint64_t max_pixels_per_side = 8192;
 
-// Exit codes: 0 done (or --help), 1 the library or the file system refused, 2 bad command line.
-constexpr int exit_failure = 1;
-constexpr int exit_usage = 2;
-
-/// A command line we cannot act on; main prints it with a pointer to --help.
-class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
+using seqembed_examples::UsageError;
 
 struct Settings {
     std::string preset = "paper";
@@ -73,19 +59,6 @@ void print_usage(std::FILE* stream) {
         program, static_cast<unsigned long long>(max_pixels_per_side));
 }
 
-std::uint64_t parse_count(const std::string& flag, const std::string& text) {
-    std::uint64_t value = 0;
-    const char* const first = text.data();
-    const char* const last = first + text.size();
-    const auto [end, status] = std::from_chars(first, last, value);
-    if (status == std::errc::result_out_of_range)
-        throw UsageError(flag + " " + text + " is far too large");
-    if (text.empty() || status != std::errc() || end != last)
-        throw UsageError(flag + " expects a positive whole number, got '" + text + "'");
-    if (value == 0) throw UsageError(flag + " must be at least 1, got 0");
-    return value;
-}
-
 seqembed::SinusoidalOptions preset_options(const std::string& name) {
     if (name == "paper") return seqembed::SinusoidalOptions::paper();
     if (name == "tensor2tensor") return seqembed::SinusoidalOptions::tensor2tensor();
@@ -116,44 +89,28 @@ void require_fits(const char* side, const char* flag, std::uint64_t cells, std::
 
 /// Reads the command line; returns nothing when --help was asked for.
 std::optional<Settings> parse_command_line(int argc, char** argv) {
+    using seqembed_examples::parse_count;
     Settings settings;
-    for (int i = 1; i < argc; ++i) {
-        std::string flag = argv[i];
-        std::optional<std::string> value;
-        if (const auto equals = flag.find('=');
-            flag.rfind("--", 0) == 0 && equals != std::string::npos) {
-            value = flag.substr(equals + 1);
-            flag.resize(equals);
-        }
-        if (flag == "--help" || flag == "-h") {
-            if (value) throw UsageError(flag + " takes no value");
-            return std::nullopt;
-        }
-        const bool known = flag == "--preset" || flag == "--layout" || flag == "--length" ||
-                           flag == "--d-model" || flag == "--scale" || flag == "--output";
-        if (!known)
-            throw UsageError(flag.rfind("-", 0) == 0 ? "unknown option '" + flag + "'"
-                                                     : "unexpected argument '" + flag + "'");
-        if (!value) {
-            if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-            value = argv[++i];
-        }
-        if (flag == "--preset") {
-            preset_options(*value);  // validates the name now, not after the others
-            settings.preset = *value;
-        } else if (flag == "--layout") {
-            settings.layout = parse_layout(*value);
-        } else if (flag == "--length") {
-            settings.length = parse_count(flag, *value);
-        } else if (flag == "--d-model") {
-            settings.d_model = parse_count(flag, *value);
-        } else if (flag == "--scale") {
-            settings.scale = parse_count(flag, *value);
-        } else {
-            if (value->empty()) throw UsageError("--output needs a file name");
-            settings.output = *value;
-        }
-    }
+    const bool go = seqembed_examples::read_options(
+        argc, argv, {"--preset", "--layout", "--length", "--d-model", "--scale", "--output"},
+        [&](const std::string& flag, const std::string& value) {
+            if (flag == "--preset") {
+                preset_options(value);  // validates the name now, not after the others
+                settings.preset = value;
+            } else if (flag == "--layout") {
+                settings.layout = parse_layout(value);
+            } else if (flag == "--length") {
+                settings.length = parse_count(flag, value);
+            } else if (flag == "--d-model") {
+                settings.d_model = parse_count(flag, value);
+            } else if (flag == "--scale") {
+                settings.scale = parse_count(flag, value);
+            } else {
+                if (value.empty()) throw UsageError("--output needs a file name");
+                settings.output = value;
+            }
+        });
+    if (!go) return std::nullopt;
     require_fits("taller", "--length", settings.length, settings.scale);
     require_fits("wider", "--d-model", settings.d_model, settings.scale);
     return settings;
@@ -336,25 +293,6 @@ int run(const Settings& settings) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::optional<Settings> settings;
-    try {
-        settings = parse_command_line(argc, argv);
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", program, e.what(), program);
-        return exit_usage;
-    }
-    if (!settings) {
-        print_usage(stdout);
-        return 0;
-    }
-    try {
-        return run(*settings);
-    } catch (const seqembed::error& e) {
-        std::fprintf(stderr, "%s: %s\n", program, e.what());
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "%s: out of memory\n", program);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: %s\n", program, e.what());
-    }
-    return exit_failure;
+    return seqembed_examples::run_main(
+        program, [&] { return parse_command_line(argc, argv); }, run, print_usage);
 }

@@ -2,6 +2,8 @@
 // "The cat sat on the mat." -> tokens -> ids -> embeddings -> positional encodings -> their sum.
 #include <seqembed/seqembed.hpp>
 
+#include "command_line.hpp"
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -62,11 +64,12 @@ void walk_through(const std::string& sentence) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    using namespace seqembed_examples;  // the exit codes
     try {
         if (argc == 1) {
             walk_through("The cat sat on the mat.");
             walk_through("The dog sat on the mat.");
-            return 0;
+            return exit_success;
         }
         // seed_walkthrough some words ...: the arguments joined by spaces, as one sentence.
         std::string sentence = argv[1];
@@ -80,12 +83,12 @@ int main(int argc, char** argv) {
                          "  with one, that sentence (it needs a word; words outside the toy "
                          "vocabulary map to <unk>).\n",
                          argv[0]);
-            return help ? 0 : 2;
+            return help ? exit_success : exit_usage;
         }
         walk_through(sentence);
-        return 0;
+        return exit_success;
     } catch (const seqembed::error& e) {
         std::fprintf(stderr, "%s\n", e.what());
-        return 1;
+        return exit_failure;
     }
 }
