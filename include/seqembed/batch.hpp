@@ -6,7 +6,9 @@
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
 
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "detail/checks.hpp"
 #include "error.hpp"
@@ -102,11 +104,20 @@ inline void require_batch_fits(const Batch& batch) {
 
 /// Calls visit(b, t, real, position) for every token of sequences first_row .. end_row - 1 in
 /// row-major order: whether the padding marks it real, and the position the rule gives it (for
-/// padded tokens too: what a framework computes for them). require_batch_fits must have passed.
-/// @throws index_error if an offset makes a position overflow.
+/// padded tokens too: what a framework computes for them). A visit taking a fifth bool is also
+/// told whether the position may read a learned table's rows before its offset: an explicit
+/// position id, or the rule's -1 for a padded token or a padding id (what OPT and RoBERTa read
+/// there); a numbered position made negative by a step offset may not. A sum past the int64
+/// range saturates (no table has such a row). require_batch_fits must have passed.
 template <typename Visit>
 void for_each_position(const Batch& batch, PositionNumbering numbering, TokenId padding_id, Index first_row,
                        Index end_row, Visit&& visit) {
+    const auto call = [&](Index b, Index t, bool real, std::int64_t position, bool before_offset) {
+        if constexpr (std::is_invocable_v<Visit&, Index, Index, bool, std::int64_t, bool>)
+            visit(b, t, real, position, before_offset);
+        else
+            visit(b, t, real, position);
+    };
     const Index past = batch.padding.past_length(batch.ids);
     Index counted_row = -1;
     std::int64_t non_padding = 0;
@@ -114,7 +125,7 @@ void for_each_position(const Batch& batch, PositionNumbering numbering, TokenId 
         const bool real = token_index >= 0;
         if (batch.position_ids) {
             const TokenIds& given = *batch.position_ids;
-            visit(b, t, real, given(given.rows() == 1 ? 0 : b, t));
+            call(b, t, real, given(given.rows() == 1 ? 0 : b, t), true);
             return;
         }
         std::int64_t number = -1;
@@ -133,9 +144,17 @@ void for_each_position(const Batch& batch, PositionNumbering numbering, TokenId 
                 if (batch.ids(b, t) != padding_id) number = static_cast<std::int64_t>(past) + non_padding++;
                 break;
         }
+        if (number < 0) {
+            call(b, t, real, number, true);
+            return;
+        }
         const std::int64_t offset = batch.offsets.of(b);
-        const std::int64_t position = number < 0 ? number : checked_add("position plus step offset", number, offset);
-        visit(b, t, real, position);
+        std::int64_t position = 0;
+        if (offset > 0 && number > std::numeric_limits<std::int64_t>::max() - offset)
+            position = std::numeric_limits<std::int64_t>::max();
+        else
+            position = number + offset;  // number >= 0: no negative overflow
+        call(b, t, real, position, false);
     });
 }
 

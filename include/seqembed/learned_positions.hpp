@@ -154,7 +154,6 @@ public:
     /// @throws index_error for a negative first or count, or past the table (first + count >
     ///         capacity).
     Eigen::Map<const RowMatrix<Scalar>> rows(std::int64_t first, Index count) const {
-        if (first < 0 || count < 0) fail_before(first, count, 0);
         require_positions(first, count);
         return {m_table.row(static_cast<Index>(m_offset + first)), count, d_model()};
     }
@@ -181,10 +180,23 @@ private:
     friend struct detail::StageAccess;
 
     /// Throws unless positions [first, first + count) have rows, naming the row and the table's
-    /// size. Positions down to -offset read the rows before the offset: a framework's padded
-    /// tokens (RoBERTa's row padding_idx, OPT's row 1) and its explicit position ids.
+    /// size.
     void require_positions(std::int64_t first, Index count) const {
-        if (count < 0 || first < -m_offset) fail_before(first, count, -m_offset);
+        if (first < 0 || count < 0)
+            detail::fail<index_error>("positions [", first, ", ", first, " + ", count, ") start before the table");
+        require_rows_from(first, count);
+    }
+    /// As require_positions, with positions down to -offset reading the rows before the offset:
+    /// a framework's padded tokens (RoBERTa's row padding_idx, OPT's row 1) and its explicit
+    /// position ids.
+    void require_positions_before_offset(std::int64_t first, Index count) const {
+        if (count < 0 || first < -m_offset)
+            detail::fail<index_error>("position ", first, " is before the learned position table (offset ", m_offset,
+                                      ": positions from ", -m_offset, " read rows from 0)");
+        require_rows_from(first, count);
+    }
+    /// The check past the table's end, for positions that start at a row.
+    void require_rows_from(std::int64_t first, Index count) const {
         if (first > capacity() || count > capacity() - first) {
             // Name the first position without a row; its table row cannot overflow below.
             const std::int64_t missing = std::max<std::int64_t>(first, capacity());
@@ -195,11 +207,6 @@ private:
                 " with offset ", m_offset, ") is past the learned position table of ",
                 max_positions(), " rows, which serves positions [0, ", capacity(), ")");
         }
-    }
-    /// Throws for positions [first, first + count) that start before `lowest` or count < 0.
-    [[noreturn]] void fail_before(std::int64_t first, Index count, std::int64_t lowest) const {
-        detail::fail<index_error>("positions [", first, ", ", first, " + ", count, ") start before the table, ",
-                                  "whose first position is ", lowest, " (offset ", m_offset, ")");
     }
     /// The row of token index `row`, which require_positions accepted (never computed).
     const Scalar* position_row(std::int64_t row, Scalar*) const noexcept {

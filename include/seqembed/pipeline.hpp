@@ -334,38 +334,54 @@ private:
                                       "table (set_token_types)");
         const Index vocab_size = m_embedding.vocab_size();
         const bool padded_too = m_padded_rows == PaddedRows::computed;
-        Index row = -1;
-        std::int64_t lowest = 0;
-        std::int64_t highest = -1;
-        const auto require_row_positions = [&] {
-            if (row < 0 || highest < lowest) return;
-            const auto span = static_cast<std::uint64_t>(highest) - static_cast<std::uint64_t>(lowest);
-            if (span < static_cast<std::uint64_t>(std::numeric_limits<Index>::max())) {
-                detail::StageAccess::require_positions(m_positions, lowest, static_cast<Index>(span) + 1);
-            } else {
-                detail::StageAccess::require_positions(m_positions, lowest, 1);
-                detail::StageAccess::require_positions(m_positions, highest, 1);
+        // Per sequence, the range of numbered positions and that of positions that may read a
+        // learned table's rows before its offset (position ids, a padded token's -1).
+        struct Range {
+            std::int64_t lowest = 0;
+            std::int64_t highest = -1;
+            void add(std::int64_t position) noexcept {
+                if (highest < lowest) {
+                    lowest = highest = position;
+                } else {
+                    lowest = std::min(lowest, position);
+                    highest = std::max(highest, position);
+                }
             }
         };
+        Range numbered;
+        Range before_offset;
+        Index row = -1;
+        const auto require_ranges = [&] {
+            const auto require = [&](const Range& range, auto&& require_positions) {
+                if (range.highest < range.lowest) return;
+                const auto span = static_cast<std::uint64_t>(range.highest) - static_cast<std::uint64_t>(range.lowest);
+                if (span < static_cast<std::uint64_t>(std::numeric_limits<Index>::max())) {
+                    require_positions(range.lowest, static_cast<Index>(span) + 1);
+                } else {
+                    require_positions(range.lowest, 1);
+                    require_positions(range.highest, 1);
+                }
+            };
+            require(numbered, [&](std::int64_t first, Index count) {
+                detail::StageAccess::require_positions(m_positions, first, count);
+            });
+            require(before_offset, [&](std::int64_t first, Index count) {
+                detail::StageAccess::require_positions_before_offset(m_positions, first, count);
+            });
+        };
         detail::for_each_position(batch, m_numbering, m_padding_id, 0, batch.ids.rows(),
-                                  [&](Index b, Index t, bool real, std::int64_t position) {
+                                  [&](Index b, Index t, bool real, std::int64_t position, bool may_precede) {
                                       if (b != row) {
-                                          require_row_positions();
+                                          require_ranges();
                                           row = b;
-                                          lowest = 0;
-                                          highest = -1;
+                                          numbered = before_offset = Range{};
                                       }
                                       if (!real && !padded_too) return;
                                       detail::require_token_id(batch.ids(b, t), vocab_size, b, t);
                                       if (batch.token_types) m_types->require_type_id((*batch.token_types)(b, t), b, t);
-                                      if (highest < lowest) {
-                                          lowest = highest = position;
-                                      } else {
-                                          lowest = std::min(lowest, position);
-                                          highest = std::max(highest, position);
-                                      }
+                                      (may_precede ? before_offset : numbered).add(position);
                                   });
-        require_row_positions();
+        require_ranges();
     }
 
     /// The checked forward: sequences shared between workers, each writing its own rows.

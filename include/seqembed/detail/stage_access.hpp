@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "../types.hpp"
 
@@ -11,6 +12,17 @@ namespace seqembed::detail {
 
 /// Friend of every stage; forwards to their private row hooks.
 struct StageAccess {
+    template <typename Positional>
+    static constexpr auto has_rows_before_offset(int)
+        -> decltype(std::declval<const Positional&>().require_positions_before_offset(std::int64_t{0}, Index{0}),
+                    bool()) {
+        return true;
+    }
+    template <typename Positional>
+    static constexpr bool has_rows_before_offset(...) {
+        return false;
+    }
+
     /// The unscaled table row of a valid token id.
     template <typename Embedding>
     static auto table_row(const Embedding& embedding, TokenId id) noexcept {
@@ -20,6 +32,16 @@ struct StageAccess {
     template <typename Positional>
     static void require_positions(const Positional& positions, std::int64_t first, Index count) {
         positions.require_positions(first, count);
+    }
+    /// As require_positions, for positions that may read a learned table's rows before its
+    /// offset (explicit position ids, a padded token's -1); stages without such rows check as
+    /// require_positions does.
+    template <typename Positional>
+    static void require_positions_before_offset(const Positional& positions, std::int64_t first, Index count) {
+        if constexpr (has_rows_before_offset<Positional>(0))
+            positions.require_positions_before_offset(first, count);
+        else
+            positions.require_positions(first, count);
     }
     /// The position row `row` (a token index plus offsets): a stored row, or the row computed into
     /// `scratch` (d_model values), or null when the stage adds nothing.
