@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -35,16 +33,9 @@ using seqembed::SinusoidalOptions;
 using seqembed::SinusoidalPositionalEncoding;
 using seqembed::TokenEmbedding;
 using seqembed::TokenEmbeddingOptions;
+using test_support::huge_allocations_fail_softly;
 using test_support::message_of;
 using test_support::require_parts;
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SEQEMBED_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SEQEMBED_TEST_ASAN 1
-#endif
-#endif
 
 namespace {
 
@@ -102,17 +93,6 @@ LearnedPipeline<Scalar> learned_pipeline(
     return LearnedPipeline<Scalar>(
         TokenEmbedding<Scalar>(vocab, d_model),
         LearnedPositionalEmbedding<Scalar>(max_positions, d_model, options), PipelineOptions{p, 7});
-}
-
-/// Whether a failed allocation can be observed: under AddressSanitizer a huge malloc aborts
-/// unless ASAN_OPTIONS has allocator_may_return_null=1.
-bool huge_allocations_fail_softly() {
-#ifdef SEQEMBED_TEST_ASAN
-    const char* options = std::getenv("ASAN_OPTIONS");
-    return options != nullptr && std::strstr(options, "allocator_may_return_null=1") != nullptr;
-#else
-    return true;
-#endif
 }
 
 }  // namespace

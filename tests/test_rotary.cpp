@@ -20,6 +20,7 @@
 #include "catch.hpp"
 #include "fixtures/rope/rope_cases.hpp"
 #include "isa_support.hpp"
+#include "test_support.hpp"
 
 using seqembed::BeyondTable;
 using seqembed::Index;
@@ -33,27 +34,9 @@ using seqembed::StepOffsets;
 using seqembed::TablePrecision;
 
 namespace fx = seqembed_rope_fixtures;
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SEQEMBED_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SEQEMBED_TEST_ASAN 1
-#endif
-#endif
+using test_support::huge_allocations_fail_softly;
 
 namespace {
-
-/// Whether a failed allocation can be observed: under AddressSanitizer a huge malloc aborts
-/// unless ASAN_OPTIONS has allocator_may_return_null=1 (as the sanitize test preset sets).
-bool huge_allocations_fail_softly() {
-#ifdef SEQEMBED_TEST_ASAN
-    const char* options = std::getenv("ASAN_OPTIONS");
-    return options != nullptr && std::strstr(options, "allocator_may_return_null=1") != nullptr;
-#else
-    return true;
-#endif
-}
 
 using Positions = Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1>;
 
@@ -665,17 +648,7 @@ TEST_CASE("rotary: Presets describe their models", "[rotary]") {
 TEST_CASE("rotary: Bad rotary options are rejected, naming the option and its value", "[rotary][bad-input]") {
     const auto rejects = [](RotaryOptions options, const std::string& words) {
         INFO("expected an error naming: " << words);
-        bool threw = false;
-        try {
-            RotaryEmbedding<float> rope(options);
-        } catch (const seqembed::value_error& e) {
-            threw = true;
-            const std::string message = e.what();
-            INFO("message: " << message);
-            CHECK(message.rfind("seqembed: ", 0) == 0);
-            CHECK(message.find(words) != std::string::npos);
-        }
-        CHECK(threw);
+        test_support::require_error<seqembed::value_error>([&] { RotaryEmbedding<float> rope(options); }, {words});
     };
     const RotaryOptions good = RotaryOptions::hugging_face(64);
     auto with = [&](auto change) {
@@ -776,17 +749,7 @@ TEST_CASE("rotary: Bad arguments to apply are rejected before anything is writte
     Positions positions(3);
     positions << 0, 1, 2;
     const auto rejects = [&](auto error_type, auto call, const std::string& words) {
-        using Error = decltype(error_type);
-        bool threw = false;
-        try {
-            call();
-        } catch (const Error& e) {
-            threw = true;
-            const std::string message = e.what();
-            INFO("message: " << message);
-            CHECK(message.find(words) != std::string::npos);
-        }
-        CHECK(threw);
+        test_support::require_error<decltype(error_type)>(call, {words});
         CHECK(bit_equal(q, q0));
         CHECK(bit_equal(k, k0));
     };

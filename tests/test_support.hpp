@@ -5,6 +5,8 @@
 
 #include <seqembed/error.hpp>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -17,7 +19,28 @@
 
 #include "catch.hpp"
 
+// SEQEMBED_TEST_ASAN: defined when the program is built with AddressSanitizer (GCC says so with
+// __SANITIZE_ADDRESS__, clang through __has_feature).
+#if defined(__SANITIZE_ADDRESS__)
+#define SEQEMBED_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SEQEMBED_TEST_ASAN 1
+#endif
+#endif
+
 namespace test_support {
+
+/// Whether a failed allocation can be observed: under AddressSanitizer a huge malloc aborts
+/// unless ASAN_OPTIONS has allocator_may_return_null=1 (as the sanitize test preset sets).
+inline bool huge_allocations_fail_softly() {
+#ifdef SEQEMBED_TEST_ASAN
+    const char* options = std::getenv("ASAN_OPTIONS");
+    return options != nullptr && std::strstr(options, "allocator_may_return_null=1") != nullptr;
+#else
+    return true;
+#endif
+}
 
 /// A fresh directory under the system's temporary directory, removed with the object. Its name
 /// is random: ctest runs test cases of one program, and the ISA suites, side by side.
