@@ -112,7 +112,7 @@ struct ModelInputStage {
     ///        or, with token types, pipeline.forward(input_ids, token_type_ids, padding).
     InputPipeline<float, Positional> pipeline;
     /// @brief ELECTRA's embeddings_project when the checkpoint has it; empty elsewhere.
-    std::optional<Linear> projection;
+    std::optional<Linear> projection = std::nullopt;
     /// @brief The model's rotary stage, to apply to Q and K in attention (rotary->apply): the
     ///        RotaryOptions read_rotary_config reads from config.json (rope_theta or
     ///        rotary_emb_base, head_dim or hidden_size / num_attention_heads,
@@ -120,13 +120,13 @@ struct ModelInputStage {
     ///        max_position_embeddings rows, exact precision. Filled by load_llama, load_mistral,
     ///        load_qwen2, load_gemma, load_phi and load_gpt_neox; empty for the families without
     ///        RoPE (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5).
-    std::optional<RotaryEmbedding<float>> rotary;
+    std::optional<RotaryEmbedding<float>> rotary = std::nullopt;
     /// @brief The decoder's input stage of the encoder-decoder families: BART's (the shared
     ///        token table, the decoder's own position table and layernorm_embedding), Marian's
     ///        (its decoder token table or the shared one, the decoder's sinusoidal table) and
     ///        T5's (the shared table); empty for the other families. Positions by index after the
     ///        past tokens, as the decoders number them.
-    std::optional<InputPipeline<float, Positional>> decoder;
+    std::optional<InputPipeline<float, Positional>> decoder = std::nullopt;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian).
