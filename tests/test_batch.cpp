@@ -238,3 +238,62 @@ TEST_CASE("The rotary stage takes a Batch's positions as the pipeline numbers th
     CHECK(q == q_by_positions);
     CHECK(k == k_by_positions);
 }
+
+TEST_CASE("A padded token numbered -1 with no row for it is refused by name", "[pipeline][batch]") {
+    IdMatrix ids(1, 3);
+    ids << 3, 4, 0;
+    IdMatrix mask(1, 3);
+    mask << 1, 1, 0;
+    Batch batch(ids);
+    batch.padding = Padding::from_mask(mask);
+    PipelineOptions options;
+    options.padded_rows = PaddedRows::computed;  // real_tokens numbers the padded token -1
+    std::string message;
+    try {
+        (void)make(options).forward(batch);  // offset 0: no row before the table
+    } catch (const seqembed::index_error& e) {
+        message = e.what();
+    }
+    CHECK(message.find("padded token (batch 0, position 2) takes position -1 under real_tokens") !=
+          std::string::npos);
+    require_rows(make(options, 2).forward(batch), ids, {2, 3, 1});  // OPT's offset 2: row 1
+}
+
+TEST_CASE("A per-call rotary rule chooses its frequencies from every token's position, padded ones included",
+          "[pipeline][batch][rotary]") {
+    using Rope = seqembed::RotaryEmbedding<float>;
+    seqembed::RotaryOptions options;
+    options.head_dim = 8;
+    options.max_positions = 32;
+    options.scaling = seqembed::RotaryScaling::longrope;
+    options.original_max_position_embeddings = 8;
+    options.factor = 4.0;
+    options.short_factor = {1.0, 1.0, 1.0, 1.0};
+    options.long_factor = {2.0, 4.0, 8.0, 16.0};
+    const Rope rope(options);
+    // Right padding: the real tokens reach position 5, the padded ones 9, past the original 8:
+    // Hugging Face's max(position_ids) + 1 = 10 takes the long factors for every row.
+    IdMatrix ids(1, 10);
+    ids << 1, 2, 3, 4, 5, 6, 0, 0, 0, 0;
+    IdMatrix mask(1, 10);
+    mask << 1, 1, 1, 1, 1, 1, 0, 0, 0, 0;
+    Batch batch(ids);
+    batch.padding = Padding::from_mask(mask);
+    const RowMatrix<float> q0 = RowMatrix<float>::Random(10, 8);
+    const RowMatrix<float> k0 = RowMatrix<float>::Random(10, 8);
+    RowMatrix<float> q = q0;
+    RowMatrix<float> k = k0;
+    rope.apply(q, k, 1, 1, batch, PositionNumbering::sequence_index);
+    Rope::PositionVector all(10);
+    for (Index t = 0; t < 10; ++t) all[t] = t;
+    RowMatrix<float> q_all = q0;
+    RowMatrix<float> k_all = k0;
+    rope.apply(q_all, k_all, 1, 1, all);  // every row, a call of length 10
+    CHECK(q.topRows(6) == q_all.topRows(6));
+    CHECK(k.topRows(6) == k_all.topRows(6));
+    CHECK(q.bottomRows(4) == q0.bottomRows(4));  // padded rows left alone
+    RowMatrix<float> q_short = q0;
+    RowMatrix<float> k_short = k0;
+    rope.apply(q_short.topRows(6), k_short.topRows(6), 1, 1, all.head(6));  // a call of length 6
+    CHECK(q.topRows(6) != q_short.topRows(6));
+}

@@ -83,6 +83,16 @@ struct Batch {
 
 namespace detail {
 
+/// The numbering's name, as messages spell it.
+inline const char* numbering_name(PositionNumbering numbering) noexcept {
+    switch (numbering) {
+        case PositionNumbering::real_tokens: return "real_tokens";
+        case PositionNumbering::sequence_index: return "sequence_index";
+        case PositionNumbering::non_padding_ids: return "non_padding_ids";
+    }
+    return "?";
+}
+
 /// Throws unless the padding, offsets, token types and position ids fit the ids.
 inline void require_batch_fits(const Batch& batch) {
     batch.padding.require_fits(batch.ids);

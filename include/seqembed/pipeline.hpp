@@ -366,7 +366,9 @@ private:
                 detail::StageAccess::require_positions(m_positions, first, count);
             });
             require(before_offset, [&](std::int64_t first, Index count) {
-                detail::StageAccess::require_positions_before_offset(m_positions, first, count);
+                detail::run_renaming_error<index_error, index_error>(
+                    [&] { detail::StageAccess::require_positions_before_offset(m_positions, first, count); },
+                    "position ids of sequence ", row, ": ");
             });
         };
         detail::for_each_position(batch, m_numbering, m_padding_id, 0, batch.ids.rows(),
@@ -379,6 +381,19 @@ private:
                                       if (!real && !padded_too) return;
                                       detail::require_token_id(batch.ids(b, t), vocab_size, b, t);
                                       if (batch.token_types) m_types->require_type_id((*batch.token_types)(b, t), b, t);
+                                      if (may_precede && !batch.position_ids) {
+                                          // The rule's -1: a padded token, or RoBERTa's padding id.
+                                          detail::run_renaming_error<index_error, index_error>(
+                                              [&] {
+                                                  detail::StageAccess::require_positions_before_offset(m_positions,
+                                                                                                       position, 1);
+                                              },
+                                              real ? "token" : "padded token", " (batch ", b, ", position ", t,
+                                              ") takes position -1 under ", detail::numbering_name(m_numbering),
+                                              real ? "" : " (PaddedRows::computed)",
+                                              ", for which the positional stage has no row: ");
+                                          return;
+                                      }
                                       (may_precede ? before_offset : numbered).add(position);
                                   });
         require_ranges();

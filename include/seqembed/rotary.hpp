@@ -533,7 +533,9 @@ public:
     /// @brief Rotates the rows of a batch by the positions an InputPipeline with the same
     ///        numbering gives its tokens (padded tokens are left alone): explicit position ids
     ///        as they stand, or the numbering's rule after the past tokens an attention mask
-    ///        covers (Batch::padding over past + current tokens), plus the step offsets.
+    ///        covers (Batch::padding over past + current tokens), plus the step offsets. Per-call
+    ///        rules (dynamic NTK, LongRoPE) choose their frequencies from the largest position
+    ///        of every token, padded ones included, as Hugging Face takes max(position_ids) + 1.
     /// @param q (batch * seq) x (q_heads * head_dim), rotated in place.
     /// @param k (batch * seq) x (k_heads * head_dim), rotated in place.
     /// @param q_heads heads in q.
@@ -1149,9 +1151,17 @@ private:
     template <typename A>
     void rotate_rows(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k,
                      Index q_heads, Index k_heads, const Eigen::Ref<const PositionVector>& positions) const {
+        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions, call_length(positions));
+    }
+
+    /// Rotates the rows whose position is >= 0, with the frequencies of a call of `length`.
+    template <typename A>
+    void rotate_rows(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k,
+                     Index q_heads, Index k_heads, const Eigen::Ref<const PositionVector>& positions,
+                     std::int64_t length) const {
         if (!rotate_q && !rotate_k) return;
         const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
-        const CallRows rows = call_rows(call_length(positions));
+        const CallRows rows = call_rows(length);
         std::vector<Scalar> scratch;
         for (Index r = 0; r < positions.size(); ++r)
             if (positions[r] >= 0)
@@ -1191,7 +1201,13 @@ private:
         const Index seq = batch.ids.cols();
         for (Index row = 0; row < tokens; ++row)
             if (positions[row] >= 0) require_position(positions[row], "token (batch ", row / seq, ", position ", row % seq, ")");
-        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions);
+        // Hugging Face chooses a call's frequencies from every token's position id, padded ones
+        // included (right padding under sequence_index numbers them past the real ones).
+        std::int64_t largest = -1;
+        detail::for_each_position(batch, numbering, padding_id, 0, batch.ids.rows(),
+                                  [&](Index, Index, bool, std::int64_t position) { largest = std::max(largest, position); });
+        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions,
+                       largest == std::numeric_limits<std::int64_t>::max() ? largest : largest + 1);
     }
 
     RotaryOptions m_options;

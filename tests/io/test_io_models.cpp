@@ -294,7 +294,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     }
     copy.write_config(R"({"model_type": "falcon", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
-              .find("(bert, electra, roberta, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3, gpt_neox)") !=
+              .find("(bert, electra, roberta, xlm-roberta, camembert, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3, gpt_neox)") !=
           std::string::npos);
 }
 

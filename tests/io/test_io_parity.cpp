@@ -188,3 +188,41 @@ TEST_CASE("A missing tensor's message lists what the checkpoint holds", "[io][mo
     CHECK(message.find("it holds 5 tensors") != std::string::npos);
     CHECK(message.find("'bert.embeddings.LayerNorm.weight'") != std::string::npos);
 }
+
+TEST_CASE("XLM-RoBERTa and CamemBERT load as RoBERTa; relative position types and encoder pasts are refused",
+          "[io][models][parity]") {
+    const std::filesystem::path roberta = directory_of(fixtures::roberta_family);
+    const std::string config = test_support::read_bytes(roberta / "config.json");
+    const fixtures::Case& c = fixtures::roberta_family.cases[0];
+    Inputs inputs;
+    const seqembed::Batch batch = batch_of(c, inputs);
+    const RowMatrix<float> expected = load(fixtures::roberta_family, seqembed::PaddedRows::zero).forward(batch);
+    for (const std::string type : {"xlm-roberta", "camembert"}) {
+        test_support::TempDir copy;
+        std::filesystem::copy_file(roberta / "model.safetensors", copy / "model.safetensors");
+        std::string renamed = config;
+        renamed.replace(renamed.find("\"roberta\""), 9, "\"" + type + "\"");
+        test_support::write_bytes(copy / "config.json", renamed);
+        const seqembed::io::Model model = seqembed::io::load_model(copy.path());
+        CHECK(model.model_type() == type);
+        CHECK(model.forward(batch) == expected);
+
+        std::string relative = renamed;
+        relative.replace(relative.find("\"absolute\""), 10, "\"relative_key\"");
+        test_support::write_bytes(copy / "config.json", relative);
+        const std::string message =
+            message_of<seqembed::format_error>([&] { (void)seqembed::io::load_model(copy.path()); });
+        CHECK(message.find("'position_embedding_type' is \"relative_key\"") != std::string::npos);
+    }
+
+    const seqembed::io::Model bart = load(fixtures::bart_family, seqembed::PaddedRows::zero);
+    seqembed::IdMatrix ids(1, 2);
+    ids << 5, 6;
+    seqembed::IdMatrix mask(1, 3);
+    mask << 1, 1, 1;
+    seqembed::Batch past(ids);
+    past.padding = seqembed::Padding::from_mask(mask);
+    const std::string encoder = message_of<seqembed::value_error>([&] { (void)bart.forward(past); });
+    CHECK(encoder.find("encoder takes no past tokens") != std::string::npos);
+    CHECK_NOTHROW(bart.forward_decoder(past));
+}

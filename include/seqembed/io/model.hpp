@@ -129,6 +129,16 @@ public:
         return std::visit(
             [&](const auto& stage) {
                 require_taken(batch, stage.pipeline, "forward");
+                const std::string& type = model_type();
+                if (type == "bart" || type == "marian") {  // their encoders number tokens 0, 1, ...
+                    bool offsets = batch.padding.past_length(batch.ids) > 0;
+                    for (Index b = 0; b < batch.ids.rows(); ++b) offsets = offsets || batch.offsets.of(b) != 0;
+                    if (offsets)
+                        seqembed::detail::fail<value_error>(
+                            "Model::forward: model_type '", type,
+                            "''s encoder takes no past tokens (a mask wider than the ids, or step offsets); "
+                            "forward_decoder takes them");
+                }
                 const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
                 const Batch& family = rows ? with_position_ids(batch, *rows) : batch;
                 RowMatrix<float> out = stage.pipeline.forward(family);
@@ -213,7 +223,7 @@ private:
     /// pipeline's are positions from the table's offset.
     template <typename Pipeline>
     std::optional<IdMatrix> converted_position_ids(const Batch& batch, const Pipeline& pipeline) const {
-        if (!batch.position_ids || model_type() != "roberta") return std::nullopt;
+        if (!batch.position_ids || !detail::is_roberta_family(model_type())) return std::nullopt;
         if constexpr (std::is_same_v<typename std::decay_t<decltype(pipeline.positions())>,
                                      LearnedPositionalEmbedding<float>>) {
             const TokenIds& given = *batch.position_ids;
@@ -232,7 +242,7 @@ private:
 };
 
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
-///        electra, roberta, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3,
+///        electra, roberta (and xlm-roberta, camembert), gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3,
 ///        gpt_neox (the family loaders of io/models.hpp).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
@@ -245,7 +255,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     const std::string family = ModelConfig::read(directory / "config.json").model_type;
     if (family == "bert") return Model(load_bert(directory, options));
     if (family == "electra") return Model(load_electra(directory, options));
-    if (family == "roberta") return Model(load_roberta(directory, options));
+    if (detail::is_roberta_family(family)) return Model(load_roberta(directory, options));
     if (family == "gpt2") return Model(load_gpt2(directory, options));
     if (family == "bart") return Model(load_bart(directory, options));
     if (family == "opt") return Model(load_opt(directory, options));

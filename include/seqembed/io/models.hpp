@@ -276,17 +276,11 @@ private:
 /// id), refusing a choice of the caller's that contradicts them.
 inline PipelineOptions family_options(PipelineOptions options, const std::string& loader, PositionNumbering numbering,
                                       std::optional<TokenId> padding_id = std::nullopt) {
-    const auto spell = [](PositionNumbering rule) {
-        switch (rule) {
-            case PositionNumbering::real_tokens: return "real_tokens";
-            case PositionNumbering::sequence_index: return "sequence_index";
-            case PositionNumbering::non_padding_ids: return "non_padding_ids";
-        }
-        return "?";
-    };
     if (options.positions && *options.positions != numbering)
-        seqembed::detail::fail<value_error>(loader, ": PipelineOptions::positions is ", spell(*options.positions),
-                                            ", but the family numbers positions by ", spell(numbering),
+        seqembed::detail::fail<value_error>(loader, ": PipelineOptions::positions is ",
+                                            seqembed::detail::numbering_name(*options.positions),
+                                            ", but the family numbers positions by ",
+                                            seqembed::detail::numbering_name(numbering),
                                             " (its forward's rule); leave it unset, or pass position ids");
     if (options.padding_id && padding_id && *options.padding_id != *padding_id)
         seqembed::detail::fail<value_error>(loader, ": PipelineOptions::padding_id is ", *options.padding_id,
@@ -310,6 +304,17 @@ inline LearnedModelInput bert_family(const Checkpoint& checkpoint, const std::st
     pipeline.set_token_types(checkpoint.token_types(names("token_type_embeddings.weight"), width));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// RoBERTa and the families whose embeddings are RoBERTa's (XLM-RoBERTa, CamemBERT: the same
+/// module and tensor names, `roberta.embeddings.*`).
+inline bool is_roberta_family(const std::string& family) {
+    return family == "roberta" || family == "xlm-roberta" || family == "camembert";
+}
+
+/// The families with BERT's embeddings (word, token type, position, LayerNorm).
+inline bool is_bert_family(const std::string& family) {
+    return family == "bert" || family == "electra" || is_roberta_family(family);
 }
 
 /// The families whose positions act in attention as RoPE.
@@ -359,18 +364,26 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     result.model_type = type->get<std::string>();
     const std::string& family = result.model_type;
     const bool rotary = detail::is_rotary_family(family);
-    const bool known = rotary || family == "bert" || family == "electra" || family == "roberta" ||
-                       family == "gpt2" || family == "bart" || family == "opt" || family == "marian" || family == "t5";
+    const bool known = rotary || detail::is_bert_family(family) || family == "gpt2" || family == "bart" ||
+                       family == "opt" || family == "marian" || family == "t5";
     if (!known)
         seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no preset (bert, electra, roberta, "
-                                             "gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, "
-                                             "phi3, gpt_neox)");
+                                             "xlm-roberta, camembert, gpt2, bart, opt, marian, t5, llama, mistral, "
+                                             "qwen2, gemma, phi, phi3, gpt_neox)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd"});
     const bool positions = family != "t5";  // the rotary families: rows of the rotary table
     result.max_positions = positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
-    if (family == "bert" || family == "electra" || family == "roberta")
+    if (detail::is_bert_family(family)) {
         result.type_vocab_size = detail::positive_key(config, name, {"type_vocab_size"});
+        // Relative position types (relative_key, relative_key_query) add no absolute positions
+        // in the embeddings in the releases that have them: not this stage.
+        if (const nlohmann::json* kind = detail::find_key(config, {"position_embedding_type"});
+            kind != nullptr && !(kind->is_string() && kind->get<std::string>() == "absolute"))
+            seqembed::detail::fail<format_error>(name, ": 'position_embedding_type' is ", kind->dump(),
+                                                 "; only \"absolute\" (a learned table added to the embeddings) "
+                                                 "has a preset");
+    }
     result.embedding_size = result.hidden_size;
     if (family == "electra") {
         const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
@@ -380,7 +393,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         const Index projected = detail::positive_key(config, name, {"word_embed_proj_dim"}, false);
         if (projected != 0) result.embedding_size = projected;
     }
-    if (family == "bert" || family == "electra" || family == "roberta")
+    if (detail::is_bert_family(family))
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
     if (family == "bart") result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
     if (const nlohmann::json* pad = detail::find_key(config, {"pad_token_id"})) {
@@ -432,7 +445,8 @@ inline LearnedModelInput load_electra(const std::filesystem::path& directory, co
     LearnedModelInput stage = detail::bert_family(
         checkpoint, "electra.", detail::family_options(options, "load_electra", PositionNumbering::sequence_index), {});
     const ModelConfig& config = checkpoint.config();
-    if (checkpoint.has({"electra.embeddings_project.weight", "embeddings_project.weight"})) {
+    if (config.embedding_size != config.hidden_size ||
+        checkpoint.has({"electra.embeddings_project.weight", "embeddings_project.weight"})) {
         const Tensor<float> weight = checkpoint.matrix({"electra.embeddings_project.weight", "embeddings_project.weight"},
                                                        config.hidden_size, config.embedding_size,
                                                        "hidden_size x embedding_size");
@@ -446,7 +460,7 @@ inline LearnedModelInput load_electra(const std::filesystem::path& directory, co
     return stage;
 }
 
-/// @brief RoBERTa's input stage: as BERT's, with RoBERTa's own position rule whatever padding
+/// @brief RoBERTa's (and XLM-RoBERTa's, CamemBERT's) input stage: as BERT's, with RoBERTa's own position rule whatever padding
 ///        the forward is given (create_position_ids_from_input_ids,
 ///        PositionNumbering::non_padding_ids): ids other than pad_token_id count from row
 ///        padding_idx + 1 (after the past tokens), a pad id anywhere reads row padding_idx and the
