@@ -126,7 +126,7 @@ TEST_CASE("bad input 28: descr values seqembed does not read, big-endian byte-sw
     CHECK_FALSE(file.matrix<float>().is_view());
 }
 
-TEST_CASE("bad input 29: truncated .npy data; bytes after the array are ignored, as numpy.load does") {
+TEST_CASE("bad input 29: truncated .npy data is refused, and bytes after the array are ignored as numpy.load ignores them") {
     check_item(29);
     // What repeated np.save calls into one file leave: the first array is read, the rest ignored.
     const std::string bytes = io_cases::npy(1, io_cases::dict("'<f4'", "False", "(2, 3)"), 30);

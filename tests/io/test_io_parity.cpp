@@ -189,7 +189,7 @@ TEST_CASE("A missing tensor's message lists what the checkpoint holds", "[io][mo
     CHECK(message.find("'bert.embeddings.LayerNorm.weight'") != std::string::npos);
 }
 
-TEST_CASE("XLM-RoBERTa and CamemBERT load as RoBERTa; relative position types and encoder pasts are refused",
+TEST_CASE("XLM-RoBERTa and CamemBERT load as RoBERTa, and relative position types and encoder pasts are refused",
           "[io][models][parity]") {
     const std::filesystem::path roberta = directory_of(fixtures::roberta_family);
     const std::string config = test_support::read_bytes(roberta / "config.json");
