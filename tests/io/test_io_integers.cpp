@@ -112,7 +112,7 @@ TEST_CASE("integers: uint8 and bool masks read as 0/1, every other width widened
     check_integers(unsigned_file.integers("u64"), io_fixtures::unsigned_u64_shape, io_fixtures::unsigned_u64);
 }
 
-TEST_CASE("integers: scalars (shape []) read with shape {} and one value") {
+TEST_CASE("integers: scalars (rank 0) read with shape {} and one value") {
     const auto file = SafetensorsFile::open(batch_file);
     const auto scale = file.tensor<float>("logit_scale");
     CHECK(scale.shape().empty());
