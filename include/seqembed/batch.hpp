@@ -122,49 +122,43 @@ inline void require_batch_fits(const Batch& batch) {
 template <typename Visit>
 void for_each_position(const Batch& batch, PositionNumbering numbering, TokenId padding_id, Index first_row,
                        Index end_row, Visit&& visit) {
-    const auto call = [&](Index b, Index t, bool real, std::int64_t position, bool before_offset) {
-        if constexpr (std::is_invocable_v<Visit&, Index, Index, bool, std::int64_t, bool>)
-            visit(b, t, real, position, before_offset);
-        else
-            visit(b, t, real, position);
-    };
+    constexpr bool told_before_offset = std::is_invocable_v<Visit&, Index, Index, bool, std::int64_t, bool>;
     const Index past = batch.padding.past_length(batch.ids);
-    Index counted_row = -1;
+    const TokenIds* given = batch.position_ids ? &*batch.position_ids : nullptr;
+    // Per sequence: its offset, and the ids other than the padding id counted so far.
+    Index row = -1;
+    std::int64_t offset = 0;
     std::int64_t non_padding = 0;
     batch.padding.for_each_token(batch.ids, first_row, end_row, [&](Index b, Index t, std::int64_t token_index) {
-        const bool real = token_index >= 0;
-        if (batch.position_ids) {
-            const TokenIds& given = *batch.position_ids;
-            call(b, t, real, given(given.rows() == 1 ? 0 : b, t), true);
-            return;
+        if (b != row) {
+            row = b;
+            offset = batch.offsets.of(b);
+            non_padding = 0;
         }
-        std::int64_t number = -1;
-        switch (numbering) {
-            case PositionNumbering::real_tokens:
-                number = token_index;
-                break;
-            case PositionNumbering::sequence_index:
-                number = static_cast<std::int64_t>(past + t);
-                break;
-            case PositionNumbering::non_padding_ids:
-                if (counted_row != b) {
-                    counted_row = b;
-                    non_padding = 0;
-                }
-                if (batch.ids(b, t) != padding_id) number = static_cast<std::int64_t>(past) + non_padding++;
-                break;
+        std::int64_t position = -1;
+        bool before_offset = true;
+        if (given != nullptr) {
+            position = (*given)(given->rows() == 1 ? 0 : b, t);
+        } else {
+            if (numbering == PositionNumbering::real_tokens) {
+                position = token_index;
+            } else if (numbering == PositionNumbering::sequence_index) {
+                position = static_cast<std::int64_t>(past + t);
+            } else if (batch.ids(b, t) != padding_id) {
+                position = static_cast<std::int64_t>(past) + non_padding++;
+            }
+            if (position >= 0) {
+                before_offset = false;
+                // position >= 0: only a positive offset can overflow, and it saturates
+                position = offset > 0 && position > std::numeric_limits<std::int64_t>::max() - offset
+                               ? std::numeric_limits<std::int64_t>::max()
+                               : position + offset;
+            }
         }
-        if (number < 0) {
-            call(b, t, real, number, true);
-            return;
-        }
-        const std::int64_t offset = batch.offsets.of(b);
-        std::int64_t position = 0;
-        if (offset > 0 && number > std::numeric_limits<std::int64_t>::max() - offset)
-            position = std::numeric_limits<std::int64_t>::max();
+        if constexpr (told_before_offset)
+            visit(b, t, token_index >= 0, position, before_offset);
         else
-            position = number + offset;  // number >= 0: no negative overflow
-        call(b, t, real, position, false);
+            visit(b, t, token_index >= 0, position);
     });
 }
 

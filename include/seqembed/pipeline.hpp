@@ -337,15 +337,11 @@ private:
         // Per sequence, the range of numbered positions and that of positions that may read a
         // learned table's rows before its offset (position ids, a padded token's -1).
         struct Range {
-            std::int64_t lowest = 0;
-            std::int64_t highest = -1;
+            std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
+            std::int64_t highest = std::numeric_limits<std::int64_t>::min();
             void add(std::int64_t position) noexcept {
-                if (highest < lowest) {
-                    lowest = highest = position;
-                } else {
-                    lowest = std::min(lowest, position);
-                    highest = std::max(highest, position);
-                }
+                lowest = std::min(lowest, position);
+                highest = std::max(highest, position);
             }
         };
         Range numbered;
@@ -382,21 +378,22 @@ private:
                                       detail::require_token_id(batch.ids(b, t), vocab_size, b, t);
                                       if (batch.token_types) m_types->require_type_id((*batch.token_types)(b, t), b, t);
                                       if (may_precede && !batch.position_ids) {
-                                          // The rule's -1: a padded token, or RoBERTa's padding id.
-                                          detail::run_renaming_error<index_error, index_error>(
-                                              [&] {
-                                                  detail::StageAccess::require_positions_before_offset(m_positions,
-                                                                                                       position, 1);
-                                              },
-                                              real ? "token" : "padded token", " (batch ", b, ", position ", t,
-                                              ") takes position -1 under ", detail::numbering_name(m_numbering),
-                                              real ? "" : " (PaddedRows::computed)",
-                                              ", for which the positional stage has no row: ");
+                                          require_numbered_minus_one(real, b, t);
                                           return;
                                       }
                                       (may_precede ? before_offset : numbered).add(position);
                                   });
         require_ranges();
+    }
+
+    /// Throws unless the positional stage has a row for the position -1 the numbering gives a
+    /// padded token (or, under non_padding_ids, a padding id), naming the token.
+    void require_numbered_minus_one(bool real, Index b, Index t) const {
+        detail::run_renaming_error<index_error, index_error>(
+            [&] { detail::StageAccess::require_positions_before_offset(m_positions, -1, 1); },
+            real ? "token" : "padded token", " (batch ", b, ", position ", t, ") takes position -1 under ",
+            detail::numbering_name(m_numbering), real ? "" : " (PaddedRows::computed)",
+            ", for which the positional stage has no row: ");
     }
 
     /// The checked forward: sequences shared between workers, each writing its own rows.
