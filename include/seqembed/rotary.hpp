@@ -1162,7 +1162,11 @@ private:
         if (!rotate_q && !rotate_k) return;
         const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
         const CallRows rows = call_rows(length);
+        // Rows past the stored table are computed into scratch, allocated before the first row is
+        // turned: a failure leaves q and k as they were. (length is past every rotated position.)
         std::vector<Scalar> scratch;
+        if (rows.table == nullptr || length > rows.table->rows())
+            scratch.resize(static_cast<std::size_t>(m_options.rotary_dim));
         for (Index r = 0; r < positions.size(); ++r)
             if (positions[r] >= 0)
                 rotate_token<A>(rotate, rows, q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch);
