@@ -63,6 +63,13 @@ struct Batch {
     /// @brief A batch of these ids, every token real, no token types, offsets or position ids.
     /// @param input_ids batch x seq ids (viewed).
     Batch(const TokenIds& input_ids) noexcept : ids(input_ids) {}  // NOLINT(google-explicit-constructor)
+    /// @brief A batch of these ids, with their padding and step offsets (the arguments of the
+    ///        overloads that predate Batch).
+    /// @param input_ids batch x seq ids (viewed).
+    /// @param which_real which tokens are real.
+    /// @param step_offsets added to the positions.
+    Batch(const TokenIds& input_ids, const Padding& which_real, const StepOffsets& step_offsets) noexcept
+        : ids(input_ids), padding(which_real), offsets(step_offsets) {}
 
     /// @brief batch x seq token ids.
     TokenIds ids;

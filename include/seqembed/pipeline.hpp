@@ -318,10 +318,8 @@ private:
 
     static Batch batch_of(const TokenIds& ids, const TokenIds* types, const Padding& padding,
                           const StepOffsets& offsets) {
-        Batch batch(ids);
+        Batch batch(ids, padding, offsets);
         if (types != nullptr) batch.token_types = *types;
-        batch.padding = padding;
-        batch.offsets = offsets;
         return batch;
     }
 

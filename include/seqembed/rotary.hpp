@@ -606,10 +606,7 @@ public:
     ///         index_error if an offset makes a position overflow or negative.
     static PositionVector positions_of(const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
                                        PositionNumbering numbering = PositionNumbering::real_tokens) {
-        Batch batch(ids);
-        batch.padding = padding;
-        batch.offsets = offsets;
-        return positions_of(batch, numbering);
+        return positions_of(Batch(ids, padding, offsets), numbering);
     }
 
 private:
@@ -1187,10 +1184,7 @@ private:
     void apply_batch(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
                      const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
                      PositionNumbering numbering) const {
-        Batch batch(ids);
-        batch.padding = padding;
-        batch.offsets = offsets;
-        apply_positions_of<A>(q, k, q_heads, k_heads, batch, numbering, 0);
+        apply_positions_of<A>(q, k, q_heads, k_heads, Batch(ids, padding, offsets), numbering, 0);
     }
 
     template <typename A>
