@@ -363,8 +363,7 @@ TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however 
                         job.keep_scale = keep;
                         seqembed::detail::RowPass<TestType, TestType> pass(job);
                         for (Index r = 0; r < rows; ++r)
-                            pass.add({out + r * width, x.row(r).data(), nullptr, starts[static_cast<std::size_t>(r)]},
-                                     nullptr);
+                            pass.add({out + r * width, x.row(r).data(), starts[static_cast<std::size_t>(r)]}, nullptr);
                         pass.finish();
                         const Eigen::Map<const RowMatrix<TestType>> written(out, rows, width);
                         REQUIRE(written == expected);

@@ -426,11 +426,12 @@ TEMPLATE_TEST_CASE("Every ISA's row kernel writes the scalar formula's bits, at 
                                     TestType* out = on_line(raw) + shift;
                                     job.streaming = streaming;
                                     seqembed::detail::RowPass<TestType, TestType> pass(job);
-                                    for (Index r = 0; r < rows; ++r)
-                                        pass.add({out + r * width, embedding.row(r).data(),
-                                                  has_position ? position.row(r).data() : nullptr,
-                                                  static_cast<std::uint64_t>(r * width)},
-                                                 ahead ? embedding.row((r + 1) % rows).data() : nullptr);
+                                    for (Index r = 0; r < rows; ++r) {
+                                        seqembed::detail::RowSources<TestType, TestType> sources{
+                                            out + r * width, embedding.row(r).data(), static_cast<std::uint64_t>(r * width)};
+                                        if (has_position) sources.add(position.row(r).data());
+                                        pass.add(sources, ahead ? embedding.row((r + 1) % rows).data() : nullptr);
+                                    }
                                     pass.finish();
                                     REQUIRE(Eigen::Map<const RowMatrix<TestType>>(out, rows, width) == expected);
                                     for (TestType* before = raw.data(); before < out; ++before)

@@ -111,7 +111,7 @@ public:
     void apply(Scalar* values, Index count, std::uint64_t call, std::uint64_t first_element) const {
         if (count <= 0) return;
         detail::RowPass<Scalar, Scalar> pass(mask_job<Scalar>(call, count, false));
-        pass.add({values, values, nullptr, first_element}, nullptr);
+        pass.add({values, values, first_element}, nullptr);
         pass.finish();
     }
 
@@ -188,12 +188,10 @@ public:
         }
         // x * 1 is x: the row kernel with a scale of 1 and no position multiplies each value by
         // its factor, row by row (out and x may be blocks of wider matrices).
-        const bool streaming =
-            sizeof(Scalar) * static_cast<std::size_t>(out.size()) >= detail::streaming_threshold_bytes;
+        const bool streaming = detail::streams_by_default(sizeof(Scalar) * static_cast<std::size_t>(out.size()));
         detail::RowPass<Scalar, Scalar> pass(mask_job<Scalar>(take_call(), out.cols(), streaming));
         for (Index r = 0; r < out.rows(); ++r)
-            pass.add({out.row(r).data(), x.row(r).data(), nullptr, static_cast<std::uint64_t>(r * out.cols())},
-                     nullptr);
+            pass.add({out.row(r).data(), x.row(r).data(), static_cast<std::uint64_t>(r * out.cols())}, nullptr);
         pass.finish();
     }
 

@@ -14,6 +14,7 @@
 #include "detail/checks.hpp"
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
+#include "detail/stage_access.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -97,17 +98,18 @@ public:
         // x * 1 is x: the row kernel with a scale of 1 and no position normalises each row.
         detail::RowJob<Scalar> job = row_job();
         job.width = out.cols();
-        job.streaming = sizeof(Scalar) * static_cast<std::size_t>(out.size()) >= detail::streaming_threshold_bytes;
+        job.streaming = detail::streams_by_default(sizeof(Scalar) * static_cast<std::size_t>(out.size()));
         detail::RowPass<Scalar, Scalar> pass(job);
         for (Index r = 0; r < out.rows(); ++r)
-            pass.add({out.row(r).data(), x.row(r).data(), nullptr, static_cast<std::uint64_t>(r * out.cols())},
-                     nullptr);
+            pass.add({out.row(r).data(), x.row(r).data(), static_cast<std::uint64_t>(r * out.cols())}, nullptr);
         pass.finish();
     }
 
-    /// @brief The row kernel's job that applies this LayerNorm (the pipeline adds its other
-    ///        stages to it).
-    /// @return a job with normalizing, gamma, beta and epsilon set; valid while this object lives.
+private:
+    friend struct detail::StageAccess;
+
+    /// The row kernel's job that applies this LayerNorm (the pipeline adds its other stages to
+    /// it): normalizing, gamma, beta and epsilon set; valid while this object lives.
     detail::RowJob<Scalar> row_job() const noexcept {
         detail::RowJob<Scalar> job;
         job.width = d_model();
@@ -118,7 +120,6 @@ public:
         return job;
     }
 
-private:
     struct Identity {};
 
     LayerNorm(Index d_model, double epsilon, Identity) : LayerNorm(Vector::Ones(d_model), Vector::Zero(d_model), epsilon) {}

@@ -403,7 +403,7 @@ private:
 #if !defined(_OPENMP)  // OpenMP brings its own pool
         if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));  // may throw: before any effect
 #endif
-        detail::RowJob<Scalar> job = m_norm ? m_norm->row_job() : detail::RowJob<Scalar>{};
+        detail::RowJob<Scalar> job = m_norm ? detail::StageAccess::norm_job(*m_norm) : detail::RowJob<Scalar>{};
         job.width = d_model();
         job.scale = m_embedding.scale();
         job.streaming = streams(out.size());
@@ -465,20 +465,25 @@ private:
             }
             const auto first_element = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(width);
             if (!real && !padded_too) {
-                pass.add({out_row, nullptr, nullptr, first_element}, next);
+                pass.add({out_row, nullptr, first_element}, next);
                 return;
             }
             const Scalar* position_row = detail::StageAccess::position_row(m_positions, position, out_row);
             const Scalar* type_row = nullptr;
             if (batch.token_types)
-                type_row = m_types->row((*batch.token_types)(b, t));
+                type_row = detail::StageAccess::type_row(*m_types, (*batch.token_types)(b, t));
             else if (m_types && m_type_options.row_zero_by_default)
-                type_row = m_types->row(0);
-            // The kernel adds its `type` source first: GPT-2's order puts the position there.
-            if (m_type_options.order == TokenTypeOrder::after_positions) std::swap(position_row, type_row);
-            pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), position_row, first_element,
-                      type_row},
-                     next);
+                type_row = detail::StageAccess::type_row(*m_types, 0);
+            detail::RowSources<Scalar, Storage> sources{out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)),
+                                                        first_element};
+            if (m_type_options.order == TokenTypeOrder::before_positions) {
+                sources.add(type_row);
+                sources.add(position_row);
+            } else {
+                sources.add(position_row);
+                sources.add(type_row);
+            }
+            pass.add(sources, next);
         });
         pass.finish();
     }
@@ -497,7 +502,7 @@ private:
             case OutputStores::streaming: return true;
             case OutputStores::automatic: break;
         }
-        return sizeof(Scalar) * static_cast<std::size_t>(elements) >= detail::streaming_threshold_bytes;
+        return detail::streams_by_default(sizeof(Scalar) * static_cast<std::size_t>(elements));
     }
 
     static Index checked_threads(int threads) {

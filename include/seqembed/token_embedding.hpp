@@ -232,14 +232,14 @@ private:
         detail::RowJob<Scalar> job;
         job.width = d_model();
         job.scale = m_scale;
-        job.streaming = sizeof(Scalar) * static_cast<std::size_t>(out.size()) >= detail::streaming_threshold_bytes;
+        job.streaming = detail::streams_by_default(sizeof(Scalar) * static_cast<std::size_t>(out.size()));
         detail::RowPass<Scalar, Storage> pass(job);
         const Index seq = ids.cols();
         const Index ahead = detail::rows_ahead(detail::default_prefetch_bytes,
                                                sizeof(Storage) * static_cast<std::size_t>(d_model()));
         for (Index k = 0; k < count; ++k) {
             const Index next = k + ahead;
-            pass.add({out.row(k).data(), table_row(ids(k / seq, k % seq)), nullptr,
+            pass.add({out.row(k).data(), table_row(ids(k / seq, k % seq)),
                       static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(d_model())},
                      ahead > 0 && next < count ? table_row(ids(next / seq, next % seq)) : nullptr);
         }

@@ -13,6 +13,7 @@
 #include "detail/checks.hpp"
 #include "detail/normal_init.hpp"
 #include "detail/row_table.hpp"
+#include "detail/stage_access.hpp"
 #include "error.hpp"
 #include "types.hpp"
 
@@ -119,12 +120,12 @@ public:
                                       ") is outside the token types [0, ", type_vocab_size(), ")");
     }
 
-    /// @brief The row of a type id that require_type_id accepted.
-    /// @param type a type id in [0, type_vocab_size).
-    /// @return its d_model values.
+private:
+    friend struct detail::StageAccess;
+
+    /// The d_model values of a type id that require_type_id accepted.
     const Scalar* row(TokenId type) const noexcept { return m_table.row(static_cast<Index>(type)); }
 
-private:
     explicit TokenTypeEmbedding(detail::RowTable<Scalar> table) : m_table(std::move(table)) {}
 
     static detail::RowTable<Scalar> allocate_table(Index type_vocab_size, Index d_model) {

@@ -1,6 +1,7 @@
 /// @file detail/stage_access.hpp
 /// @brief The one door through which InputPipeline reaches the stages' internals (table rows,
-///        position rows, the dropout call counter), which are private to the stages.
+///        position and token type rows, LayerNorm's row job, the dropout call counter), which
+///        are private to the stages.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,17 @@ struct StageAccess {
     template <typename Positional, typename Scalar>
     static const Scalar* position_row(const Positional& positions, std::int64_t row, Scalar* scratch) {
         return positions.position_row(row, scratch);
+    }
+    /// The row of a token type id that the stage accepted.
+    template <typename TokenTypes>
+    static auto type_row(const TokenTypes& types, TokenId type) noexcept {
+        return types.row(type);
+    }
+    /// The row kernel's job that applies a LayerNorm, to which the pipeline adds its other
+    /// stages.
+    template <typename Norm>
+    static auto norm_job(const Norm& norm) noexcept {
+        return norm.row_job();
     }
     /// Takes the call number of one training forward.
     template <typename Dropout>

@@ -250,9 +250,9 @@ private:
     static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                              const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
         if (job.normalizing) {  // a row too wide to keep (write_normalized has the others): summed again
-            const AnySourceSums sums(job, row);
+            const SourceSums<any_count> sums(job, row);
             const Moments moments = find_moments(sums, job.width, job.epsilon, nullptr);
-            dispatch_dropping<Streaming>(job, carry, row, ahead, Normalized<AnySourceSums>(job, sums, moments));
+            dispatch_dropping<Streaming>(job, carry, row, ahead, Normalized<SourceSums<any_count>>(job, sums, moments));
         } else {
             with_sources(job, row, [&](const auto& sums) {
                 dispatch_dropping<Streaming>(job, carry, row, ahead, sums);
@@ -288,53 +288,50 @@ private:
         }
     }
 
-    /// A row's sums from its sources, the stages present known at compile time (no test in the
-    /// loops): v = Scalar(embedding[j]) * scale, rounded, + type[j] when HasType, + position[j]
-    /// when HasPosition.
-    template <bool HasType, bool HasPosition>
+    /// How many rows a SourceSums adds when that is known only at run time.
+    static constexpr int any_count = -1;
+
+    /// A row's sums from its sources: v = Scalar(embedding[j]) * scale, rounded, then + each
+    /// added row in order. Added is the number of added rows, known at compile time so that the
+    /// loops hold no test (one instantiation per count: a further source adds one), or any_count
+    /// for rows summed rarely enough that a loop over the count costs nothing measurable.
+    template <int Added>
     struct SourceSums {
         SourceSums(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
-            : embedding(row.embedding), type(row.type), position(row.position), scale(job.scale),
-              scales(V::set(job.scale)) {}
+            : embedding(row.embedding), count(Added == any_count ? row.added_count : Added), scale(job.scale),
+              scales(V::set(job.scale)) {
+            for (int k = 0; k < RowSources<Scalar, Storage>::max_added; ++k) added[k] = row.added[k];
+        }
         Scalar scalar(Index j) const noexcept {
             Scalar value = table_value(embedding + j) * scale;
             keep_rounded(value);
-            if constexpr (HasType) value = value + type[j];
-            if constexpr (HasPosition) value = value + position[j];
+            for_each_added([&](const Scalar* row) { value = value + row[j]; });
             return value;
         }
         Reg vector(Index j) const noexcept {
             Reg value = V::mul(load_table(embedding + j), scales);
             V::keep_rounded(value);
-            if constexpr (HasType) value = V::add(value, V::load(type + j));
-            if constexpr (HasPosition) value = V::add(value, V::load(position + j));
+            for_each_added([&](const Scalar* row) { value = V::add(value, V::load(row + j)); });
             return value;
+        }
+        /// Calls add(row) for each added row, in order: unrolled when the count is known.
+        template <typename Add>
+        void for_each_added(Add&& add) const noexcept {
+            if constexpr (Added == any_count) {
+                for (int k = 0; k < count; ++k) add(added[k]);
+            } else {
+                for_each_of(add, std::make_integer_sequence<int, Added>{});
+            }
+        }
+        template <typename Add, int... K>
+        void for_each_of(Add& add, std::integer_sequence<int, K...>) const noexcept {
+            (add(added[K]), ...);
         }
         const Storage* embedding;
-        const Scalar* type;
-        const Scalar* position;
+        const Scalar* added[RowSources<Scalar, Storage>::max_added];
+        int count;
         Scalar scale;
         Reg scales;
-    };
-
-    /// The same sums, the stages tested at run time: for rows too wide to keep, which are summed
-    /// three times.
-    struct AnySourceSums {
-        AnySourceSums(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row) noexcept
-            : sums(job, row) {}
-        Scalar scalar(Index j) const noexcept {
-            Scalar value = sums.scalar(j);
-            if (sums.type != nullptr) value = value + sums.type[j];
-            if (sums.position != nullptr) value = value + sums.position[j];
-            return value;
-        }
-        Reg vector(Index j) const noexcept {
-            Reg value = sums.vector(j);
-            if (sums.type != nullptr) value = V::add(value, V::load(sums.type + j));
-            if (sums.position != nullptr) value = V::add(value, V::load(sums.position + j));
-            return value;
-        }
-        SourceSums<false, false> sums;
     };
 
     /// A row's sums as find_moments kept them in a scratch row.
@@ -344,16 +341,19 @@ private:
         const Scalar* kept;
     };
 
-    /// Calls visit with the SourceSums of a row's stages.
+    /// Calls visit with the SourceSums of a row's count of added rows.
     template <typename Visit>
     static decltype(auto) with_sources(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row,
                                        Visit&& visit) noexcept {
-        if (row.type != nullptr) {
-            if (row.position != nullptr) return visit(SourceSums<true, true>(job, row));
-            return visit(SourceSums<true, false>(job, row));
+        return with_count<0>(job, row, visit);
+    }
+    template <int Added, typename Visit>
+    static decltype(auto) with_count(const RowJob<Scalar>& job, const RowSources<Scalar, Storage>& row,
+                                     Visit& visit) noexcept {
+        if constexpr (Added < RowSources<Scalar, Storage>::max_added) {
+            if (row.added_count != Added) return with_count<Added + 1>(job, row, visit);
         }
-        if (row.position != nullptr) return visit(SourceSums<false, true>(job, row));
-        return visit(SourceSums<false, false>(job, row));
+        return visit(SourceSums<Added>(job, row));
     }
 
     /// LayerNorm's mean and 1 / sqrt(variance + epsilon) of a row.

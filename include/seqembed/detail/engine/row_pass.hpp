@@ -18,6 +18,10 @@ namespace seqembed::detail {
 /// core's L2, so whatever reads them next would not find them there anyway.
 inline constexpr std::size_t streaming_threshold_bytes = std::size_t{4} << 20;
 
+/// Whether an output of `bytes` is written with streaming stores when the caller leaves the
+/// choice to seqembed.
+inline bool streams_by_default(std::size_t bytes) noexcept { return bytes >= streaming_threshold_bytes; }
+
 /// How far ahead table rows are requested unless the caller says otherwise (the distances
 /// measured are in docs/performance.md, "What limits the pipeline").
 inline constexpr std::size_t default_prefetch_bytes = std::size_t{8} << 10;

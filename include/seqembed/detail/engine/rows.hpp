@@ -12,21 +12,32 @@
 
 namespace seqembed::detail {
 
-/// One output row: v[j] = Scalar(embedding[j]) * scale (+ type[j]) (+ position[j]), j < width,
-/// then, when the job normalizes, LayerNorm of v, then the dropout factor.
+/// One output row: v[j] = Scalar(embedding[j]) * scale, rounded, then each added row's value
+/// in the order the rows were added, j < width; then, when the job normalizes, LayerNorm of v;
+/// then the dropout factor. A stage that adds a row (a position, a token type) is one add() at
+/// the place that builds the row: the kernel sums however many there are.
 template <typename Scalar, typename Storage>
 struct RowSources {
+    /// Rows a RowSources can add: the pipeline's position and token type.
+    static constexpr int max_added = 2;
+
     /// Where the row goes.
-    Scalar* out;
+    Scalar* out = nullptr;
     /// The token's table row; null for a padded token, whose row is written as zeros.
-    const Storage* embedding;
-    /// The position row to add, or null to add nothing (not even a zero, which would turn -0
-    /// into +0). It may be `out` itself (a row computed in place before the kernel runs).
-    const Scalar* position;
+    const Storage* embedding = nullptr;
     /// Index of out[0] in the whole output, counted row-major: the dropout mask's element index.
-    std::uint64_t first_element;
-    /// The token type's row to add before the position (BERT's order), or null.
-    const Scalar* type = nullptr;
+    std::uint64_t first_element = 0;
+    /// The rows to add, in order of addition (an added row may be `out` itself: a row computed
+    /// in place before the kernel runs).
+    const Scalar* added[max_added] = {};
+    /// How many of `added` are set.
+    int added_count = 0;
+
+    /// Adds `row` after the rows added so far; a null row adds nothing (not even a zero, which
+    /// would turn -0 into +0).
+    void add(const Scalar* row) noexcept {
+        if (row != nullptr) added[added_count++] = row;
+    }
 };
 
 /// What is the same for every row of one call.
