@@ -17,7 +17,7 @@
 #include "detail/simd/platform.hpp"
 #include "error.hpp"
 #include "padding.hpp"
-#include "sinusoidal.hpp"  // TablePrecision
+#include "table_options.hpp"
 #include "types.hpp"
 
 namespace seqembed {

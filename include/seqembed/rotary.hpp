@@ -26,8 +26,8 @@
 #include "detail/rotary/storage.hpp"
 #include "error.hpp"
 #include "padding.hpp"
-#include "batch.hpp"       // PositionNumbering
-#include "sinusoidal.hpp"  // TablePrecision, BeyondTable
+#include "batch.hpp"
+#include "table_options.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -610,7 +610,7 @@ public:
     }
 
 private:
-    static constexpr std::int64_t max_exact_position = std::int64_t{1} << 53;
+    static constexpr std::int64_t max_exact_position = detail::max_exact_position;
 
     // ---- options --------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "types.hpp"
 #include "isa.hpp"
+#include "table_options.hpp"
 #include "token_embedding.hpp"
 #include "token_types.hpp"
 #include "sinusoidal.hpp"

@@ -19,6 +19,7 @@
 #include "detail/stage_access.hpp"
 #include "detail/row_table.hpp"
 #include "error.hpp"
+#include "table_options.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -46,23 +47,6 @@ enum class FrequencyFamily {
     tensor2tensor  ///< e_k = k / max(d_model/2 - 1, 1) (tensor2tensor, fairseq, Marian, CTranslate2).
 };
 
-/// @brief How the table's values are computed.
-enum class TablePrecision {
-    /// Angles in double-double with a long double frequency, rounded once: a float table is
-    /// within 1 ulp of the exact value for every position below 1,000,000.
-    exact,
-    /// The chosen DivTermForm's arithmetic carried out in Scalar, as PyTorch code does, for
-    /// users who need the framework's float32 numbers (which drift from the exact ones: 3.9e-4
-    /// at position 5000). In a float table each step is PyTorch's float32 operation up to the
-    /// angle, with exp and pow correctly rounded, and the angle's cos and sin are the correctly
-    /// rounded float32 values: the same bits on every platform and ISA. PyTorch's own CPU
-    /// kernels (glibc's expf, powf, cosf and sinf in the scalar ones, SLEEF in the vector ones)
-    /// are not correctly rounded and differ from these in the last bit of some values. (Rotary
-    /// tables take the same steps: RotaryEmbedding.) A double table uses the C library's
-    /// double pow, exp, cos and sin, as PyTorch's float64 scalar kernels do.
-    follow_scalar
-};
-
 /// @brief What the extra column of an odd d_model holds.
 enum class OddWidth {
     /// One more sine: frequency (d_model-1)/2 (the natural extension of PE(p, 2i) = sin, as
@@ -70,12 +54,6 @@ enum class OddWidth {
     extra_sine,
     /// A zero column at the end (tensor2tensor, fairseq).
     zero_column
-};
-
-/// @brief What rows past the precomputed table do.
-enum class BeyondTable {
-    throw_error,  ///< throw index_error; nothing is clamped or wrapped.
-    compute       ///< compute the rows on the fly, in the table's precision.
 };
 
 /// @brief The configuration of a SinusoidalPositionalEncoding. Start from a preset and change
@@ -304,7 +282,7 @@ private:
         return scratch;
     }
 
-    static constexpr std::int64_t max_exact_position = std::int64_t{1} << 53;
+    static constexpr std::int64_t max_exact_position = detail::max_exact_position;
 
     /// What a column holds: which frequency, and sine, cosine or zero.
     struct Column {

@@ -65,6 +65,10 @@ inline constexpr double fast_path_position_limit = 67108864.0;  // 2^26
 /// 1e-16 relative to each result: a float rounding of it is within 1 ulp of the exact value.
 inline constexpr int exact_sin_cos_block_size = 64;
 
+/// The largest magnitude of a position the tables compute: 2^53, past which not every integer is
+/// a double.
+inline constexpr std::int64_t max_exact_position = std::int64_t{1} << 53;
+
 /// sin (or cos) of position * frequency; position must be an integer below 2^53 in magnitude.
 inline double exact_sin_or_cos(double position, DoubleDouble frequency, bool cosine) {
     // pi/2 as three doubles, and 2/pi.
