@@ -442,27 +442,16 @@ private:
         const bool padded_too = m_padded_rows == PaddedRows::computed;
         const Index width = d_model();
         const Index seq = ids.cols();
-        const Index vocab_size = m_embedding.vocab_size();
-        const Index ahead = detail::rows_ahead(m_prefetch_bytes, sizeof(Storage) * static_cast<std::size_t>(width));
-        // The token `ahead` tokens after the current one, in this worker's sequences.
-        Index ahead_b = first_row + ahead / seq;
-        Index ahead_t = ahead % seq;
+        const auto table_row = [this](TokenId id) { return detail::StageAccess::table_row(m_embedding, id); };
+        detail::RowsAhead<Storage, decltype(table_row)> rows_ahead(
+            ids, first_row, end_row, detail::rows_ahead(m_prefetch_bytes, sizeof(Storage) * static_cast<std::size_t>(width)),
+            m_embedding.vocab_size(), table_row);
         detail::RowPass<Scalar, Storage> pass(job);
         detail::for_each_position(batch, m_numbering, m_padding_id, first_row, end_row, [&](Index b, Index t, bool real,
                                                                                              std::int64_t position) {
             const Index row = b * seq + t;
             Scalar* out_row = out.row(row).data();
-            const Storage* next = nullptr;
-            if (ahead > 0) {
-                if (ahead_b < end_row) {
-                    const TokenId id = ids(ahead_b, ahead_t);
-                    if (id >= 0 && id < vocab_size) next = detail::StageAccess::table_row(m_embedding, id);
-                }
-                if (++ahead_t == seq) {
-                    ahead_t = 0;
-                    ++ahead_b;
-                }
-            }
+            const Storage* next = rows_ahead.next();
             const auto first_element = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(width);
             if (!real && !padded_too) {
                 pass.add({out_row, nullptr, first_element}, next);

@@ -235,13 +235,16 @@ private:
         job.streaming = detail::streams_by_default(sizeof(Scalar) * static_cast<std::size_t>(out.size()));
         detail::RowPass<Scalar, Storage> pass(job);
         const Index seq = ids.cols();
-        const Index ahead = detail::rows_ahead(detail::default_prefetch_bytes,
-                                               sizeof(Storage) * static_cast<std::size_t>(d_model()));
+        const auto row_of = [this](TokenId id) { return table_row(id); };
+        detail::RowsAhead<Storage, decltype(row_of)> rows_ahead(
+            ids, 0, ids.rows(),
+            detail::rows_ahead(detail::default_prefetch_bytes, sizeof(Storage) * static_cast<std::size_t>(d_model())),
+            vocab_size(), row_of);
         for (Index k = 0; k < count; ++k) {
-            const Index next = k + ahead;
+            const Storage* ahead = rows_ahead.next();
             pass.add({out.row(k).data(), table_row(ids(k / seq, k % seq)),
                       static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(d_model())},
-                     ahead > 0 && next < count ? table_row(ids(next / seq, next % seq)) : nullptr);
+                     ahead);
         }
         pass.finish();
     }

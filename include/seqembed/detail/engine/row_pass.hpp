@@ -34,6 +34,39 @@ inline Index rows_ahead(std::size_t bytes, std::size_t row_bytes) noexcept {
     return static_cast<Index>(std::clamp<std::size_t>(rows, 1, 64));
 }
 
+/// The table row to request while each token's row is written: that of the token a fixed
+/// number of tokens on, in row-major order over sequences [first_row, end_row) of the ids.
+template <typename Storage, typename TableRow>
+class RowsAhead {
+public:
+    /// `ahead` tokens on (0: none); table_row(id) gives the row of an id in [0, vocab_size).
+    RowsAhead(const TokenIds& ids, Index first_row, Index end_row, Index ahead, Index vocab_size,
+              TableRow table_row) noexcept
+        : m_ids(ids), m_end_row(end_row), m_ahead(ahead), m_vocab_size(vocab_size), m_table_row(table_row),
+          m_b(first_row + (ids.cols() > 0 ? ahead / ids.cols() : 0)), m_t(ids.cols() > 0 ? ahead % ids.cols() : 0) {}
+
+    /// The row for the current token (null when there is none to request: no look-ahead, past
+    /// the last sequence, or an id outside the table), then on to the next token.
+    const Storage* next() noexcept {
+        if (m_ahead == 0 || m_b >= m_end_row) return nullptr;
+        const TokenId id = m_ids(m_b, m_t);
+        if (++m_t == m_ids.cols()) {
+            m_t = 0;
+            ++m_b;
+        }
+        return id >= 0 && id < m_vocab_size ? m_table_row(id) : nullptr;
+    }
+
+private:
+    const TokenIds& m_ids;
+    Index m_end_row;
+    Index m_ahead;
+    Index m_vocab_size;
+    TableRow m_table_row;
+    Index m_b;
+    Index m_t;
+};
+
 /// A pass of the row kernel: add() rows in output order, then finish(). One object per thread.
 template <typename Scalar, typename Storage>
 class RowPass {
