@@ -113,22 +113,54 @@ namespace seqembed::detail::neon_isa {
 
 namespace seqembed::detail {
 
+/// The Backend of an ISA whose kernels this build compiles (specialised for each above).
+template <Isa isa>
+struct IsaBackend;
+template <>
+struct IsaBackend<Isa::scalar> {
+    using type = scalar_isa::Backend;
+};
+#if SEQEMBED_DETAIL_X86_KERNELS
+template <>
+struct IsaBackend<Isa::avx2> {
+    using type = avx2_isa::Backend;
+};
+template <>
+struct IsaBackend<Isa::avx512> {
+    using type = avx512_isa::Backend;
+};
+template <>
+struct IsaBackend<Isa::avx512_bf16> {
+    using type = avx512_bf16_isa::Backend;
+};
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+template <>
+struct IsaBackend<Isa::neon> {
+    using type = neon_isa::Backend;
+};
+#endif
+
+/// visit(the Backend of isa), trying isa_table's compiled ISAs from row `row` on; scalar's when
+/// none is isa.
+template <std::size_t row, typename Visit>
+decltype(auto) visit_backend(Isa isa, Visit& visit) {
+    if constexpr (row == isa_count) {
+        return visit(scalar_isa::Backend{});
+    } else {
+        constexpr IsaTraits traits = isa_table[row];
+        if constexpr (traits.compiled() && traits.isa != Isa::scalar) {
+            if (isa == traits.isa) return visit(typename IsaBackend<traits.isa>::type{});
+        }
+        return visit_backend<row + 1>(isa, visit);
+    }
+}
+
 /// The one dispatch point: calls visit with the Backend of the ISA in force (active_isa()).
 /// @throws value_error as active_isa().
 template <typename Visit>
 decltype(auto) with_active_isa(Visit&& visit) {
-    switch (active_isa()) {
-#if SEQEMBED_DETAIL_X86_KERNELS
-        case Isa::avx512_bf16: return visit(avx512_bf16_isa::Backend{});
-        case Isa::avx512: return visit(avx512_isa::Backend{});
-        case Isa::avx2: return visit(avx2_isa::Backend{});
-#endif
-#if SEQEMBED_DETAIL_NEON_KERNELS
-        case Isa::neon: return visit(neon_isa::Backend{});
-#endif
-        default: break;
-    }
-    return visit(scalar_isa::Backend{});
+    return visit_backend<0>(active_isa(), visit);
 }
 
 /// The row kernel of one ISA for rows of Scalar from a table of Storage.
