@@ -313,8 +313,8 @@ RotateFunction<Table, Activation> rotary_kernel() {
 
 /// exact_sin_cos_block of the ISA in force.
 /// @throws value_error as active_isa().
-inline void exact_sin_cos(double position, const double* high, const double* middle,
-                                         const double* low, double* sines, double* cosines) {
+inline void exact_sin_cos(double position, const double* high, const double* middle, const double* low,
+                          double* sines, double* cosines) {
     with_active_isa([&](auto backend) { decltype(backend)::sin_cos(position, high, middle, low, sines, cosines); });
 }
 
