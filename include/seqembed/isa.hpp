@@ -55,17 +55,20 @@ inline bool cpu_runs_avx512_bf16() noexcept {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512bf16");
 }
-// An x86 row's check where this build compiles the x86 kernels, none (not compiled) elsewhere.
+/// An x86 row's check where this build compiles the x86 kernels, none (not compiled) elsewhere.
 #define SEQEMBED_DETAIL_IF_X86(check) &check
 #else
+/// An x86 row's check where this build compiles the x86 kernels, none (not compiled) elsewhere.
 #define SEQEMBED_DETAIL_IF_X86(check) nullptr
 #endif
 
 /// A check that always passes: the scalar backend, and NEON (the baseline of AArch64).
 inline bool cpu_runs_always() noexcept { return true; }
 #if SEQEMBED_DETAIL_NEON_KERNELS
+/// The NEON row's check where this build compiles the NEON kernels, none elsewhere.
 #define SEQEMBED_DETAIL_IF_NEON(check) &check
 #else
+/// The NEON row's check where this build compiles the NEON kernels, none elsewhere.
 #define SEQEMBED_DETAIL_IF_NEON(check) nullptr
 #endif
 
