@@ -8,15 +8,20 @@
 #   share/seqembed/seqembedTargets.cmake     the imported target seqembed::seqembed
 #   share/seqembed/seqembedIoTargets.cmake   seqembed::io, when built (read only for
 #                                            find_package(seqembed COMPONENTS io))
+#   share/seqembed/seqembedKernelsTargets.cmake  seqembed::kernels, when built
+#                                            (SEQEMBED_COMPILED_KERNELS; read only for
+#                                            find_package(seqembed COMPONENTS kernels))
+#   lib/libseqembed_kernels.a                its library (or .so), with it
 #   share/pkgconfig/seqembed.pc              pkg-config (Requires: eigen3; lib/pkgconfig instead
 #                                            where the threads library needs link flags, below)
 #   share/doc/seqembed/LICENSE
 #
-# share/ rather than lib/: nothing here depends on the architecture (the version file is
+# share/ rather than lib/: apart from seqembed::kernels' library, nothing here depends on the
+# architecture (the version file is
 # ARCH_INDEPENDENT, and the .pc file has no Libs: where the C library has the threads), so a
 # 32-bit and a 64-bit consumer share one install, and a header-only package installs no lib/
-# directory at all (vcpkg's own header-only ports and Eigen do the same). Every destination is
-# relative, so the prefix can be moved.
+# directory at all (vcpkg's own header-only ports and Eigen do the same); with seqembed::kernels the
+# version file checks the architecture. Every destination is relative, so the prefix can be moved.
 #
 # The build tree holds the same package (export(EXPORT)): find_package(seqembed CONFIG) with
 # seqembed_DIR=<build dir> gives seqembed::seqembed (and seqembed::io) on the source tree's
@@ -82,6 +87,18 @@ if(TARGET seqembed_io)
     DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
 endif()
 
+# seqembed::kernels in its own export set too: find_package(seqembed COMPONENTS kernels).
+if(TARGET seqembed_kernels)
+  install(TARGETS seqembed_kernels
+    EXPORT seqembedKernelsTargets
+    ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  install(EXPORT seqembedKernelsTargets
+    NAMESPACE seqembed::
+    DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
+endif()
+
 # The same targets for the build tree: seqembedTargets.cmake (and seqembedIoTargets.cmake) beside
 # seqembedConfig.cmake and its version file, which are written to the build directory below. A
 # parent that exports its own targets linking seqembed::seqembed from its build tree needs
@@ -96,6 +113,13 @@ if(TARGET seqembed_io)
 else()
   file(REMOVE "${PROJECT_BINARY_DIR}/seqembedIoTargets.cmake")  # from a configure with io
 endif()
+if(TARGET seqembed_kernels)
+  export(EXPORT seqembedKernelsTargets
+    NAMESPACE seqembed::
+    FILE "${PROJECT_BINARY_DIR}/seqembedKernelsTargets.cmake")
+else()
+  file(REMOVE "${PROJECT_BINARY_DIR}/seqembedKernelsTargets.cmake")
+endif()
 
 # seqembedConfig.cmake finds everything relative to its own directory, so one file serves both
 # the install and the build tree.
@@ -105,12 +129,19 @@ configure_package_config_file(
   INSTALL_DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
 
 # SameMajorVersion: find_package(seqembed 0.1) accepts any 0.x >= 0.1. ARCH_INDEPENDENT: no
-# check of CMAKE_SIZEOF_VOID_P, since a header-only package fits every architecture.
+# check of CMAKE_SIZEOF_VOID_P, since a header-only package fits every architecture; a package
+# with seqembed::kernels' library fits its own only.
+if(TARGET seqembed_kernels)
+  set(_seqembed_arch_independent "")
+else()
+  set(_seqembed_arch_independent ARCH_INDEPENDENT)
+endif()
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/seqembedConfigVersion.cmake"
   VERSION "${PROJECT_VERSION}"
   COMPATIBILITY SameMajorVersion
-  ARCH_INDEPENDENT)
+  ${_seqembed_arch_independent})
+unset(_seqembed_arch_independent)
 
 # The config's SentencePiece search, beside it in the build tree and in the install.
 configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembedFindSentencePiece.cmake"

@@ -7,7 +7,8 @@
 #   scripts/run.sh bench     build and run the Google Benchmark suite (-O3 -march=native)
 #   scripts/run.sh compare   seqembed vs memcpy vs libtorch, side by side (native and -O2 builds)
 #   scripts/run.sh docs      build the API reference with Doxygen
-#   scripts/run.sh compile-time  a translation unit including seqembed.hpp next to <Eigen/Dense>
+#   scripts/run.sh compile-time  the compile time of a pipeline translation unit, header-only and
+#                            with compiled kernels, next to a small Eigen program
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

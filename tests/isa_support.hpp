@@ -20,8 +20,7 @@ struct IsaRestore {
 template <typename F>
 void for_each_isa(F&& f) {
     const IsaRestore restore;
-    for (const seqembed::Isa isa :
-         {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512, seqembed::Isa::avx512_bf16, seqembed::Isa::neon}) {
+    for (const seqembed::Isa isa : seqembed::all_isas) {
         if (!seqembed::isa_supported(isa)) {
             WARN("this build or CPU cannot run " << seqembed::isa_name(isa) << ": not tested");
             continue;

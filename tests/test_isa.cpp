@@ -20,7 +20,9 @@ using seqembed::Isa;
 using seqembed::RowMatrix;
 
 TEST_CASE("ISA names round-trip and unknown names are refused by name", "[isa]") {
-    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon})
+    REQUIRE(std::vector<Isa>(seqembed::all_isas.begin(), seqembed::all_isas.end()) ==
+            std::vector<Isa>{Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon});
+    for (const Isa isa : seqembed::all_isas)
         REQUIRE(seqembed::isa_from_name(seqembed::isa_name(isa)) == isa);
     try {
         (void)seqembed::isa_from_name("avx3");
@@ -48,7 +50,7 @@ TEST_CASE("The scalar ISA always runs and the best one is supported", "[isa]") {
 TEST_CASE("set_isa forces an ISA and refuses one the host cannot run, keeping the one in force",
           "[isa]") {
     const IsaRestore restore;
-    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon}) {
+    for (const Isa isa : seqembed::all_isas) {
         CAPTURE(seqembed::isa_name(isa));
         if (seqembed::isa_supported(isa)) {
             seqembed::set_isa(isa);
@@ -85,7 +87,7 @@ TEST_CASE("SEQEMBED_ISA names the default ISA, and a bad or unrunnable one is an
     REQUIRE(seqembed::detail::isa_from_environment() == Isa::scalar);
     setenv("SEQEMBED_ISA", "sse9", 1);
     REQUIRE_THROWS_AS(seqembed::detail::isa_from_environment(), seqembed::value_error);
-    for (const Isa isa : {Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon}) {
+    for (const Isa isa : seqembed::all_isas) {
         if (seqembed::isa_supported(isa)) continue;
         setenv("SEQEMBED_ISA", seqembed::isa_name(isa), 1);
         try {

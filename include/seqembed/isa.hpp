@@ -12,7 +12,9 @@
 
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <string>
 
@@ -22,7 +24,8 @@
 
 namespace seqembed {
 
-/// @brief An instruction set the kernels are compiled for.
+/// @brief An instruction set the kernels are compiled for. Each one's name, support check and
+///        rank in best_isa() are its row of detail::isa_table, below.
 enum class Isa {
     scalar,  ///< plain C++, one element at a time: the reference the others reproduce.
     avx2,    ///< x86-64 AVX2 with FMA and F16C (Haswell, Zen 1 and later): 8 floats a vector.
@@ -32,30 +35,6 @@ enum class Isa {
     avx512_bf16,
     neon     ///< AArch64 NEON: 4 floats a vector.
 };
-
-/// @brief The lower-case name of an ISA, as SEQEMBED_ISA spells it.
-/// @param isa the ISA.
-/// @return "scalar", "avx2", "avx512", "avx512bf16" or "neon".
-inline const char* isa_name(Isa isa) noexcept {
-    switch (isa) {
-        case Isa::avx2: return "avx2";
-        case Isa::avx512: return "avx512";
-        case Isa::avx512_bf16: return "avx512bf16";
-        case Isa::neon: return "neon";
-        case Isa::scalar: break;
-    }
-    return "scalar";
-}
-
-/// @brief The ISA a name spells.
-/// @param name "scalar", "avx2", "avx512", "avx512bf16" or "neon".
-/// @return the ISA.
-/// @throws value_error for any other name.
-inline Isa isa_from_name(const std::string& name) {
-    for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::neon})
-        if (name == isa_name(isa)) return isa;
-    detail::fail<value_error>("ISA '", name, "' is not one of scalar, avx2, avx512, avx512bf16, neon");
-}
 
 namespace detail {
 
@@ -68,39 +47,126 @@ inline bool cpu_has_fma_f16c() noexcept {
     __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
     return ((ecx >> 12) & 1u) != 0 && ((ecx >> 29) & 1u) != 0;
 }
+// The CPU checks of isa_table's x86 rows (__builtin_cpu_supports also asks whether the OS saves
+// the wide registers).
+inline bool cpu_runs_avx2() noexcept { return __builtin_cpu_supports("avx2") && cpu_has_fma_f16c(); }
+inline bool cpu_runs_avx512() noexcept { return __builtin_cpu_supports("avx512f"); }
+inline bool cpu_runs_avx512_bf16() noexcept {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512bf16");
+}
+/// An x86 row's check where this build compiles the x86 kernels, none (not compiled) elsewhere.
+#define SEQEMBED_DETAIL_IF_X86(check) &check
+#else
+/// An x86 row's check where this build compiles the x86 kernels, none (not compiled) elsewhere.
+#define SEQEMBED_DETAIL_IF_X86(check) nullptr
 #endif
 
+/// A check that always passes: the scalar backend, and NEON (the baseline of AArch64).
+inline bool cpu_runs_always() noexcept { return true; }
+#if SEQEMBED_DETAIL_NEON_KERNELS
+/// The NEON row's check where this build compiles the NEON kernels, none elsewhere.
+#define SEQEMBED_DETAIL_IF_NEON(check) &check
+#else
+/// The NEON row's check where this build compiles the NEON kernels, none elsewhere.
+#define SEQEMBED_DETAIL_IF_NEON(check) nullptr
+#endif
+
+/// What the library knows about one ISA.
+struct IsaTraits {
+    /// The ISA.
+    Isa isa;
+    /// Its lower-case name, as SEQEMBED_ISA spells it.
+    const char* name;
+    /// Its rank in best_isa()'s choice: the supported ISA with the highest rank wins.
+    int preference;
+    /// Whether the CPU (and the OS, for the wide registers) runs it; null when this build does
+    /// not compile its kernels.
+    bool (*cpu_runs)() noexcept;
+
+    /// Whether this build compiles the ISA's kernels.
+    constexpr bool compiled() const noexcept { return cpu_runs != nullptr; }
+};
+
+/// The one list of ISAs, in the enum's order: the names, the support checks, best_isa()'s order
+/// and the dispatch (detail/engine/kernels.hpp) are derived from it, and the test suite's
+/// per-ISA runs read the names from this table (tests/CMakeLists.txt).
+inline constexpr IsaTraits isa_table[] = {
+    {Isa::scalar, "scalar", 0, &cpu_runs_always},
+    {Isa::avx2, "avx2", 2, SEQEMBED_DETAIL_IF_X86(cpu_runs_avx2)},
+    {Isa::avx512, "avx512", 3, SEQEMBED_DETAIL_IF_X86(cpu_runs_avx512)},
+    {Isa::avx512_bf16, "avx512bf16", 4, SEQEMBED_DETAIL_IF_X86(cpu_runs_avx512_bf16)},
+    {Isa::neon, "neon", 1, SEQEMBED_DETAIL_IF_NEON(cpu_runs_always)},
+};
+#undef SEQEMBED_DETAIL_IF_X86
+#undef SEQEMBED_DETAIL_IF_NEON
+
+/// Number of ISAs.
+inline constexpr std::size_t isa_count = sizeof isa_table / sizeof isa_table[0];
+
+/// Whether isa_table lists every ISA once, in the enum's order.
+constexpr bool isa_table_in_enum_order() noexcept {
+    for (std::size_t i = 0; i < isa_count; ++i)
+        if (static_cast<std::size_t>(isa_table[i].isa) != i) return false;
+    return static_cast<std::size_t>(Isa::neon) + 1 == isa_count;
+}
+static_assert(isa_table_in_enum_order(), "seqembed: isa_table must list every Isa once, in the enum's order");
+
+/// The table's row of an ISA.
+constexpr const IsaTraits& isa_traits(Isa isa) noexcept { return isa_table[static_cast<std::size_t>(isa)]; }
+
+/// The table's ISAs in its order.
+constexpr std::array<Isa, isa_count> table_isas() noexcept {
+    std::array<Isa, isa_count> isas{};
+    for (std::size_t i = 0; i < isa_count; ++i) isas[i] = isa_table[i].isa;
+    return isas;
+}
+
 }  // namespace detail
+
+/// @brief Every ISA the library knows, scalar first, whether or not this build or CPU runs it.
+/// @code
+/// for (const seqembed::Isa isa : seqembed::all_isas)
+///     if (seqembed::isa_supported(isa)) std::puts(seqembed::isa_name(isa));
+/// @endcode
+inline constexpr std::array<Isa, detail::isa_count> all_isas = detail::table_isas();
+
+/// @brief The lower-case name of an ISA, as SEQEMBED_ISA spells it.
+/// @param isa the ISA.
+/// @return "scalar", "avx2", "avx512", "avx512bf16" or "neon".
+inline const char* isa_name(Isa isa) noexcept { return detail::isa_traits(isa).name; }
+
+/// @brief The ISA a name spells.
+/// @param name "scalar", "avx2", "avx512", "avx512bf16" or "neon".
+/// @return the ISA.
+/// @throws value_error for any other name.
+inline Isa isa_from_name(const std::string& name) {
+    std::string names;
+    for (const detail::IsaTraits& traits : detail::isa_table) {
+        if (name == traits.name) return traits.isa;
+        names += names.empty() ? "" : ", ";
+        names += traits.name;
+    }
+    detail::fail<value_error>("ISA '", name, "' is not one of ", names);
+}
 
 /// @brief Whether this build has kernels for an ISA and this CPU runs them.
 /// @param isa the ISA.
 /// @return true for scalar always; for the others, when compiled in (x86-64 or AArch64 with GCC
 ///         or clang) and the CPU (and the OS, for the wide registers) supports the instructions.
 inline bool isa_supported(Isa isa) noexcept {
-    switch (isa) {
-        case Isa::scalar: return true;
-#if SEQEMBED_DETAIL_X86_KERNELS
-        case Isa::avx2: return __builtin_cpu_supports("avx2") && detail::cpu_has_fma_f16c();
-        case Isa::avx512: return __builtin_cpu_supports("avx512f");
-        case Isa::avx512_bf16:
-            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                   __builtin_cpu_supports("avx512bf16");
-#else
-        case Isa::avx2:
-        case Isa::avx512:
-        case Isa::avx512_bf16: return false;
-#endif
-        case Isa::neon: return SEQEMBED_DETAIL_NEON_KERNELS != 0;
-    }
-    return false;
+    const detail::IsaTraits& traits = detail::isa_traits(isa);
+    return traits.compiled() && traits.cpu_runs();
 }
 
 /// @brief The widest ISA this CPU runs.
-/// @return avx512bf16, avx512, avx2, neon or scalar, the first of them isa_supported() accepts.
+/// @return avx512bf16, avx512, avx2, neon or scalar: of the ISAs isa_supported() accepts, the
+///         first in that order.
 inline Isa best_isa() noexcept {
-    for (const Isa isa : {Isa::avx512_bf16, Isa::avx512, Isa::avx2, Isa::neon})
-        if (isa_supported(isa)) return isa;
-    return Isa::scalar;
+    const detail::IsaTraits* best = &detail::isa_traits(Isa::scalar);
+    for (const detail::IsaTraits& traits : detail::isa_table)
+        if (traits.preference > best->preference && isa_supported(traits.isa)) best = &traits;
+    return best->isa;
 }
 
 namespace detail {

@@ -463,6 +463,35 @@ elseif(CONSUMER STREQUAL "pkg_config_pthread")
   message(STATUS "consumer.${CONSUMER}: lib/pkgconfig/seqembed.pc: ${cflags}; ${libs}")
   find_package_route("${prefix}" "${pcdir}" -DSEQEMBED_EXPECT_IO=OFF ${threads_args})
 
+elseif(CONSUMER STREQUAL "compiled_kernels")
+  # seqembed built with SEQEMBED_COMPILED_KERNELS=ON (its library, nothing else), then found in
+  # its build tree and used through an install of it.
+  set(build "${work}/seqembed-build")
+  set(prefix "${work}/prefix")
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
+            -C "${INITIAL_CACHE}" -DSEQEMBED_COMPILED_KERNELS=ON -DSEQEMBED_BUILD_TESTS=OFF
+            -DSEQEMBED_BUILD_EXAMPLES=OFF -DSEQEMBED_BUILD_BENCHMARKS=OFF -DSEQEMBED_IO=OFF
+            -DSEQEMBED_SENTENCEPIECE=OFF -DSEQEMBED_INSTALL=ON
+    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  check("configure seqembed with SEQEMBED_COMPILED_KERNELS=ON" "${result}" "${output}")
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" --build "${build}" --config "${CONFIG}"
+    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  check("build seqembed::kernels" "${result}" "${output}")
+  # The build tree's package is configured against only (building the programs twice would add
+  # CI time and test nothing more than the install's run below).
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -S "${CONSUMERS_DIR}/compiled_kernels" -B "${work}/build-tree-package"
+            -G "${GENERATOR}" -C "${INITIAL_CACHE}" "-Dseqembed_DIR=${build}"
+    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  check("configure against the build tree's package" "${result}" "${output}")
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" --install "${build}" --prefix "${prefix}" --config "${CONFIG}"
+    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  check("cmake --install to ${prefix}" "${result}" "${output}")
+  configure_build_run(compiled_kernels "-DCMAKE_PREFIX_PATH=${prefix}")
+
 else()
   message(FATAL_ERROR "run_consumer.cmake: unknown CONSUMER '${CONSUMER}'")
 endif()

@@ -138,6 +138,22 @@ elseif(MODE STREQUAL "macros")
                           "includes intrinsics (${guard} is defined)")
     endif()
   endforeach()
+  # With SEQEMBED_COMPILED_KERNELS=1 (seqembed::kernels' users) the kernels are only declared:
+  # no intrinsics, no macro left, and a program that runs every component compiles cleanly.
+  macros_of(with_umbrella_linked "#define SEQEMBED_COMPILED_KERNELS 1\n${umbrella}")
+  foreach(guard IN ITEMS _IMMINTRIN_H_INCLUDED __IMMINTRIN_H __ARM_NEON_H)
+    if(guard IN_LIST with_umbrella_linked)
+      message(FATAL_ERROR "seqembed.hpp includes intrinsics under SEQEMBED_COMPILED_KERNELS=1 "
+                          "(${guard} is defined)")
+    endif()
+  endforeach()
+  foreach(name IN LISTS with_umbrella_linked)
+    if(NOT name IN_LIST with_kernels_baseline AND NOT name MATCHES "^(_|SEQEMBED_(VERSION|ASSERT|COMPILED_KERNELS$))")
+      message(FATAL_ERROR "seqembed's headers leave the macro ${name} under SEQEMBED_COMPILED_KERNELS=1")
+    endif()
+  endforeach()
+  run("core_in_use.cpp with SEQEMBED_COMPILED_KERNELS=1" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags}
+      -DSEQEMBED_COMPILED_KERNELS=1 -fsyntax-only "${SOURCE_DIR}/core_in_use.cpp")
   list(LENGTH with_umbrella count)
   message(STATUS "no seqembed macro beyond SEQEMBED_VERSION* and SEQEMBED_ASSERT among ${count}")
 

@@ -202,8 +202,7 @@ void run_alibi() {
 int main() {
     std::printf("seqembed %d.%d.%d, kernels: %s\n", SEQEMBED_VERSION_MAJOR, SEQEMBED_VERSION_MINOR,
                 SEQEMBED_VERSION_PATCH, seqembed::isa_name(seqembed::active_isa()));
-    for (const seqembed::Isa isa : {seqembed::Isa::scalar, seqembed::Isa::avx2, seqembed::Isa::avx512,
-                                    seqembed::Isa::avx512_bf16, seqembed::Isa::neon}) {
+    for (const seqembed::Isa isa : seqembed::all_isas) {
         if (!seqembed::isa_supported(isa)) continue;
         seqembed::set_isa(isa);
         run_embedding<float, float>();

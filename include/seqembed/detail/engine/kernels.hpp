@@ -1,15 +1,22 @@
 /// @file detail/engine/kernels.hpp
 /// @brief The kernels of kernels-inl.hpp compiled once per ISA, and the one place that picks
-///        which copy runs (active_isa()).
+///        which copy runs (active_isa()): the entry points row_kernel, draw_spans, rotary_kernel
+///        and exact_sin_cos.
 ///
 /// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa, and
 /// avx512_bf16_isa, which has only the rotation and takes AVX-512's other kernels) and
 /// the x86 ones in a region compiled for their target, as Google Highway's foreach_target does,
 /// so that a build without -m flags still has them; they run only where isa_supported() says.
+///
+/// Header-only (the default), every translation unit that calls an entry point compiles every
+/// ISA's kernels for its types. With SEQEMBED_COMPILED_KERNELS=1 (the seqembed::kernels target
+/// puts it on its users), this header only declares the entry points, which the library
+/// (src/kernels*.cpp) compiles once for every scalar and storage type; no kernel code is
+/// included. The two kinds of entry points live in different namespaces (inline_kernels,
+/// linked_kernels; the one in use is inline), so a program may hold translation units of both
+/// kinds.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -19,9 +26,120 @@
 #include "../../isa.hpp"
 #include "../../types.hpp"
 #include "../random/dropout_layout.hpp"
-#include "../simd/platform.hpp"
 #include "exact_sincos.hpp"
 #include "rows.hpp"
+
+// SEQEMBED_DETAIL_LINKED_KERNELS: 1 when the entry points come from seqembed::kernels.
+// SEQEMBED_DETAIL_BUILDING_KERNELS is defined by src/kernels*.cpp alone, which compile them
+// whatever the build defines.
+#if defined(SEQEMBED_DETAIL_BUILDING_KERNELS)
+#define SEQEMBED_DETAIL_LINKED_KERNELS 0
+#elif !defined(SEQEMBED_COMPILED_KERNELS)
+#define SEQEMBED_DETAIL_LINKED_KERNELS 0
+#elif SEQEMBED_COMPILED_KERNELS
+#define SEQEMBED_DETAIL_LINKED_KERNELS 1
+#else
+#define SEQEMBED_DETAIL_LINKED_KERNELS 0
+#endif
+
+namespace seqembed::detail {
+
+/// The row kernel of one ISA for rows of Scalar from a table of Storage.
+template <typename Scalar, typename Storage>
+struct RowKernelFunctions {
+    void (*write)(const RowJob<Scalar>&, RowCarry<Scalar>&, const RowSources<Scalar, Storage>*, Index,
+                  const Storage* const*) noexcept;
+    void (*finish)(const RowJob<Scalar>&, RowCarry<Scalar>&) noexcept;
+};
+
+/// A RotaryKernel's rotate(): turns a token's heads in place by its table row (cos, sin, pairs,
+/// interleaved, the heads).
+template <typename Table, typename Activation>
+using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const TokenHeads<Activation>&) noexcept;
+
+/// The (Scalar, Storage) pairs of the row kernel that seqembed::kernels compiles: every pair
+/// TokenEmbedding and the stages built on the row kernel accept.
+template <typename Scalar, typename Storage>
+inline constexpr bool is_row_kernel_type =
+    std::is_same_v<Storage, Scalar> ? (std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>)
+                                    : (std::is_same_v<Scalar, float> && (std::is_same_v<Storage, Eigen::bfloat16> ||
+                                                                         std::is_same_v<Storage, Eigen::half>));
+
+/// The (Table, Activation) pairs of the rotation that seqembed::kernels compiles: every table
+/// type of RotaryEmbedding with every activation type of its apply().
+template <typename Table, typename Activation>
+inline constexpr bool is_rotary_kernel_type =
+    (std::is_same_v<Table, float> || std::is_same_v<Table, double> || std::is_same_v<Table, Eigen::bfloat16> ||
+     std::is_same_v<Table, Eigen::half>) &&
+    (std::is_same_v<Activation, float> || std::is_same_v<Activation, double> ||
+     std::is_same_v<Activation, Eigen::bfloat16>);
+
+}  // namespace seqembed::detail
+
+// seqembed::kernels' entry points, declared in every mode (src/kernels.cpp defines them); the
+// namespace is inline, so that detail::row_kernel and the others name them, only under
+// SEQEMBED_COMPILED_KERNELS=1.
+#if SEQEMBED_DETAIL_LINKED_KERNELS
+#define SEQEMBED_DETAIL_LINKED_INLINE inline
+#else
+#define SEQEMBED_DETAIL_LINKED_INLINE
+#endif
+namespace seqembed::detail {
+SEQEMBED_DETAIL_LINKED_INLINE namespace linked_kernels {
+
+/// The row kernel of the ISA in force, from seqembed::kernels (defined for is_row_kernel_type
+/// pairs only).
+/// @throws value_error as active_isa().
+template <typename Scalar, typename Storage>
+RowKernelFunctions<Scalar, Storage> compiled_row_kernel();
+
+/// The rotation of the ISA in force, from seqembed::kernels (defined for is_rotary_kernel_type
+/// pairs only).
+/// @throws value_error as active_isa().
+template <typename Table, typename Activation>
+RotateFunction<Table, Activation> compiled_rotary_kernel();
+
+/// The kept bits of spans first .. first + count - 1 of a mask, drawn by the ISA in force.
+/// @throws value_error as active_isa().
+void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out);
+
+/// exact_sin_cos_block of the ISA in force.
+/// @throws value_error as active_isa().
+void exact_sin_cos(double position, const double* high, const double* middle, const double* low, double* sines,
+                   double* cosines);
+
+#if SEQEMBED_DETAIL_LINKED_KERNELS
+/// The row kernel of the ISA in force.
+/// @throws value_error as active_isa().
+template <typename Scalar, typename Storage>
+RowKernelFunctions<Scalar, Storage> row_kernel() {
+    static_assert(is_row_kernel_type<Scalar, Storage>,
+                  "seqembed::kernels compiles the row kernel for float and double rows of their own "
+                  "type, and float rows of bfloat16 or half tables only");
+    return compiled_row_kernel<Scalar, Storage>();
+}
+
+/// RotaryKernel<Table, Activation>::rotate of the ISA in force.
+/// @throws value_error as active_isa().
+template <typename Table, typename Activation>
+RotateFunction<Table, Activation> rotary_kernel() {
+    static_assert(is_rotary_kernel_type<Table, Activation>,
+                  "seqembed::kernels compiles the rotation for float, double, bfloat16 and half tables "
+                  "over float, double and bfloat16 activations only");
+    return compiled_rotary_kernel<Table, Activation>();
+}
+#endif
+
+}  // namespace linked_kernels
+}  // namespace seqembed::detail
+#undef SEQEMBED_DETAIL_LINKED_INLINE
+
+#if !SEQEMBED_DETAIL_LINKED_KERNELS  // the kernels themselves: header-only, or src/kernels*.cpp
+
+#include <algorithm>
+#include <cmath>
+
+#include "../simd/platform.hpp"
 
 #include "../simd/backend_macros.hpp"  // ended at the bottom of this file
 
@@ -113,31 +231,59 @@ namespace seqembed::detail::neon_isa {
 
 namespace seqembed::detail {
 
+/// The Backend of an ISA whose kernels this build compiles (specialised for each above).
+template <Isa isa>
+struct IsaBackend;
+template <>
+struct IsaBackend<Isa::scalar> {
+    using type = scalar_isa::Backend;
+};
+#if SEQEMBED_DETAIL_X86_KERNELS
+template <>
+struct IsaBackend<Isa::avx2> {
+    using type = avx2_isa::Backend;
+};
+template <>
+struct IsaBackend<Isa::avx512> {
+    using type = avx512_isa::Backend;
+};
+template <>
+struct IsaBackend<Isa::avx512_bf16> {
+    using type = avx512_bf16_isa::Backend;
+};
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+template <>
+struct IsaBackend<Isa::neon> {
+    using type = neon_isa::Backend;
+};
+#endif
+
+/// visit(the Backend of isa), trying isa_table's compiled ISAs from row `row` on; scalar's when
+/// none is isa.
+template <std::size_t row, typename Visit>
+decltype(auto) visit_backend(Isa isa, Visit& visit) {
+    if constexpr (row == isa_count) {
+        return visit(scalar_isa::Backend{});
+    } else {
+        constexpr IsaTraits traits = isa_table[row];
+        if constexpr (traits.compiled() && traits.isa != Isa::scalar) {
+            if (isa == traits.isa) return visit(typename IsaBackend<traits.isa>::type{});
+        }
+        return visit_backend<row + 1>(isa, visit);
+    }
+}
+
 /// The one dispatch point: calls visit with the Backend of the ISA in force (active_isa()).
 /// @throws value_error as active_isa().
 template <typename Visit>
 decltype(auto) with_active_isa(Visit&& visit) {
-    switch (active_isa()) {
-#if SEQEMBED_DETAIL_X86_KERNELS
-        case Isa::avx512_bf16: return visit(avx512_bf16_isa::Backend{});
-        case Isa::avx512: return visit(avx512_isa::Backend{});
-        case Isa::avx2: return visit(avx2_isa::Backend{});
-#endif
-#if SEQEMBED_DETAIL_NEON_KERNELS
-        case Isa::neon: return visit(neon_isa::Backend{});
-#endif
-        default: break;
-    }
-    return visit(scalar_isa::Backend{});
+    return visit_backend<0>(active_isa(), visit);
 }
 
-/// The row kernel of one ISA for rows of Scalar from a table of Storage.
-template <typename Scalar, typename Storage>
-struct RowKernelFunctions {
-    void (*write)(const RowJob<Scalar>&, RowCarry<Scalar>&, const RowSources<Scalar, Storage>*, Index,
-                  const Storage* const*) noexcept;
-    void (*finish)(const RowJob<Scalar>&, RowCarry<Scalar>&) noexcept;
-};
+// The entry points, inline: in a header-only build every translation unit compiles the ones it
+// calls; src/kernels*.cpp compile them for seqembed::kernels' linked_kernels functions.
+inline namespace inline_kernels {
 
 /// The row kernel of the ISA in force.
 /// @throws value_error as active_isa().
@@ -156,12 +302,7 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
     with_active_isa([&](auto backend) { decltype(backend)::draw(key, first, count, out); });
 }
 
-/// A RotaryKernel's rotate(): turns a token's heads in place by its table row (cos, sin, pairs,
-/// interleaved, the heads).
-template <typename Table, typename Activation>
-using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const TokenHeads<Activation>&) noexcept;
-
-/// RotaryKernel<Table, Activation>::rotate of the ISA in force (kernels-inl.hpp).
+/// RotaryKernel<Table, Activation>::rotate of the ISA in force (rotary-inl.hpp).
 /// @throws value_error as active_isa().
 template <typename Table, typename Activation>
 RotateFunction<Table, Activation> rotary_kernel() {
@@ -177,6 +318,8 @@ inline void exact_sin_cos(double position, const double* high, const double* mid
     with_active_isa([&](auto backend) { decltype(backend)::sin_cos(position, high, middle, low, sines, cosines); });
 }
 
+}  // namespace inline_kernels
+
 }  // namespace seqembed::detail
 
 #undef SEQEMBED_DETAIL_UNROLL_ALL
@@ -184,3 +327,6 @@ inline void exact_sin_cos(double position, const double* high, const double* mid
 #undef SEQEMBED_DETAIL_TARGET_END
 #undef SEQEMBED_DETAIL_PRAGMA
 #include "../simd/backend_macros_end.hpp"
+
+#endif  // !SEQEMBED_DETAIL_LINKED_KERNELS
+#undef SEQEMBED_DETAIL_LINKED_KERNELS

@@ -1,0 +1,32 @@
+// seqembed::kernels: every ISA's kernels compiled once, for every type the components accept.
+// Translation units that link the target (SEQEMBED_COMPILED_KERNELS=1) see only the
+// declarations of detail/engine/kernels.hpp's linked_kernels namespace and call the functions
+// defined here and in kernels_rotary.cpp, which hand out the header's own (inline_kernels) entry
+// points. This file: the dropout draw, the exact sin/cos and the row kernel.
+#define SEQEMBED_DETAIL_BUILDING_KERNELS 1
+#include <seqembed/detail/engine/kernels.hpp>
+
+namespace seqembed::detail::linked_kernels {
+
+void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) {
+    inline_kernels::draw_spans(key, first, count, out);
+}
+
+void exact_sin_cos(double position, const double* high, const double* middle, const double* low, double* sines,
+                   double* cosines) {
+    inline_kernels::exact_sin_cos(position, high, middle, low, sines, cosines);
+}
+
+template <typename Scalar, typename Storage>
+RowKernelFunctions<Scalar, Storage> compiled_row_kernel() {
+    static_assert(is_row_kernel_type<Scalar, Storage>);
+    return inline_kernels::row_kernel<Scalar, Storage>();
+}
+
+// is_row_kernel_type's pairs.
+template RowKernelFunctions<float, float> compiled_row_kernel<float, float>();
+template RowKernelFunctions<double, double> compiled_row_kernel<double, double>();
+template RowKernelFunctions<float, Eigen::bfloat16> compiled_row_kernel<float, Eigen::bfloat16>();
+template RowKernelFunctions<float, Eigen::half> compiled_row_kernel<float, Eigen::half>();
+
+}  // namespace seqembed::detail::linked_kernels
