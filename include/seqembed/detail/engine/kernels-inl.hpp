@@ -569,14 +569,12 @@ private:
             const Index head = std::min<Index>(lanes - misalign, width);
             Scalar* held = claim(carry, out - misalign, misalign, misalign + static_cast<int>(head));
             if constexpr (Dropping) mask.seek(row.first_element);
-            for (; j < head; ++j) {
-                std::uint32_t kept = 0;
-                if constexpr (Dropping) {
-                    kept = static_cast<std::uint32_t>(mask.bits() & 1u);
-                    mask.step(1);
-                }
-                held[misalign + j] = dropped<Dropping>(job, values.scalar(j), kept);
-            }
+            // The head's bits read once (it is shorter than a vector, so than 64 values).
+            std::uint64_t kept = 0;
+            if constexpr (Dropping) kept = mask.bits();
+            for (; j < head; ++j, kept >>= 1)
+                held[misalign + j] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
+            if constexpr (Dropping) mask.step(static_cast<unsigned>(head));
             settle<Streaming>(carry);
         } else if constexpr (Dropping) {
             mask.seek(row.first_element);
@@ -629,14 +627,10 @@ private:
         if (j < width) {  // the tail: the start of a vector the next row may finish
             const auto tail = static_cast<int>(width - j);
             Scalar* held = claim(carry, out + j, 0, tail);
-            for (int lane = 0; lane < tail; ++lane, ++j) {
-                std::uint32_t kept = 0;
-                if constexpr (Dropping) {
-                    kept = static_cast<std::uint32_t>(mask.bits() & 1u);
-                    mask.step(1);
-                }
-                held[lane] = dropped<Dropping>(job, values.scalar(j), kept);
-            }
+            std::uint64_t kept = 0;  // the tail's bits read once, as the head's
+            if constexpr (Dropping) kept = mask.bits();
+            for (int lane = 0; lane < tail; ++lane, ++j, kept >>= 1)
+                held[lane] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
             settle<Streaming>(carry);
         }
         for (; next_line < ahead_end; next_line += 64) request_line(next_line);
