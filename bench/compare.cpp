@@ -719,6 +719,7 @@ void print_machine() {
 // ---------------------------------------------------------------------------------------------
 // Issue 11's matrix (bench/matrix.hpp)
 
+using seqembed_bench::Layers;
 using seqembed_bench::Mode;
 using seqembed_bench::Positions;
 using seqembed_bench::Shape;
@@ -731,6 +732,7 @@ struct MatrixFilter {
     std::vector<Storage> storages;
     std::vector<Mode> modes;
     std::vector<CacheState> caches;
+    std::vector<Layers> layers;
 
     template <typename T>
     static bool admits(const std::vector<T>& chosen, T value) {
@@ -738,7 +740,7 @@ struct MatrixFilter {
     }
     bool any() const {
         return !d_models.empty() || !positions.empty() || !storages.empty() || !modes.empty() ||
-               !caches.empty();
+               !caches.empty() || !layers.empty();
     }
 };
 
@@ -750,11 +752,15 @@ struct RowResult {
     Shape shape;
     Positions positions;
     Storage storage;
+    Layers layers;
     Mode mode;
     CacheState cache;
     double memcpy_ms;
     double seqembed_ms;
-    double plain_ms;
+    double plain_ms;  // NaN for rows the plain loop does not compute (token types, LayerNorm)
+    double gather_ms;
+    double eval_ms;      // training rows: the same pipeline in evaluation, timed in the row
+    double unnormed_ms;  // LayerNorm rows: the same pipeline without LayerNorm, timed in the row
     double memcpy_read_ms;
     double seqembed_read_ms;
     double cached_read_ms;
@@ -766,7 +772,7 @@ double memcpy_goal(Mode mode) { return mode == Mode::eval ? 1.3 : 1.6; }
 
 std::string goal_verdict(const RowResult& row) {
     const bool memcpy_met = row.seqembed_ms <= memcpy_goal(row.mode) * row.memcpy_ms;
-    const bool plain_met = row.seqembed_ms <= row.plain_ms;
+    const bool plain_met = !(row.seqembed_ms > row.plain_ms);
     if (memcpy_met && plain_met) return "met";
     std::string missed = "**missed**: ";
     if (!memcpy_met) {
@@ -786,18 +792,20 @@ double max_scaled_diff(const float* a, const float* b, std::size_t count, double
     return worst / bound;
 }
 
-/// The rows of one (d_model, positions, table) over the modes and caches the filter admits.
+/// The rows of one (d_model, positions, table, layers) over the modes and caches the filter
+/// admits.
 template <typename Embedding, typename Positional>
 void run_stage_rows(const seqembed_bench::WidthInputs& inputs, const Embedding& embedding,
                     const Positional& positional, Positions positions, Storage storage,
-                    const MatrixFilter& filter, int rounds, double sample_ms,
+                    Layers layers, const MatrixFilter& filter, int rounds, double sample_ms,
                     RowMatrix<float>& out, const std::vector<float>& source,
                     std::vector<RowResult>& results) {
     const Shape& shape = inputs.shape;
-    const seqembed::IdMatrix& ids = inputs.ids;
+    const seqembed::Batch batch = seqembed_bench::batch_of(inputs, layers);
     const std::size_t count = shape.output_count();
-    const seqembed::Padding padding = seqembed::Padding::none();
     const auto plain = seqembed_bench::make_plain_loop(embedding, positional, shape.length);
+    const auto gather = seqembed_bench::make_gather_floor(embedding, positional);
+    const bool with_plain = layers == Layers::none;  // the plain loop adds no types, no LayerNorm
 
     // What the plain loop and the pipeline may differ by: the rounding of `x * scale` that a
     // contracted FMA skips, at most an ulp of the largest term.
@@ -805,26 +813,35 @@ void run_stage_rows(const seqembed_bench::WidthInputs& inputs, const Embedding& 
 
     for (const Mode mode : seqembed_bench::all_modes) {
         if (!MatrixFilter::admits(filter.modes, mode)) continue;
-        auto pipeline = seqembed_bench::make_pipeline(embedding, positional, mode);
-        auto cached = seqembed_bench::make_pipeline(embedding, positional, mode,
+        auto pipeline = seqembed_bench::make_pipeline(inputs, layers, embedding, positional, mode);
+        auto cached = seqembed_bench::make_pipeline(inputs, layers, embedding, positional, mode,
                                                     seqembed::OutputStores::cached);
         const std::string row_name = shape.name() + " " + seqembed_bench::name_of(positions) +
-                                     " " + seqembed_bench::name_of(storage) + " " +
+                                     seqembed_bench::name_of(layers) + " " +
+                                     seqembed_bench::name_of(storage) + " " +
                                      seqembed_bench::name_of(mode);
 
         // Checks, before timing, on outputs apart from `out`.
-        const auto eval_pipeline = seqembed_bench::make_pipeline(embedding, positional, Mode::eval);
+        const auto eval_pipeline =
+            seqembed_bench::make_pipeline(inputs, layers, embedding, positional, Mode::eval);
+        const auto unnormed = seqembed_bench::make_pipeline(
+            inputs, layers == Layers::types_ln ? Layers::types : layers, embedding, positional, mode);
         RowMatrix<float> seq_eval(shape.tokens(), shape.d_model);
-        eval_pipeline.forward_into(ids, padding, seq_eval);
+        eval_pipeline.forward_into(batch, seq_eval);
         RowMatrix<float> plain_out(shape.tokens(), shape.d_model);
-        plain(ids, plain_out, nullptr);
-        bool passed = max_scaled_diff(seq_eval.data(), plain_out.data(), count, bound) <= 1.0;
+        bool passed = true;
+        if (with_plain) {
+            plain(inputs.ids, plain_out, nullptr);
+            passed = max_scaled_diff(seq_eval.data(), plain_out.data(), count, bound) <= 1.0;
+            gather(inputs.ids, plain_out.data());
+            passed = passed && max_scaled_diff(seq_eval.data(), plain_out.data(), count, bound) <= 1.0;
+        }
         std::vector<float> mask;  // training: the plain loop's precomputed factors
         if (mode == Mode::train) {
             // The first training call of both pipelines: the same mask, the same values.
             RowMatrix<float> seq_train(shape.tokens(), shape.d_model);
-            pipeline.forward_into(ids, padding, seq_train);
-            cached.forward_into(ids, padding, plain_out);
+            pipeline.forward_into(batch, seq_train);
+            cached.forward_into(batch, plain_out);
             passed = passed && std::memcmp(seq_train.data(), plain_out.data(),
                                            count * sizeof(float)) == 0;
             // The factors of that mask, read off the outputs: 0 where a value was dropped.
@@ -837,18 +854,21 @@ void run_stage_rows(const seqembed_bench::WidthInputs& inputs, const Embedding& 
                 dropped += drop ? 1 : 0;
             }
             const double fraction = static_cast<double>(dropped) / static_cast<double>(count);
-            plain(ids, plain_out, mask.data());
-            passed = passed && std::abs(fraction - dropout_p) < 0.01 &&
-                     max_scaled_diff(seq_train.data(), plain_out.data(), count,
-                                     bound / (1.0 - dropout_p)) <= 1.0;
+            passed = passed && std::abs(fraction - dropout_p) < 0.01;
+            if (with_plain) {
+                plain(inputs.ids, plain_out, mask.data());
+                passed = passed && max_scaled_diff(seq_train.data(), plain_out.data(), count,
+                                                   bound / (1.0 - dropout_p)) <= 1.0;
+            }
         } else {
-            cached.forward_into(ids, padding, plain_out);
+            cached.forward_into(batch, plain_out);
             passed = passed && std::memcmp(seq_eval.data(), plain_out.data(),
                                            count * sizeof(float)) == 0;
         }
         char check_line[200];
         std::snprintf(check_line, sizeof check_line,
-                      "%s: plain loop = seqembed (within an ulp), cached = automatic stores%s",
+                      "%s: plain loop and gather floor = seqembed (within an ulp), cached = "
+                      "automatic stores%s",
                       row_name.c_str(), mode == Mode::train ? ", ~10% dropped" : "");
         ++g_matrix_checks;
         if (!passed) report_check(check_line, passed);
@@ -863,47 +883,77 @@ void run_stage_rows(const seqembed_bench::WidthInputs& inputs, const Embedding& 
                                       escape(out.data());
                                   }});
             contenders.push_back({"seqembed", [&] {
-                                      pipeline.forward_into(ids, padding, out);
+                                      pipeline.forward_into(batch, out);
                                       escape(out.data());
                                   }});
-            contenders.push_back({"plain", [&] {
-                                      plain(ids, out, mask_data);
+            contenders.push_back({"gather", [&] {
+                                      gather(inputs.ids, out.data());
                                       escape(out.data());
                                   }});
+            if (mode == Mode::train) {  // train / eval within the row's rounds
+                contenders.push_back({"eval", [&] {
+                                          eval_pipeline.forward_into(batch, out);
+                                          escape(out.data());
+                                      }});
+            }
+            if (layers == Layers::types_ln) {  // LN / no LN within the row's rounds
+                contenders.push_back({"no LN", [&] {
+                                          unnormed.forward_into(batch, out);
+                                          escape(out.data());
+                                      }});
+            }
+            if (with_plain) {
+                contenders.push_back({"plain", [&] {
+                                          plain(inputs.ids, out, mask_data);
+                                          escape(out.data());
+                                      }});
+            }
             contenders.push_back({"memcpy+read", [&] {
                                       std::memcpy(out.data(), source.data(), bytes);
                                       escape(out.data());
                                       g_read_sink = seqembed_bench::read_output(out.data(), count);
                                   }});
             contenders.push_back({"seqembed+read", [&] {
-                                      pipeline.forward_into(ids, padding, out);
+                                      pipeline.forward_into(batch, out);
                                       escape(out.data());
                                       g_read_sink = seqembed_bench::read_output(out.data(), count);
                                   }});
             contenders.push_back({"cached+read", [&] {
-                                      cached.forward_into(ids, padding, out);
+                                      cached.forward_into(batch, out);
                                       escape(out.data());
                                       g_read_sink = seqembed_bench::read_output(out.data(), count);
                                   }});
             run_interleaved(contenders, rounds, sample_ms, cache);
+            const auto median = [&](const char* label) {
+                for (const Contender& contender : contenders)
+                    if (contender.label == label) return contender.median();
+                return std::numeric_limits<double>::quiet_NaN();
+            };
             const RowResult row{shape,
                                 positions,
                                 storage,
+                                layers,
                                 mode,
                                 cache,
-                                contenders[0].median(),
-                                contenders[1].median(),
-                                contenders[2].median(),
-                                contenders[3].median(),
-                                contenders[4].median(),
-                                contenders[5].median()};
+                                median("memcpy"),
+                                median("seqembed"),
+                                median("plain"),
+                                median("gather"),
+                                median("eval"),
+                                median("no LN"),
+                                median("memcpy+read"),
+                                median("seqembed+read"),
+                                median("cached+read")};
             results.push_back(row);
-            std::printf("  %-22s %-10s %-5s %-10s %-4s  memcpy %7.3f  seqembed %7.3f (%5.2fx "
-                        "memcpy, %5.2fx plain)  plain %7.3f  | +read: memcpy %7.3f  seqembed "
-                        "%7.3f  cached %7.3f  %s\n",
-                        shape.name().c_str(), seqembed_bench::name_of(positions),
+            std::printf("  %-22s %-20s %-5s %-10s %-4s  memcpy %7.3f  gather %7.3f  seqembed %7.3f "
+                        "(%5.2fx gather, %5.2fx memcpy, %5.2fx plain)  plain %7.3f  | +read: "
+                        "memcpy %7.3f  seqembed %7.3f  cached %7.3f  %s\n",
+                        shape.name().c_str(),
+                        (std::string(seqembed_bench::name_of(positions)) +
+                         seqembed_bench::name_of(layers)).c_str(),
                         seqembed_bench::name_of(storage), seqembed_bench::name_of(mode),
-                        seqembed_bench::name_of(cache), row.memcpy_ms, row.seqembed_ms,
+                        seqembed_bench::name_of(cache), row.memcpy_ms, row.gather_ms,
+                        row.seqembed_ms, row.seqembed_ms / row.gather_ms,
                         row.seqembed_ms / row.memcpy_ms, row.seqembed_ms / row.plain_ms,
                         row.plain_ms, row.memcpy_read_ms, row.seqembed_read_ms,
                         row.cached_read_ms, goal_verdict(row).c_str());
@@ -917,6 +967,82 @@ std::string utc_date() {
     char text[32] = "(unknown date)";
     if (const std::tm* utc = std::gmtime(&now)) std::strftime(text, sizeof text, "%Y-%m-%d", utc);
     return text;
+}
+
+/// The row of `results` that differs from `row` in mode and layers only, or null.
+const RowResult* row_like(const std::vector<RowResult>& results, const RowResult& row, Mode mode,
+                          Layers layers) {
+    for (const RowResult& other : results)
+        if (other.shape.d_model == row.shape.d_model && other.positions == row.positions &&
+            other.storage == row.storage && other.cache == row.cache && other.mode == mode &&
+            other.layers == layers)
+            return &other;
+    return nullptr;
+}
+
+/// Issue 27's goals: evaluation within 1.10x of the gather floor, training within 1.15x of
+/// evaluation, LayerNorm within 1.25x of the same pass without it.
+constexpr double floor_goal = 1.10;
+constexpr double train_goal = 1.15;
+constexpr double norm_goal = 1.25;
+
+/// Issue 27's table: per row of the matrix, evaluation against the gather floor (in the evaluation
+/// row), training against evaluation (both timed in the training row) and, for the LayerNorm
+/// rows, the pass against the same pass without LayerNorm (both timed in the row).
+void print_floor_table(const std::vector<RowResult>& results) {
+    std::printf("\n#### Against the gather floor (issue 27)\n\n");
+    std::printf("Medians in ms; each ratio is of two contenders interleaved in the same row: eval / "
+                "gather in the evaluation row, train / eval in the training row (which times the "
+                "evaluation pipeline too), LN / no LN in the LayerNorm rows (which time the pass "
+                "without LayerNorm too). Goals: eval / gather <= %.2f (rows without token types "
+                "and LayerNorm, which the floor does not compute), train / eval <= %.2f, LN / no LN "
+                "<= %.2f.\n\n",
+                floor_goal, train_goal, norm_goal);
+    std::printf("| d_model | positions | table | cache | gather | eval | eval / gather | train | "
+                "eval (train row) | train / eval | LN / no LN, eval | LN / no LN, train | goals |\n");
+    std::printf("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    int rows = 0;
+    int met = 0;
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    const auto text = [](double value, const char* unit) {  // "-" where there is none
+        char buffer[32] = "-";
+        if (!std::isnan(value)) std::snprintf(buffer, sizeof buffer, "%.2f%s", value, unit);
+        return std::string(buffer);
+    };
+    for (const RowResult& eval : results) {
+        if (eval.mode != Mode::eval) continue;
+        const RowResult* train = row_like(results, eval, Mode::train, eval.layers);
+        const bool normed = eval.layers == Layers::types_ln;
+        const double to_floor = eval.seqembed_ms / eval.gather_ms;
+        const double to_eval = train != nullptr ? train->seqembed_ms / train->eval_ms : none;
+        const double norm_eval = normed ? eval.seqembed_ms / eval.unnormed_ms : none;
+        const double norm_train = normed && train != nullptr ? train->seqembed_ms / train->unnormed_ms : none;
+        std::string verdict;
+        const auto judge = [&](double ratio, double goal, const char* what) {
+            if (std::isnan(ratio) || ratio <= goal) return;
+            verdict += verdict.empty() ? "**missed**: " : ", ";
+            verdict += what;
+        };
+        if (eval.layers == Layers::none) judge(to_floor, floor_goal, "eval / gather");
+        judge(to_eval, train_goal, "train / eval");
+        judge(norm_eval, norm_goal, "LN eval");
+        judge(norm_train, norm_goal, "LN train");
+        if (verdict.empty()) {
+            verdict = "met";
+            ++met;
+        }
+        ++rows;
+        std::printf("| %ld | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                    static_cast<long>(eval.shape.d_model), seqembed_bench::name_of(eval.positions),
+                    seqembed_bench::name_of(eval.layers), seqembed_bench::name_of(eval.storage),
+                    seqembed_bench::name_of(eval.cache), text(eval.gather_ms, "").c_str(),
+                    text(eval.seqembed_ms, "").c_str(), text(to_floor, "x").c_str(),
+                    text(train != nullptr ? train->seqembed_ms : none, "").c_str(),
+                    text(train != nullptr ? train->eval_ms : none, "").c_str(),
+                    text(to_eval, "x").c_str(), text(norm_eval, "x").c_str(),
+                    text(norm_train, "x").c_str(), verdict.c_str());
+    }
+    std::printf("\n%d of %d rows meet issue 27's goals.\n", met, rows);
 }
 
 void print_matrix_table(const std::vector<RowResult>& results, int rounds) {
@@ -936,25 +1062,30 @@ void print_matrix_table(const std::vector<RowResult>& results, int rounds) {
                 rounds,
                 static_cast<double>(seqembed_bench::CacheScrubber::instance().bytes()) /
                     1048576.0);
-    std::printf("- memcpy: of the output bytes from a pre-filled buffer. plain: "
+    std::printf("- memcpy: of the output bytes from a pre-filled buffer. gather: the gather floor, "
+                "each token's table row times the scale plus its position row, streamed, the row "
+                "8 KiB ahead requested (bench/matrix.hpp, GatherFloor). plain: "
                 "`out.row(r) = table.row(id).cast<float>() * scale + pos.row(t)` per token "
                 "(times a precomputed float mask of 0 or 1/0.9 in training). +read: followed by "
                 "the first consumer, a sum of every output value; seqembed with its automatic "
                 "stores, cached with `OutputStores::cached`.\n");
     std::printf("- goal: seqembed within 1.3x (evaluation) or 1.6x (training) of the memcpy, "
                 "and no slower than plain.\n\n");
-    std::printf("| d_model | tokens | positions | table | mode | cache | memcpy | seqembed | "
-                "plain | seqembed / memcpy | seqembed / plain | memcpy+read | seqembed+read | "
-                "cached+read | +read: seqembed / memcpy | +read: cached / seqembed | goal |\n");
+    std::printf("| d_model | tokens | positions | table | mode | cache | memcpy | gather | "
+                "seqembed | plain | seqembed / gather | seqembed / memcpy | seqembed / plain | "
+                "memcpy+read | seqembed+read | cached+read | +read: seqembed / memcpy | +read: "
+                "cached / seqembed | goal |\n");
     std::printf("|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-                "---|\n");
+                "---:|---:|---|\n");
     for (const RowResult& row : results) {
-        std::printf("| %ld | %ld | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2fx | %.2fx | %.2f | "
-                    "%.2f | %.2f | %.2fx | %.2fx | %s |\n",
+        std::printf("| %ld | %ld | %s%s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx | "
+                    "%.2fx | %.2f | %.2f | %.2f | %.2fx | %.2fx | %s |\n",
                     static_cast<long>(row.shape.d_model), static_cast<long>(row.shape.tokens()),
-                    seqembed_bench::name_of(row.positions), seqembed_bench::name_of(row.storage),
+                    seqembed_bench::name_of(row.positions), seqembed_bench::name_of(row.layers),
+                    seqembed_bench::name_of(row.storage),
                     row.mode == Mode::eval ? "eval" : "train", seqembed_bench::name_of(row.cache),
-                    row.memcpy_ms, row.seqembed_ms, row.plain_ms, row.seqembed_ms / row.memcpy_ms,
+                    row.memcpy_ms, row.gather_ms, row.seqembed_ms, row.plain_ms,
+                    row.seqembed_ms / row.gather_ms, row.seqembed_ms / row.memcpy_ms,
                     row.seqembed_ms / row.plain_ms, row.memcpy_read_ms, row.seqembed_read_ms,
                     row.cached_read_ms, row.seqembed_read_ms / row.memcpy_read_ms,
                     row.cached_read_ms / row.seqembed_read_ms, goal_verdict(row).c_str());
@@ -962,6 +1093,7 @@ void print_matrix_table(const std::vector<RowResult>& results, int rounds) {
     std::size_t missed = 0;
     for (const RowResult& row : results) missed += goal_verdict(row) == "met" ? 0 : 1;
     std::printf("\n%zu of %zu rows meet the goal.\n", results.size() - missed, results.size());
+    print_floor_table(results);
 }
 
 void run_matrix(const MatrixFilter& filter, int rounds, double sample_ms) {
@@ -988,12 +1120,20 @@ void run_matrix(const MatrixFilter& filter, int rounds, double sample_ms) {
             if (!MatrixFilter::admits(filter.positions, positions)) continue;
             for (const Storage storage : seqembed_bench::all_storages) {
                 if (!MatrixFilter::admits(filter.storages, storage)) continue;
-                seqembed_bench::with_stages(
-                    inputs, positions, storage,
-                    [&](const auto& embedding, const auto& positional) {
-                        run_stage_rows(inputs, embedding, positional, positions, storage, filter,
-                                       rounds, sample_ms, out, source, results);
-                    });
+                for (const Layers layers : {Layers::none, Layers::types, Layers::types_ln}) {
+                    if (!MatrixFilter::admits(filter.layers, layers)) continue;
+                    // BERT's layers at BERT-base's width and positions only.
+                    if (layers != Layers::none &&
+                        (shape.d_model != 768 || positions != Positions::learned))
+                        continue;
+                    seqembed_bench::with_stages(
+                        inputs, positions, storage,
+                        [&](const auto& embedding, const auto& positional) {
+                            run_stage_rows(inputs, embedding, positional, positions, storage,
+                                           layers, filter, rounds, sample_ms, out, source,
+                                           results);
+                        });
+                }
             }
         }
     }
@@ -1228,6 +1368,8 @@ void usage() {
         "  --storage LIST       float,bf16\n"
         "  --mode LIST          eval,train\n"
         "  --cache LIST         warm,cold\n"
+        "  --layers LIST        none,types,types+ln (BERT's token types and LayerNorm after the\n"
+        "                       sum; rows at d_model 768 with learned positions only)\n"
         "  e.g. one row: --d-model 768 --positions learned --storage bf16 --mode train "
         "--cache cold\n");
 }
@@ -1301,6 +1443,22 @@ bool parse_mode(const std::string& item, Mode& value) {
     return false;
 }
 
+bool parse_layers(const std::string& item, Layers& value) {
+    if (item == "none") {
+        value = Layers::none;
+        return true;
+    }
+    if (item == "types") {
+        value = Layers::types;
+        return true;
+    }
+    if (item == "types+ln" || item == "types_ln") {
+        value = Layers::types_ln;
+        return true;
+    }
+    return false;
+}
+
 bool parse_cache(const std::string& item, CacheState& value) {
     if (item == "warm" || item == "cold") {
         value = item == "warm" ? CacheState::warm : CacheState::cold;
@@ -1361,6 +1519,8 @@ int main(int argc, char** argv) {
             ok = parse_list("--mode", argv[++i], filter.modes, parse_mode);
         } else if (arg == "--cache" && has_value) {
             ok = parse_list("--cache", argv[++i], filter.caches, parse_cache);
+        } else if (arg == "--layers" && has_value) {
+            ok = parse_list("--layers", argv[++i], filter.layers, parse_layers);
         } else {
             usage();
             return arg == "--help" || arg == "-h" ? 0 : 2;

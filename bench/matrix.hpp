@@ -20,12 +20,17 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "bench_support.hpp"
 
@@ -131,6 +136,47 @@ inline Sinusoidal sinusoidal(const Shape& shape) {
 
 }  // namespace detail_matrix
 
+/// BERT's layers after the sum, for the rows that compare LayerNorm's cost (seqembed_compare only):
+/// none; token types (2 rows, the first half of each sequence type 0, the rest type 1); token
+/// types and LayerNorm (eps 1e-12, seeded weights).
+enum class Layers { none, types, types_ln };
+
+inline const char* name_of(Layers layers) {
+    switch (layers) {
+        case Layers::none: return "";
+        case Layers::types: return "+types";
+        case Layers::types_ln: return "+types+LN";
+    }
+    return "?";
+}
+
+namespace detail_matrix {
+
+inline seqembed::IdMatrix half_and_half_types(const Shape& shape) {
+    seqembed::IdMatrix types(shape.batch, shape.length);
+    for (Index b = 0; b < shape.batch; ++b)
+        for (Index t = 0; t < shape.length; ++t) types(b, t) = t < shape.length / 2 ? 0 : 1;
+    return types;
+}
+
+inline seqembed::TokenTypeEmbedding<float> type_table(const Shape& shape) {
+    std::vector<float> values(static_cast<std::size_t>(2 * shape.d_model));
+    fill_uniform(values.data(), values.size(), 13);
+    return seqembed::TokenTypeEmbedding<float>::from_weights(
+        Eigen::Map<const seqembed::RowMatrix<float>>(values.data(), 2, shape.d_model));
+}
+
+inline seqembed::LayerNorm<float> layer_norm(const Shape& shape) {
+    using Vector = seqembed::LayerNorm<float>::Vector;
+    Vector gamma(shape.d_model);
+    Vector beta(shape.d_model);
+    fill_uniform(gamma.data(), static_cast<std::size_t>(shape.d_model), 14);
+    fill_uniform(beta.data(), static_cast<std::size_t>(shape.d_model), 15);
+    return seqembed::LayerNorm<float>::from_weights(gamma, beta, 1e-12);
+}
+
+}  // namespace detail_matrix
+
 /// The inputs of every row of one d_model, built once: tables seqembed owns (from_weights, or
 /// built by seqembed), as a model loaded from a checkpoint has them.
 struct WidthInputs {
@@ -141,6 +187,9 @@ struct WidthInputs {
     Sinusoidal sinusoidal;
     Learned learned;
     NoPositions none;
+    seqembed::IdMatrix type_ids;
+    seqembed::TokenTypeEmbedding<float> types;
+    seqembed::LayerNorm<float> norm;
 
     explicit WidthInputs(const Shape& shape_)
         : WidthInputs(shape_, detail_matrix::uniform_table(shape_)) {}
@@ -153,7 +202,10 @@ private:
           bf16_table(detail_matrix::bf16_embedding(values, shape_)),
           sinusoidal(detail_matrix::sinusoidal(shape_)),
           learned(shape_.length, shape_.d_model),  // seeded N(0, 1), offset 0 (BERT's)
-          none(shape_.d_model) {}
+          none(shape_.d_model),
+          type_ids(detail_matrix::half_and_half_types(shape_)),
+          types(detail_matrix::type_table(shape_)),
+          norm(detail_matrix::layer_norm(shape_)) {}
 };
 
 /// Calls fn(embedding, positions) with the static types of the row's table and positional
@@ -184,6 +236,25 @@ seqembed::InputPipeline<float, Positional, Embedding> make_pipeline(
     seqembed::InputPipeline<float, Positional, Embedding> pipeline(embedding, positions, options);
     pipeline.set_training(mode == Mode::train);
     return pipeline;
+}
+
+/// The pipeline of make_pipeline with BERT's layers added.
+template <typename Embedding, typename Positional>
+seqembed::InputPipeline<float, Positional, Embedding> make_pipeline(
+    const WidthInputs& inputs, Layers layers, const Embedding& embedding,
+    const Positional& positions, Mode mode,
+    seqembed::OutputStores stores = seqembed::OutputStores::automatic) {
+    auto pipeline = make_pipeline(embedding, positions, mode, stores);
+    if (layers != Layers::none) pipeline.set_token_types(inputs.types);
+    if (layers == Layers::types_ln) pipeline.set_layer_norm(inputs.norm);
+    return pipeline;
+}
+
+/// The batch a row of these layers embeds: the ids, with BERT's token types when it has them.
+inline seqembed::Batch batch_of(const WidthInputs& inputs, Layers layers) {
+    seqembed::Batch batch(inputs.ids);
+    if (layers != Layers::none) batch.token_types = inputs.type_ids;
+    return batch;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,6 +345,165 @@ auto make_plain_loop(const Embedding& embedding, const Positional& positions, In
     return PlainLoop<typename Embedding::StorageType>(table.data(), table.rows(), table.cols(),
                                                       embedding.scale(), position_rows(positions),
                                                       length);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The gather floor: the practical floor of the pass (issue 27)
+
+/// The same rows as the pipeline's evaluation, by the plainest fast code: per token, its table
+/// row (widened from bfloat16 by a shift) times the scale, plus its position row, written with
+/// streaming stores of the widest vector the build's target has, while the lines of the table
+/// row `ahead` tokens on are requested (_mm_prefetch), one line per line written from the line
+/// that holds the row's first byte, as seqembed's default 8 KiB ahead. No checks, no padding, no
+/// dropout, no carried vectors: where the output is not aligned to the vector, narrower
+/// streaming stores (16 bytes, which every x86-64 has and Eigen's allocations satisfy) take
+/// their place. Without SSE2, plain stores. A benchmark contender, not library code: what a
+/// memory-bound gather of these rows costs on this host and build.
+// GCC 12's AVX-512 intrinsics start from an undefined vector, which -Wmaybe-uninitialized
+// reports in their callers (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <typename Storage_>
+class GatherFloor {
+public:
+    GatherFloor(const Storage_* table, Index d_model, float scale, const float* positions,
+                std::size_t prefetch_bytes = std::size_t{8} << 10)
+        : m_table(table),
+          m_width(d_model),
+          m_scale(scale),
+          m_positions(positions),
+          m_ahead(std::clamp<Index>(
+              static_cast<Index>((prefetch_bytes + row_bytes(d_model) - 1) / row_bytes(d_model)), 1,
+              64)) {}
+
+    /// out (tokens x d_model, rows end to end) = the gathered rows.
+    void operator()(const seqembed::IdMatrix& ids, float* out) const {
+        const Index length = ids.cols();
+        const Index tokens = ids.size();
+        const auto id_of = [&](Index r) { return ids(r / length, r % length); };
+        for (Index r = 0; r < tokens; ++r) {
+            const Storage_* row = m_table + id_of(r) * m_width;
+            const Storage_* ahead = r + m_ahead < tokens ? m_table + id_of(r + m_ahead) * m_width : nullptr;
+            const float* position = m_positions == nullptr ? nullptr : m_positions + (r % length) * m_width;
+            write_row(row, position, ahead, out + r * m_width);
+        }
+#if defined(__SSE2__)
+        _mm_sfence();
+#endif
+    }
+
+private:
+    static std::size_t row_bytes(Index d_model) {
+        return std::max<std::size_t>(1, sizeof(Storage_) * static_cast<std::size_t>(d_model));
+    }
+
+    void write_row(const Storage_* row, const float* position, const Storage_* ahead,
+                   float* out) const {
+        const char* line = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(ahead) &
+                                                         ~std::uintptr_t{63});
+        const char* const end = ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + m_width);
+        Index j = 0;
+#if defined(__AVX512F__)
+        if (reinterpret_cast<std::uintptr_t>(out) % 64 == 0) {
+            const __m512 scale = _mm512_set1_ps(m_scale);
+            for (; j + 16 <= m_width; j += 16) {
+                if (j % 16 == 0 && line < end) {
+                    _mm_prefetch(line, _MM_HINT_T0);
+                    line += 64;
+                }
+                __m512 value = _mm512_mul_ps(load16(row + j), scale);
+                if (position != nullptr) value = _mm512_add_ps(value, _mm512_loadu_ps(position + j));
+                _mm512_stream_ps(out + j, value);
+            }
+        }
+#elif defined(__AVX__)
+        if (reinterpret_cast<std::uintptr_t>(out) % 32 == 0) {
+            const __m256 scale = _mm256_set1_ps(m_scale);
+            for (; j + 8 <= m_width; j += 8) {
+                if (j % 16 == 0 && line < end) {
+                    _mm_prefetch(line, _MM_HINT_T0);
+                    line += 64;
+                }
+                __m256 value = _mm256_mul_ps(load8(row + j), scale);
+                if (position != nullptr) value = _mm256_add_ps(value, _mm256_loadu_ps(position + j));
+                _mm256_stream_ps(out + j, value);
+            }
+        }
+#endif
+#if defined(__SSE2__)
+        if (reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
+            const __m128 scale = _mm_set1_ps(m_scale);
+            for (; j + 4 <= m_width; j += 4) {
+                if (j % 16 == 0 && line < end) {
+                    _mm_prefetch(line, _MM_HINT_T0);
+                    line += 64;
+                }
+                __m128 value = _mm_mul_ps(load4(row + j), scale);
+                if (position != nullptr) value = _mm_add_ps(value, _mm_loadu_ps(position + j));
+                _mm_stream_ps(out + j, value);
+            }
+        }
+        for (; line < end; line += 64) _mm_prefetch(line, _MM_HINT_T0);  // a wider row ahead
+#endif
+        for (; j < m_width; ++j) {
+            float value = static_cast<float>(row[j]) * m_scale;
+            if (position != nullptr) value += position[j];
+            out[j] = value;
+        }
+    }
+
+#if defined(__AVX512F__)
+    static __m512 load16(const Storage_* p) {
+        if constexpr (std::is_same_v<Storage_, float>) {
+            return _mm512_loadu_ps(p);
+        } else {
+            const __m256i narrow = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(narrow), 16));
+        }
+    }
+#elif defined(__AVX2__)
+    static __m256 load8(const Storage_* p) {
+        if constexpr (std::is_same_v<Storage_, float>) {
+            return _mm256_loadu_ps(p);
+        } else {
+            const __m128i narrow = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(narrow), 16));
+        }
+    }
+#elif defined(__AVX__)
+    static __m256 load8(const Storage_* p) {
+        return _mm256_set_m128(load4(p + 4), load4(p));
+    }
+#endif
+#if defined(__SSE2__)
+    static __m128 load4(const Storage_* p) {
+        if constexpr (std::is_same_v<Storage_, float>) {
+            return _mm_loadu_ps(p);
+        } else {
+            const __m128i narrow = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+            return _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), narrow));
+        }
+    }
+#endif
+
+    const Storage_* m_table;
+    Index m_width;
+    float m_scale;
+    const float* m_positions;
+    Index m_ahead;
+};
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/// The gather floor over the pipeline's own tables.
+template <typename Embedding, typename Positional>
+auto make_gather_floor(const Embedding& embedding, const Positional& positions) {
+    return GatherFloor<typename Embedding::StorageType>(embedding.table().data(), embedding.d_model(),
+                                                        embedding.scale(), position_rows(positions));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,10 +34,10 @@ inline void philox_rounds(std::uint64_t seed, typename U32::Reg (&word)[Vectors]
     }
 }
 
-/// The kept bits of spans first .. first + count - 1 of the mask of `key`
-/// (detail/random/dropout_layout.hpp): Philox4x32-10 on each span's 16 blocks, U32::count lanes a
-/// vector, four vectors at a time, then a byte per element compared with the threshold.
-inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
+/// draw_spans for a threshold with ties (Ties: its fine byte is nonzero) or without, so that the
+/// loops over a span's runs hold no test of it whatever the compiler unswitches.
+template <bool Ties>
+inline void draw_spans_of(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
     constexpr int lanes = U32::count;
     constexpr int vectors_per_span = span_blocks / lanes;
     // Four vectors of blocks in flight: Philox's rounds are a chain of dependent multiplies, and
@@ -52,9 +52,9 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
     const typename U32::Reg first_tie_kept = U32::set(key.limit.coarse_keep - 1);
     const typename U32::Reg fine_keep = U32::set(key.limit.fine_keep);
     const typename U32::Reg two = U32::set(2);
-    const bool ties = key.limit.fine_keep != 0;
     for (int k = 0; k < count; k += spans_per_step) {
         typename U32::Reg word[vectors][4];
+        SEQEMBED_DETAIL_UNROLL_ALL
         for (std::size_t v = 0; v < vectors; ++v) {
             const auto vector = static_cast<int>(v);
             const std::uint64_t span = first + static_cast<std::uint64_t>(k + vector / vectors_per_span);
@@ -66,15 +66,18 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
             word[v][3] = call_high;
         }
         philox_rounds<vectors>(key.seed, word);
-        for (int in_step = 0; in_step < spans_per_step && k + in_step < count; ++in_step) {
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (int in_step = 0; in_step < spans_per_step; ++in_step) {
+            if (k + in_step >= count) break;
             std::uint64_t kept[4] = {0, 0, 0, 0};
             std::uint32_t tied_twice = 0;
+            SEQEMBED_DETAIL_UNROLL_ALL
             for (int group = 0; group < vectors_per_span; ++group) {
                 typename U32::Reg(&w)[4] = word[static_cast<std::size_t>(in_step * vectors_per_span + group)];
                 // A block's threshold is one lower when its first tie is kept (its unused byte,
                 // byte 3 of word 3, at least fine_keep): only a tie is one short of coarse_keep.
                 const typename U32::Reg threshold =
-                    ties ? U32::select(U32::greater_equal_bits(U32::shift_right(w[3], 24), fine_keep),
+                    Ties ? U32::select(U32::greater_equal_bits(U32::shift_right(w[3], 24), fine_keep),
                                        first_tie_kept, coarse_keep)
                          : coarse_keep;
                 const int lane0 = group * lanes;
@@ -85,15 +88,26 @@ inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, Sp
                         U32::bit_and(U32::shift_right(w[r % 4], 8 * (r / 4)), byte_mask);
                     kept[r / 4] |= static_cast<std::uint64_t>(U32::greater_equal_bits(coarse, threshold))
                                    << (16 * (r % 4) + lane0);
-                    if (ties) tie_count = U32::count_equal(tie_count, coarse, tie);
+                    if constexpr (Ties) tie_count = U32::count_equal(tie_count, coarse, tie);
                 }
-                if (ties) tied_twice |= U32::greater_equal_bits(tie_count, two) << lane0;
+                if constexpr (Ties) tied_twice |= U32::greater_equal_bits(tie_count, two) << lane0;
             }
             const std::uint64_t span = first + static_cast<std::uint64_t>(k + in_step);
             SpanBits& bits = out[k + in_step];
             for (int q = 0; q < 4; ++q) bits.words[q] = kept[q];
             if (tied_twice != 0) decide_further_ties(key, span, tied_twice, bits);
         }
+    }
+}
+
+/// The kept bits of spans first .. first + count - 1 of the mask of `key`
+/// (detail/random/dropout_layout.hpp): Philox4x32-10 on each span's 16 blocks, U32::count lanes a
+/// vector, four vectors at a time, then a byte per element compared with the threshold.
+inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
+    if (key.limit.fine_keep != 0) {
+        draw_spans_of<true>(key, first, count, out);
+    } else {
+        draw_spans_of<false>(key, first, count, out);
     }
 }
 
@@ -555,14 +569,12 @@ private:
             const Index head = std::min<Index>(lanes - misalign, width);
             Scalar* held = claim(carry, out - misalign, misalign, misalign + static_cast<int>(head));
             if constexpr (Dropping) mask.seek(row.first_element);
-            for (; j < head; ++j) {
-                std::uint32_t kept = 0;
-                if constexpr (Dropping) {
-                    kept = static_cast<std::uint32_t>(mask.bits() & 1u);
-                    mask.step(1);
-                }
-                held[misalign + j] = dropped<Dropping>(job, values.scalar(j), kept);
-            }
+            // The head's bits read once (it is shorter than a vector, so than 64 values).
+            std::uint64_t kept = 0;
+            if constexpr (Dropping) kept = mask.bits();
+            for (; j < head; ++j, kept >>= 1)
+                held[misalign + j] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
+            if constexpr (Dropping) mask.step(static_cast<unsigned>(head));
             settle<Streaming>(carry);
         } else if constexpr (Dropping) {
             mask.seek(row.first_element);
@@ -615,14 +627,10 @@ private:
         if (j < width) {  // the tail: the start of a vector the next row may finish
             const auto tail = static_cast<int>(width - j);
             Scalar* held = claim(carry, out + j, 0, tail);
-            for (int lane = 0; lane < tail; ++lane, ++j) {
-                std::uint32_t kept = 0;
-                if constexpr (Dropping) {
-                    kept = static_cast<std::uint32_t>(mask.bits() & 1u);
-                    mask.step(1);
-                }
-                held[lane] = dropped<Dropping>(job, values.scalar(j), kept);
-            }
+            std::uint64_t kept = 0;  // the tail's bits read once, as the head's
+            if constexpr (Dropping) kept = mask.bits();
+            for (int lane = 0; lane < tail; ++lane, ++j, kept >>= 1)
+                held[lane] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
             settle<Streaming>(carry);
         }
         for (; next_line < ahead_end; next_line += 64) request_line(next_line);
