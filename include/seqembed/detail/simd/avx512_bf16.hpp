@@ -74,12 +74,6 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
             least = _mm512_min_epu32(least_factor(_mm512_loadu_ps(c + i), _mm512_loadu_ps(s + i)), least);
         return ordinary_least(least);
     }
-    /// As ordinary_factors, for the count vectors of cosines and of sines already in registers.
-    static bool ordinary_factors(const Reg* c, const Reg* s, std::size_t count) noexcept {
-        __m512i least = _mm512_set1_epi32(-1);
-        for (std::size_t i = 0; i < count; ++i) least = _mm512_min_epu32(least_factor(c[i], s[i]), least);
-        return ordinary_least(least);
-    }
     /// Stores what widen_split read as narrow_split does, by the CPU's conversion: for results
     /// that are not subnormal (see above), the same bits.
     static void narrow_split_converted(Eigen::bfloat16* p, Reg even, Reg odd) noexcept {
