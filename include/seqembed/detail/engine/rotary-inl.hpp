@@ -103,7 +103,7 @@ private:
     /// block_values activations (or fewer, zeros after them) in Compute: vector r's lane k is
     /// the block's value at(r, k).
     struct Block {
-        Reg r[regs];
+        Reg r[static_cast<std::size_t>(regs)];
     };
     /// Where lane k of vector r of a block lies in the block.
     static constexpr Index at(int r, int k) noexcept {
@@ -454,8 +454,8 @@ private:
                             const TokenHeads<Activation>& token) noexcept {
         if constexpr (packs()) {
             const Index used = 2 * pairs;
-            alignas(64) Compute c[block_values];
-            alignas(64) Compute s[block_values];
+            alignas(64) Compute c[static_cast<std::size_t>(block_values)];
+            alignas(64) Compute s[static_cast<std::size_t>(block_values)];
             for (int r = 0; r < regs; ++r) {
                 for (int k = 0; k < lanes; ++k) {
                     const Index value = at(r, k);
