@@ -428,6 +428,13 @@ private:
                 return;
             }
             const std::size_t alone = overlap ? full - 1 : full;  // blocks turned one at a time
+            switch (full + (overlap ? 1 : 0)) {
+                case 1: return in_registers<Interleaved, 1>(token, pairs, from, alone, overlap, last, factors);
+                case 2: return in_registers<Interleaved, 2>(token, pairs, from, alone, overlap, last, factors);
+                case 3: return in_registers<Interleaved, 3>(token, pairs, from, alone, overlap, last, factors);
+                case 4: return in_registers<Interleaved, 4>(token, pairs, from, alone, overlap, last, factors);
+                default: break;
+            }
             for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
                 for (std::size_t b = 0; b < alone; ++b) {
                     const Index start = from + static_cast<Index>(b) * whole;
@@ -444,6 +451,41 @@ private:
             });
             from += count;
         }
+    }
+
+    /// The heads loop of turn_row for a row of Blocks blocks (counting the overlapping one), the
+    /// whole row in one stretch: its factors read once into registers for all heads. Read from
+    /// memory in each block, a factor's load can wait for the head's store just before it
+    /// whenever their addresses agree in their low 12 bits, which the heads' addresses decide.
+    template <bool Interleaved, std::size_t Blocks, typename FactorsOf>
+    SEQEMBED_DETAIL_BLOCK static void in_registers(const TokenHeads<Activation>& token, Index pairs, Index from,
+                                                   std::size_t alone, bool overlap, Index last,
+                                                   const FactorsOf& factors) noexcept {
+        constexpr Index whole = block_values;
+        const auto start_of = [&](std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            return overlap && b + 1 == Blocks ? last : from + static_cast<Index>(b) * whole;
+        };
+        Factors held[Blocks];
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (std::size_t b = 0; b < Blocks; ++b) held[b] = factors(b, start_of(b));
+        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            // Without an overlap every block alone; with one, all but the last two.
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (std::size_t b = 0; b + 2 < Blocks; ++b)
+                put<Interleaved>(head, pairs, start_of(b), whole,
+                                 turn<Interleaved>(head, pairs, start_of(b), whole, held[b]));
+            if constexpr (Blocks >= 2) {
+                constexpr std::size_t a = Blocks - 2;
+                const Turned before = turn<Interleaved>(head, pairs, start_of(a), whole, held[a]);
+                if (!overlap) put<Interleaved>(head, pairs, start_of(a), whole, before);
+                const Turned after = turn<Interleaved>(head, pairs, start_of(Blocks - 1), whole, held[Blocks - 1]);
+                if (overlap) put<Interleaved>(head, pairs, start_of(a), whole, before);  // both read first
+                put<Interleaved>(head, pairs, start_of(Blocks - 1), whole, after);
+            } else {
+                put<Interleaved>(head, pairs, start_of(0), whole, turn<Interleaved>(head, pairs, start_of(0), whole, held[0]));
+            }
+        });
+        (void)alone;
     }
 
     /// Turns every head's halves row of up to half a block (2 pairs values at most
