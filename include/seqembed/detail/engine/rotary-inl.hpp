@@ -431,8 +431,14 @@ private:
             switch (full + (overlap ? 1 : 0)) {
                 case 1: return in_registers<Interleaved, 1>(token, pairs, from, alone, overlap, last, factors);
                 case 2: return in_registers<Interleaved, 2>(token, pairs, from, alone, overlap, last, factors);
-                case 3: return in_registers<Interleaved, 3>(token, pairs, from, alone, overlap, last, factors);
-                case 4: return in_registers<Interleaved, 4>(token, pairs, from, alone, overlap, last, factors);
+                case 3:
+                    if constexpr (regs == 1)
+                        return in_registers<Interleaved, 3>(token, pairs, from, alone, overlap, last, factors);
+                    break;
+                case 4:
+                    if constexpr (regs == 1)
+                        return in_registers<Interleaved, 4>(token, pairs, from, alone, overlap, last, factors);
+                    break;
                 default: break;
             }
             for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
@@ -454,7 +460,9 @@ private:
     }
 
     /// The heads loop of turn_row for a row of Blocks blocks (counting the overlapping one), the
-    /// whole row in one stretch: its factors read once into registers for all heads. Read from
+    /// whole row in one stretch: its factors read once into registers for all heads. Up to four
+    /// blocks of one vector, or two of two (three vectors of factors a vector of a block: twelve
+    /// in all, which leave room for the blocks themselves). Read from
     /// memory in each block, a factor's load can wait for the head's store just before it
     /// whenever their addresses agree in their low 12 bits, which the heads' addresses decide.
     template <bool Interleaved, std::size_t Blocks, typename FactorsOf>
