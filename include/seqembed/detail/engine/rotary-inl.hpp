@@ -44,8 +44,9 @@
 ///   alone, and they are built once per token, before its heads: a split block's in a slot of
 ///   their own (its order depends on where it starts, and the overlapping block starts anywhere),
 ///   otherwise in the row's order (for halves from a table of Compute, the table's row itself).
-///   Heads are turned one after the other, in memory order, each block reading its factors from
-///   that small table.
+///   Heads are turned one after the other, in memory order; a row of up to four one-vector
+///   blocks or two two-vector ones holds its factors in registers across the heads, a longer
+///   one reads them from that small table in each block.
 /// Where the vector layer rounds bfloat16 with the CPU's conversion (V::converts_bfloat16,
 /// AVX-512 BF16), a block goes through it when its factors and activations are ordinary (the
 /// results then cannot be subnormal, and the conversion gives narrow_split's bits:
