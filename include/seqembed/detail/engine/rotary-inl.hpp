@@ -40,18 +40,20 @@
 ///   last block ends at the row's end, overlapping the one before, and the two are read before
 ///   either is written (the values they share come out the same from both). Only a row shorter
 ///   than a block is read and written under masks.
-/// - The layout of a row's factors follows from the pairs, the layout and the vector width
-///   alone, and they are built once per token, before its heads: a split block's in a slot of
-///   their own (its order depends on where it starts, and the overlapping block starts anywhere),
-///   otherwise in the row's order (for halves from a table of Compute, the table's row itself).
-///   Heads are turned one after the other, in memory order; a row of up to four one-vector
-///   blocks or two two-vector ones holds its factors in registers across the heads, a longer
-///   one reads them from that small table in each block.
+/// - A row's factors (cosines and sines; halves negate the sines where they are used) are built
+///   once per token, before its heads, and heads are turned one after the other, in memory
+///   order. A row whose factors take at most 16 vectors where a vector is 64 bytes (32
+///   registers), 8 otherwise, builds them straight into registers and holds them across the
+///   heads (held_blocks); a longer one lays them out on the stack, a split block's in a slot of
+///   their own (its order depends on where it starts, and the overlapping block starts
+///   anywhere), otherwise in the row's order (for halves from a table of Compute, the table's
+///   row itself), and reads them in each block. Which applies follows from the pairs, the
+///   layout and the vector width alone.
 /// Where the vector layer rounds bfloat16 with the CPU's conversion (V::converts_bfloat16,
 /// AVX-512 BF16), a block goes through it when its factors and activations are ordinary (the
 /// results then cannot be subnormal, and the conversion gives narrow_split's bits:
 /// detail/simd/avx512_bf16.hpp), through narrow_split otherwise. So every backend gives the
-/// scalar one's bits. The negated sines pass through V::keep_rounded: folded into a product,
+/// scalar one's bits. The negated sines pass through keep_rounded_each_time: folded into a product,
 /// AArch64's fnmul negates the product, a NaN's sign too (x2 (-s) is -(x2 s) exactly otherwise:
 /// the table's cosines and sines are finite).
 template <typename Table, typename Activation>
@@ -110,10 +112,10 @@ private:
     static constexpr Index at(int r, int k) noexcept {
         return split ? 2 * static_cast<Index>(k) + r : static_cast<Index>(r) * lanes + k;
     }
-    /// A block's factors, lane for lane: cosines, sines, and, for halves, the sines negated.
-    /// Interleaved, `sines` already holds each pair's first value's sine negated.
+    /// A block's factors, lane for lane: cosines and sines. Interleaved, `sines` already holds
+    /// each pair's first value's sine negated; halves negate the sines where they are used.
     struct Factors {
-        Block cosines, sines, negated;
+        Block cosines, sines;
         /// Whether every cosine and sine is zero or 2^-33 or more in magnitude (asked only
         /// where the vector layer converts bfloat16).
         bool ordinary;
@@ -198,17 +200,17 @@ private:
     /// Whether the CPU's conversion may round the block of `used` activations at p (and at
     /// second, for halves' x2): ordinary factors and activations (V::ordinary_bfloat16, the
     /// first `used` values alone for a block of fewer).
-    SEQEMBED_DETAIL_BLOCK static bool by_cpu(const Factors& f, const Activation* p, const Activation* second,
+    SEQEMBED_DETAIL_BLOCK static bool by_cpu(bool ordinary, const Activation* p, const Activation* second,
                                              Index used) noexcept {
         if constexpr (converts()) {
-            if (!f.ordinary) return false;
+            if (!ordinary) return false;
             const bool whole = used == block_values;
             if (second == nullptr)
                 return whole ? V::ordinary_bfloat16(p) : V::ordinary_bfloat16_first(p, static_cast<int>(used));
             return whole ? V::ordinary_bfloat16(p, second)
                          : V::ordinary_bfloat16_first(p, second, static_cast<int>(used));
         } else {
-            (void)f, (void)p, (void)second, (void)used;
+            (void)ordinary, (void)p, (void)second, (void)used;
             return false;
         }
     }
@@ -234,6 +236,17 @@ private:
         Block y;
         for (int r = 0; r < regs; ++r) y.r[r] = turned(x.r[r], partner.r[r], c.r[r], s.r[r]);
         return y;
+    }
+    /// A block of sines negated, each kept apart from the product it goes into (see above), and
+    /// negated where it is used: held across the heads, the negated sines would take as many
+    /// registers again as the sines.
+    SEQEMBED_DETAIL_BLOCK static Block negated(const Block& s) noexcept {
+        Block n;
+        for (int r = 0; r < regs; ++r) {
+            n.r[r] = V::negate(s.r[r]);
+            detail::keep_rounded_each_time(n.r[r]);
+        }
+        return n;
     }
     /// Each value's partner in an interleaved block: the other split vector, or the
     /// neighbouring lane.
@@ -309,23 +322,23 @@ private:
     }
 
     /// Reads and turns the block of `used` values from `start` of a head's row (halves: x1 at
-    /// head, x2 at head + pairs).
+    /// head, x2 at head + pairs); `ordinary` is f.ordinary, or true where that is known.
     template <bool Interleaved>
     SEQEMBED_DETAIL_BLOCK static Turned turn(const Activation* head, Index pairs, Index start, Index used,
-                                             const Factors& f) noexcept {
+                                             const Factors& f, bool ordinary) noexcept {
         Turned out;
         if constexpr (Interleaved) {
             (void)pairs;
             const Block x = read(head + start, used);
             out.first = turned(x, partners(x), f.cosines, f.sines);
             out.second = out.first;  // unused
-            out.by_cpu = by_cpu(f, head + start, nullptr, used);
+            out.by_cpu = by_cpu(ordinary, head + start, nullptr, used);
         } else {
             const Block x1 = read(head + start, used);
             const Block x2 = read(head + pairs + start, used);
-            out.first = turned(x1, x2, f.cosines, f.negated);
+            out.first = turned(x1, x2, f.cosines, negated(f.sines));
             out.second = turned(x2, x1, f.cosines, f.sines);
-            out.by_cpu = by_cpu(f, head + start, head + pairs + start, used);
+            out.by_cpu = by_cpu(ordinary, head + start, head + pairs + start, used);
         }
         return out;
     }
@@ -343,27 +356,51 @@ private:
     /// overlaps them.
     static constexpr std::size_t step_values = static_cast<std::size_t>(step_units + block_values);
 
-    /// The factors at `offset` of c and s (and, for split blocks, of n, the sines negated;
-    /// otherwise they are negated here).
-    template <bool Interleaved>
-    SEQEMBED_DETAIL_BLOCK static Factors factors_at(const Compute* c, const Compute* s, const Compute* n,
-                                                    Index offset, bool ordinary) noexcept {
+    /// The factors at `offset` of c and s.
+    SEQEMBED_DETAIL_BLOCK static Factors factors_at(const Compute* c, const Compute* s, Index offset,
+                                                    bool ordinary) noexcept {
         Factors f;
         for (int r = 0; r < regs; ++r) {
             const Index at_r = offset + static_cast<Index>(r) * lanes;
             f.cosines.r[r] = V::load(c + at_r);
             f.sines.r[r] = V::load(s + at_r);
             V::keep_rounded(f.sines.r[r]);
-            if constexpr (Interleaved) {
-                f.negated.r[r] = f.sines.r[r];
-            } else if constexpr (split) {
-                f.negated.r[r] = V::load(n + at_r);
-            } else {
-                f.negated.r[r] = V::negate(f.sines.r[r]);
-            }
-            V::keep_rounded(f.negated.r[r]);
         }
         f.ordinary = ordinary;
+        return f;
+    }
+    /// The factors of the whole block from `start` of a row (pairs for halves, values
+    /// interleaved), built in registers: loaded from the table where its values are Compute and
+    /// in the block's order, otherwise converted through a block's room on the stack.
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static Factors factors_of(const Table* cos, const Table* sin, Index start) noexcept {
+        Factors f;
+        if constexpr (std::is_same_v<Table, Compute> && (split || !Interleaved)) {
+            if constexpr (!split) {
+                f.cosines.r[0] = V::load(cos + start);
+                f.sines.r[0] = V::load(sin + start);
+            } else if constexpr (Interleaved) {  // pair k of the block in lane k of both vectors
+                f.cosines.r[0] = f.cosines.r[1] = V::load(cos + start / 2);
+                f.sines.r[1] = V::load(sin + start / 2);
+                f.sines.r[0] = V::negate(f.sines.r[1]);
+            } else {
+                V::load_split(cos + start, f.cosines.r[0], f.cosines.r[1]);
+                V::load_split(sin + start, f.sines.r[0], f.sines.r[1]);
+            }
+            for (int r = 0; r < regs; ++r) V::keep_rounded(f.sines.r[r]);
+        } else {
+            alignas(64) Compute c[static_cast<std::size_t>(block_values)];
+            alignas(64) Compute s[static_cast<std::size_t>(block_values)];
+            if constexpr (split) {
+                split_factors<Interleaved>(cos, sin, start, block_values, c, s);
+            } else {
+                row_factors<Interleaved>(cos, sin, start, block_values, c, s);
+            }
+            f = factors_at(c, s, 0, false);
+        }
+        f.ordinary = false;
+        if constexpr (converts())
+            f.ordinary = V::ordinary_factors(f.cosines.r, f.sines.r, static_cast<std::size_t>(regs));
         return f;
     }
 
@@ -376,13 +413,12 @@ private:
     static void turn_row(const Table* cos, const Table* sin, Index pairs, const TokenHeads<Activation>& token) noexcept {
         constexpr Index whole = block_values;
         const Index length = Interleaved ? 2 * pairs : pairs;
-        // A stretch's factors: split blocks each in its own slot, block_values apart (a split
-        // block's order depends on where it starts), with the sines negated beside them;
-        // otherwise in the row's order, a block's factors where the block starts (the table's
-        // own row, for halves from a table of Compute).
+        // A stretch's factors, when not held in registers: split blocks each in its own slot,
+        // block_values apart (a split block's order depends on where it starts); otherwise in
+        // the row's order, a block's factors where the block starts (the table's own row, for
+        // halves from a table of Compute).
         alignas(64) Compute cosine_room[step_values];
         alignas(64) Compute sine_room[step_values];
-        alignas(64) Compute negated_room[split ? step_values : 1];
         for (Index from = 0; from < length;) {
             Index count = length - from;
             if (count > step_units) count = count - step_units >= whole ? step_units : step_units - whole;
@@ -390,6 +426,9 @@ private:
             const auto full = static_cast<std::size_t>(count / whole);
             const bool overlap = !short_row && count % whole != 0;
             const Index last = short_row ? 0 : from + count - whole;
+            if (!short_row && count == length &&
+                held<Interleaved>(full + (overlap ? 1 : 0), token, cos, sin, pairs, last))
+                return;
             const Compute* cosines = cosine_room;
             const Compute* sines = sine_room;
             bool ordinary = false;
@@ -404,8 +443,6 @@ private:
                     const Index at_b = offset(b, start);
                     split_factors<Interleaved>(cos, sin, start, short_row ? count : whole, cosine_room + at_b,
                                                sine_room + at_b);
-                    for (Index v = 0; v < whole; v += lanes)
-                        V::store(negated_room + at_b + v, V::negate(V::load(sine_room + at_b + v)));
                 }
                 if constexpr (converts())
                     ordinary = V::ordinary_factors(cosine_room, sine_room, static_cast<std::ptrdiff_t>(blocks) * whole);
@@ -419,39 +456,26 @@ private:
                 row_factors<Interleaved>(cos, sin, from, count, cosine_room, sine_room);
             }
             const auto factors = [&](std::size_t b, Index start) SEQEMBED_DETAIL_INLINED_LAMBDA {
-                return factors_at<Interleaved>(cosines, sines, negated_room, offset(b, start), ordinary);
+                return factors_at(cosines, sines, offset(b, start), ordinary);
             };
             if (short_row) {
                 const Factors f = factors(0, 0);
                 for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
-                    put<Interleaved>(head, pairs, 0, count, turn<Interleaved>(head, pairs, 0, count, f));
+                    put<Interleaved>(head, pairs, 0, count, turn<Interleaved>(head, pairs, 0, count, f, f.ordinary));
                 });
                 return;
             }
             const std::size_t alone = overlap ? full - 1 : full;  // blocks turned one at a time
-            switch (full + (overlap ? 1 : 0)) {
-                case 1: return in_registers<Interleaved, 1>(token, pairs, from, alone, overlap, last, factors);
-                case 2: return in_registers<Interleaved, 2>(token, pairs, from, alone, overlap, last, factors);
-                case 3:
-                    if constexpr (regs == 1)
-                        return in_registers<Interleaved, 3>(token, pairs, from, alone, overlap, last, factors);
-                    break;
-                case 4:
-                    if constexpr (regs == 1)
-                        return in_registers<Interleaved, 4>(token, pairs, from, alone, overlap, last, factors);
-                    break;
-                default: break;
-            }
             for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
                 for (std::size_t b = 0; b < alone; ++b) {
                     const Index start = from + static_cast<Index>(b) * whole;
                     put<Interleaved>(head, pairs, start, whole,
-                                     turn<Interleaved>(head, pairs, start, whole, factors(b, start)));
+                                     turn<Interleaved>(head, pairs, start, whole, factors(b, start), ordinary));
                 }
                 if (overlap) {  // both read before either is written
                     const Index start = from + static_cast<Index>(alone) * whole;
-                    const Turned before = turn<Interleaved>(head, pairs, start, whole, factors(alone, start));
-                    const Turned after = turn<Interleaved>(head, pairs, last, whole, factors(full, last));
+                    const Turned before = turn<Interleaved>(head, pairs, start, whole, factors(alone, start), ordinary);
+                    const Turned after = turn<Interleaved>(head, pairs, last, whole, factors(full, last), ordinary);
                     put<Interleaved>(head, pairs, start, whole, before);
                     put<Interleaved>(head, pairs, last, whole, after);
                 }
@@ -460,41 +484,74 @@ private:
         }
     }
 
+    /// Blocks of factors held in registers across the heads: as many as take 16 vectors (two a
+    /// vector of a block) where a vector is 64 bytes (32 registers), 8 otherwise, which leaves
+    /// room for the blocks themselves.
+    static constexpr std::size_t held_blocks =
+        static_cast<std::size_t>((static_cast<std::size_t>(lanes) * sizeof(Compute) >= 64 ? 16 : 8) / (2 * regs));
+
+    /// Turns every head's row of `blocks` blocks (the last one, which may overlap the one before,
+    /// starting at `last`) with the row's factors held in registers, when there are at most
+    /// held_blocks; whether it did.
+    template <bool Interleaved, std::size_t Blocks = 1>
+    SEQEMBED_DETAIL_BLOCK static bool held(std::size_t blocks, const TokenHeads<Activation>& token, const Table* cos,
+                                           const Table* sin, Index pairs, Index last) noexcept {
+        if constexpr (Blocks <= held_blocks) {
+            if (blocks == Blocks) {
+                in_registers<Interleaved, Blocks>(token, cos, sin, pairs, last);
+                return true;
+            }
+            return held<Interleaved, Blocks + 1>(blocks, token, cos, sin, pairs, last);
+        } else {
+            (void)blocks, (void)token, (void)cos, (void)sin, (void)pairs, (void)last;
+            return false;
+        }
+    }
+
     /// The heads loop of turn_row for a row of Blocks blocks (counting the overlapping one), the
-    /// whole row in one stretch: its factors read once into registers for all heads. Up to four
-    /// blocks of one vector, or two of two (three vectors of factors a vector of a block: twelve
-    /// in all, which leave room for the blocks themselves). Read from
+    /// whole row in one stretch: its factors built in registers once for all heads. Read from
     /// memory in each block, a factor's load can wait for the head's store just before it
     /// whenever their addresses agree in their low 12 bits, which the heads' addresses decide.
-    template <bool Interleaved, std::size_t Blocks, typename FactorsOf>
-    SEQEMBED_DETAIL_BLOCK static void in_registers(const TokenHeads<Activation>& token, Index pairs, Index from,
-                                                   std::size_t alone, bool overlap, Index last,
-                                                   const FactorsOf& factors) noexcept {
+    template <bool Interleaved, std::size_t Blocks>
+    static void in_registers(const TokenHeads<Activation>& token, const Table* cos, const Table* sin, Index pairs,
+                             Index last) noexcept {
         constexpr Index whole = block_values;
+        // The last block ends at the row's end (without an overlap, that is where it starts).
         const auto start_of = [&](std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            return overlap && b + 1 == Blocks ? last : from + static_cast<Index>(b) * whole;
+            return b + 1 == Blocks ? last : static_cast<Index>(b) * whole;
         };
-        Factors held[Blocks];
+        Factors held_factors[Blocks];
+        bool ordinary = true;
         SEQEMBED_DETAIL_UNROLL_ALL
-        for (std::size_t b = 0; b < Blocks; ++b) held[b] = factors(b, start_of(b));
-        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            // Without an overlap every block alone; with one, all but the last two.
-            SEQEMBED_DETAIL_UNROLL_ALL
-            for (std::size_t b = 0; b + 2 < Blocks; ++b)
-                put<Interleaved>(head, pairs, start_of(b), whole,
-                                 turn<Interleaved>(head, pairs, start_of(b), whole, held[b]));
-            if constexpr (Blocks >= 2) {
-                constexpr std::size_t a = Blocks - 2;
-                const Turned before = turn<Interleaved>(head, pairs, start_of(a), whole, held[a]);
-                if (!overlap) put<Interleaved>(head, pairs, start_of(a), whole, before);
-                const Turned after = turn<Interleaved>(head, pairs, start_of(Blocks - 1), whole, held[Blocks - 1]);
-                if (overlap) put<Interleaved>(head, pairs, start_of(a), whole, before);  // both read first
-                put<Interleaved>(head, pairs, start_of(Blocks - 1), whole, after);
-            } else {
-                put<Interleaved>(head, pairs, start_of(0), whole, turn<Interleaved>(head, pairs, start_of(0), whole, held[0]));
-            }
-        });
-        (void)alone;
+        for (std::size_t b = 0; b < Blocks; ++b) {
+            held_factors[b] = factors_of<Interleaved>(cos, sin, start_of(b));
+            ordinary = ordinary && held_factors[b].ordinary;
+        }
+        const auto turn_heads = [&](bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                const auto turn_block = [&](std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                    return turn<Interleaved>(head, pairs, start_of(b), whole, held_factors[b], ordinary_row);
+                };
+                // All but the last two blocks alone; those two both read before either is
+                // written, whether or not they overlap.
+                SEQEMBED_DETAIL_UNROLL_ALL
+                for (std::size_t b = 0; b + 2 < Blocks; ++b)
+                    put<Interleaved>(head, pairs, start_of(b), whole, turn_block(b));
+                if constexpr (Blocks >= 2) {
+                    constexpr std::size_t a = Blocks - 2;
+                    const Turned before = turn_block(a);
+                    const Turned after = turn_block(Blocks - 1);
+                    put<Interleaved>(head, pairs, start_of(a), whole, before);
+                    put<Interleaved>(head, pairs, start_of(Blocks - 1), whole, after);
+                } else {
+                    put<Interleaved>(head, pairs, start_of(0), whole, turn_block(0));
+                }
+            });
+        };
+        // Ordinary factors (the common row) in a loop of their own, whose blocks ask only
+        // whether their activations are ordinary.
+        if (converts() && ordinary) return turn_heads(true);
+        turn_heads(ordinary);
     }
 
     /// Turns every head's halves row of up to half a block (2 pairs values at most
@@ -520,13 +577,13 @@ private:
             }
             bool ordinary = false;
             if constexpr (converts()) ordinary = V::ordinary_factors(c, s, block_values);
-            const Factors f = factors_at<true>(c, s, nullptr, 0, ordinary);
+            const Factors f = factors_at(c, s, 0, ordinary);
             const auto partners = V::partners_of(static_cast<int>(pairs));
             for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
                 const Block x = read(head, used);
                 Block p;
                 V::partner_split(partners, x.r[0], x.r[1], p.r[0], p.r[1]);
-                write(head, used, turned(x, p, f.cosines, f.sines), by_cpu(f, head, nullptr, used));
+                write(head, used, turned(x, p, f.cosines, f.sines), by_cpu(f.ordinary, head, nullptr, used));
             });
         } else {
             (void)cos, (void)sin, (void)pairs, (void)token;
