@@ -587,7 +587,6 @@ void compare_bert(Index batch, Index length, int rounds, double sample_ms) {
 #else
     std::printf("  libtorch: absent, contender (c) skipped\n");
 #endif
-    run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
     print_timings(contenders, bytes);
     const Contender* memcpy_c = find(contenders, "(b)");
     const Contender* ours_c = find(contenders, "(a)");
@@ -1144,11 +1143,38 @@ void run_matrix(const MatrixFilter& filter, int rounds, double sample_ms) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rotary positions (issue 15): RoPE applied to Q and K at Llama-3-8B's shape, and the table
+// Rotary positions (issue 15): RoPE applied to Q and K at real models' shapes, and the table
 
-constexpr Index rope_q_heads = 32;
-constexpr Index rope_k_heads = 8;
-constexpr Index rope_head_dim = 128;
+/// A model's attention shape for RoPE: its table's options and its head counts.
+struct RopeShape {
+    const char* model;
+    seqembed::RotaryOptions options;
+    Index q_heads;
+    Index k_heads;
+};
+
+/// Llama-3-8B: 32 query heads, 8 key heads, head_dim 128, theta 500000.
+RopeShape llama3_8b_shape() { return {"Llama-3-8B", seqembed::RotaryOptions::llama3_8b(), 32, 8}; }
+
+/// The shapes of the RoPE rows beside Llama-3-8B's, by head size and head counts: 64 (14 / 2),
+/// 80 with 32 rotated, 96, 256 (8 / 1), and interleaved 64 of 256.
+std::vector<RopeShape> other_rope_shapes() {
+    auto qwen2 = seqembed::RotaryOptions::hugging_face(64, 1000000.0);
+    qwen2.max_positions = 8192;
+    auto phi2 = seqembed::RotaryOptions::phi2();
+    phi2.max_positions = 8192;
+    auto phi3 = seqembed::RotaryOptions::hugging_face(96, 10000.0);
+    phi3.max_positions = 8192;
+    auto gemma = seqembed::RotaryOptions::hugging_face(256, 10000.0);
+    gemma.max_positions = 8192;
+    auto gptj = seqembed::RotaryOptions::gptj_6b();
+    gptj.max_positions = 8192;
+    return {{"Qwen2-0.5B", qwen2, 14, 2},
+            {"Phi-2", phi2, 32, 32},
+            {"Phi-3-mini", phi3, 32, 32},
+            {"Gemma-2B", gemma, 8, 1},
+            {"GPT-J-6B", gptj, 16, 16}};
+}
 
 #if SEQEMBED_HAVE_TORCH
 template <typename A>
@@ -1163,19 +1189,26 @@ torch::Tensor rotate_half(const torch::Tensor& x) {
 }
 #endif
 
-/// Llama-3-8B attention (32 query heads, 8 key heads, head_dim 128, theta 500000): rotating Q
-/// and K in place for `tokens` tokens at `positions`, against a memcpy of Q and K and libtorch's
-/// `q * cos + rotate_half(q) * sin` on the same table.
+/// Rotating Q and K in place for `tokens` tokens at `positions`, at a model's shape, against a
+/// memcpy of Q and K and, for whole heads in halves, libtorch's `q * cos + rotate_half(q) * sin`
+/// on the same table.
 template <typename A>
-void compare_rope(const char* what, const std::vector<std::int64_t>& positions, int rounds, double sample_ms) {
+void compare_rope(const RopeShape& shape, const char* what, const std::vector<std::int64_t>& positions, int rounds,
+                  double sample_ms) {
+    const Index rope_q_heads = shape.q_heads;
+    const Index rope_k_heads = shape.k_heads;
+    const Index rope_head_dim = shape.options.head_dim;
     const auto tokens = static_cast<Index>(positions.size());
     const Index q_width = rope_q_heads * rope_head_dim;
     const Index k_width = rope_k_heads * rope_head_dim;
     const char* type_name = std::is_same_v<A, float> ? "float" : "bfloat16";
-    std::printf("\n== RoPE on Q and K, Llama-3-8B (32 / 8 heads, head_dim 128, theta 500000): %s, %s activations, "
-                "float table, one thread, warm ==\n",
-                what, type_name);
-    const seqembed::RotaryEmbedding<float> rope(seqembed::RotaryOptions::llama3_8b());
+    const seqembed::RotaryEmbedding<float> rope(shape.options);
+    const bool halves = shape.options.layout == seqembed::RotaryLayout::halves;
+    std::printf("\n== RoPE on Q and K, %s (%ld / %ld heads, head_dim %ld, %ld rotated, %s, theta %g): %s, %s "
+                "activations, float table, one thread, warm ==\n",
+                shape.model, static_cast<long>(rope_q_heads), static_cast<long>(rope_k_heads),
+                static_cast<long>(rope_head_dim), static_cast<long>(rope.rotary_dim()),
+                halves ? "halves" : "interleaved", shape.options.base, what, type_name);
     const Eigen::Map<const seqembed::RotaryEmbedding<float>::PositionVector> position_vector(positions.data(),
                                                                                             tokens);
     auto random_activations = [](Index rows, Index cols, unsigned seed) {
@@ -1206,68 +1239,74 @@ void compare_rope(const char* what, const std::vector<std::int64_t>& positions, 
                               escape(k.data());
                           }});
 #if SEQEMBED_HAVE_TORCH
-    // The same table for both: cos and sin duplicated to head_dim, as Hugging Face's emb.
-    const auto rope_rows = rope.max_positions();
-    const torch::Tensor cos_table =
-        torch::from_blob(const_cast<float*>(rope.cos_table().data()), {rope_rows, rope.pairs()},
-                         {rope.rotary_dim(), 1}, torch::kFloat);
-    const torch::Tensor sin_table =
-        torch::from_blob(const_cast<float*>(rope.sin_table().data()), {rope_rows, rope.pairs()},
-                         {rope.rotary_dim(), 1}, torch::kFloat);
-    const torch::Tensor cos_cached = torch::cat({cos_table, cos_table}, -1).to(torch_type<A>());
-    const torch::Tensor sin_cached = torch::cat({sin_table, sin_table}, -1).to(torch_type<A>());
-    const torch::Tensor position_ids =
-        torch::from_blob(const_cast<std::int64_t*>(positions.data()), {tokens}, torch::kLong).clone();
-    const torch::Tensor q_torch = torch::from_blob(const_cast<A*>(q_start.data()),
-                                                   {tokens, rope_q_heads, rope_head_dim}, torch_type<A>()).clone();
-    const torch::Tensor k_torch = torch::from_blob(const_cast<A*>(k_start.data()),
-                                                   {tokens, rope_k_heads, rope_head_dim}, torch_type<A>()).clone();
-    auto torch_rope = [&] {  // apply_rotary_pos_emb, with cos and sin gathered for position_ids
-        const torch::Tensor cos = cos_cached.index_select(0, position_ids).unsqueeze(1);
-        const torch::Tensor sin = sin_cached.index_select(0, position_ids).unsqueeze(1);
-        return std::make_pair(q_torch * cos + rotate_half(q_torch) * sin, k_torch * cos + rotate_half(k_torch) * sin);
-    };
-    {
-        RowMatrix<A> q_ours = q_start;
-        RowMatrix<A> k_ours = k_start;
-        rope.apply(q_ours, k_ours, rope_q_heads, rope_k_heads, position_vector);
-        const auto [q_theirs, k_theirs] = torch_rope();
-        const torch::Tensor q_float = q_theirs.to(torch::kFloat).contiguous();
-        const torch::Tensor k_float = k_theirs.to(torch::kFloat).contiguous();
-        double worst = 0.0;
-        std::size_t different = 0;
-        auto compare = [&](const RowMatrix<A>& ours, const float* theirs) {
-            for (Index i = 0; i < ours.size(); ++i) {
-                const auto mine = static_cast<double>(static_cast<float>(ours.data()[i]));
-                const auto other = static_cast<double>(theirs[i]);
-                different += mine != other ? 1 : 0;
-                worst = std::max(worst, std::abs(mine - other) / std::max(1.0, std::abs(other)));
-            }
+    if (halves && rope.rotary_dim() == rope_head_dim) {
+        // The same table for both: cos and sin duplicated to head_dim, as Hugging Face's emb.
+        const auto rope_rows = rope.max_positions();
+        const torch::Tensor cos_table =
+            torch::from_blob(const_cast<float*>(rope.cos_table().data()), {rope_rows, rope.pairs()},
+                             {rope.rotary_dim(), 1}, torch::kFloat);
+        const torch::Tensor sin_table =
+            torch::from_blob(const_cast<float*>(rope.sin_table().data()), {rope_rows, rope.pairs()},
+                             {rope.rotary_dim(), 1}, torch::kFloat);
+        const torch::Tensor cos_cached = torch::cat({cos_table, cos_table}, -1).to(torch_type<A>());
+        const torch::Tensor sin_cached = torch::cat({sin_table, sin_table}, -1).to(torch_type<A>());
+        const torch::Tensor position_ids =
+            torch::from_blob(const_cast<std::int64_t*>(positions.data()), {tokens}, torch::kLong).clone();
+        const torch::Tensor q_torch = torch::from_blob(const_cast<A*>(q_start.data()),
+                                                       {tokens, rope_q_heads, rope_head_dim}, torch_type<A>()).clone();
+        const torch::Tensor k_torch = torch::from_blob(const_cast<A*>(k_start.data()),
+                                                       {tokens, rope_k_heads, rope_head_dim}, torch_type<A>()).clone();
+        auto torch_rope = [&] {  // apply_rotary_pos_emb, with cos and sin gathered for position_ids
+            const torch::Tensor cos = cos_cached.index_select(0, position_ids).unsqueeze(1);
+            const torch::Tensor sin = sin_cached.index_select(0, position_ids).unsqueeze(1);
+            return std::make_pair(q_torch * cos + rotate_half(q_torch) * sin, k_torch * cos + rotate_half(k_torch) * sin);
         };
-        compare(q_ours, q_float.data_ptr<float>());
-        compare(k_ours, k_float.data_ptr<float>());
-        char line[160];
-        if (std::is_same_v<A, float>) {
-            std::snprintf(line, sizeof line, "seqembed == libtorch bit for bit (%zu of %ld values differ)", different,
-                          static_cast<long>(q.size() + k.size()));
-            report_check(line, different == 0);
-        } else {
-            // libtorch rounds the table, each product and the sum to bfloat16; seqembed rounds once.
-            std::snprintf(line, sizeof line, "seqembed vs libtorch bfloat16: max |diff| / max(1, |y|) %.3g <= 2^-6",
-                          worst);
-            report_check(line, worst <= 1.0 / 64);
+        {
+            RowMatrix<A> q_ours = q_start;
+            RowMatrix<A> k_ours = k_start;
+            rope.apply(q_ours, k_ours, rope_q_heads, rope_k_heads, position_vector);
+            const auto [q_theirs, k_theirs] = torch_rope();
+            const torch::Tensor q_float = q_theirs.to(torch::kFloat).contiguous();
+            const torch::Tensor k_float = k_theirs.to(torch::kFloat).contiguous();
+            double worst = 0.0;
+            std::size_t different = 0;
+            auto compare = [&](const RowMatrix<A>& ours, const float* theirs) {
+                for (Index i = 0; i < ours.size(); ++i) {
+                    const auto mine = static_cast<double>(static_cast<float>(ours.data()[i]));
+                    const auto other = static_cast<double>(theirs[i]);
+                    different += mine != other ? 1 : 0;
+                    worst = std::max(worst, std::abs(mine - other) / std::max(1.0, std::abs(other)));
+                }
+            };
+            compare(q_ours, q_float.data_ptr<float>());
+            compare(k_ours, k_float.data_ptr<float>());
+            char line[160];
+            if (std::is_same_v<A, float>) {
+                std::snprintf(line, sizeof line, "seqembed == libtorch bit for bit (%zu of %ld values differ)", different,
+                              static_cast<long>(q.size() + k.size()));
+                report_check(line, different == 0);
+            } else {
+                // libtorch rounds the table, each product and the sum to bfloat16; seqembed rounds once.
+                std::snprintf(line, sizeof line, "seqembed vs libtorch bfloat16: max |diff| / max(1, |y|) %.3g <= 2^-6",
+                              worst);
+                report_check(line, worst <= 1.0 / 64);
+            }
         }
+        std::pair<torch::Tensor, torch::Tensor> sink;
+        contenders.push_back({"(c) libtorch: q * cos + rotate_half(q) * sin, k the same", [&] {
+                                  sink = torch_rope();
+                                  escape(sink.first.data_ptr());
+                                  escape(sink.second.data_ptr());
+                              }});
+        run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
+    } else {
+        std::printf("  libtorch: rotate_half covers whole heads in halves only, contender (c) skipped\n");
+        run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
     }
-    std::pair<torch::Tensor, torch::Tensor> sink;
-    contenders.push_back({"(c) libtorch: q * cos + rotate_half(q) * sin, k the same", [&] {
-                              sink = torch_rope();
-                              escape(sink.first.data_ptr());
-                              escape(sink.second.data_ptr());
-                          }});
 #else
     std::printf("  libtorch: absent, contender (c) skipped\n");
-#endif
     run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
+#endif
     print_timings(contenders, bytes);
     const Contender* memcpy_c = find(contenders, "(b)");
     const Contender* ours_c = find(contenders, "(a)");
@@ -1275,6 +1314,9 @@ void compare_rope(const char* what, const std::vector<std::int64_t>& positions, 
     print_ratio("seqembed / memcpy", ours_c, memcpy_c, Goal::at_most, 1.3);
     print_ratio("libtorch / seqembed", torch_c, ours_c, Goal::at_least, 5.0);
 }
+
+/// head_dim of the table timed below (Llama 3).
+constexpr Index table_head_dim = 128;
 
 /// Building the exact Llama 3 table for 131072 positions (131072 x 128 values) against
 /// libtorch's float32 formula (cos and sin of outer(positions, inv_freq), duplicated as
@@ -1318,8 +1360,8 @@ void compare_rope_table(int rounds, double sample_ms) {
 #if SEQEMBED_HAVE_TORCH
     auto torch_table = [] {  // LlamaRotaryEmbedding: inv_freq, outer product, cat, cos, sin
         const torch::Tensor inv_freq =
-            1.0 / torch::pow(500000.0, torch::arange(0, rope_head_dim, 2, torch::kLong).to(torch::kFloat) /
-                                           static_cast<double>(rope_head_dim));
+            1.0 / torch::pow(500000.0, torch::arange(0, table_head_dim, 2, torch::kLong).to(torch::kFloat) /
+                                           static_cast<double>(table_head_dim));
         const torch::Tensor t = torch::arange(positions, torch::kLong).to(torch::kFloat);
         const torch::Tensor freqs = torch::outer(t, inv_freq);
         const torch::Tensor emb = torch::cat({freqs, freqs}, -1);
@@ -1336,11 +1378,11 @@ void compare_rope_table(int rounds, double sample_ms) {
     const float* cos_values = torch_cos.data_ptr<float>();
     const float* sin_values = torch_sin.data_ptr<float>();
     std::printf("    libtorch float32        %.3g\n",
-                max_error([&](Index p, Index i) { return static_cast<double>(cos_values[p * rope_head_dim + i]); },
-                          [&](Index p, Index i) { return static_cast<double>(sin_values[p * rope_head_dim + i]); }));
+                max_error([&](Index p, Index i) { return static_cast<double>(cos_values[p * table_head_dim + i]); },
+                          [&](Index p, Index i) { return static_cast<double>(sin_values[p * table_head_dim + i]); }));
 #endif
     run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
-    print_timings(contenders, static_cast<double>(positions * rope_head_dim * static_cast<Index>(sizeof(float))));
+    print_timings(contenders, static_cast<double>(positions * table_head_dim * static_cast<Index>(sizeof(float))));
     print_ratio("libtorch / seqembed exact", find(contenders, "(d) libtorch"), find(contenders, "(d) seqembed exact"));
 }
 
@@ -1561,10 +1603,15 @@ int main(int argc, char** argv) {
         for (std::size_t t = 0; t < prefill.size(); ++t) prefill[t] = static_cast<std::int64_t>(t);
         std::vector<std::int64_t> decode(64);  // 64 sequences, one new token each, at scattered positions
         for (std::size_t b = 0; b < decode.size(); ++b) decode[b] = static_cast<std::int64_t>((b * 2654435761u) % 8192);
-        compare_rope<float>("prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
-        compare_rope<Eigen::bfloat16>("prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
-        compare_rope<float>("decode 64 x 1 tokens", decode, headline_rounds, sample_ms);
-        compare_rope<Eigen::bfloat16>("decode 64 x 1 tokens", decode, headline_rounds, sample_ms);
+        const RopeShape llama = llama3_8b_shape();
+        compare_rope<float>(llama, "prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
+        compare_rope<Eigen::bfloat16>(llama, "prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
+        compare_rope<float>(llama, "decode 64 x 1 tokens", decode, headline_rounds, sample_ms);
+        compare_rope<Eigen::bfloat16>(llama, "decode 64 x 1 tokens", decode, headline_rounds, sample_ms);
+        for (const RopeShape& shape : other_rope_shapes()) {
+            compare_rope<float>(shape, "prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
+            compare_rope<Eigen::bfloat16>(shape, "prefill 1 x 4096 tokens", prefill, headline_rounds, sample_ms);
+        }
         compare_rope_table(std::max(5, headline_rounds / 4), sample_ms);
     }
     if (matrix) run_matrix(filter, rounds, sample_ms);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -228,6 +229,98 @@ TEST_CASE("Every ISA's rotary rotation gives the scalar rotation's bits", "[isa]
         CHECK(rotation_matches_scalar<Eigen::bfloat16, Eigen::bfloat16>(generator));
         CHECK(rotation_matches_scalar<double, Eigen::bfloat16>(generator));
         CHECK(rotation_matches_scalar<Eigen::half, Eigen::bfloat16>(generator));
+    });
+}
+
+namespace {
+
+/// Rotates heads of random activations with special values in chosen pairs with the ISA in
+/// force and with the scalar backend, for every pair count from 1 to 40 (rows shorter than a
+/// block, exactly one, one and a few pairs, on every vector width) and around 64, 128 and 256
+/// pairs and past them (the last block overlapping the one before, rows longer than one stretch
+/// of factors, and stretches whose rest is shorter than a block), both layouts, whole and partial
+/// rotation, 5 query heads and 1 key head; true when every bit agrees. The specials: two NaNs
+/// of different signs and payloads in one pair, a NaN and an infinity, two infinities, signed
+/// zeros, and subnormal activations.
+template <typename Table, typename Activation>
+bool edges_match_scalar(std::mt19937& generator) {
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::vector<Index> counts;
+    for (Index pairs = 1; pairs <= 40; ++pairs) counts.push_back(pairs);
+    for (const Index pairs : {63, 64, 65, 96, 127, 129, 130, 136, 144, 255, 257, 264, 280, 288, 513}) counts.push_back(pairs);
+    const auto bits_of = [](std::uint32_t bits) {
+        return static_cast<Activation>(Eigen::numext::bit_cast<float>(bits));
+    };
+    const Activation nan_a = bits_of(0x7FC12000u);
+    const Activation nan_b = bits_of(0xFF812000u);
+    const Activation infinity = static_cast<Activation>(std::numeric_limits<float>::infinity());
+    Activation subnormal = bits_of(0x00050000u);  // in bfloat16 and in float
+    if constexpr (std::is_same_v<Activation, double>) subnormal = 3 * std::numeric_limits<double>::denorm_min();
+    bool same = true;
+    for (const Index pairs : counts) {
+        for (int variant = 0; variant < 4; ++variant) {
+            const bool interleaved = variant % 2 != 0;
+            const Index head_dim = 2 * pairs + (variant >= 2 ? 6 : 0);
+            const Index q_heads = 5;
+            const Index k_heads = 1;
+            std::vector<Table> cos(static_cast<std::size_t>(pairs));
+            std::vector<Table> sin(static_cast<std::size_t>(pairs));
+            for (std::size_t i = 0; i < cos.size(); ++i) {
+                cos[i] = static_cast<Table>(normal(generator));
+                sin[i] = static_cast<Table>(normal(generator));
+            }
+            std::vector<Activation> ours(static_cast<std::size_t>((q_heads + k_heads) * head_dim));
+            for (Activation& value : ours) value = static_cast<Activation>(normal(generator));
+            // Pair i of head h: values first(h, i) and second(h, i).
+            const auto first = [&](Index h, Index i) {
+                return static_cast<std::size_t>(h * head_dim + (interleaved ? 2 * i : i));
+            };
+            const auto second = [&](Index h, Index i) {
+                return static_cast<std::size_t>(h * head_dim + (interleaved ? 2 * i + 1 : i + pairs));
+            };
+            const Activation specials[][2] = {{nan_a, nan_b},       {nan_b, nan_a},         {nan_a, infinity},
+                                              {infinity, -infinity}, {Activation(0.0f), -Activation(0.0f)},
+                                              {subnormal, -subnormal}};
+            for (Index h = 0; h < q_heads + k_heads; ++h) {
+                const auto& special = specials[static_cast<std::size_t>(h) % std::size(specials)];
+                const Index i = (h * 7 + 3) % pairs;
+                ours[first(h, i)] = special[0];
+                ours[second(h, i)] = special[1];
+                const Index j = (h * 5 + pairs - 1) % pairs;  // a subnormal near the row's end
+                if (j != i) ours[first(h, j)] = subnormal;
+            }
+            std::vector<Activation> scalar = ours;
+            const auto heads_of = [&](std::vector<Activation>& x) {
+                seqembed::detail::TokenHeads<Activation> token = q_heads_only(x.data(), q_heads, head_dim);
+                token.k = x.data() + q_heads * head_dim;
+                token.k_heads = k_heads;
+                return token;
+            };
+            seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved,
+                                                                   heads_of(ours));
+            seqembed::detail::scalar_isa::Backend::rotate<Table, Activation>(cos.data(), sin.data(), pairs,
+                                                                            interleaved, heads_of(scalar));
+            const bool agree = std::memcmp(ours.data(), scalar.data(), sizeof(Activation) * ours.size()) == 0;
+            if (!agree) UNSCOPED_INFO("differs: " << pairs << " pairs, variant " << variant);
+            same = same && agree;
+        }
+    }
+    return same;
+}
+
+}  // namespace
+
+TEST_CASE("Every ISA gives the scalar rotation's bits at the row's edges and for special values", "[isa][rotary]") {
+    for_each_isa([&](Isa) {
+        std::mt19937 generator(17);
+        CHECK(edges_match_scalar<float, float>(generator));
+        CHECK(edges_match_scalar<double, float>(generator));
+        CHECK(edges_match_scalar<Eigen::bfloat16, float>(generator));
+        CHECK(edges_match_scalar<double, double>(generator));
+        CHECK(edges_match_scalar<float, double>(generator));
+        CHECK(edges_match_scalar<float, Eigen::bfloat16>(generator));
+        CHECK(edges_match_scalar<Eigen::bfloat16, Eigen::bfloat16>(generator));
+        CHECK(edges_match_scalar<Eigen::half, Eigen::bfloat16>(generator));
     });
 }
 

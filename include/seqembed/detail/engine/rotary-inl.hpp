@@ -4,18 +4,14 @@
 // No include guard, by design: kernels-inl.hpp includes this file once per ISA, inside namespace
 // seqembed::detail::<isa>_isa and that ISA's target region, and detail/engine/kernels.hpp
 // includes it once more for the AVX-512 BF16 backend, whose other kernels are AVX-512's.
-// A block is inlined whatever the compiler's estimate, so that its vectors stay in registers
-// rather than pass through memory at a call. A loop over a token's heads with its row's factors
-// in registers is never inlined: inlined into rotate(), the compiler keeps the factors of the
-// one-vector row on the stack and reloads them for every head.
+// The helpers of a block are inlined whatever the compiler's estimate, so that a block's vectors
+// and its factors stay in registers rather than pass through memory at a call.
 #if defined(__GNUC__) || defined(__clang__)
 #define SEQEMBED_DETAIL_BLOCK __attribute__((always_inline)) inline
 #define SEQEMBED_DETAIL_INLINED_LAMBDA __attribute__((always_inline))
-#define SEQEMBED_DETAIL_HEADS_LOOP __attribute__((noinline))
 #else
 #define SEQEMBED_DETAIL_BLOCK inline
 #define SEQEMBED_DETAIL_INLINED_LAMBDA
-#define SEQEMBED_DETAIL_HEADS_LOOP
 #endif
 
 /// The rotation of rotary position embedding (RoPE): a token's heads turned in place by the
@@ -25,54 +21,112 @@
 /// Float and double activations: each product rounded to Compute before the sum, as Hugging
 /// Face's `q * cos + rotate_half(q) * sin` rounds them. bfloat16 activations: the sine's product
 /// rounded to float, the cosine's fused with the sum (x1 c + x2 (-s) and x2 c + x1 s, one fused
-/// multiply-add each), then one rounding to bfloat16: a rounding fewer, and four operations a
-/// block fewer, than the products rounded apart. Compute is double for double activations, float
-/// for float and bfloat16 ones; table values are converted to Compute first (exactly, or rounded
-/// to nearest from a double table).
-/// Float and double interleaved vectors compute x c' + swap(x) s' with c' the cosines doubled and
-/// s' the sines doubled with the first of each pair negated. bfloat16 activations are read
-/// 2 * lanes at a time, split into their even and odd values (V::widen_split), so that no value
-/// crosses a lane on the way in or out: interleaved pairs are then (even, odd) as they stand, and
-/// halves pair the even values of both halves with cosines in the same split order; a row's
-/// cosines and sines stay in registers across its heads when it has up to four blocks. A halves
-/// row short enough for both halves to fit one vector is turned as that vector, x c' + partner
-/// s', each value's partner found by a lane swap or permute. Where the vector layer has a
-/// bfloat16 conversion (AVX-512 BF16), blocks of ordinary values are rounded by it, which gives
-/// narrow_split's bits (detail/simd/avx512_bf16.hpp). Every path does the same operations on each
-/// pair, so every backend gives the scalar one's bits (x2 (-s) is -(x2 s) exactly: the table's
-/// cosines and sines are finite, never NaN).
+/// multiply-add each), then one rounding to bfloat16. Compute is double for double activations,
+/// float for float and bfloat16 ones; table values are converted to Compute first (exactly, or
+/// rounded to nearest from a double table).
+///
+/// One engine for every layout and activation type:
+/// - A block is `regs` vectors of Compute holding block_values activations: one load for float
+///   and double, or, for bfloat16 activations (and wherever a vector has one lane), a split
+///   read (V::widen_split, V::load_split) that puts values 0, 2, 4, ... in one vector and
+///   1, 3, 5, ... in the other, so that no value crosses a lane on the way in or out.
+/// - Every value is turned by one primitive, turned(x, partner, c, s) = x c + partner s, with s
+///   the sine negated where x is a pair's first value: halves take x1 and x2 from two blocks,
+///   interleaved pairs find the partner in their own block (the other split vector, or the
+///   neighbouring lane), and where the vector layer permutes across a split block
+///   (V::permutes_pairs) a halves row of up to half a block is one block whose values find
+///   their partners by a lane permutation.
+/// - A row of a head is cut into whole blocks; when its length is not a multiple of a block, the
+///   last block ends at the row's end, overlapping the one before, and the two are read before
+///   either is written (the values they share come out the same from both). Only a row shorter
+///   than a block is read and written under masks.
+/// - A row's factors (cosines and sines; halves negate the sines where they are used) are built
+///   once per token, before its heads, and heads are turned one after the other, in memory
+///   order. A row whose factors take at most 16 vectors where a vector is 64 bytes (32
+///   registers), 8 otherwise, builds them straight into registers and holds them across the
+///   heads (held_blocks); a longer one lays them out on the stack, a split block's in a slot of
+///   their own (its order depends on where it starts, and the overlapping block starts
+///   anywhere), otherwise in the row's order (for halves from a table of Compute, the table's
+///   row itself), and reads them in each block. Which applies follows from the pairs, the
+///   layout and the vector width alone.
+/// Where the vector layer rounds bfloat16 with the CPU's conversion (V::converts_bfloat16,
+/// AVX-512 BF16), a block goes through it when its factors and activations are ordinary (the
+/// results then cannot be subnormal, and the conversion gives narrow_split's bits:
+/// detail/simd/avx512_bf16.hpp), through narrow_split otherwise. So every backend gives the
+/// scalar one's bits. The negated sines pass through keep_rounded_each_time: folded into a product,
+/// AArch64's fnmul negates the product, a NaN's sign too (x2 (-s) is -(x2 s) exactly otherwise:
+/// the table's cosines and sines are finite).
 template <typename Table, typename Activation>
 struct RotaryKernel {
     using Compute = std::conditional_t<std::is_same_v<Activation, double>, double, float>;
     using V = Lanes<Compute>;
     using Reg = typename V::Reg;
     static constexpr int lanes = V::count;
-    static constexpr bool split = std::is_same_v<Activation, Eigen::bfloat16>;
-    /// Pairs turned per step: the step's cos and sin in Compute live on the stack.
-    static constexpr Index step_pairs = 256;
-    /// The values a step's cos (or sin) takes on the stack, with the zeros that pad its last
-    /// bfloat16 block.
-    static constexpr std::size_t step_values = static_cast<std::size_t>(2 * step_pairs + 2 * lanes);
-    /// bfloat16 values in a block: 2 * lanes.
-    static constexpr std::size_t block_values = static_cast<std::size_t>(2 * lanes);
+    /// Whether activations are bfloat16, widened to float on the way in.
+    static constexpr bool widens = std::is_same_v<Activation, Eigen::bfloat16>;
+    /// Whether a block is read split into even and odd values (bfloat16, or one-lane vectors,
+    /// for which the split order is the row's own).
+    static constexpr bool split = widens || lanes == 1;
+    /// Vectors in a block.
+    static constexpr int regs = split ? 2 : 1;
+    /// Activations in a block.
+    static constexpr Index block_values = static_cast<Index>(regs) * lanes;
+    /// Whether a halves row of up to half a block is read as one block, each value's partner
+    /// found by a lane permutation (V::partner_split), rather than as two blocks under masks.
+    static constexpr bool packs() noexcept {
+        if constexpr (widens) {
+            return V::permutes_pairs;
+        } else {
+            return false;
+        }
+    }
+    /// Whether the vector layer rounds bfloat16 results with the CPU's conversion.
+    static constexpr bool converts() noexcept {
+        if constexpr (widens) {
+            return V::converts_bfloat16;
+        } else {
+            return false;
+        }
+    }
 
     /// Rotates the first 2 * pairs dimensions of every head of the token's Q and K rows; cos and
     /// sin hold the row's pairs values, prepared once for both.
     static void rotate(const Table* cos, const Table* sin, Index pairs, bool interleaved,
                        const TokenHeads<Activation>& token) noexcept {
-        alignas(64) Compute c[step_values];
-        alignas(64) Compute s[step_values];
-        for (Index first = 0; first < pairs; first += step_pairs) {
-            const Index count = std::min(step_pairs, pairs - first);
-            if constexpr (split) {
-                turn_heads_split(token, pairs, first, cos + first, sin + first, count, interleaved, c, s);
-            } else {
-                turn_heads(token, pairs, first, cos + first, sin + first, count, interleaved, c, s);
-            }
+        if (interleaved) {
+            turn_row<true>(cos, sin, pairs, token);
+        } else if (packs() && 2 * pairs <= block_values) {
+            turn_packed(cos, sin, pairs, token);
+        } else {
+            turn_row<false>(cos, sin, pairs, token);
         }
     }
 
 private:
+    /// block_values activations (or fewer, zeros after them) in Compute: vector r's lane k is
+    /// the block's value at(r, k).
+    struct Block {
+        Reg r[static_cast<std::size_t>(regs)];
+    };
+    /// Where lane k of vector r of a block lies in the block.
+    static constexpr Index at(int r, int k) noexcept {
+        return split ? 2 * static_cast<Index>(k) + r : static_cast<Index>(r) * lanes + k;
+    }
+    /// A block's factors, lane for lane: cosines and sines. Interleaved, `sines` already holds
+    /// each pair's first value's sine negated; halves negate the sines where they are used.
+    struct Factors {
+        Block cosines, sines;
+        /// Whether every cosine and sine is zero or 2^-33 or more in magnitude (asked only
+        /// where the vector layer converts bfloat16).
+        bool ordinary;
+    };
+    /// A turned block, not yet written: the first values (halves: x1') and, for halves, the
+    /// second (x2'); whether the CPU's conversion may round them.
+    struct Turned {
+        Block first, second;
+        bool by_cpu;
+    };
+
     /// Calls turn(head) for each head of the token's Q row, then of its K row. The fields are
     /// read once, into locals: the compiler cannot tell that a head's stores leave `token` alone,
     /// and would read them again after each head.
@@ -86,27 +140,7 @@ private:
         for (Index h = 0; h < q_heads; ++h) turn(q + h * head_dim);
         for (Index h = 0; h < k_heads; ++h) turn(k + h * head_dim);
     }
-    static Index round_up(Index count, Index multiple) noexcept { return (count + multiple - 1) / multiple * multiple; }
-    /// Whether every one of the count cosines and sines is zero or 2^-33 or more in magnitude
-    /// (V::ordinary_factors): with activations of 2^-63 or more, no product is then subnormal
-    /// and no result either. Asked only where the vector layer converts bfloat16.
-    static bool ordinary_factors(const Compute* c, const Compute* s, Index count) noexcept {
-        if constexpr (V::converts_bfloat16) {
-            return V::ordinary_factors(c, s, count);
-        } else {
-            (void)c, (void)s, (void)count;
-            return false;
-        }
-    }
-    /// As ordinary_factors, for count vectors of cosines and of sines in registers.
-    static bool ordinary_factors(const Reg* c, const Reg* s, std::size_t count) noexcept {
-        if constexpr (V::converts_bfloat16) {
-            return V::ordinary_factors(c, s, count);
-        } else {
-            (void)c, (void)s, (void)count;
-            return false;
-        }
-    }
+
     static Compute to_compute(Table value) noexcept {
         if constexpr (std::is_same_v<Table, Eigen::bfloat16> || std::is_same_v<Table, Eigen::half>) {
             return static_cast<Compute>(static_cast<float>(value));
@@ -114,581 +148,448 @@ private:
             return static_cast<Compute>(value);
         }
     }
-    /// c[i], s[i]: the count values of cos and sin in Compute.
-    static void convert(const Table* cos, const Table* sin, Index count, Compute* c, Compute* s) noexcept {
-        for (Index i = 0; i < count; ++i) {
-            c[i] = to_compute(cos[i]);
-            s[i] = to_compute(sin[i]);
-        }
-    }
-    /// Zeros after the first `used` values of c and s, up to a multiple of `block`.
-    static void pad(Compute* c, Compute* s, Index used, Index block) noexcept {
-        for (Index i = used; i % block != 0; ++i) {
-            c[i] = Compute(0);
-            s[i] = Compute(0);
-        }
-    }
-    /// As convert, each block of 2 * lanes values split as widen_split splits them: the even
-    /// ones, then the odd ones; the last block padded with zeros.
-    static void convert_split(const Table* cos, const Table* sin, Index count, Compute* c, Compute* s) noexcept {
-        Index block = 0;
-        if constexpr (std::is_same_v<Table, Compute>) {  // whole blocks split in registers
-            for (; block + 2 * lanes <= count; block += 2 * lanes) {
-                Reg even, odd;
-                V::load_split(cos + block, even, odd);
-                V::store(c + block, even);
-                V::store(c + block + lanes, odd);
-                V::load_split(sin + block, even, odd);
-                V::store(s + block, even);
-                V::store(s + block + lanes, odd);
+
+    /// Reads the block at p: whole, or its first `used` values (fewer than block_values) under
+    /// masks and zeros after them.
+    SEQEMBED_DETAIL_BLOCK static Block read(const Activation* p, Index used) noexcept {
+        Block b;
+        if constexpr (widens) {
+            if (used == block_values) {
+                V::widen_split(p, b.r[0], b.r[1]);
+            } else {
+                V::widen_split_first(p, static_cast<int>(used), b.r[0], b.r[1]);
+            }
+        } else {
+            // split with one lane: vector r is value r.
+            for (int r = 0; r < regs; ++r) {
+                const Index from = static_cast<Index>(r) * lanes;
+                const Index left = std::max(Index(0), std::min(Index(lanes), used - from));
+                b.r[r] = left == lanes ? V::load(p + from) : V::load_first(p + from, static_cast<int>(left));
             }
         }
-        for (; block < count; block += 2 * lanes) {
-            for (Index k = 0; k < lanes; ++k) {
-                for (Index parity = 0; parity < 2; ++parity) {
-                    const Index from = block + 2 * k + parity;
-                    c[block + parity * lanes + k] = from < count ? to_compute(cos[from]) : Compute(0);
-                    s[block + parity * lanes + k] = from < count ? to_compute(sin[from]) : Compute(0);
+        return b;
+    }
+    /// Writes the first `used` values of b at p (all block_values, or fewer under masks), by the
+    /// CPU's conversion when by_cpu.
+    SEQEMBED_DETAIL_BLOCK static void write(Activation* p, Index used, const Block& b, bool by_cpu) noexcept {
+        if constexpr (widens) {
+            const bool whole = used == block_values;
+            if constexpr (converts()) {
+                if (by_cpu && whole) return V::narrow_split_converted(p, b.r[0], b.r[1]);
+                if (by_cpu) return V::narrow_split_converted_first(p, static_cast<int>(used), b.r[0], b.r[1]);
+            }
+            (void)by_cpu;
+            if (whole) {
+                V::narrow_split(p, b.r[0], b.r[1]);
+            } else {
+                V::narrow_split_first(p, static_cast<int>(used), b.r[0], b.r[1]);
+            }
+        } else {
+            (void)by_cpu;
+            for (int r = 0; r < regs; ++r) {
+                const Index from = static_cast<Index>(r) * lanes;
+                const Index left = std::max(Index(0), std::min(Index(lanes), used - from));
+                if (left == lanes) {
+                    V::store(p + from, b.r[r]);
+                } else {
+                    V::store_first(p + from, static_cast<int>(left), b.r[r]);
                 }
             }
         }
     }
-    /// A vector of `used` values (lanes, or fewer and zeros after them: the last pairs of a
-    /// row, read with a mask) of activations or of c and s.
-    static Reg load_used(const Compute* p, int used) noexcept {
-        static_assert(std::is_same_v<Activation, Compute>, "bfloat16 activations go through widen_split");
-        return used == lanes ? V::load(p) : V::load_first(p, used);
-    }
-    /// Writes the first `used` lanes of value.
-    static void store_used(Compute* p, int used, Reg value) noexcept {
-        if (used == lanes) {
-            V::store(p, value);
+    /// Whether the CPU's conversion may round the block of `used` activations at p (and at
+    /// second, for halves' x2): ordinary factors and activations (V::ordinary_bfloat16, the
+    /// first `used` values alone for a block of fewer).
+    SEQEMBED_DETAIL_BLOCK static bool by_cpu(bool ordinary, const Activation* p, const Activation* second,
+                                             Index used) noexcept {
+        if constexpr (converts()) {
+            if (!ordinary) return false;
+            const bool whole = used == block_values;
+            if (second == nullptr)
+                return whole ? V::ordinary_bfloat16(p) : V::ordinary_bfloat16_first(p, static_cast<int>(used));
+            return whole ? V::ordinary_bfloat16(p, second)
+                         : V::ordinary_bfloat16_first(p, second, static_cast<int>(used));
         } else {
-            V::store_first(p, used, value);
-        }
-    }
-    static Compute load_one(const Activation* p) noexcept { return static_cast<Compute>(*p); }
-    static void store_one(Activation* p, Compute value) noexcept { *p = static_cast<Activation>(value); }
-
-    /// Reads `used` bfloat16 values (a block, or fewer and zeros after them) split as
-    /// V::widen_split splits them: the last pairs of a row take the same operations as the
-    /// others, in registers.
-    SEQEMBED_DETAIL_BLOCK static void read_split(const Activation* p, Index used, Reg& even, Reg& odd) noexcept {
-        if (used == static_cast<Index>(block_values)) {
-            V::widen_split(p, even, odd);
-        } else {
-            V::widen_split_first(p, static_cast<int>(used), even, odd);
-        }
-    }
-    /// Writes the first `used` values of what read_split read.
-    SEQEMBED_DETAIL_BLOCK static void write_split(Activation* p, Index used, Reg even, Reg odd) noexcept {
-        if (used == static_cast<Index>(block_values)) {
-            V::narrow_split(p, even, odd);
-        } else {
-            V::narrow_split_first(p, static_cast<int>(used), even, odd);
+            (void)ordinary, (void)p, (void)second, (void)used;
+            return false;
         }
     }
 
-    /// (x1 c - x2 s, x2 c + x1 s): for bfloat16 activations x1 c + x2 (-s) and x2 c + x1 s with
-    /// the sine's products rounded and the cosine's fused into the sums; otherwise each product
-    /// rounded before the sum.
-    static void turned(Reg x1, Reg x2, Reg cosine, Reg sine, Reg& y1, Reg& y2) noexcept {
-        if constexpr (split) {
-            // -(x2 s), exactly (the sines are finite). The negated sines are opaque: folded into
-            // the product, AArch64's fnmul negates the product, a NaN's sign too.
-            Reg negated = V::negate(sine);
-            V::keep_rounded(negated);
-            y1 = turned_with(x1, x2, cosine, negated);
-            y2 = turned_with(x2, x1, cosine, sine);
-            return;
-        }
-        Reg x1c = V::mul(x1, cosine);
-        Reg x2s = V::mul(x2, sine);
-        Reg x2c = V::mul(x2, cosine);
-        Reg x1s = V::mul(x1, sine);
-        V::keep_rounded(x1c);
-        V::keep_rounded(x2s);
-        V::keep_rounded(x2c);
-        V::keep_rounded(x1s);
-        y1 = V::sub(x1c, x2s);
-        y2 = V::add(x2c, x1s);
-    }
-
-    /// x c + partner s: x1 c - x2 s and x2 c + x1 s at once where s holds the sines negated in
-    /// x1's lanes and partner holds each value's partner; rounded as turned() rounds.
-    static Reg turned_with(Reg x, Reg partner, Reg cosine, Reg sine) noexcept {
-        if constexpr (split) {
-            Reg swapped = V::mul(partner, sine);
-            V::keep_rounded(swapped);
-            return V::mul_add(x, cosine, swapped);
-        }
-        Reg straight = V::mul(x, cosine);
+    /// The rotation of one vector: x c + partner s, the sine's product rounded before the sum;
+    /// the cosine's rounded too for float and double activations, fused into the sum for
+    /// bfloat16 ones. When both products are NaN (a pair of two NaNs), the sum is x c's: the
+    /// operands' order is fixed (V::add_in_order), which a compiler's commuted addition is not.
+    SEQEMBED_DETAIL_BLOCK static Reg turned(Reg x, Reg partner, Reg cosine, Reg sine) noexcept {
         Reg swapped = V::mul(partner, sine);
-        V::keep_rounded(straight);
         V::keep_rounded(swapped);
-        return V::add(straight, swapped);
+        if constexpr (widens) {
+            return V::mul_add(x, cosine, swapped);
+        } else {
+            Reg straight = V::mul(x, cosine);
+            V::keep_rounded(straight);
+            return V::add_in_order(straight, swapped);
+        }
+    }
+    /// turned() lane for lane over a block.
+    SEQEMBED_DETAIL_BLOCK static Block turned(const Block& x, const Block& partner, const Block& c,
+                                              const Block& s) noexcept {
+        Block y;
+        for (int r = 0; r < regs; ++r) y.r[r] = turned(x.r[r], partner.r[r], c.r[r], s.r[r]);
+        return y;
+    }
+    /// A block of sines negated, each kept apart from the product it goes into (see above), and
+    /// negated where it is used: held across the heads, the negated sines would take as many
+    /// registers again as the sines.
+    SEQEMBED_DETAIL_BLOCK static Block negated(const Block& s) noexcept {
+        Block n;
+        for (int r = 0; r < regs; ++r) {
+            n.r[r] = V::negate(s.r[r]);
+            detail::keep_rounded_each_time(n.r[r]);
+        }
+        return n;
+    }
+    /// Each value's partner in an interleaved block: the other split vector, or the
+    /// neighbouring lane.
+    SEQEMBED_DETAIL_BLOCK static Block partners(const Block& x) noexcept {
+        Block p;
+        if constexpr (split) {
+            p.r[0] = x.r[1];
+            p.r[1] = x.r[0];
+        } else {
+            p.r[0] = V::swap_pairs(x.r[0]);
+        }
+        return p;
     }
 
-    /// Turns the count pairs from `first` of every head of the token, float or double
-    /// activations; cos and sin are the table row's from `first`, c and s room for them.
-    static void turn_heads(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
-                           const Table* sin, Index count, bool interleaved, Compute* c, Compute* s) noexcept {
-        const Compute* cosines = c;
-        const Compute* sines = s;
-        if (interleaved) {
-            for (Index i = 0; i < count; ++i) {
-                const Compute cosine = to_compute(cos[i]);
-                const Compute sine = to_compute(sin[i]);
-                c[2 * i] = cosine;
-                c[2 * i + 1] = cosine;
-                s[2 * i] = -sine;
-                s[2 * i + 1] = sine;
-            }
-            for_each_head(token, [&](Activation* head) { turn_interleaved(head + 2 * first, cosines, sines, count); });
-            return;
-        }
+    /// The factors of a split block from `start` of a row (pairs for halves, values
+    /// interleaved), whose first `used` values are the row's and the rest zeros, into c and s
+    /// lane for lane (vector r at r lanes): interleaved, a pair's first value takes its sine
+    /// negated.
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static void split_factors(const Table* cos, const Table* sin, Index start, Index used,
+                                                    Compute* c, Compute* s) noexcept {
         if constexpr (std::is_same_v<Table, Compute>) {
-            cosines = cos;  // the table's own row, as it stands
-            sines = sin;
-        } else {
-            convert(cos, sin, count, c, s);
-        }
-        for_each_head(token, [&](Activation* head) { turn_halves(head + first, head + pairs + first, cosines, sines, count); });
-    }
-
-    /// Pairs (first[i], second[i]).
-    static void turn_halves(Activation* first, Activation* second, const Compute* c, const Compute* s,
-                            Index count) noexcept {
-        struct Turned {
-            Reg y1, y2;
-        };
-        for_each_block(
-            count, lanes,
-            [&](Index i, Index used) {
-                Turned out;
-                const auto n = static_cast<int>(used);
-                turned(load_used(first + i, n), load_used(second + i, n), load_used(c + i, n), load_used(s + i, n),
-                       out.y1, out.y2);
-                return out;
-            },
-            [&](Index i, Index used, const Turned& out) {
-                store_used(first + i, static_cast<int>(used), out.y1);
-                store_used(second + i, static_cast<int>(used), out.y2);
-            });
-    }
-
-    /// Turns count pairs (or values) in blocks of `width`: turn(i, used) reads the block at i
-    /// and turns it, write(i, used, turned) stores what it turned. Blocks are whole when count
-    /// is width or more: the last one ends at count, overlapping the one before when count is
-    /// not a multiple of width, and both are turned before either is written (the values they
-    /// share come out the same from both). Fewer values make one block of count, which takes
-    /// masks: a masked access whose vector reaches into values stored just before waits for
-    /// that store (heads of 80 took seven times as long per value as heads of 128).
-    template <typename Turn, typename Write>
-    SEQEMBED_DETAIL_BLOCK static void for_each_block(Index count, Index width, Turn&& turn, Write&& write) noexcept {
-        if (count < width) {
-            if (count > 0) write(0, count, turn(0, count));
-            return;
-        }
-        Index i = 0;
-        for (; i + 2 * width <= count; i += width) write(i, width, turn(i, width));
-        if (i + width == count) return write(i, width, turn(i, width));
-        const auto before_last = turn(i, width);
-        const auto last = turn(count - width, width);
-        write(i, width, before_last);
-        write(count - width, width, last);
-    }
-
-    /// Whether the CPU's conversion rounds the block of `used` activations at first and second
-    /// (the same block twice when interleaved) to narrow_split's bits: where the vector layer has
-    /// one, for blocks with ordinary factors and activations (V::ordinary_bfloat16, its first
-    /// values alone for a block of fewer).
-    SEQEMBED_DETAIL_BLOCK static bool converted(const Activation* first, const Activation* second, Index used,
-                                                bool ordinary) noexcept {
-        if constexpr (V::converts_bfloat16) {
-            if (used == static_cast<Index>(block_values)) return ordinary && V::ordinary_bfloat16(first, second);
-            return ordinary && V::ordinary_bfloat16_first(first, second, static_cast<int>(used));
-        } else {
-            (void)first, (void)second, (void)used, (void)ordinary;
-            return false;
-        }
-    }
-    /// As converted, for the block of `used` activations at p alone (interleaved pairs).
-    SEQEMBED_DETAIL_BLOCK static bool converted(const Activation* p, Index used, bool ordinary) noexcept {
-        if constexpr (V::converts_bfloat16) {
-            if (used == static_cast<Index>(block_values)) return ordinary && V::ordinary_bfloat16(p);
-            return ordinary && V::ordinary_bfloat16_first(p, static_cast<int>(used));
-        } else {
-            (void)p, (void)used, (void)ordinary;
-            return false;
-        }
-    }
-    /// Writes a turned block of `used` values: by the CPU's conversion when it is `converted`,
-    /// otherwise by narrow_split.
-    SEQEMBED_DETAIL_BLOCK static void write_turned(Activation* p, Index used, bool converted, Reg even,
-                                                   Reg odd) noexcept {
-        if constexpr (V::converts_bfloat16) {
-            if (converted && used == static_cast<Index>(block_values)) return V::narrow_split_converted(p, even, odd);
-            if (converted) return V::narrow_split_converted_first(p, static_cast<int>(used), even, odd);
-        }
-        write_split(p, used, even, odd);
-    }
-
-    /// A block of bfloat16 pairs, read and turned, not yet written: halves, up to 2 * lanes
-    /// pairs, x1 in (even1, odd1) and x2 in (even2, odd2) as widen_split split them; interleaved,
-    /// up to lanes pairs, x1 in even1 and x2 in odd1 (one vector's even and odd values).
-    struct TurnedBlock {
-        Reg even1, odd1, even2, odd2;
-        bool by_cpu;
-    };
-    /// A block's cosines (or sines): [0] for interleaved pairs or halves' even values, [1] for
-    /// halves' odd ones.
-    struct BlockFactors {
-        Reg r[2];
-        Reg operator[](std::size_t i) const noexcept { return r[i]; }
-    };
-    /// Pairs in a whole block: 2 * lanes for halves, lanes interleaved.
-    template <bool Interleaved>
-    static constexpr Index block_pairs = Interleaved ? lanes : 2 * lanes;
-    /// Vectors of cosines (and of sines) a block takes: even and odd values for halves, one
-    /// interleaved.
-    template <bool Interleaved>
-    static constexpr std::size_t block_factors = Interleaved ? 1 : 2;
-
-    /// Reads and turns the `used` pairs from `start` of a head's rotated row (halves: x1 at row,
-    /// x2 at row + pairs; interleaved: pair i at row + 2 i): a whole block, or fewer under masks.
-    /// Its factors: c[0] and s[0], and c[1] and s[1] for halves' odd values, passed by value (by
-    /// pointer, the compiler keeps the row's factors in memory and spills the block).
-    template <bool Interleaved>
-    SEQEMBED_DETAIL_BLOCK static TurnedBlock turn_block(const Activation* row, Index pairs, Index start, Index used,
-                                                       BlockFactors c, BlockFactors s, bool ordinary) noexcept {
-        TurnedBlock out;
-        if constexpr (Interleaved) {
-            (void)pairs;
-            read_split(row + 2 * start, 2 * used, out.even1, out.odd1);
-            turned(out.even1, out.odd1, c[0], s[0], out.even1, out.odd1);
-            out.by_cpu = converted(row + 2 * start, 2 * used, ordinary);
-            out.even2 = out.odd2 = V::set(Compute(0));  // unused: set, as the block is copied
-        } else {
-            read_split(row + start, used, out.even1, out.odd1);
-            read_split(row + pairs + start, used, out.even2, out.odd2);
-            turned(out.even1, out.even2, c[0], s[0], out.even1, out.even2);
-            turned(out.odd1, out.odd2, c[1], s[1], out.odd1, out.odd2);
-            out.by_cpu = converted(row + start, row + pairs + start, used, ordinary);
-        }
-        return out;
-    }
-    /// Writes what turn_block turned from `start`.
-    template <bool Interleaved>
-    SEQEMBED_DETAIL_BLOCK static void write_block(Activation* row, Index pairs, Index start, Index used,
-                                                  const TurnedBlock& block) noexcept {
-        if constexpr (Interleaved) {
-            (void)pairs;
-            write_turned(row + 2 * start, 2 * used, block.by_cpu, block.even1, block.odd1);
-        } else {
-            write_turned(row + start, used, block.by_cpu, block.even1, block.odd1);
-            write_turned(row + pairs + start, used, block.by_cpu, block.even2, block.odd2);
-        }
-    }
-
-    /// Pairs (row[i], row[pairs + i]) of bfloat16 values for i below count, block by block; c and
-    /// s as convert_split ordered them.
-    static void turn_halves_split(Activation* row, Index pairs, const Compute* c, const Compute* s, Index count,
-                                  bool ordinary) noexcept {
-        constexpr auto whole = static_cast<Index>(block_values);
-        for (Index i = 0; i < count; i += whole) {
-            const Index used = std::min(whole, count - i);
-            const BlockFactors cosines{{V::load(c + i), V::load(c + i + lanes)}};
-            const BlockFactors sines{{V::load(s + i), V::load(s + i + lanes)}};
-            write_block<false>(row, pairs, i, used, turn_block<false>(row, pairs, i, used, cosines, sines, ordinary));
-        }
-    }
-
-    /// The factors of the block of `used` pairs from cos and sin (the table's row, converted to
-    /// Compute), split as the block's activations are; the last block of a row of fewer is
-    /// padded with zeros.
-    template <bool Interleaved>
-    static void load_factors(const Table* cos, const Table* sin, Index used, Reg* c, Reg* s, Compute* c_room,
-                             Compute* s_room) noexcept {
-        if constexpr (std::is_same_v<Table, Compute>) {
-            if (used == block_pairs<Interleaved>) {
-                if constexpr (Interleaved) {
-                    c[0] = V::load(cos);
-                    s[0] = V::load(sin);
+            if (used == block_values) {
+                Reg cosines[2], sines[2];
+                if constexpr (Interleaved) {  // pair k of the block in lane k of both vectors
+                    cosines[0] = cosines[1] = V::load(cos + start / 2);
+                    sines[1] = V::load(sin + start / 2);
+                    sines[0] = V::negate(sines[1]);
                 } else {
-                    V::load_split(cos, c[0], c[1]);
-                    V::load_split(sin, s[0], s[1]);
+                    V::load_split(cos + start, cosines[0], cosines[1]);
+                    V::load_split(sin + start, sines[0], sines[1]);
+                }
+                for (int r = 0; r < 2; ++r) {
+                    V::store(c + static_cast<Index>(r) * lanes, cosines[r]);
+                    V::store(s + static_cast<Index>(r) * lanes, sines[r]);
                 }
                 return;
             }
         }
-        if constexpr (Interleaved) {
-            convert(cos, sin, used, c_room, s_room);
-            pad(c_room, s_room, used, lanes);
-        } else {
-            convert_split(cos, sin, used, c_room, s_room);
+        for (int r = 0; r < regs; ++r) {
+            for (int k = 0; k < lanes; ++k) {
+                const Index value = at(r, k);
+                const Index lane = static_cast<Index>(r) * lanes + k;
+                const Index pair = Interleaved ? (start + value) / 2 : start + value;
+                const bool used_value = value < used;
+                const Compute sine = used_value ? to_compute(sin[pair]) : Compute(0);
+                c[lane] = used_value ? to_compute(cos[pair]) : Compute(0);
+                s[lane] = Interleaved && (start + value) % 2 == 0 ? -sine : sine;
+            }
         }
-        SEQEMBED_DETAIL_UNROLL_ALL
-        for (std::size_t r = 0; r < block_factors<Interleaved>; ++r) {
-            c[r] = V::load(c_room + static_cast<Index>(r) * lanes);
-            s[r] = V::load(s_room + static_cast<Index>(r) * lanes);
+    }
+    /// The factors of `count` row units from `from` (pairs for halves, values interleaved) in
+    /// the row's order, into c and s: interleaved, a pair's cosine twice and its sine negated
+    /// then as it is.
+    template <bool Interleaved>
+    static void row_factors(const Table* cos, const Table* sin, Index from, Index count, Compute* c,
+                            Compute* s) noexcept {
+        if constexpr (Interleaved) {
+            const Table* const cosines = cos + from / 2;  // from is even
+            const Table* const sines = sin + from / 2;
+            for (Index i = 0; i < count / 2; ++i) {
+                const Compute sine = to_compute(sines[i]);
+                c[2 * i] = c[2 * i + 1] = to_compute(cosines[i]);
+                s[2 * i] = -sine;
+                s[2 * i + 1] = sine;
+            }
+        } else {
+            for (Index i = 0; i < count; ++i) {
+                c[i] = to_compute(cos[from + i]);
+                s[i] = to_compute(sin[from + i]);
+            }
         }
     }
 
-    /// Turns the count pairs from `first` of every head of the token, for a row of Blocks blocks:
-    /// the row's cosines and sines are read into registers once for all heads (read from memory
-    /// in each block, they cost a third of bfloat16 decode's time), split in registers straight
-    /// from a Compute table, otherwise through c and s. Every block is whole when the row has one
-    /// at least: the last one ends at count, overlapping the one before when count is not a
-    /// multiple of a block (heads of 80 or 96), and both are read before either is written (the
-    /// values they share come out the same from both: the same inputs, and either rounding gives
-    /// narrow_split's bits): a masked access whose vector reaches into values written just
-    /// before waits for that store (heads of 80 took seven times as long as heads of 128 per
-    /// value). Only a row shorter than a block takes masks.
+    /// Reads and turns the block of `used` values from `start` of a head's row (halves: x1 at
+    /// head, x2 at head + pairs); `ordinary` is f.ordinary, or true where that is known.
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static Turned turn(const Activation* head, Index pairs, Index start, Index used,
+                                             const Factors& f, bool ordinary) noexcept {
+        Turned out;
+        if constexpr (Interleaved) {
+            (void)pairs;
+            const Block x = read(head + start, used);
+            out.first = turned(x, partners(x), f.cosines, f.sines);
+            out.second = out.first;  // unused
+            out.by_cpu = by_cpu(ordinary, head + start, nullptr, used);
+        } else {
+            const Block x1 = read(head + start, used);
+            const Block x2 = read(head + pairs + start, used);
+            out.first = turned(x1, x2, f.cosines, negated(f.sines));
+            out.second = turned(x2, x1, f.cosines, f.sines);
+            out.by_cpu = by_cpu(ordinary, head + start, head + pairs + start, used);
+        }
+        return out;
+    }
+    /// Writes what turn() turned.
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static void put(Activation* head, Index pairs, Index start, Index used,
+                                          const Turned& t) noexcept {
+        write(head + start, used, t.first, t.by_cpu);
+        if constexpr (!Interleaved) write(head + pairs + start, used, t.second, t.by_cpu);
+    }
+
+    /// Row units (pairs for halves, values interleaved) whose factors are built at a time.
+    static constexpr Index step_units = 256;
+    /// Compute values of one kind of factor on the stack: a step's blocks and the one that
+    /// overlaps them.
+    static constexpr std::size_t step_values = static_cast<std::size_t>(step_units + block_values);
+
+    /// The factors at `offset` of c and s.
+    SEQEMBED_DETAIL_BLOCK static Factors factors_at(const Compute* c, const Compute* s, Index offset,
+                                                    bool ordinary) noexcept {
+        Factors f;
+        for (int r = 0; r < regs; ++r) {
+            const Index at_r = offset + static_cast<Index>(r) * lanes;
+            f.cosines.r[r] = V::load(c + at_r);
+            f.sines.r[r] = V::load(s + at_r);
+            V::keep_rounded(f.sines.r[r]);
+        }
+        f.ordinary = ordinary;
+        return f;
+    }
+    /// The factors of the whole block from `start` of a row (pairs for halves, values
+    /// interleaved), built in registers: loaded from the table where its values are Compute and
+    /// in the block's order, otherwise converted through a block's room on the stack.
+    template <bool Interleaved>
+    SEQEMBED_DETAIL_BLOCK static Factors factors_of(const Table* cos, const Table* sin, Index start) noexcept {
+        Factors f;
+        if constexpr (std::is_same_v<Table, Compute> && (split || !Interleaved)) {
+            if constexpr (!split) {
+                f.cosines.r[0] = V::load(cos + start);
+                f.sines.r[0] = V::load(sin + start);
+            } else if constexpr (Interleaved) {  // pair k of the block in lane k of both vectors
+                f.cosines.r[0] = f.cosines.r[1] = V::load(cos + start / 2);
+                f.sines.r[1] = V::load(sin + start / 2);
+                f.sines.r[0] = V::negate(f.sines.r[1]);
+            } else {
+                V::load_split(cos + start, f.cosines.r[0], f.cosines.r[1]);
+                V::load_split(sin + start, f.sines.r[0], f.sines.r[1]);
+            }
+            for (int r = 0; r < regs; ++r) V::keep_rounded(f.sines.r[r]);
+        } else {
+            alignas(64) Compute c[static_cast<std::size_t>(block_values)];
+            alignas(64) Compute s[static_cast<std::size_t>(block_values)];
+            if constexpr (split) {
+                split_factors<Interleaved>(cos, sin, start, block_values, c, s);
+            } else {
+                row_factors<Interleaved>(cos, sin, start, block_values, c, s);
+            }
+            f = factors_at(c, s, 0, false);
+        }
+        f.ordinary = false;
+        if constexpr (converts())
+            f.ordinary = V::ordinary_factors(f.cosines.r, f.sines.r, static_cast<std::size_t>(regs));
+        return f;
+    }
+
+    /// Turns every head's row (pairs halves, or 2 pairs values interleaved): whole blocks, the
+    /// last one overlapping the one before when the row is not a multiple of a block, or one
+    /// block under masks when the row is shorter than a block. The row is taken step_units at a
+    /// time (a stretch is never shorter than a block unless the row is), each stretch's factors
+    /// built once, then every head turned by them head after head, in memory order.
+    template <bool Interleaved>
+    static void turn_row(const Table* cos, const Table* sin, Index pairs, const TokenHeads<Activation>& token) noexcept {
+        constexpr Index whole = block_values;
+        const Index length = Interleaved ? 2 * pairs : pairs;
+        // A stretch's factors, when not held in registers: split blocks each in its own slot,
+        // block_values apart (a split block's order depends on where it starts); otherwise in
+        // the row's order, a block's factors where the block starts (the table's own row, for
+        // halves from a table of Compute).
+        alignas(64) Compute cosine_room[step_values];
+        alignas(64) Compute sine_room[step_values];
+        for (Index from = 0; from < length;) {
+            Index count = length - from;
+            if (count > step_units) count = count - step_units >= whole ? step_units : step_units - whole;
+            const bool short_row = count < whole;  // the whole row, shorter than a block
+            const auto full = static_cast<std::size_t>(count / whole);
+            const bool overlap = !short_row && count % whole != 0;
+            const Index last = short_row ? 0 : from + count - whole;
+            if (!short_row && count == length &&
+                held<Interleaved>(full + (overlap ? 1 : 0), token, cos, sin, pairs, last))
+                return;
+            const Compute* cosines = cosine_room;
+            const Compute* sines = sine_room;
+            bool ordinary = false;
+            // Where the factors of block b from `start` are (the overlapping block is b = full).
+            const auto offset = [&](std::size_t b, Index start) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                return split ? static_cast<Index>(b) * whole : start - from;
+            };
+            if constexpr (split) {
+                const std::size_t blocks = short_row ? 1 : full + (overlap ? 1 : 0);
+                for (std::size_t b = 0; b < blocks; ++b) {
+                    const Index start = b == full ? last : from + static_cast<Index>(b) * whole;
+                    const Index at_b = offset(b, start);
+                    split_factors<Interleaved>(cos, sin, start, short_row ? count : whole, cosine_room + at_b,
+                                               sine_room + at_b);
+                }
+                if constexpr (converts())
+                    ordinary = V::ordinary_factors(cosine_room, sine_room, static_cast<std::ptrdiff_t>(blocks) * whole);
+            } else if (short_row) {
+                row_factors<Interleaved>(cos, sin, 0, count, cosine_room, sine_room);
+                for (Index v = count; v < whole; ++v) cosine_room[v] = sine_room[v] = Compute(0);
+            } else if constexpr (std::is_same_v<Table, Compute> && !Interleaved) {
+                cosines = cos + from;
+                sines = sin + from;
+            } else {
+                row_factors<Interleaved>(cos, sin, from, count, cosine_room, sine_room);
+            }
+            const auto factors = [&](std::size_t b, Index start) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                return factors_at(cosines, sines, offset(b, start), ordinary);
+            };
+            if (short_row) {
+                const Factors f = factors(0, 0);
+                for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                    put<Interleaved>(head, pairs, 0, count, turn<Interleaved>(head, pairs, 0, count, f, f.ordinary));
+                });
+                return;
+            }
+            const std::size_t alone = overlap ? full - 1 : full;  // blocks turned one at a time
+            for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                for (std::size_t b = 0; b < alone; ++b) {
+                    const Index start = from + static_cast<Index>(b) * whole;
+                    put<Interleaved>(head, pairs, start, whole,
+                                     turn<Interleaved>(head, pairs, start, whole, factors(b, start), ordinary));
+                }
+                if (overlap) {  // both read before either is written
+                    const Index start = from + static_cast<Index>(alone) * whole;
+                    const Turned before = turn<Interleaved>(head, pairs, start, whole, factors(alone, start), ordinary);
+                    const Turned after = turn<Interleaved>(head, pairs, last, whole, factors(full, last), ordinary);
+                    put<Interleaved>(head, pairs, start, whole, before);
+                    put<Interleaved>(head, pairs, last, whole, after);
+                }
+            });
+            from += count;
+        }
+    }
+
+    /// Blocks of factors held in registers across the heads: as many as take 16 vectors (two a
+    /// vector of a block) where a vector is 64 bytes (32 registers), 8 otherwise, which leaves
+    /// room for the blocks themselves.
+    static constexpr std::size_t held_blocks =
+        static_cast<std::size_t>((static_cast<std::size_t>(lanes) * sizeof(Compute) >= 64 ? 16 : 8) / (2 * regs));
+
+    /// Turns every head's row of `blocks` blocks (the last one, which may overlap the one before,
+    /// starting at `last`) with the row's factors held in registers, when there are at most
+    /// held_blocks; whether it did.
+    template <bool Interleaved, std::size_t Blocks = 1>
+    SEQEMBED_DETAIL_BLOCK static bool held(std::size_t blocks, const TokenHeads<Activation>& token, const Table* cos,
+                                           const Table* sin, Index pairs, Index last) noexcept {
+        if constexpr (Blocks <= held_blocks) {
+            if (blocks == Blocks) {
+                in_registers<Interleaved, Blocks>(token, cos, sin, pairs, last);
+                return true;
+            }
+            return held<Interleaved, Blocks + 1>(blocks, token, cos, sin, pairs, last);
+        } else {
+            (void)blocks, (void)token, (void)cos, (void)sin, (void)pairs, (void)last;
+            return false;
+        }
+    }
+
+    /// The heads loop of turn_row for a row of Blocks blocks (counting the overlapping one), the
+    /// whole row in one stretch: its factors built in registers once for all heads. Read from
+    /// memory in each block, a factor's load can wait for the head's store just before it
+    /// whenever their addresses agree in their low 12 bits, which the heads' addresses decide.
     template <bool Interleaved, std::size_t Blocks>
-    SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_blocks(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
-                                  const Table* sin, Index count, Compute* c, Compute* s) noexcept {
-        constexpr Index whole = block_pairs<Interleaved>;
-        constexpr std::size_t factors = block_factors<Interleaved>;
-        // Where block b starts in the row: b whole blocks in, the last one whole blocks from
-        // the end (or at the start, holding all count pairs, when the row has fewer).
-        Index starts[Blocks];
-        SEQEMBED_DETAIL_UNROLL_ALL
-        for (std::size_t b = 0; b < Blocks; ++b) starts[b] = static_cast<Index>(b) * whole;
-        starts[Blocks - 1] = std::max(Index(0), count - whole);
-        // Block b's cosines in cosines[factors b] on, its sines in sines[factors b] on.
-        Reg cosines[factors * Blocks], sines[factors * Blocks];
+    static void in_registers(const TokenHeads<Activation>& token, const Table* cos, const Table* sin, Index pairs,
+                             Index last) noexcept {
+        constexpr Index whole = block_values;
+        // The last block ends at the row's end (without an overlap, that is where it starts).
+        const auto start_of = [&](std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            return b + 1 == Blocks ? last : static_cast<Index>(b) * whole;
+        };
+        Factors held_factors[Blocks];
+        bool ordinary = true;
         SEQEMBED_DETAIL_UNROLL_ALL
         for (std::size_t b = 0; b < Blocks; ++b) {
-            const Index at = static_cast<Index>(b * factors) * lanes;
-            load_factors<Interleaved>(cos + starts[b], sin + starts[b], std::min(whole, count - starts[b]),
-                                      cosines + factors * b, sines + factors * b, c + at, s + at);
+            held_factors[b] = factors_of<Interleaved>(cos, sin, start_of(b));
+            ordinary = ordinary && held_factors[b].ordinary;
         }
-        const bool ordinary = ordinary_factors(cosines, sines, factors * Blocks);
-        const Index offset = Interleaved ? 2 * first : first;  // of the row in the head
-        // Block b's factors, as values.
-        const auto factors_of = [](const Reg* regs, std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            return BlockFactors{{regs[factors * b], regs[factors * b + factors - 1]}};
-        };
-        // A row of whole blocks, every head at once.
-        const auto turn_head = [&](Activation* head, bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            Activation* const row = head + offset;
-            if constexpr (Blocks == 1) {
-                write_block<Interleaved>(row, pairs, 0, whole,
-                                         turn_block<Interleaved>(row, pairs, 0, whole, factors_of(cosines, 0),
-                                                                 factors_of(sines, 0), ordinary_row));
-            } else {
+        const auto turn_heads = [&](bool ordinary_row) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                const auto turn_block = [&](std::size_t b) SEQEMBED_DETAIL_INLINED_LAMBDA {
+                    return turn<Interleaved>(head, pairs, start_of(b), whole, held_factors[b], ordinary_row);
+                };
+                // All but the last two blocks alone; those two both read before either is
+                // written, whether or not they overlap.
                 SEQEMBED_DETAIL_UNROLL_ALL
                 for (std::size_t b = 0; b + 2 < Blocks; ++b)
-                    write_block<Interleaved>(row, pairs, starts[b], whole,
-                                             turn_block<Interleaved>(row, pairs, starts[b], whole,
-                                                                     factors_of(cosines, b), factors_of(sines, b),
-                                                                     ordinary_row));
-                constexpr std::size_t a = Blocks - 2;
-                constexpr std::size_t z = Blocks - 1;
-                const TurnedBlock before_last = turn_block<Interleaved>(
-                    row, pairs, starts[a], whole, factors_of(cosines, a), factors_of(sines, a), ordinary_row);
-                const TurnedBlock last_block = turn_block<Interleaved>(
-                    row, pairs, starts[z], whole, factors_of(cosines, z), factors_of(sines, z), ordinary_row);
-                write_block<Interleaved>(row, pairs, starts[a], whole, before_last);
-                write_block<Interleaved>(row, pairs, starts[z], whole, last_block);
-            }
+                    put<Interleaved>(head, pairs, start_of(b), whole, turn_block(b));
+                if constexpr (Blocks >= 2) {
+                    constexpr std::size_t a = Blocks - 2;
+                    const Turned before = turn_block(a);
+                    const Turned after = turn_block(Blocks - 1);
+                    put<Interleaved>(head, pairs, start_of(a), whole, before);
+                    put<Interleaved>(head, pairs, start_of(Blocks - 1), whole, after);
+                } else {
+                    put<Interleaved>(head, pairs, start_of(0), whole, turn_block(0));
+                }
+            });
         };
-        if (Blocks == 1 && count < whole) {
-            // One block of fewer pairs, under masks. A masked store's vector reaches past its
-            // values, into the next head when the row ends less than a vector before the head
-            // does (heads of 48), and a load there waits until that store reaches the cache:
-            // each such head is read before the one before it is written.
-            const auto turn_used = [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
-                return turn_block<Interleaved>(head + offset, pairs, 0, count, factors_of(cosines, 0),
-                                               factors_of(sines, 0), ordinary);
-            };
-            const Index last_store = Interleaved ? 2 * first : pairs + first;  // in the head
-            if (last_store + static_cast<Index>(block_values) <= token.head_dim) {
-                return for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
-                    write_block<Interleaved>(head + offset, pairs, 0, count, turn_used(head));
-                });
+        // Ordinary factors (the common row) in a loop of their own, whose blocks ask only
+        // whether their activations are ordinary.
+        if (converts() && ordinary) return turn_heads(true);
+        turn_heads(ordinary);
+    }
+
+    /// Turns every head's halves row of up to half a block (2 pairs values at most
+    /// block_values) as one block, whole or under masks: x1 and x2 side by side, each value's
+    /// partner picked by lane permutes, and the factors laid out to match (a pair's sine negated
+    /// for its x1).
+    static void turn_packed(const Table* cos, const Table* sin, Index pairs,
+                            const TokenHeads<Activation>& token) noexcept {
+        if constexpr (packs()) {
+            const Index used = 2 * pairs;
+            alignas(64) Compute c[static_cast<std::size_t>(block_values)];
+            alignas(64) Compute s[static_cast<std::size_t>(block_values)];
+            for (int r = 0; r < regs; ++r) {
+                for (int k = 0; k < lanes; ++k) {
+                    const Index value = at(r, k);
+                    const Index lane = static_cast<Index>(r) * lanes + k;
+                    const bool used_value = value < used;
+                    const Index pair = value < pairs ? value : (used_value ? value - pairs : 0);
+                    const Compute sine = used_value ? to_compute(sin[pair]) : Compute(0);
+                    c[lane] = used_value ? to_compute(cos[pair]) : Compute(0);
+                    s[lane] = value < pairs ? -sine : sine;
+                }
             }
-            Activation* pending = nullptr;
-            TurnedBlock turned_before{};
+            bool ordinary = false;
+            if constexpr (converts()) ordinary = V::ordinary_factors(c, s, block_values);
+            const Factors f = factors_at(c, s, 0, ordinary);
+            const auto partners = V::partners_of(static_cast<int>(pairs));
             for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
-                const TurnedBlock now = turn_used(head);
-                if (pending != nullptr) write_block<Interleaved>(pending, pairs, 0, count, turned_before);
-                pending = head + offset;
-                turned_before = now;
+                const Block x = read(head, used);
+                Block p;
+                V::partner_split(partners, x.r[0], x.r[1], p.r[0], p.r[1]);
+                write(head, used, turned(x, p, f.cosines, f.sines), by_cpu(f.ordinary, head, nullptr, used));
             });
-            if (pending != nullptr) write_block<Interleaved>(pending, pairs, 0, count, turned_before);
-            return;
-        }
-        if constexpr (V::converts_bfloat16) {
-            // The common row, whole blocks of ordinary factors, in a loop of its own whose blocks
-            // ask only whether their activations are ordinary (a fifth of the rest's branches).
-            if (ordinary) {
-                return for_each_head(token, [&](Activation* head)
-                                                SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, true); });
-            }
-        }
-        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA { turn_head(head, ordinary); });
-    }
-
-    /// turn_halves_split over every head of the token for rows of `lanes` pairs (Phi-2's and
-    /// Pythia-6.9B's 16 rotated pairs on AVX-512): both halves are one vector of 2 * lanes
-    /// values, read and written whole. Split into even and odd values, a value's partner sits
-    /// in the other half of its vector (swap_halves), so each vector is turned as
-    /// x c' + swap_halves(x) s', with c' the cosines twice and s' the sines negated for the first
-    /// half: x1 c - x2 s and x2 c + x1 s, each product rounded before the sum as elsewhere.
-    SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_halves_one_vector(const TokenHeads<Activation>& token, const Table* cos,
-                                             const Table* sin, Compute* c, Compute* s) noexcept {
-        // c and s hold c' and s' for the even values, then for the odd ones: value 2k + parity
-        // of the vector is pair (2k + parity) mod lanes, in the first half below lanes.
-        for (Index parity = 0; parity < 2; ++parity) {
-            for (Index k = 0; k < lanes; ++k) {
-                const Index value = 2 * k + parity;
-                const Index pair = value % lanes;
-                const Compute sine = to_compute(sin[pair]);
-                c[parity * lanes + k] = to_compute(cos[pair]);
-                s[parity * lanes + k] = value < lanes ? -sine : sine;
-            }
-        }
-        const Reg cos_even = V::load(c);
-        const Reg cos_odd = V::load(c + lanes);
-        const Reg sin_even = V::load(s);
-        const Reg sin_odd = V::load(s + lanes);
-        const bool ordinary = ordinary_factors(&cos_even, &sin_even, 1) && ordinary_factors(&cos_odd, &sin_odd, 1);
-        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            Reg even, odd;
-            V::widen_split(head, even, odd);
-            const bool by_cpu = converted(head, static_cast<Index>(block_values), ordinary);
-            write_turned(head, static_cast<Index>(block_values), by_cpu,
-                         turned_with(even, V::swap_halves(even), cos_even, sin_even),
-                         turned_with(odd, V::swap_halves(odd), cos_odd, sin_odd));
-        });
-    }
-
-    /// turn_halves_split over every head of the token for a row of fewer than `lanes` pairs
-    /// (Pythia's 8 rotated pairs, StableLM's 10, GPT-NeoX-20B's 12 on AVX-512), in heads that hold
-    /// a whole vector: x1 and x2 are the vector's first 2 count values, read whole, each value's
-    /// partner picked by lane permutes (V::partner_split), turned as x c' + partner s' (c' the
-    /// cosines twice, s' the sines negated for x1: one_vector's products and sums) and written
-    /// under a mask. Once a block each, under masks, they would take a whole block's work and
-    /// more.
-    SEQEMBED_DETAIL_HEADS_LOOP static void turn_heads_halves_short(const TokenHeads<Activation>& token,
-                                                                   const Table* cos, const Table* sin, Index count,
-                                                                   Compute* c, Compute* s) noexcept {
-        // Value 2k + parity of the vector is pair (2k + parity) mod count, in x1 below count;
-        // the values past 2 count are not written, and take zeros.
-        for (Index parity = 0; parity < 2; ++parity) {
-            for (Index k = 0; k < lanes; ++k) {
-                const Index value = 2 * k + parity;
-                const bool rotated = value < 2 * count;
-                const Index pair = value < count ? value : (rotated ? value - count : 0);
-                const Compute sine = rotated ? to_compute(sin[pair]) : Compute(0);
-                c[parity * lanes + k] = rotated ? to_compute(cos[pair]) : Compute(0);
-                s[parity * lanes + k] = value < count ? -sine : sine;
-            }
-        }
-        const BlockFactors cosines{{V::load(c), V::load(c + lanes)}};
-        const BlockFactors sines{{V::load(s), V::load(s + lanes)}};
-        const bool ordinary = ordinary_factors(cosines.r, sines.r, 2);
-        const auto partners = V::partners_of(static_cast<int>(count));
-        const Index used = 2 * count;
-        for_each_head(token, [&](Activation* head) SEQEMBED_DETAIL_INLINED_LAMBDA {
-            Reg even, odd, partner_even, partner_odd;
-            V::widen_split(head, even, odd);
-            V::partner_split(partners, even, odd, partner_even, partner_odd);
-            even = turned_with(even, partner_even, cosines[0], sines[0]);
-            odd = turned_with(odd, partner_odd, cosines[1], sines[1]);
-            write_turned(head, used, converted(head, used, ordinary), even, odd);
-        });
-    }
-
-    /// Turns the count pairs from `first` of every head of the token, bfloat16 activations; cos
-    /// and sin are the table row's from `first`, c and s room for them split: rows of up to four
-    /// blocks (128 pairs halves, 64 interleaved, on AVX-512) with their cosines and sines in
-    /// registers, longer ones from memory.
-    static void turn_heads_split(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
-                                 const Table* sin, Index count, bool interleaved, Compute* c, Compute* s) noexcept {
-        if (interleaved) return turn_heads_split<true>(token, pairs, first, cos, sin, count, c, s);
-        if constexpr (lanes >= 2) {
-            if (pairs == lanes) return turn_heads_halves_one_vector(token, cos, sin, c, s);  // first is 0
-        }
-        if constexpr (V::permutes_pairs) {
-            if (pairs < lanes && token.head_dim >= static_cast<Index>(block_values))  // count is pairs
-                return turn_heads_halves_short(token, cos, sin, count, c, s);
-        }
-        turn_heads_split<false>(token, pairs, first, cos, sin, count, c, s);
-    }
-    template <bool Interleaved>
-    static void turn_heads_split(const TokenHeads<Activation>& token, Index pairs, Index first, const Table* cos,
-                                 const Table* sin, Index count, Compute* c, Compute* s) noexcept {
-        switch (round_up(count, block_pairs<Interleaved>) / block_pairs<Interleaved>) {
-            case 1: return turn_heads_blocks<Interleaved, 1>(token, pairs, first, cos, sin, count, c, s);
-            case 2: return turn_heads_blocks<Interleaved, 2>(token, pairs, first, cos, sin, count, c, s);
-            case 3: return turn_heads_blocks<Interleaved, 3>(token, pairs, first, cos, sin, count, c, s);
-            case 4: return turn_heads_blocks<Interleaved, 4>(token, pairs, first, cos, sin, count, c, s);
-            default: break;
-        }
-        if constexpr (Interleaved) {
-            convert(cos, sin, count, c, s);
-            pad(c, s, count, lanes);
-            const bool ordinary = ordinary_factors(c, s, round_up(count, lanes));
-            for_each_head(token, [&](Activation* head) { turn_interleaved_split(head + 2 * first, c, s, count, ordinary); });
         } else {
-            convert_split(cos, sin, count, c, s);
-            const bool ordinary = ordinary_factors(c, s, round_up(count, static_cast<Index>(block_values)));
-            for_each_head(token, [&](Activation* head) {
-                turn_halves_split(head + first, pairs, c, s, count, ordinary);
-            });
+            (void)cos, (void)sin, (void)pairs, (void)token;
         }
-    }
-
-    /// Pairs (x[2i], x[2i + 1]); c and s as rotate() doubled them.
-    static void turn_interleaved(Activation* x, const Compute* c, const Compute* s, Index count) noexcept {
-        const Index values = 2 * count;
-        if constexpr (lanes >= 2) {
-            for_each_block(
-                values, lanes,
-                [&](Index j, Index used) {
-                    const auto n = static_cast<int>(used);
-                    const Reg value = load_used(x + j, n);
-                    return turned_with(value, V::swap_pairs(value), load_used(c + j, n), load_used(s + j, n));
-                },
-                [&](Index j, Index used, Reg out) { store_used(x + j, static_cast<int>(used), out); });
-        } else {
-            for (Index j = 0; j < values; j += 2) turn_pair(x + j, x + j + 1, c[j], s[j + 1]);
-        }
-    }
-
-    /// Pairs (x[2i], x[2i + 1]) of bfloat16 values; c and s in order, padded to whole vectors.
-    static void turn_interleaved_split(Activation* x, const Compute* c, const Compute* s, Index count,
-                                       bool ordinary) noexcept {
-        for_each_block(
-            count, lanes,
-            [&](Index i, Index used) {
-                const Reg cosine = V::load(c + i);
-                const Reg sine = V::load(s + i);
-                return turn_block<true>(x, 0, i, used, BlockFactors{{cosine, cosine}}, BlockFactors{{sine, sine}},
-                                        ordinary);
-            },
-            [&](Index i, Index used, const TurnedBlock& out) { write_block<true>(x, 0, i, used, out); });
-    }
-
-    static void turn_pair(Activation* first, Activation* second, Compute cosine, Compute sine) noexcept {
-        const Compute x1 = load_one(first);
-        const Compute x2 = load_one(second);
-        Compute x1c = x1 * cosine;
-        Compute x2s = x2 * sine;
-        Compute x2c = x2 * cosine;
-        Compute x1s = x1 * sine;
-        keep_rounded(x1c);
-        keep_rounded(x2s);
-        keep_rounded(x2c);
-        keep_rounded(x1s);
-        store_one(first, x1c - x2s);
-        store_one(second, x2c + x1s);
     }
 };
 
 #undef SEQEMBED_DETAIL_BLOCK
 #undef SEQEMBED_DETAIL_INLINED_LAMBDA
-#undef SEQEMBED_DETAIL_HEADS_LOOP

@@ -50,6 +50,13 @@ struct Lanes<float> {
     static Reg set(float x) noexcept { return _mm256_set1_ps(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_ps(a, b); }
+    /// a + b, a's NaN (made quiet) when both are NaN: the operands in this order whatever the
+    /// compiler would commute.
+    static Reg add_in_order(Reg a, Reg b) noexcept {
+        Reg sum;
+        __asm__("vaddps %2, %1, %0" : "=x"(sum) : "x"(a), "x"(b));
+        return sum;
+    }
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_ps(a, b); }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return _mm256_fmadd_ps(a, b, c); }
@@ -57,8 +64,6 @@ struct Lanes<float> {
     static Reg negate(Reg a) noexcept { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm256_permute_ps(v, 0xB1); }
-    /// The low half of the lanes and the high half exchanged.
-    static Reg swap_halves(Reg v) noexcept { return _mm256_permute2f128_ps(v, v, 0x01); }
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
@@ -158,6 +163,13 @@ struct Lanes<double> {
     static Reg set(double x) noexcept { return _mm256_set1_pd(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_pd(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_pd(a, b); }
+    /// a + b, a's NaN (made quiet) when both are NaN: the operands in this order whatever the
+    /// compiler would commute.
+    static Reg add_in_order(Reg a, Reg b) noexcept {
+        Reg sum;
+        __asm__("vaddpd %2, %1, %0" : "=x"(sum) : "x"(a), "x"(b));
+        return sum;
+    }
     static void store(double* p, Reg v) noexcept { _mm256_storeu_pd(p, v); }
     /// Writes the first `used` lanes (fewer than count); nothing past them is written.
     static void store_first(double* p, int used, Reg v) noexcept { _mm256_maskstore_pd(p, lanes_below(used), v); }

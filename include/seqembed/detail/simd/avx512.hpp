@@ -52,6 +52,13 @@ struct Lanes<float> {
     static Reg set(float x) noexcept { return _mm512_set1_ps(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm512_add_ps(a, b); }
+    /// a + b, a's NaN (made quiet) when both are NaN: the operands in this order whatever the
+    /// compiler would commute.
+    static Reg add_in_order(Reg a, Reg b) noexcept {
+        Reg sum;
+        __asm__("vaddps %2, %1, %0" : "=v"(sum) : "v"(a), "v"(b));
+        return sum;
+    }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_ps(a, b); }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return _mm512_fmadd_ps(a, b, c); }
@@ -61,8 +68,6 @@ struct Lanes<float> {
     }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm512_permute_ps(v, 0xB1); }
-    /// The low half of the lanes and the high half exchanged.
-    static Reg swap_halves(Reg v) noexcept { return _mm512_shuffle_f32x4(v, v, 0x4E); }
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
@@ -104,7 +109,7 @@ struct Lanes<float> {
     struct Partners {
         __m512i even, odd;
     };
-    /// For a vector whose first `pairs` values (fewer than count) are x1 of as many pairs and
+    /// For a vector whose first `pairs` values (at most count) are x1 of as many pairs and
     /// whose next `pairs` are their x2, split by widen_split: where each value's partner lies
     /// (value j < pairs: j + pairs; j < 2 pairs: j - pairs; past them, itself).
     static Partners partners_of(int pairs) noexcept {
@@ -188,6 +193,13 @@ struct Lanes<double> {
     static Reg set(double x) noexcept { return _mm512_set1_pd(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm512_mul_pd(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm512_add_pd(a, b); }
+    /// a + b, a's NaN (made quiet) when both are NaN: the operands in this order whatever the
+    /// compiler would commute.
+    static Reg add_in_order(Reg a, Reg b) noexcept {
+        Reg sum;
+        __asm__("vaddpd %2, %1, %0" : "=v"(sum) : "v"(a), "v"(b));
+        return sum;
+    }
     static void store(double* p, Reg v) noexcept { _mm512_storeu_pd(p, v); }
     /// Writes the first `used` lanes (fewer than count); nothing past them is written.
     static void store_first(double* p, int used, Reg v) noexcept {

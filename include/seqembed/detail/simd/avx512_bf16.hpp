@@ -35,7 +35,7 @@ struct Lanes : avx512_isa::Lanes<Scalar> {};
 /// and no cosine or sine below 2^-33 but zero: an activation is then a multiple of 2^-70 and a
 /// factor of 2^-56, so the exact x c is a multiple of 2^-126, and the rounded x s, at least
 /// 2^-96, of 2^-119; their sum is zero or at least 2^-126, and so is its rounding. The kernel
-/// looks at the factors once per table row (ordinary_factors) and at the activations per block,
+/// looks at the factors once per token (ordinary_factors) and at the activations per block,
 /// zero included (ordinary_bfloat16: two vptestnmw); other blocks go through narrow_split.
 template <>
 struct Lanes<float> : avx512_isa::Lanes<float> {
@@ -74,7 +74,7 @@ struct Lanes<float> : avx512_isa::Lanes<float> {
             least = _mm512_min_epu32(least_factor(_mm512_loadu_ps(c + i), _mm512_loadu_ps(s + i)), least);
         return ordinary_least(least);
     }
-    /// As ordinary_factors, for the count vectors of cosines and of sines already in registers.
+    /// As ordinary_factors, for count vectors of cosines and of sines in registers.
     static bool ordinary_factors(const Reg* c, const Reg* s, std::size_t count) noexcept {
         __m512i least = _mm512_set1_epi32(-1);
         for (std::size_t i = 0; i < count; ++i) least = _mm512_min_epu32(least_factor(c[i], s[i]), least);

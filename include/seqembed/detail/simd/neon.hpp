@@ -51,6 +51,13 @@ struct Lanes<float> {
     static Reg set(float x) noexcept { return vdupq_n_f32(x); }
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f32(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f32(a, b); }
+    /// a + b, a's NaN (made quiet) when both are NaN: the operands in this order whatever the
+    /// compiler would commute.
+    static Reg add_in_order(Reg a, Reg b) noexcept {
+        Reg sum;
+        __asm__("fadd %0.4s, %1.4s, %2.4s" : "=w"(sum) : "w"(a), "w"(b));
+        return sum;
+    }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return vfmaq_f32(c, a, b); }
@@ -58,8 +65,6 @@ struct Lanes<float> {
     static Reg negate(Reg a) noexcept { return vnegq_f32(a); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return vrev64q_f32(v); }
-    /// The low half of the lanes and the high half exchanged.
-    static Reg swap_halves(Reg v) noexcept { return vextq_f32(v, v, 2); }
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     /// (each a 32-bit lane holds a pair: shifts and masks, no shuffle).
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
@@ -149,6 +154,13 @@ struct Lanes<double> {
     static Reg set(double x) noexcept { return vdupq_n_f64(x); }
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f64(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f64(a, b); }
+    /// a + b, a's NaN (made quiet) when both are NaN: the operands in this order whatever the
+    /// compiler would commute.
+    static Reg add_in_order(Reg a, Reg b) noexcept {
+        Reg sum;
+        __asm__("fadd %0.2d, %1.2d, %2.2d" : "=w"(sum) : "w"(a), "w"(b));
+        return sum;
+    }
     static void store(double* p, Reg v) noexcept { vst1q_f64(p, v); }
     /// Writes the first `used` lanes (fewer than count); nothing past them is written.
     static void store_first(double* p, int used, Reg v) noexcept {

@@ -21,6 +21,20 @@ inline void keep_rounded(T& value) noexcept {
 #endif
 }
 
+/// As keep_rounded, and each time the code runs: a value a loop does not change is still
+/// computed inside it, not once before it, so that it takes no register across the loop.
+template <typename T>
+inline void keep_rounded_each_time(T& value) noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    defined(__SSE2__)
+    __asm__ volatile("" : "+v"(value));
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+    __asm__ volatile("" : "+w"(value));
+#else
+    (void)value;
+#endif
+}
+
 /// Requests the cache line at `line` into L1 and L2 ahead of its use (a prefetch: never faults).
 inline void request_line(const void* line) noexcept {
 #if defined(__GNUC__) || defined(__clang__)

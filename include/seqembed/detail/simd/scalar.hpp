@@ -41,6 +41,9 @@ struct Lanes {
     static Reg set(Scalar x) noexcept { return x; }
     static Reg mul(Reg a, Reg b) noexcept { return a * b; }
     static Reg add(Reg a, Reg b) noexcept { return a + b; }
+    /// a + b, a's NaN (made quiet) when both are NaN: the operands in this order whatever the
+    /// compiler would commute.
+    static Reg add_in_order(Reg a, Reg b) noexcept { return std::isnan(a) ? a + a : a + b; }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return std::fma(a, b, c); }
     static void store(Scalar* p, Reg v) noexcept { *p = v; }
