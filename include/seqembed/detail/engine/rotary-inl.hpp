@@ -244,7 +244,7 @@ private:
         Block n;
         for (int r = 0; r < regs; ++r) {
             n.r[r] = V::negate(s.r[r]);
-            detail::keep_rounded_each_time(n.r[r]);
+            V::keep_rounded_each_time(n.r[r]);
         }
         return n;
     }

@@ -47,6 +47,8 @@ struct Lanes<float> {
     }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
+    /// As keep_rounded, each time the code runs: see detail::keep_rounded_each_time.
+    static void keep_rounded_each_time(Reg& v) noexcept { __asm__ volatile("" : "+v"(v)); }
     static Reg set(float x) noexcept { return _mm256_set1_ps(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_ps(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_ps(a, b); }
@@ -160,6 +162,8 @@ struct Lanes<double> {
     static Reg load_first(const double* p, int used) noexcept { return _mm256_maskload_pd(p, lanes_below(used)); }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { __asm__("" : "+v"(v)); }
+    /// As keep_rounded, each time the code runs: see detail::keep_rounded_each_time.
+    static void keep_rounded_each_time(Reg& v) noexcept { __asm__ volatile("" : "+v"(v)); }
     static Reg set(double x) noexcept { return _mm256_set1_pd(x); }
     static Reg mul(Reg a, Reg b) noexcept { return _mm256_mul_pd(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return _mm256_add_pd(a, b); }

@@ -48,6 +48,8 @@ struct Lanes<float> {
     }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { __asm__("" : "+w"(v)); }
+    /// As keep_rounded, each time the code runs: see detail::keep_rounded_each_time.
+    static void keep_rounded_each_time(Reg& v) noexcept { __asm__ volatile("" : "+w"(v)); }
     static Reg set(float x) noexcept { return vdupq_n_f32(x); }
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f32(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f32(a, b); }
@@ -151,6 +153,8 @@ struct Lanes<double> {
     }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { __asm__("" : "+w"(v)); }
+    /// As keep_rounded, each time the code runs: see detail::keep_rounded_each_time.
+    static void keep_rounded_each_time(Reg& v) noexcept { __asm__ volatile("" : "+w"(v)); }
     static Reg set(double x) noexcept { return vdupq_n_f64(x); }
     static Reg mul(Reg a, Reg b) noexcept { return vmulq_f64(a, b); }
     static Reg add(Reg a, Reg b) noexcept { return vaddq_f64(a, b); }

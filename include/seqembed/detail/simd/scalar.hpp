@@ -38,6 +38,8 @@ struct Lanes {
     static Reg widen(const Eigen::half* p) noexcept { return static_cast<float>(*p); }
     /// Rounds the value here: see detail::keep_rounded.
     static void keep_rounded(Reg& v) noexcept { detail::keep_rounded(v); }
+    /// As keep_rounded, each time the code runs: see detail::keep_rounded_each_time.
+    static void keep_rounded_each_time(Reg& v) noexcept { detail::keep_rounded_each_time(v); }
     static Reg set(Scalar x) noexcept { return x; }
     static Reg mul(Reg a, Reg b) noexcept { return a * b; }
     static Reg add(Reg a, Reg b) noexcept { return a + b; }
