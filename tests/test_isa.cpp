@@ -158,6 +158,23 @@ seqembed::detail::TokenHeads<Activation> q_heads_only(Activation* q, Index heads
     return token;
 }
 
+/// Turns `ours` by the kernel of the ISA in force and `scalar` by the scalar backend, each buffer
+/// holding q_heads heads of Q then k_heads heads of K, head_dim values a head.
+template <typename Table, typename Activation>
+void rotate_with_both(const std::vector<Table>& cos, const std::vector<Table>& sin, Index pairs, bool interleaved,
+                      Index q_heads, Index k_heads, Index head_dim, std::vector<Activation>& ours,
+                      std::vector<Activation>& scalar) {
+    const auto heads_of = [&](std::vector<Activation>& x) {
+        seqembed::detail::TokenHeads<Activation> token = q_heads_only(x.data(), q_heads, head_dim);
+        token.k = x.data() + q_heads * head_dim;
+        token.k_heads = k_heads;
+        return token;
+    };
+    seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved, heads_of(ours));
+    seqembed::detail::scalar_isa::Backend::rotate<Table, Activation>(cos.data(), sin.data(), pairs, interleaved,
+                                                                    heads_of(scalar));
+}
+
 /// Rotates random heads (NaN and infinity among them) with the ISA in force and with the
 /// scalar backend, both layouts, pair counts around every vector width and past the kernel's
 /// 256-pair step, in heads 3 or 37 dimensions longer than the rotated ones, or 32 long: a row
@@ -191,16 +208,7 @@ bool rotation_matches_scalar(std::mt19937& generator) {
             ours[2] = static_cast<Activation>(-std::numeric_limits<float>::infinity());
             const std::vector<Activation> before = ours;
             std::vector<Activation> scalar = ours;
-            const auto heads_of = [&](std::vector<Activation>& x) {
-                seqembed::detail::TokenHeads<Activation> token = q_heads_only(x.data(), heads, head_dim);
-                token.k = x.data() + heads * head_dim;
-                token.k_heads = k_heads;
-                return token;
-            };
-            seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved,
-                                                                   heads_of(ours));
-            seqembed::detail::scalar_isa::Backend::rotate<Table, Activation>(cos.data(), sin.data(), pairs,
-                                                                            interleaved, heads_of(scalar));
+            rotate_with_both(cos, sin, pairs, interleaved, heads, k_heads, head_dim, ours, scalar);
             same = same && std::memcmp(ours.data(), scalar.data(), sizeof(Activation) * ours.size()) == 0;
             // Every head turned (K's too), and the dimensions past the rotated ones left alone.
             for (Index h = 0; h < heads + k_heads; ++h) {
@@ -290,16 +298,7 @@ bool edges_match_scalar(std::mt19937& generator) {
                 if (j != i) ours[first(h, j)] = subnormal;
             }
             std::vector<Activation> scalar = ours;
-            const auto heads_of = [&](std::vector<Activation>& x) {
-                seqembed::detail::TokenHeads<Activation> token = q_heads_only(x.data(), q_heads, head_dim);
-                token.k = x.data() + q_heads * head_dim;
-                token.k_heads = k_heads;
-                return token;
-            };
-            seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved,
-                                                                   heads_of(ours));
-            seqembed::detail::scalar_isa::Backend::rotate<Table, Activation>(cos.data(), sin.data(), pairs,
-                                                                            interleaved, heads_of(scalar));
+            rotate_with_both(cos, sin, pairs, interleaved, q_heads, k_heads, head_dim, ours, scalar);
             const bool agree = std::memcmp(ours.data(), scalar.data(), sizeof(Activation) * ours.size()) == 0;
             if (!agree) UNSCOPED_INFO("differs: " << pairs << " pairs, variant " << variant);
             same = same && agree;
