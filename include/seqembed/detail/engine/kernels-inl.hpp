@@ -41,9 +41,15 @@ inline void draw_spans_of(const DropoutKey& key, std::uint64_t first, int count,
     constexpr int lanes = U32::count;
     constexpr int vectors_per_span = span_blocks / lanes;
     // Four vectors of blocks in flight: Philox's rounds are a chain of dependent multiplies, and
-    // four independent chains keep the multipliers busy (docs/performance.md, "Dropout").
-    constexpr int spans_per_step = vectors_per_span >= 4 ? 1 : 4 / vectors_per_span;
-    constexpr std::size_t vectors = static_cast<std::size_t>(vectors_per_span * spans_per_step);
+    // four independent chains keep the multipliers busy (docs/performance.md, "Dropout"). Wide
+    // vectors take four spans or two a step; narrow ones (the scalar backend's single lane) take a
+    // span in parts of four vectors, so that the unrolled rounds stay four chains long.
+    constexpr int in_flight = 4;
+    static_assert(in_flight % vectors_per_span == 0 || vectors_per_span % in_flight == 0,
+                  "a step holds whole spans or whole parts of one");
+    constexpr int spans_per_step = vectors_per_span >= in_flight ? 1 : in_flight / vectors_per_span;
+    constexpr int parts_per_span = vectors_per_span >= in_flight ? vectors_per_span / in_flight : 1;
+    constexpr std::size_t vectors = static_cast<std::size_t>(in_flight);
     const typename U32::Reg call_low = U32::set(static_cast<std::uint32_t>(key.call));
     const typename U32::Reg call_high = U32::set(static_cast<std::uint32_t>(key.call >> 32));
     const typename U32::Reg byte_mask = U32::set(0xFFu);
@@ -53,49 +59,52 @@ inline void draw_spans_of(const DropoutKey& key, std::uint64_t first, int count,
     const typename U32::Reg fine_keep = U32::set(key.limit.fine_keep);
     const typename U32::Reg two = U32::set(2);
     for (int k = 0; k < count; k += spans_per_step) {
-        typename U32::Reg word[vectors][4];
-        SEQEMBED_DETAIL_UNROLL_ALL
-        for (std::size_t v = 0; v < vectors; ++v) {
-            const auto vector = static_cast<int>(v);
-            const std::uint64_t span = first + static_cast<std::uint64_t>(k + vector / vectors_per_span);
-            // 16 s is a multiple of 16: adding a lane (< 16) to its low word never carries.
-            const std::uint64_t block = span * span_blocks + static_cast<std::uint64_t>(vector % vectors_per_span * lanes);
-            word[v][0] = U32::iota(static_cast<std::uint32_t>(block));
-            word[v][1] = U32::set(static_cast<std::uint32_t>(block >> 32));
-            word[v][2] = call_low;
-            word[v][3] = call_high;
-        }
-        philox_rounds<vectors>(key.seed, word);
-        SEQEMBED_DETAIL_UNROLL_ALL
-        for (int in_step = 0; in_step < spans_per_step; ++in_step) {
-            if (k + in_step >= count) break;
-            std::uint64_t kept[4] = {0, 0, 0, 0};
-            std::uint32_t tied_twice = 0;
+        std::uint64_t kept[spans_per_step][4] = {};
+        std::uint32_t tied_twice[spans_per_step] = {};
+        for (int part = 0; part < parts_per_span; ++part) {
+            typename U32::Reg word[vectors][4];
             SEQEMBED_DETAIL_UNROLL_ALL
-            for (int group = 0; group < vectors_per_span; ++group) {
-                typename U32::Reg(&w)[4] = word[static_cast<std::size_t>(in_step * vectors_per_span + group)];
+            for (std::size_t v = 0; v < vectors; ++v) {
+                // Vector `at` of the step: group at % vectors_per_span of span k + at / vectors_per_span.
+                const int at = part * in_flight + static_cast<int>(v);
+                const std::uint64_t span = first + static_cast<std::uint64_t>(k + at / vectors_per_span);
+                // 16 s is a multiple of 16: adding a lane (< 16) to its low word never carries.
+                const std::uint64_t block = span * span_blocks + static_cast<std::uint64_t>(at % vectors_per_span * lanes);
+                word[v][0] = U32::iota(static_cast<std::uint32_t>(block));
+                word[v][1] = U32::set(static_cast<std::uint32_t>(block >> 32));
+                word[v][2] = call_low;
+                word[v][3] = call_high;
+            }
+            philox_rounds<vectors>(key.seed, word);
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (std::size_t v = 0; v < vectors; ++v) {
+                const int at = part * in_flight + static_cast<int>(v);
+                const int in_step = at / vectors_per_span;
+                const int lane0 = at % vectors_per_span * lanes;
+                typename U32::Reg(&w)[4] = word[v];
                 // A block's threshold is one lower when its first tie is kept (its unused byte,
                 // byte 3 of word 3, at least fine_keep): only a tie is one short of coarse_keep.
                 const typename U32::Reg threshold =
                     Ties ? U32::select(U32::greater_equal_bits(U32::shift_right(w[3], 24), fine_keep),
                                        first_tie_kept, coarse_keep)
                          : coarse_keep;
-                const int lane0 = group * lanes;
                 typename U32::Reg tie_count = U32::set(0);
                 SEQEMBED_DETAIL_UNROLL_ALL
                 for (int r = 0; r < span_runs; ++r) {
                     const typename U32::Reg coarse =
                         U32::bit_and(U32::shift_right(w[r % 4], 8 * (r / 4)), byte_mask);
-                    kept[r / 4] |= static_cast<std::uint64_t>(U32::greater_equal_bits(coarse, threshold))
-                                   << (16 * (r % 4) + lane0);
+                    kept[in_step][r / 4] |= static_cast<std::uint64_t>(U32::greater_equal_bits(coarse, threshold))
+                                            << (16 * (r % 4) + lane0);
                     if constexpr (Ties) tie_count = U32::count_equal(tie_count, coarse, tie);
                 }
-                if constexpr (Ties) tied_twice |= U32::greater_equal_bits(tie_count, two) << lane0;
+                if constexpr (Ties) tied_twice[in_step] |= U32::greater_equal_bits(tie_count, two) << lane0;
             }
+        }
+        for (int in_step = 0; in_step < spans_per_step && k + in_step < count; ++in_step) {
             const std::uint64_t span = first + static_cast<std::uint64_t>(k + in_step);
             SpanBits& bits = out[k + in_step];
-            for (int q = 0; q < 4; ++q) bits.words[q] = kept[q];
-            if (tied_twice != 0) decide_further_ties(key, span, tied_twice, bits);
+            for (int q = 0; q < 4; ++q) bits.words[q] = kept[in_step][q];
+            if (tied_twice[in_step] != 0) decide_further_ties(key, span, tied_twice[in_step], bits);
         }
     }
 }
