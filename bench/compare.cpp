@@ -587,6 +587,7 @@ void compare_bert(Index batch, Index length, int rounds, double sample_ms) {
 #else
     std::printf("  libtorch: absent, contender (c) skipped\n");
 #endif
+    run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
     print_timings(contenders, bytes);
     const Contender* memcpy_c = find(contenders, "(b)");
     const Contender* ours_c = find(contenders, "(a)");
