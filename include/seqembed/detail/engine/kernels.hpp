@@ -152,6 +152,18 @@ RotateFunction<Table, Activation> rotary_kernel() {
 #define SEQEMBED_DETAIL_UNROLL_ALL
 #endif
 
+// Inlined whatever the compiler's estimate: the helpers whose values must stay in registers
+// across a loop's iterations (a rotary block's vectors, the dropout draw's words).
+#if defined(__GNUC__) || defined(__clang__)
+#define SEQEMBED_DETAIL_BLOCK __attribute__((always_inline)) inline
+#define SEQEMBED_DETAIL_INLINED_LAMBDA __attribute__((always_inline))
+#define SEQEMBED_DETAIL_NOINLINE __attribute__((noinline))
+#else
+#define SEQEMBED_DETAIL_BLOCK inline
+#define SEQEMBED_DETAIL_INLINED_LAMBDA
+#define SEQEMBED_DETAIL_NOINLINE
+#endif
+
 // The intrinsics are declared outside the target regions below, so that none of them takes a
 // region's target.
 #if SEQEMBED_DETAIL_X86_KERNELS
@@ -323,6 +335,9 @@ inline void exact_sin_cos(double position, const double* high, const double* mid
 }  // namespace seqembed::detail
 
 #undef SEQEMBED_DETAIL_UNROLL_ALL
+#undef SEQEMBED_DETAIL_BLOCK
+#undef SEQEMBED_DETAIL_INLINED_LAMBDA
+#undef SEQEMBED_DETAIL_NOINLINE
 #undef SEQEMBED_DETAIL_TARGET_BEGIN
 #undef SEQEMBED_DETAIL_TARGET_END
 #undef SEQEMBED_DETAIL_PRAGMA

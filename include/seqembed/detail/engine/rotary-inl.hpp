@@ -4,15 +4,9 @@
 // No include guard, by design: kernels-inl.hpp includes this file once per ISA, inside namespace
 // seqembed::detail::<isa>_isa and that ISA's target region, and detail/engine/kernels.hpp
 // includes it once more for the AVX-512 BF16 backend, whose other kernels are AVX-512's.
-// The helpers of a block are inlined whatever the compiler's estimate, so that a block's vectors
-// and its factors stay in registers rather than pass through memory at a call.
-#if defined(__GNUC__) || defined(__clang__)
-#define SEQEMBED_DETAIL_BLOCK __attribute__((always_inline)) inline
-#define SEQEMBED_DETAIL_INLINED_LAMBDA __attribute__((always_inline))
-#else
-#define SEQEMBED_DETAIL_BLOCK inline
-#define SEQEMBED_DETAIL_INLINED_LAMBDA
-#endif
+// The helpers of a block are inlined whatever the compiler's estimate (SEQEMBED_DETAIL_BLOCK,
+// detail/engine/kernels.hpp), so that a block's vectors and its factors stay in registers rather
+// than pass through memory at a call.
 
 /// The rotation of rotary position embedding (RoPE): a token's heads turned in place by the
 /// cos and sin of its table row, pair i of a head being (x[i], x[i + pairs]) (halves) or
@@ -591,5 +585,3 @@ private:
     }
 };
 
-#undef SEQEMBED_DETAIL_BLOCK
-#undef SEQEMBED_DETAIL_INLINED_LAMBDA

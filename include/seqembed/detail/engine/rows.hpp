@@ -64,12 +64,30 @@ struct RowJob {
     Scalar epsilon = Scalar(0);
 };
 
+/// The spans a stream's next refill will take, drawn a step at a time while rows are written
+/// (detail/engine/kernels-inl.hpp, DrawingAhead), so that the draw's arithmetic runs between the
+/// stores, which wait on memory, instead of stopping them. Plain data, the same for every ISA.
+struct DrawAhead {
+    /// Spans drawn ahead: those a refill adds to the span it keeps.
+    static constexpr int spans = 4;
+    /// The widest vector of 32-bit lanes.
+    static constexpr int max_lanes = 16;
+    /// The Philox words of the vector of blocks in its rounds, lane by lane, between rows.
+    alignas(64) std::uint32_t words[4][max_lanes] = {};
+    /// The kept bits of the spans so far, and their blocks' second ties.
+    std::uint64_t kept[spans][4] = {};
+    std::uint32_t tied_twice[spans] = {};
+    /// The first span drawn, or none (all ones) when nothing is drawn ahead.
+    std::uint64_t first_span = ~std::uint64_t{0};
+    /// Steps of the draw done; the kernel's step count (or more) when none is left to do.
+    int steps_done = 1 << 30;
+};
+
 /// The kept bits of a few consecutive spans of one mask, drawn together and packed end to end:
 /// bit k of the stream is element first + k.
 struct KeptStream {
-    /// Spans held; a refill keeps the last and draws 4 more (one step of draw_spans): short
-    /// bursts of draw work between the stores measured faster than long ones.
-    static constexpr int spans = 5;
+    /// Spans held; a refill keeps the last and adds DrawAhead::spans more.
+    static constexpr int spans = 1 + DrawAhead::spans;
     /// Bits held.
     static constexpr std::uint64_t size = spans * span_elements;
     /// The stream, with a zero word past its end (reads of two words never leave it).
@@ -78,6 +96,8 @@ struct KeptStream {
     std::uint64_t first = ~std::uint64_t{0};
     /// The last span drawn, kept for the next draw, which starts there.
     SpanBits last;
+    /// The spans after the stream's, drawn while its bits are read.
+    DrawAhead ahead;
 };
 
 /// What a kernel carries from one row to the next (and from one call to the next over rows of

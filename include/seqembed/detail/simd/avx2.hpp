@@ -208,6 +208,8 @@ struct U32 {
     using Reg = __m256i;
     static constexpr int count = 8;
     static Reg set(std::uint32_t x) noexcept { return _mm256_set1_epi32(static_cast<int>(x)); }
+    static Reg load(const std::uint32_t* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+    static void store(std::uint32_t* p, Reg v) noexcept { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
     static Reg iota(std::uint32_t first) noexcept {
         return _mm256_add_epi32(set(first), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     }

@@ -237,6 +237,8 @@ struct U32 {
     using Reg = __m512i;
     static constexpr int count = 16;
     static Reg set(std::uint32_t x) noexcept { return _mm512_set1_epi32(static_cast<int>(x)); }
+    static Reg load(const std::uint32_t* p) noexcept { return _mm512_loadu_si512(p); }
+    static void store(std::uint32_t* p, Reg v) noexcept { _mm512_storeu_si512(p, v); }
     static Reg iota(std::uint32_t first) noexcept {
         return _mm512_add_epi32(set(first), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     }

@@ -196,6 +196,8 @@ struct U32 {
     using Reg = uint32x4_t;
     static constexpr int count = 4;
     static Reg set(std::uint32_t x) noexcept { return vdupq_n_u32(x); }
+    static Reg load(const std::uint32_t* p) noexcept { return vld1q_u32(p); }
+    static void store(std::uint32_t* p, Reg v) noexcept { vst1q_u32(p, v); }
     static Reg iota(std::uint32_t first) noexcept {
         const uint32x4_t steps = {0u, 1u, 2u, 3u};
         return vaddq_u32(vdupq_n_u32(first), steps);

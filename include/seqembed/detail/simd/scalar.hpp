@@ -108,6 +108,8 @@ struct U32 {
     using Reg = std::uint32_t;
     static constexpr int count = 1;
     static Reg set(std::uint32_t x) noexcept { return x; }
+    static Reg load(const std::uint32_t* p) noexcept { return *p; }
+    static void store(std::uint32_t* p, Reg v) noexcept { *p = v; }
     static Reg iota(std::uint32_t first) noexcept { return first; }
     static Reg add(Reg a, Reg b) noexcept { return a + b; }
     static Reg sub(Reg a, Reg b) noexcept { return a - b; }
