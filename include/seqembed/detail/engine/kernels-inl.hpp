@@ -212,9 +212,12 @@ struct DrawingAhead {
             ++r.round;
         } else if (r.vector < vectors) {
             for (int w = 0; w < 4; ++w) U32::store(ahead.words[w], r.word[0][w]);
-            keep_vector(ahead, key, r.vector);
+            keep_and_start_next(ahead, key, r.vector);
             if (++r.vector < vectors) {
-                start_vector(r, ahead, key);
+                for (int w = 0; w < 4; ++w) r.word[0][w] = U32::load(ahead.words[w]);
+                r.round = 0;
+                r.key0 = philox_key0(key.seed, 0);
+                r.key1 = philox_key1(key.seed, 0);
             }
         }
     }
@@ -244,11 +247,18 @@ struct DrawingAhead {
         r.key1 = philox_key1(key.seed, 0);
     }
 
-    /// The kept bits of vector `vector` after its rounds (its words in ahead.words): called, not
-    /// inlined, so that the threshold's vectors do not hold registers across the row's loop.
-    SEQEMBED_DETAIL_NOINLINE static void keep_vector(DrawAhead& ahead, const DropoutKey& key, int vector) noexcept {
+    /// The kept bits of vector `vector` after its rounds, its words read from ahead.words, where
+    /// the next vector's starting words are left. Called, not inlined: one step in eleven, whose
+    /// threshold vectors would otherwise hold registers across the row's loop.
+    SEQEMBED_DETAIL_NOINLINE static void keep_and_start_next(DrawAhead& ahead, const DropoutKey& key, int vector) noexcept {
         typename U32::Reg word[4];
         for (int w = 0; w < 4; ++w) word[w] = U32::load(ahead.words[w]);
+        if (vector + 1 < vectors) {
+            typename U32::Reg next[4];
+            G::start_blocks(next, key, ahead.first_span + static_cast<std::uint64_t>((vector + 1) / G::vectors_per_span),
+                            (vector + 1) % G::vectors_per_span);
+            for (int w = 0; w < 4; ++w) U32::store(ahead.words[w], next[w]);
+        }
         const ThresholdLanes lanes_of(key.limit);
         const int span = vector / G::vectors_per_span;
         const int lane0 = vector % G::vectors_per_span * G::lanes;
@@ -365,10 +375,8 @@ struct RowKernel {
             const Storage* next = ahead == nullptr ? nullptr : ahead[k];
             if (row.embedding == nullptr) {
                 write_zeros(job, carry, row.out);
-            } else if (job.streaming) {
-                dispatch_row<true>(job, carry, row, next);
             } else {
-                dispatch_row<false>(job, carry, row, next);
+                dispatch_row(job, carry, row, next);
             }
         }
     }
@@ -406,37 +414,32 @@ private:
                 continue;
             }
             const Normalized<KeptSums> values(job, KeptSums{scratch[k % 2]}, moments[k % 2]);
-            if (job.streaming) {
-                dispatch_dropping<true>(job, carry, row, next, values);
-            } else {
-                dispatch_dropping<false>(job, carry, row, next, values);
-            }
+            dispatch_dropping(job, carry, row, next, values);
         }
     }
 
-    template <bool Streaming>
     static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                              const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
         if (job.normalizing) {  // a row too wide to keep (write_normalized has the others): summed again
             const SourceSums<any_count> sums(job, row);
             const Moments moments = find_moments(sums, job.width, job.epsilon, nullptr);
-            dispatch_dropping<Streaming>(job, carry, row, ahead, Normalized<SourceSums<any_count>>(job, sums, moments));
+            dispatch_dropping(job, carry, row, ahead, Normalized<SourceSums<any_count>>(job, sums, moments));
         } else {
             with_sources(job, row, [&](const auto& sums) {
-                dispatch_dropping<Streaming>(job, carry, row, ahead, sums);
+                dispatch_dropping(job, carry, row, ahead, sums);
                 return 0;
             });
         }
     }
 
-    template <bool Streaming, typename Values>
+    template <typename Values>
     static void dispatch_dropping(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                                   const RowSources<Scalar, Storage>& row, const Storage* ahead,
                                   const Values& values) noexcept {
         if (job.dropping) {
-            write_row<Streaming, true>(job, carry, row, ahead, values);
+            write_row<true>(job, carry, row, ahead, values);
         } else {
-            write_row<Streaming, false>(job, carry, row, ahead, values);
+            write_row<false>(job, carry, row, ahead, values);
         }
     }
 
@@ -708,11 +711,14 @@ private:
         return value;
     }
 
-    template <bool Streaming, bool Dropping, typename Values>
+    /// One row. Streaming or cached stores are a test per vector, not a template flag: the test
+    /// costs nothing measurable beside a store, and halves the kernel's instantiations.
+    template <bool Dropping, typename Values>
     static void write_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                           const RowSources<Scalar, Storage>& row, const Storage* ahead,
                           const Values& row_values) noexcept {
         const Index width = job.width;
+        const bool streaming = job.streaming;
         Scalar* const out = row.out;
         const Values values = row_values;  // a local copy, which the stores below cannot alias
         MaskCursor mask(job.key, carry.mask);
@@ -729,7 +735,7 @@ private:
             for (; j < head; ++j, kept >>= 1)
                 held[misalign + j] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
             if constexpr (Dropping) mask.step(static_cast<unsigned>(head));
-            settle<Streaming>(carry);
+            settle_either(job, carry);
         } else if constexpr (Dropping) {
             mask.seek(row.first_element);
         }
@@ -750,7 +756,7 @@ private:
             }
             Reg value = values.vector(j);
             if constexpr (Dropping) value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
-            if constexpr (Streaming) {
+            if (streaming) {
                 V::stream(out + j, value);
             } else {
                 V::store(out + j, value);
@@ -801,7 +807,7 @@ private:
             if constexpr (Dropping) kept = mask.bits();
             for (int lane = 0; lane < tail; ++lane, ++j, kept >>= 1)
                 held[lane] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
-            settle<Streaming>(carry);
+            settle_either(job, carry);
         }
         for (; next_line < ahead_end; next_line += 64) request_line(next_line);
     }
