@@ -391,8 +391,10 @@ elseif(CONSUMER STREQUAL "fetchcontent_git")
   if(head)
     file_url(url "${SOURCE_DIR}")
     message(STATUS "consumer.${CONSUMER}: FetchContent from ${url} at ${head}")
+    # consumer.cpp alone: how FetchContent gets the source does not change seqembed::io, which
+    # consumer.fetchcontent_source_dir builds.
     configure_build_run(fetchcontent -DSEQEMBED_FETCH=GIT "-DSEQEMBED_GIT_REPOSITORY=${url}"
-                        "-DSEQEMBED_GIT_TAG=${head}")
+                        "-DSEQEMBED_GIT_TAG=${head}" -DSEQEMBED_CONSUMER_IO=OFF)
   endif()
 
 elseif(CONSUMER STREQUAL "fetchcontent_tarball")
@@ -409,7 +411,7 @@ elseif(CONSUMER STREQUAL "fetchcontent_tarball")
     file_url(url "${archive}")
     message(STATUS "consumer.${CONSUMER}: FetchContent from ${url} (SHA256 ${sha256})")
     configure_build_run(fetchcontent -DSEQEMBED_FETCH=URL "-DSEQEMBED_URL=${url}"
-                        "-DSEQEMBED_URL_HASH=SHA256=${sha256}")
+                        "-DSEQEMBED_URL_HASH=SHA256=${sha256}" -DSEQEMBED_CONSUMER_IO=OFF)
   endif()
 
 elseif(CONSUMER STREQUAL "find_package")
