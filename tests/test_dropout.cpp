@@ -374,6 +374,56 @@ TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however 
             }
 }
 
+TEMPLATE_TEST_CASE("Spans drawn between the stores are the spans drawn at once, however far the draw got",
+                   "[dropout][isa]", float, double) {
+    // Rows end to end, so that every refill of the mask stream takes the spans drawn ahead while
+    // the rows before were written: rows narrower than a vector (no vector written, the draw
+    // ahead never begun: drawn at once), a vector or two a row (the draw ahead part done when
+    // the stream runs short: finished in place) and wide rows (the draw ahead complete). Each
+    // element must be its input times keep_scale where scalar_isa::draw_spans keeps it, else 0.
+    using seqembed::detail::DropoutKey;
+    using seqembed::detail::DrawThreshold;
+    using seqembed::detail::SpanBits;
+    using seqembed::detail::span_elements;
+    for (const double p : {0.1, 0.25})
+        for (const Index width : {3, 12, 24, 40, 512}) {
+            const Index rows = 12000 / width + 1;  // about ten refills of the stream
+            const Dropout dropout(p, 99);
+            const DropoutKey key{dropout.seed(), 3, DrawThreshold::of(dropout.threshold())};
+            const std::uint64_t first = 7 * span_elements + 5;
+            const RowMatrix<TestType> x = nonzero_input<TestType>(rows, width);
+            RowMatrix<TestType> expected(rows, width);
+            const TestType keep = dropout.template keep_scale<TestType>();
+            SpanBits span{};
+            std::uint64_t drawn = ~std::uint64_t{0};
+            for (Index r = 0; r < rows; ++r)
+                for (Index j = 0; j < width; ++j) {
+                    const std::uint64_t e = first + static_cast<std::uint64_t>(r * width + j);
+                    if (e / span_elements != drawn) {
+                        drawn = e / span_elements;
+                        seqembed::detail::scalar_isa::draw_spans(key, drawn, 1, &span);
+                    }
+                    const std::uint64_t bit = e % span_elements;
+                    const bool kept = ((span.words[bit / 64] >> (bit % 64)) & 1u) != 0;
+                    expected(r, j) = kept ? x(r, j) * keep : TestType(0);
+                }
+            for_each_isa([&](seqembed::Isa) {
+                CAPTURE(p, width);
+                RowMatrix<TestType> out(rows, width);
+                seqembed::detail::RowJob<TestType> job;
+                job.width = width;
+                job.dropping = true;
+                job.key = key;
+                job.keep_scale = keep;
+                seqembed::detail::RowPass<TestType, TestType> pass(job);
+                for (Index r = 0; r < rows; ++r)
+                    pass.add({out.row(r).data(), x.row(r).data(), first + static_cast<std::uint64_t>(r * width)}, nullptr);
+                pass.finish();
+                REQUIRE(out == expected);
+            });
+        }
+}
+
 TEMPLATE_TEST_CASE("Dropout is deterministic in (seed, call) and differs across both", "[dropout]",
                    float, double) {
     const RowMatrix<TestType> x = nonzero_input<TestType>(16, 40);
