@@ -56,6 +56,29 @@ RowMatrix<Scalar> special_input() {
     return x;
 }
 
+/// x with row r taken from mask element starts[r] on: each element times keep where the scalar
+/// backend's draw_spans keeps its element, else 0 (the reference of the row-kernel tests).
+template <typename Scalar>
+RowMatrix<Scalar> dropped_by_scalar_draw(const RowMatrix<Scalar>& x, const std::vector<std::uint64_t>& starts,
+                                         const seqembed::detail::DropoutKey& key, Scalar keep) {
+    using seqembed::detail::span_elements;
+    RowMatrix<Scalar> expected(x.rows(), x.cols());
+    seqembed::detail::SpanBits span{};
+    std::uint64_t drawn = ~std::uint64_t{0};  // the span held in `span`
+    for (Index r = 0; r < x.rows(); ++r)
+        for (Index j = 0; j < x.cols(); ++j) {
+            const std::uint64_t e = starts[static_cast<std::size_t>(r)] + static_cast<std::uint64_t>(j);
+            if (e / span_elements != drawn) {
+                drawn = e / span_elements;
+                seqembed::detail::scalar_isa::draw_spans(key, drawn, 1, &span);
+            }
+            const std::uint64_t bit = e % span_elements;
+            const bool kept = ((span.words[bit / 64] >> (bit % 64)) & 1u) != 0;
+            expected(r, j) = kept ? x(r, j) * keep : Scalar(0);
+        }
+    return expected;
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("Dropout in evaluation mode is the identity, bit for bit", "[dropout]", float,
@@ -308,7 +331,6 @@ TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however 
     // keep_scale where scalar_isa::draw_spans keeps it, else 0, and nothing past the rows written.
     using seqembed::detail::DropoutKey;
     using seqembed::detail::DrawThreshold;
-    using seqembed::detail::SpanBits;
     using seqembed::detail::span_elements;
     constexpr Index rows = 12;
     for (const double p : {0.1, 0.3, 0.25, 1.0 / 65536, 0.99999})
@@ -333,22 +355,8 @@ TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however 
                     }
                 }
                 const RowMatrix<TestType> x = nonzero_input<TestType>(rows, width);
-                // The expected values, from the scalar kernel's bits.
-                RowMatrix<TestType> expected(rows, width);
                 const TestType keep = dropout.template keep_scale<TestType>();
-                SpanBits span{};
-                std::uint64_t drawn = ~std::uint64_t{0};  // the span held in `span`
-                for (Index r = 0; r < rows; ++r)
-                    for (Index j = 0; j < width; ++j) {
-                        const std::uint64_t e = starts[static_cast<std::size_t>(r)] + static_cast<std::uint64_t>(j);
-                        if (e / span_elements != drawn) {
-                            drawn = e / span_elements;
-                            seqembed::detail::scalar_isa::draw_spans(key, drawn, 1, &span);
-                        }
-                        const std::uint64_t bit = e % span_elements;
-                        const bool kept = ((span.words[bit / 64] >> (bit % 64)) & 1u) != 0;
-                        expected(r, j) = kept ? x(r, j) * keep : TestType(0);
-                    }
+                const RowMatrix<TestType> expected = dropped_by_scalar_draw(x, starts, key, keep);
                 for_each_isa([&](seqembed::Isa) {
                     for (const Index shift : {0, 1, 3}) {
                         CAPTURE(p, first_span, width, shift);
@@ -383,7 +391,6 @@ TEMPLATE_TEST_CASE("Spans drawn between the stores are the spans drawn at once, 
     // element must be its input times keep_scale where scalar_isa::draw_spans keeps it, else 0.
     using seqembed::detail::DropoutKey;
     using seqembed::detail::DrawThreshold;
-    using seqembed::detail::SpanBits;
     using seqembed::detail::span_elements;
     for (const double p : {0.1, 0.25})
         for (const Index width : {3, 12, 24, 40, 512}) {
@@ -392,21 +399,10 @@ TEMPLATE_TEST_CASE("Spans drawn between the stores are the spans drawn at once, 
             const DropoutKey key{dropout.seed(), 3, DrawThreshold::of(dropout.threshold())};
             const std::uint64_t first = 7 * span_elements + 5;
             const RowMatrix<TestType> x = nonzero_input<TestType>(rows, width);
-            RowMatrix<TestType> expected(rows, width);
+            std::vector<std::uint64_t> starts;
+            for (Index r = 0; r < rows; ++r) starts.push_back(first + static_cast<std::uint64_t>(r * width));
             const TestType keep = dropout.template keep_scale<TestType>();
-            SpanBits span{};
-            std::uint64_t drawn = ~std::uint64_t{0};
-            for (Index r = 0; r < rows; ++r)
-                for (Index j = 0; j < width; ++j) {
-                    const std::uint64_t e = first + static_cast<std::uint64_t>(r * width + j);
-                    if (e / span_elements != drawn) {
-                        drawn = e / span_elements;
-                        seqembed::detail::scalar_isa::draw_spans(key, drawn, 1, &span);
-                    }
-                    const std::uint64_t bit = e % span_elements;
-                    const bool kept = ((span.words[bit / 64] >> (bit % 64)) & 1u) != 0;
-                    expected(r, j) = kept ? x(r, j) * keep : TestType(0);
-                }
+            const RowMatrix<TestType> expected = dropped_by_scalar_draw(x, starts, key, keep);
             for_each_isa([&](seqembed::Isa) {
                 CAPTURE(p, width);
                 RowMatrix<TestType> out(rows, width);
@@ -417,7 +413,7 @@ TEMPLATE_TEST_CASE("Spans drawn between the stores are the spans drawn at once, 
                 job.keep_scale = keep;
                 seqembed::detail::RowPass<TestType, TestType> pass(job);
                 for (Index r = 0; r < rows; ++r)
-                    pass.add({out.row(r).data(), x.row(r).data(), first + static_cast<std::uint64_t>(r * width)}, nullptr);
+                    pass.add({out.row(r).data(), x.row(r).data(), starts[static_cast<std::size_t>(r)]}, nullptr);
                 pass.finish();
                 REQUIRE(out == expected);
             });
