@@ -79,6 +79,22 @@ RowMatrix<Scalar> dropped_by_scalar_draw(const RowMatrix<Scalar>& x, const std::
     return expected;
 }
 
+/// The row kernel's dropout of x's rows (row r from mask element starts[r] on) into rows end to
+/// end from `out`, in one pass of the ISA in force.
+template <typename Scalar>
+void dropout_by_row_kernel(const RowMatrix<Scalar>& x, const std::vector<std::uint64_t>& starts,
+                           const seqembed::detail::DropoutKey& key, Scalar keep, Scalar* out) {
+    seqembed::detail::RowJob<Scalar> job;
+    job.width = x.cols();
+    job.dropping = true;
+    job.key = key;
+    job.keep_scale = keep;
+    seqembed::detail::RowPass<Scalar, Scalar> pass(job);
+    for (Index r = 0; r < x.rows(); ++r)
+        pass.add({out + r * x.cols(), x.row(r).data(), starts[static_cast<std::size_t>(r)]}, nullptr);
+    pass.finish();
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("Dropout in evaluation mode is the identity, bit for bit", "[dropout]", float,
@@ -364,15 +380,7 @@ TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however 
                         std::vector<TestType> raw(static_cast<std::size_t>(rows * width + 32), sentinel);
                         const auto misaligned = reinterpret_cast<std::uintptr_t>(raw.data()) % 64;
                         TestType* out = raw.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(TestType)) + shift;
-                        seqembed::detail::RowJob<TestType> job;
-                        job.width = width;
-                        job.dropping = true;
-                        job.key = key;
-                        job.keep_scale = keep;
-                        seqembed::detail::RowPass<TestType, TestType> pass(job);
-                        for (Index r = 0; r < rows; ++r)
-                            pass.add({out + r * width, x.row(r).data(), starts[static_cast<std::size_t>(r)]}, nullptr);
-                        pass.finish();
+                        dropout_by_row_kernel(x, starts, key, keep, out);
                         const Eigen::Map<const RowMatrix<TestType>> written(out, rows, width);
                         REQUIRE(written == expected);
                         REQUIRE(out[rows * width] == sentinel);
@@ -406,15 +414,7 @@ TEMPLATE_TEST_CASE("Spans drawn between the stores are the spans drawn at once, 
             for_each_isa([&](seqembed::Isa) {
                 CAPTURE(p, width);
                 RowMatrix<TestType> out(rows, width);
-                seqembed::detail::RowJob<TestType> job;
-                job.width = width;
-                job.dropping = true;
-                job.key = key;
-                job.keep_scale = keep;
-                seqembed::detail::RowPass<TestType, TestType> pass(job);
-                for (Index r = 0; r < rows; ++r)
-                    pass.add({out.row(r).data(), x.row(r).data(), starts[static_cast<std::size_t>(r)]}, nullptr);
-                pass.finish();
+                dropout_by_row_kernel(x, starts, key, keep, out.data());
                 REQUIRE(out == expected);
             });
         }
