@@ -16,13 +16,16 @@
 #include <vector>
 
 #include "batch.hpp"
+#include "detail/backward.hpp"
 #include "detail/checks.hpp"
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/stage_access.hpp"
 #include "dropout.hpp"
 #include "error.hpp"
+#include "gradients.hpp"
 #include "layer_norm.hpp"
+#include "learned_positions.hpp"
 #include "padding.hpp"
 #include "sinusoidal.hpp"
 #include "token_embedding.hpp"
@@ -309,6 +312,50 @@ public:
         forward_into(batch_of(ids, nullptr, padding, offsets), out);
     }
 
+    /// @brief The gradients of the tables a forward read, from the gradient of its output: the
+    ///        backward of the sum (token row x scale, token type, position), LayerNorm and
+    ///        dropout, as PyTorch's autograd gives them for the same stages.
+    ///
+    /// The batch is the forward's, with the same padding, offsets, token types and position ids.
+    /// Padded tokens' rows receive no gradient when they are zero (PaddedRows::zero); computed
+    /// rows (PaddedRows::computed) pass theirs on as the framework's do. The token table's row of
+    /// PipelineOptions::padding_id, when set, receives none (nn.Embedding's padding_idx). Each
+    /// table row's gradient sums the rows that read it in order of output row, in double for a
+    /// float pipeline, so the result does not depend on the thread count.
+    /// @param batch the forward's batch.
+    /// @param grad_output (batch * seq) x d_model: the gradient of the forward's output.
+    /// @param call the dropout call of a training forward (dropout().calls() before that
+    ///        forward), whose mask the gradient passes through; none for a forward in evaluation
+    ///        mode.
+    /// @return the gradients (PipelineGradients: row-sparse tables, LayerNorm's vectors).
+    /// @throws as forward_into for the batch; shape_error for grad_output of the wrong shape;
+    ///         value_error for a call number this pipeline's dropout has not used yet.
+    PipelineGradients<Scalar> backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
+                                       std::optional<std::uint64_t> call = std::nullopt) const {
+        PipelineGradients<Scalar> gradients;
+        backward_into(batch, grad_output, call, gradients);
+        return gradients;
+    }
+
+    /// @brief As backward, adding the gradients into `gradients` (accumulation over several
+    ///        batches before an optimizer step). Everything is checked first: on an error
+    ///        `gradients` is unchanged.
+    /// @param batch the forward's batch.
+    /// @param grad_output (batch * seq) x d_model.
+    /// @param call the dropout call of a training forward, or none.
+    /// @param gradients the sums so far (default-constructed for none).
+    /// @throws as backward; shape_error if `gradients` holds another pipeline's shapes.
+    void backward_into(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
+                       std::optional<std::uint64_t> call, PipelineGradients<Scalar>& gradients) const {
+        detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
+                              batch.ids.size(), d_model());
+        check(batch);
+        if (call && *call >= m_dropout.calls())
+            detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
+                                      "below ", m_dropout.calls());
+        gradients.add(gradients_of(batch, grad_output, call));
+    }
+
 private:
     /// The type of the token table's values (Scalar, or bfloat16 or half for float).
     using Storage = typename Embedding::StorageType;
@@ -394,15 +441,123 @@ private:
             ", for which the positional stage has no row: ");
     }
 
+    /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row
+    /// that has one, then each table's rows summed from the rows that read them.
+    PipelineGradients<Scalar> gradients_of(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
+                                           std::optional<std::uint64_t> call) const {
+        using Wide = detail::WideScalar<Scalar>;
+        const TokenIds& ids = batch.ids;
+        const Index width = d_model();
+        const Index seq = ids.cols();
+        const bool padded_too = m_padded_rows == PaddedRows::computed;
+        PipelineGradients<Scalar> gradients;
+        gradients.token = empty_gradient(m_embedding.vocab_size());
+        if constexpr (has_learned_positions)
+            gradients.positions = empty_gradient(m_positions.max_positions());
+        if (m_types && !tied_type_row(0)) gradients.token_types = empty_gradient(m_types->type_vocab_size());
+        // The gradient of each row's sum: grad_output through the mask and LayerNorm.
+        RowMatrix<Scalar> through;
+        if (call || m_norm) {
+            through = grad_output;
+            if (call) m_dropout.apply(through.data(), through.size(), *call, 0);
+        }
+        std::vector<Wide> gamma_sum;
+        std::vector<Wide> beta_sum;
+        RowMatrix<Scalar> sums;
+        if (m_norm) {
+            sums.resize(ids.size(), width);
+            detail::RowJob<Scalar> job{};
+            job.width = width;
+            job.scale = m_embedding.scale();
+            std::vector<std::thread> helpers = reserved_helpers(ids);
+            run(job, batch, sums, helpers);
+            gamma_sum.assign(static_cast<std::size_t>(width), Wide(0));
+            beta_sum.assign(static_cast<std::size_t>(width), Wide(0));
+        }
+        std::vector<detail::RowRead<Scalar>> token_reads;
+        std::vector<detail::RowRead<Scalar>> position_reads;
+        std::vector<detail::RowRead<Scalar>> type_reads;
+        token_reads.reserve(static_cast<std::size_t>(ids.size()));
+        const TokenId no_gradient_id = m_embedding.padding_idx().value_or(-1);
+        detail::for_each_position(batch, m_numbering, m_padding_id, 0, ids.rows(),
+                                  [&](Index b, Index t, bool real, std::int64_t position) {
+            if (!real && !padded_too) return;
+            const Index row = b * seq + t;
+            if (m_norm)
+                detail::layer_norm_row_backward(sums.row(row).data(), through.row(row).data(), m_norm->gamma().data(),
+                                                m_norm->epsilon(), width, through.row(row).data(), gamma_sum.data(),
+                                                beta_sum.data());
+            const TokenId id = ids(b, t);
+            if (id != no_gradient_id) token_reads.push_back({id, row, m_embedding.scale()});
+            if (m_types) {
+                std::optional<TokenId> type;
+                if (batch.token_types)
+                    type = (*batch.token_types)(b, t);
+                else if (m_type_options.row_zero_by_default)
+                    type = 0;
+                if (type) {
+                    if (const std::optional<std::int64_t> tied = tied_type_row(*type))
+                        token_reads.push_back({*tied, row, Scalar(1)});
+                    else
+                        type_reads.push_back({*type, row, Scalar(1)});
+                }
+            }
+            if constexpr (has_learned_positions)
+                position_reads.push_back({m_positions.offset() + position, row, Scalar(1)});
+        });
+        const auto sum = [&](std::vector<detail::RowRead<Scalar>>& reads, Index table_rows) {
+            if (call || m_norm) return detail::sum_reads(reads, through, table_rows, width);
+            return detail::sum_reads(reads, grad_output, table_rows, width);
+        };
+        gradients.token = sum(token_reads, m_embedding.vocab_size());
+        if constexpr (has_learned_positions) gradients.positions = sum(position_reads, m_positions.max_positions());
+        if (m_types && !type_reads.empty()) gradients.token_types = sum(type_reads, m_types->type_vocab_size());
+        if (m_norm) {
+            gradients.gamma.resize(width);
+            gradients.beta.resize(width);
+            for (Index j = 0; j < width; ++j) {
+                gradients.gamma[j] = static_cast<Scalar>(gamma_sum[static_cast<std::size_t>(j)]);
+                gradients.beta[j] = static_cast<Scalar>(beta_sum[static_cast<std::size_t>(j)]);
+            }
+        }
+        return gradients;
+    }
+
+    /// Whether the positional stage is a learned table, whose rows have gradients.
+    static constexpr bool has_learned_positions = std::is_same_v<Positional, LearnedPositionalEmbedding<Scalar>>;
+
+    /// An empty gradient of a table of `rows` rows of this pipeline's width.
+    RowGradient<Scalar> empty_gradient(Index rows) const {
+        RowGradient<Scalar> gradient;
+        gradient.table_rows = rows;
+        gradient.d_model = d_model();
+        gradient.values.resize(0, d_model());
+        return gradient;
+    }
+
+    /// The token table row that type row `type` is, when the token-type table is a view of the
+    /// token table (GPT-2 looks token types up in its word table): its gradient then adds to
+    /// the token table's.
+    std::optional<std::int64_t> tied_type_row(TokenId type) const {
+        if constexpr (std::is_same_v<Storage, Scalar>) {
+            const Scalar* first = detail::StageAccess::table_row(m_embedding, 0);
+            const Scalar* row = detail::StageAccess::type_row(*m_types, type);
+            const auto base = reinterpret_cast<std::uintptr_t>(first);
+            const auto at = reinterpret_cast<std::uintptr_t>(row);
+            const auto row_bytes = sizeof(Scalar) * static_cast<std::uintptr_t>(d_model());
+            const auto table_bytes = row_bytes * static_cast<std::uintptr_t>(m_embedding.vocab_size());
+            if (at >= base && at - base < table_bytes && (at - base) % row_bytes == 0)
+                return static_cast<std::int64_t>((at - base) / row_bytes);
+        } else {
+            static_cast<void>(type);
+        }
+        return std::nullopt;
+    }
+
     /// The checked forward: sequences shared between workers, each writing its own rows.
     void write(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
-        const TokenIds& ids = batch.ids;
-        if (ids.size() == 0) return;
-        const Index workers = worker_count(ids);
-        std::vector<std::thread> helpers;
-#if !defined(_OPENMP)  // OpenMP brings its own pool
-        if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));  // may throw: before any effect
-#endif
+        if (batch.ids.size() == 0) return;
+        std::vector<std::thread> helpers = reserved_helpers(batch.ids);  // may throw: before the call is taken
         detail::RowJob<Scalar> job = m_norm ? detail::StageAccess::norm_job(*m_norm) : detail::RowJob<Scalar>{};
         job.width = d_model();
         job.scale = m_embedding.scale();
@@ -413,6 +568,27 @@ private:
                        detail::DrawThreshold::of(m_dropout.threshold())};
             job.keep_scale = m_dropout.template keep_scale<Scalar>();
         }
+        run(job, batch, out, helpers);
+    }
+
+    /// Room for the helper threads of a pass over `ids` (none under OpenMP, which has its pool).
+    std::vector<std::thread> reserved_helpers(const TokenIds& ids) const {
+        std::vector<std::thread> helpers;
+#if !defined(_OPENMP)
+        const Index workers = worker_count(ids);
+        if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));
+#else
+        static_cast<void>(ids);
+#endif
+        return helpers;
+    }
+
+    /// The rows of a job, sequences shared between workers, each writing its own rows; `helpers`
+    /// has room for the helper threads (reserved_helpers).
+    void run(const detail::RowJob<Scalar>& job, const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out,
+             std::vector<std::thread>& helpers) const {
+        const TokenIds& ids = batch.ids;
+        const Index workers = worker_count(ids);
         // Sequences are split evenly between the workers; each element's dropout draw depends on
         // its index only, so the output is the same for any number of workers.
         const auto rows_of = [&](Index worker) { return ids.rows() * worker / workers; };

@@ -24,6 +24,7 @@
 #include "dropout.hpp"
 #include "padding.hpp"
 #include "batch.hpp"
+#include "gradients.hpp"
 #include "pipeline.hpp"
 #include "vocabulary.hpp"
 #include "alibi.hpp"

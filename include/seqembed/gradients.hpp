@@ -1,0 +1,133 @@
+/// @file gradients.hpp
+/// @brief Gradients of the input stage's tables: row-sparse, as nn.Embedding(sparse=True) gives
+///        them, and the pipeline's gradients of every table it reads.
+#pragma once
+
+#include "detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "detail/checks.hpp"
+#include "error.hpp"
+#include "types.hpp"
+
+namespace seqembed {
+
+/// @brief The gradient of a table with respect to the rows a batch read: the sorted, unique
+///        row ids and one gradient row each, as a coalesced torch.sparse_coo_tensor from
+///        nn.Embedding(sparse=True). Rows not listed have a zero gradient.
+/// @tparam Scalar float or double (a bfloat16 or half table's gradient is float).
+template <typename Scalar = float>
+struct RowGradient {
+    /// @brief Rows of the table the gradient is for (its vocabulary or position count).
+    Index table_rows = 0;
+    /// @brief Values per row.
+    Index d_model = 0;
+    /// @brief The table rows with a gradient, ascending, each once.
+    std::vector<std::int64_t> rows;
+    /// @brief rows.size() x d_model: values.row(k) is the gradient of table row rows[k].
+    RowMatrix<Scalar> values;
+
+    /// @brief Whether no row has a gradient.
+    /// @return true when rows is empty.
+    bool empty() const noexcept { return rows.empty(); }
+
+    /// @brief The gradient as a dense table_rows x d_model matrix (zero where no row is listed).
+    /// @return a new matrix.
+    /// @throws value_error if the dense matrix is not addressable.
+    RowMatrix<Scalar> to_dense() const {
+        detail::require_addressable<Scalar>("dense gradient", table_rows, d_model);
+        RowMatrix<Scalar> dense = RowMatrix<Scalar>::Zero(table_rows, d_model);
+        for (std::size_t k = 0; k < rows.size(); ++k)
+            dense.row(static_cast<Index>(rows[k])) = values.row(static_cast<Index>(k));
+        return dense;
+    }
+
+    /// @brief Adds another gradient of the same table (accumulation over several backward
+    ///        calls): rows in both are summed as this + other, the others are merged in order.
+    /// @param other a gradient of a table of the same shape (or an empty default gradient).
+    /// @throws shape_error if the tables' shapes differ; this gradient is then unchanged.
+    void add(const RowGradient& other) {
+        if (other.table_rows == 0 && other.rows.empty()) return;
+        if (table_rows == 0 && rows.empty()) {
+            *this = other;
+            return;
+        }
+        if (other.table_rows != table_rows || other.d_model != d_model)
+            detail::fail<shape_error>("gradient of a ", other.table_rows, " x ", other.d_model,
+                                      " table added to the gradient of a ", table_rows, " x ", d_model, " table");
+        std::vector<std::int64_t> merged;
+        merged.reserve(rows.size() + other.rows.size());
+        std::set_union(rows.begin(), rows.end(), other.rows.begin(), other.rows.end(), std::back_inserter(merged));
+        RowMatrix<Scalar> sum(static_cast<Index>(merged.size()), d_model);
+        std::size_t mine = 0;
+        std::size_t theirs = 0;
+        for (std::size_t k = 0; k < merged.size(); ++k) {
+            const bool in_mine = mine < rows.size() && rows[mine] == merged[k];
+            const bool in_theirs = theirs < other.rows.size() && other.rows[theirs] == merged[k];
+            const auto at = static_cast<Index>(k);
+            if (in_mine && in_theirs) {
+                sum.row(at) = values.row(static_cast<Index>(mine++)) + other.values.row(static_cast<Index>(theirs++));
+            } else if (in_mine) {
+                sum.row(at) = values.row(static_cast<Index>(mine++));
+            } else {
+                sum.row(at) = other.values.row(static_cast<Index>(theirs++));
+            }
+        }
+        rows = std::move(merged);
+        values = std::move(sum);
+    }
+};
+
+/// @brief What InputPipeline::backward gives: the gradient of every trainable table the
+///        forward read. A stage the pipeline lacks, or whose table is constant (sinusoidal
+///        positions), has an empty gradient.
+/// @tparam Scalar float or double.
+template <typename Scalar = float>
+struct PipelineGradients {
+    /// @brief Of the token table: scale x the gradient of each row read, summed per id; the
+    ///        table's padding_idx (TokenEmbeddingOptions, as nn.Embedding's) and zero padded rows
+    ///        receive none. A token-type table that is a view of the token table (GPT-2)
+    ///        adds its gradient here.
+    RowGradient<Scalar> token;
+    /// @brief Of a learned position table, by table row (the position plus the table's offset).
+    RowGradient<Scalar> positions;
+    /// @brief Of the token-type table, by type id.
+    RowGradient<Scalar> token_types;
+    /// @brief Of LayerNorm's weight, d_model values (empty without a LayerNorm).
+    Eigen::Matrix<Scalar, 1, Eigen::Dynamic> gamma;
+    /// @brief Of LayerNorm's bias, d_model values (empty without a LayerNorm).
+    Eigen::Matrix<Scalar, 1, Eigen::Dynamic> beta;
+
+    /// @brief Adds the gradients of another backward of the same pipeline.
+    /// @param other the gradients to add.
+    /// @throws shape_error if a table's shape differs; this is then unchanged.
+    void add(const PipelineGradients& other) {
+        PipelineGradients sum = *this;
+        sum.token.add(other.token);
+        sum.positions.add(other.positions);
+        sum.token_types.add(other.token_types);
+        add_vector(sum.gamma, other.gamma, "LayerNorm gamma");
+        add_vector(sum.beta, other.beta, "LayerNorm beta");
+        *this = std::move(sum);
+    }
+
+private:
+    static void add_vector(Eigen::Matrix<Scalar, 1, Eigen::Dynamic>& into,
+                           const Eigen::Matrix<Scalar, 1, Eigen::Dynamic>& other, const char* what) {
+        if (other.size() == 0) return;
+        if (into.size() == 0) {
+            into = other;
+            return;
+        }
+        if (into.size() != other.size())
+            detail::fail<shape_error>("gradient of ", what, " of ", other.size(), " values added to one of ",
+                                      into.size());
+        into += other;
+    }
+};
+
+}  // namespace seqembed

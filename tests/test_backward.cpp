@@ -1,0 +1,314 @@
+// InputPipeline::backward: every table's gradient against central finite differences of the
+// forward in double (token table, learned positions, token types, LayerNorm, through dropout's
+// mask), with padding on either side, repeated ids, a padding_idx, position offsets; the
+// dropout call's mask; accumulation; a token-type table tied to the token table; bad input.
+#include <seqembed/seqembed.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "catch.hpp"
+
+using seqembed::IdMatrix;
+using seqembed::Index;
+using seqembed::RowMatrix;
+
+namespace {
+
+RowMatrix<double> random_matrix(Index rows, Index cols, unsigned seed) {
+    std::mt19937 generator(seed);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    RowMatrix<double> m(rows, cols);
+    for (Index k = 0; k < m.size(); ++k) m.data()[k] = normal(generator);
+    return m;
+}
+
+using Vector = seqembed::LayerNorm<double>::Vector;
+using Pipeline = seqembed::InputPipeline<double, seqembed::LearnedPositionalEmbedding<double>>;
+
+/// The weights of a small BERT-like input stage, which the finite differences perturb.
+struct Weights {
+    RowMatrix<double> token = random_matrix(11, 8, 1);
+    RowMatrix<double> positions = random_matrix(12, 8, 2);
+    RowMatrix<double> types = random_matrix(3, 8, 3);
+    Vector gamma = Vector(random_matrix(1, 8, 4)).array() + 1.0;
+    Vector beta = random_matrix(1, 8, 5);
+};
+
+/// What varies between the cases.
+struct Setup {
+    bool layer_norm = true;
+    bool dropping = true;
+    bool types = true;
+    std::int64_t position_offset = 2;
+    seqembed::PaddedRows padded_rows = seqembed::PaddedRows::zero;
+};
+
+Pipeline make_pipeline(const Weights& w, const Setup& setup) {
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.padding_idx = 1;
+    seqembed::LearnedPositionsOptions position_options;
+    position_options.offset = setup.position_offset;
+    seqembed::PipelineOptions options;
+    options.dropout = setup.dropping ? 0.3 : 0.0;
+    options.dropout_seed = 99;
+    options.padded_rows = setup.padded_rows;
+    Pipeline pipeline(seqembed::TokenEmbedding<double>::from_weights(w.token, token_options),
+                      seqembed::LearnedPositionalEmbedding<double>::from_weights(w.positions, position_options),
+                      options);
+    if (setup.types) pipeline.set_token_types(seqembed::TokenTypeEmbedding<double>::from_weights(w.types));
+    if (setup.layer_norm) pipeline.set_layer_norm(seqembed::LayerNorm<double>::from_weights(w.gamma, w.beta, 1e-5));
+    pipeline.set_training(setup.dropping);
+    return pipeline;
+}
+
+/// Sets the call number of the pipeline's next training forward (a copy of its dropout layer
+/// shares the counter).
+void next_call(const Pipeline& pipeline, std::uint64_t call) {
+    seqembed::Dropout counter = pipeline.dropout();
+    counter.set_calls(call);
+}
+
+/// sum(forward(batch) .* g) with dropout call `call`.
+double loss(const Pipeline& pipeline, const seqembed::Batch& batch, const RowMatrix<double>& g, std::uint64_t call) {
+    next_call(pipeline, call);
+    return (pipeline.forward(batch).array() * g.array()).sum();
+}
+
+/// Checks every entry of `analytic` (a dense gradient of the weights `entry` points into)
+/// against central differences of the loss, except row `skipped_row`, which must be zero.
+template <typename Perturb>
+void check_against_differences(const char* what, const RowMatrix<double>& analytic, Weights& w, Perturb&& entry,
+                               const Setup& setup, const seqembed::Batch& batch, const RowMatrix<double>& g,
+                               std::uint64_t call, Index skipped_row = -1) {
+    constexpr double h = 1e-6;
+    for (Index r = 0; r < analytic.rows(); ++r) {
+        if (r == skipped_row) {  // nn.Embedding's padding_idx: no gradient, whatever the differences say
+            CHECK(analytic.row(r).isZero(0.0));
+            continue;
+        }
+        for (Index c = 0; c < analytic.cols(); ++c) {
+            double& value = entry(w, r, c);
+            const double kept = value;
+            value = kept + h;
+            const double up = loss(make_pipeline(w, setup), batch, g, call);
+            value = kept - h;
+            const double down = loss(make_pipeline(w, setup), batch, g, call);
+            value = kept;
+            const double numeric = (up - down) / (2 * h);
+            INFO(what << " row " << r << " column " << c << ": analytic " << analytic(r, c) << ", numeric " << numeric);
+            CHECK(std::abs(analytic(r, c) - numeric) <= 1e-6 * std::max(1.0, std::abs(numeric)));
+        }
+    }
+}
+
+RowMatrix<double> dense_vector(const Vector& v) { return RowMatrix<double>(v); }
+
+void check_setup(const Setup& setup) {
+    Weights w;
+    // Repeated ids, the padding_idx 1 as a real token, left padding in sequence 0 and right
+    // padding in sequence 2.
+    IdMatrix ids(3, 5);
+    ids << 0, 0, 4, 4, 7, 1, 3, 3, 10, 4, 2, 5, 6, 0, 0;
+    IdMatrix mask(3, 5);
+    mask << 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0;
+    IdMatrix types(3, 5);
+    types << 0, 0, 1, 2, 1, 0, 1, 1, 0, 2, 2, 1, 0, 0, 0;
+    seqembed::Batch batch(ids, seqembed::Padding::from_mask(mask), {});
+    if (setup.types) batch.token_types = types;
+    const RowMatrix<double> g = random_matrix(ids.size(), 8, 6);
+    const Pipeline pipeline = make_pipeline(w, setup);
+    next_call(pipeline, 5);
+    static_cast<void>(pipeline.forward(batch));
+    const std::optional<std::uint64_t> call = setup.dropping ? std::optional<std::uint64_t>(5) : std::nullopt;
+    const seqembed::PipelineGradients<double> grads = pipeline.backward(batch, g, call);
+
+    check_against_differences("token table", grads.token.to_dense(), w,
+                              [](Weights& x, Index r, Index c) -> double& { return x.token(r, c); }, setup, batch, g, 5,
+                              /*skipped_row=*/1);
+    check_against_differences("position table", grads.positions.to_dense(), w,
+                              [](Weights& x, Index r, Index c) -> double& { return x.positions(r, c); }, setup, batch,
+                              g, 5);
+    if (setup.types) {
+        check_against_differences("token type table", grads.token_types.to_dense(), w,
+                                  [](Weights& x, Index r, Index c) -> double& { return x.types(r, c); }, setup, batch,
+                                  g, 5);
+    } else {
+        CHECK(grads.token_types.empty());
+    }
+    if (setup.layer_norm) {
+        check_against_differences("gamma", dense_vector(grads.gamma), w,
+                                  [](Weights& x, Index, Index c) -> double& { return x.gamma[c]; }, setup, batch, g, 5);
+        check_against_differences("beta", dense_vector(grads.beta), w,
+                                  [](Weights& x, Index, Index c) -> double& { return x.beta[c]; }, setup, batch, g, 5);
+    } else {
+        CHECK(grads.gamma.size() == 0);
+    }
+    // The padding_idx row receives nothing; zero padded rows pass nothing on.
+    for (std::int64_t row : grads.token.rows) CHECK(row != 1);
+    if (setup.padded_rows == seqembed::PaddedRows::zero) CHECK(grads.token.rows == std::vector<std::int64_t>{2, 3, 4, 5, 6, 7, 10});
+}
+
+}  // namespace
+
+TEST_CASE("InputPipeline::backward equals central differences of the forward", "[backward]") {
+    SECTION("token types, LayerNorm and dropout, zero padded rows") { check_setup(Setup{}); }
+    SECTION("padded rows computed as the framework computes them") {
+        Setup setup;
+        setup.padded_rows = seqembed::PaddedRows::computed;
+        check_setup(setup);
+    }
+    SECTION("no LayerNorm, no types, evaluation") {
+        Setup setup;
+        setup.layer_norm = false;
+        setup.types = false;
+        setup.dropping = false;
+        setup.position_offset = 0;
+        check_setup(setup);
+    }
+    SECTION("dropout without LayerNorm") {
+        Setup setup;
+        setup.layer_norm = false;
+        check_setup(setup);
+    }
+}
+
+TEST_CASE("InputPipeline::backward passes the gradient through the given call's mask", "[backward]") {
+    Weights w;
+    Setup setup;
+    setup.layer_norm = false;
+    const Pipeline pipeline = make_pipeline(w, setup);
+    IdMatrix ids(2, 6);
+    ids << 3, 4, 5, 3, 2, 1, 0, 9, 8, 3, 3, 6;
+    const seqembed::Batch batch(ids);
+    static_cast<void>(pipeline.forward(batch));
+    static_cast<void>(pipeline.forward(batch));
+    const RowMatrix<double> g = random_matrix(ids.size(), 8, 7);
+    // Call 1's mask applied by hand, then the backward of evaluation.
+    RowMatrix<double> masked = g;
+    pipeline.dropout().apply(masked.data(), masked.size(), 1, 0);
+    const auto by_call = pipeline.backward(batch, g, 1);
+    const auto by_hand = pipeline.backward(batch, masked);
+    CHECK(by_call.token.rows == by_hand.token.rows);
+    CHECK(by_call.token.values == by_hand.token.values);
+    CHECK(by_call.positions.values == by_hand.positions.values);
+    // Another call's mask gives another gradient.
+    CHECK(pipeline.backward(batch, g, 0).token.values != by_call.token.values);
+}
+
+TEST_CASE("InputPipeline::backward_into accumulates batches, and row-sparse gradients merge", "[backward]") {
+    Weights w;
+    Setup setup;
+    setup.dropping = false;
+    const Pipeline pipeline = make_pipeline(w, setup);
+    IdMatrix first(1, 4);
+    first << 2, 3, 3, 9;
+    IdMatrix second(1, 4);
+    second << 9, 5, 0, 0;
+    IdMatrix both(2, 4);
+    both << 2, 3, 3, 9, 9, 5, 0, 0;
+    IdMatrix types = IdMatrix::Zero(1, 4);
+    IdMatrix both_types = IdMatrix::Zero(2, 4);
+    seqembed::Batch a(first);
+    a.token_types = types;
+    seqembed::Batch b(second);
+    b.token_types = types;
+    seqembed::Batch ab(both);
+    ab.token_types = both_types;
+    const RowMatrix<double> g = random_matrix(8, 8, 8);
+    seqembed::PipelineGradients<double> sum;
+    pipeline.backward_into(a, g.topRows(4), std::nullopt, sum);
+    pipeline.backward_into(b, g.bottomRows(4), std::nullopt, sum);
+    const auto together = pipeline.backward(ab, g);
+    CHECK(sum.token.rows == std::vector<std::int64_t>{0, 2, 3, 5, 9});
+    CHECK(sum.token.rows == together.token.rows);
+    CHECK((sum.token.values - together.token.values).cwiseAbs().maxCoeff() <= 1e-12);
+    CHECK((sum.positions.to_dense() - together.positions.to_dense()).cwiseAbs().maxCoeff() <= 1e-12);
+    CHECK((sum.gamma - together.gamma).cwiseAbs().maxCoeff() <= 1e-12);
+}
+
+TEST_CASE("A token-type table viewing the token table adds its gradient to the token table's", "[backward]") {
+    // GPT-2 looks its token types up in its word table, after the positions.
+    const RowMatrix<double> token = random_matrix(10, 4, 9);
+    const RowMatrix<double> positions = random_matrix(6, 4, 10);
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.scale = seqembed::EmbeddingScale::none();
+    Pipeline pipeline(seqembed::TokenEmbedding<double>::from_weights(token, token_options),
+                      seqembed::LearnedPositionalEmbedding<double>::from_weights(positions));
+    const auto* table = seqembed::detail::StageAccess::table_row(pipeline.embedding(), 0);
+    seqembed::TokenTypeOptions type_options;
+    type_options.order = seqembed::TokenTypeOrder::after_positions;
+    type_options.row_zero_by_default = false;
+    pipeline.set_token_types(seqembed::TokenTypeEmbedding<double>::view(table, 10, 4), type_options);
+    IdMatrix ids(1, 3);
+    ids << 4, 5, 6;
+    IdMatrix types(1, 3);
+    types << 5, 0, 5;
+    seqembed::Batch batch(ids);
+    batch.token_types = types;
+    const RowMatrix<double> g = random_matrix(3, 4, 11);
+    const auto grads = pipeline.backward(batch, g);
+    CHECK(grads.token_types.empty());
+    CHECK(grads.token.rows == std::vector<std::int64_t>{0, 4, 5, 6});
+    const RowMatrix<double> dense = grads.token.to_dense();
+    CHECK((dense.row(5) - (g.row(1) + g.row(0) + g.row(2))).cwiseAbs().maxCoeff() <= 1e-15);
+    CHECK((dense.row(0) - g.row(1)).cwiseAbs().maxCoeff() == 0.0);
+}
+
+TEST_CASE("InputPipeline::backward rejects bad input and leaves the sums as they were", "[backward][bad-input]") {
+    Weights w;
+    const Pipeline pipeline = make_pipeline(w, Setup{});
+    IdMatrix ids(1, 3);
+    ids << 2, 3, 4;
+    IdMatrix types = IdMatrix::Zero(1, 3);
+    seqembed::Batch batch(ids);
+    batch.token_types = types;
+    static_cast<void>(pipeline.forward(batch));
+    const RowMatrix<double> g = random_matrix(3, 8, 12);
+    seqembed::PipelineGradients<double> sum = pipeline.backward(batch, g, 0);
+    const seqembed::PipelineGradients<double> before = sum;
+    CHECK_THROWS_AS(pipeline.backward_into(batch, random_matrix(3, 7, 1), 0, sum), seqembed::shape_error);
+    CHECK_THROWS_WITH(pipeline.backward_into(batch, g, 1, sum), Catch::Matchers::Contains("dropout call 1 was never used"));
+    IdMatrix bad = ids;
+    bad(0, 1) = 11;
+    seqembed::Batch bad_batch(bad);
+    bad_batch.token_types = types;
+    CHECK_THROWS_AS(pipeline.backward_into(bad_batch, g, 0, sum), seqembed::index_error);
+    CHECK(sum.token.rows == before.token.rows);
+    CHECK(sum.token.values == before.token.values);
+    // Gradients of another table's shape do not add.
+    seqembed::RowGradient<double> other;
+    other.table_rows = 5;
+    other.d_model = 8;
+    other.rows = {1};
+    other.values = RowMatrix<double>::Ones(1, 8);
+    CHECK_THROWS_AS(sum.token.add(other), seqembed::shape_error);
+    CHECK(sum.token.rows == before.token.rows);
+}
+
+TEST_CASE("A float pipeline with a bfloat16 table gives float gradients close to double's", "[backward]") {
+    // The table rounded to bfloat16 is exact in float and double alike.
+    const RowMatrix<Eigen::bfloat16> token = random_matrix(20, 16, 13).cast<Eigen::bfloat16>();
+    const RowMatrix<double> positions = random_matrix(8, 16, 14);
+    IdMatrix ids(2, 8);
+    ids << 3, 3, 3, 19, 0, 5, 5, 1, 7, 3, 2, 2, 2, 2, 11, 12;
+    const RowMatrix<double> g = random_matrix(16, 16, 15);
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>,
+                            seqembed::TokenEmbedding<float, Eigen::bfloat16>>
+        narrow(seqembed::TokenEmbedding<float, Eigen::bfloat16>::from_weights(token),
+               seqembed::LearnedPositionalEmbedding<float>::from_weights(positions.cast<float>()));
+    narrow.set_layer_norm(seqembed::LayerNorm<float>(16, 1e-5));
+    Pipeline wide(seqembed::TokenEmbedding<double>::from_weights(token.cast<double>()),
+                  seqembed::LearnedPositionalEmbedding<double>::from_weights(positions.cast<float>().cast<double>()));
+    wide.set_layer_norm(seqembed::LayerNorm<double>(16, 1e-5));
+    const seqembed::Batch batch(ids);
+    const RowMatrix<float> narrow_g = g.cast<float>();
+    const seqembed::PipelineGradients<float> narrow_grads = narrow.backward(batch, narrow_g);
+    const seqembed::PipelineGradients<double> wide_grads = wide.backward(batch, narrow_g.cast<double>());
+    REQUIRE(narrow_grads.token.rows == wide_grads.token.rows);
+    const RowMatrix<double> difference = narrow_grads.token.values.cast<double>() - wide_grads.token.values;
+    CHECK(difference.cwiseAbs().maxCoeff() <= 1e-5 * std::max(1.0, wide_grads.token.values.cwiseAbs().maxCoeff()));
+    CHECK((narrow_grads.gamma.cast<double>() - wide_grads.gamma).cwiseAbs().maxCoeff() <= 1e-5);
+}
