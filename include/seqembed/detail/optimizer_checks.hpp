@@ -1,0 +1,92 @@
+/// @file detail/optimizer_checks.hpp
+/// @brief What every optimizer step checks before it writes: the learning rate, the shapes of
+///        the weights, gradient and state, the gradient's rows and, with check_finite, its
+///        values. A step that throws has changed nothing.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "checks.hpp"
+#include "../error.hpp"
+#include "../gradients.hpp"
+#include "../types.hpp"
+
+namespace seqembed::detail {
+
+/// Throws unless the learning rate is finite and not negative.
+inline void require_learning_rate(const std::string& optimizer, double lr) {
+    if (!(lr >= 0.0) || !std::isfinite(lr))
+        fail<value_error>(optimizer, ": the learning rate must be finite and >= 0, got ", lr);
+}
+
+/// Throws unless an option is finite and in [low, high] (`what` names it).
+inline void require_option(const char* optimizer, const char* what, double value, double low, double high) {
+    if (!(value >= low && value <= high))
+        fail<value_error>(optimizer, ": ", what, " must be in [", low, ", ", high, "], got ", value);
+}
+
+/// Throws unless the weights have the shape the optimizer's state was made for.
+template <typename Weights>
+void require_weights(const std::string& table, Index rows, Index cols, const Weights& weights) {
+    if (weights.rows() != rows || weights.cols() != cols)
+        fail<shape_error>(table, ": the weights are ", weights.rows(), " x ", weights.cols(),
+                          ", the optimizer's state is for ", rows, " x ", cols);
+}
+
+/// Throws unless a dense gradient has the weights' shape and, when `finite`, holds no NaN or
+/// infinity (the first named by row and column).
+template <typename Gradient>
+void require_dense_gradient(const std::string& table, Index rows, Index cols, const Gradient& gradient, bool finite) {
+    if (gradient.rows() != rows || gradient.cols() != cols)
+        fail<shape_error>(table, ": the gradient is ", gradient.rows(), " x ", gradient.cols(), ", the weights ", rows,
+                          " x ", cols);
+    if (!finite) return;
+    for (Index r = 0; r < rows; ++r)
+        for (Index c = 0; c < cols; ++c)
+            if (!std::isfinite(gradient(r, c)))
+                fail<value_error>(table, ": the gradient of row ", r, ", column ", c, " is ", gradient(r, c));
+}
+
+/// Throws unless a row-sparse gradient is for a table of the weights' shape, its rows ascend
+/// without repeats inside the table, its values have one row each and, when `finite`, hold no
+/// NaN or infinity (the first named by table row and column).
+template <typename Scalar>
+void require_sparse_gradient(const std::string& table, Index rows, Index cols, const RowGradient<Scalar>& gradient,
+                             bool finite) {
+    if (gradient.table_rows != rows || gradient.d_model != cols)
+        fail<shape_error>(table, ": the gradient is for a ", gradient.table_rows, " x ", gradient.d_model,
+                          " table, the weights are ", rows, " x ", cols);
+    if (gradient.values.rows() != static_cast<Index>(gradient.rows.size()) || gradient.values.cols() != cols)
+        fail<shape_error>(table, ": the gradient lists ", gradient.rows.size(), " rows but holds ",
+                          gradient.values.rows(), " x ", gradient.values.cols(), " values");
+    for (std::size_t k = 0; k < gradient.rows.size(); ++k) {
+        const std::int64_t row = gradient.rows[k];
+        if (row < 0 || row >= rows)
+            fail<index_error>(table, ": the gradient's row ", row, " is outside the table's ", rows, " rows");
+        if (k > 0 && row <= gradient.rows[k - 1])
+            fail<value_error>(table, ": the gradient's rows must ascend without repeats, but ", row, " follows ",
+                              gradient.rows[k - 1]);
+    }
+    if (!finite) return;
+    for (Index k = 0; k < gradient.values.rows(); ++k)
+        for (Index c = 0; c < cols; ++c)
+            if (!std::isfinite(gradient.values(k, c)))
+                fail<value_error>(table, ": the gradient of row ", gradient.rows[static_cast<std::size_t>(k)],
+                                  ", column ", c, " is ", gradient.values(k, c));
+}
+
+/// Calls visit(r, g) for every row r of a rows-row table in order, g the row's gradient in a
+/// row-sparse gradient or null where it lists none (a zero gradient).
+template <typename Scalar, typename Visit>
+void for_each_dense_row(Index rows, const RowGradient<Scalar>& gradient, Visit&& visit) {
+    std::size_t listed = 0;
+    for (Index r = 0; r < rows; ++r) {
+        const bool has = listed < gradient.rows.size() && gradient.rows[listed] == r;
+        visit(r, has ? gradient.values.row(static_cast<Index>(listed)).data() : static_cast<const Scalar*>(nullptr));
+        if (has) ++listed;
+    }
+}
+
+}  // namespace seqembed::detail

@@ -1,0 +1,96 @@
+/// @file optim/lazy_sgd.hpp
+/// @brief SGD on the rows a batch touched only, for large tables.
+#pragma once
+
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../detail/optimizer_checks.hpp"
+#include "../gradients.hpp"
+#include "../types.hpp"
+#include "sgd.hpp"
+
+namespace seqembed::optim {
+
+/// @brief SGD with momentum and weight decay applied to the rows a row-sparse gradient lists
+///        only, as FBGEMM's table-batched embeddings update rows lazily: a step costs the rows
+///        touched, not the vocabulary. Each listed row is updated as torch.optim.SGD updates a
+///        dense parameter, with its own momentum buffer, which the row's first update sets to
+///        its gradient; rows not listed keep their weights and buffers (so their momentum and
+///        decay wait until they are touched again: the lazy rule, not SGD's on a dense table).
+/// @tparam Scalar float or double.
+template <typename Scalar = float>
+class LazySgd {
+public:
+    /// @brief Lazy SGD for a rows x cols table.
+    /// @param table the table's name, for error messages.
+    /// @param rows rows of the table, > 0.
+    /// @param cols values per row, > 0.
+    /// @param options momentum, dampening, weight decay, Nesterov, maximize, check_finite.
+    /// @throws value_error for a bad size or option.
+    LazySgd(std::string table, Index rows, Index cols, const SgdOptions& options = {})
+        : m_table(std::move(table)), m_options(options), m_rows(rows), m_cols(cols) {
+        seqembed::detail::require_positive("rows", rows);
+        seqembed::detail::require_positive("cols", cols);
+        detail::require_sgd_options("LazySgd", options);
+    }
+
+    /// @brief One step on the rows `gradient` lists.
+    /// @param weights the table, rows x cols.
+    /// @param gradient a row-sparse gradient of a rows x cols table.
+    /// @param lr the learning rate, finite and >= 0.
+    /// @throws shape_error for shapes that differ from the state's; index_error for a listed row
+    ///         outside the table; value_error for a bad learning rate or (check_finite) a NaN or
+    ///         infinite gradient. Nothing changes then.
+    void step(Eigen::Ref<RowMatrix<Scalar>> weights, const RowGradient<Scalar>& gradient, double lr) {
+        seqembed::detail::require_learning_rate(m_table, lr);
+        seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
+        seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
+        if (m_options.momentum != 0.0 && m_buffer.size() == 0) {  // may throw: before any change
+            RowMatrix<Scalar> buffer(m_rows, m_cols);
+            std::vector<bool> fresh(static_cast<std::size_t>(m_rows), true);
+            m_buffer = std::move(buffer);
+            m_fresh = std::move(fresh);
+        }
+        for (std::size_t k = 0; k < gradient.rows.size(); ++k) {
+            const auto r = static_cast<Index>(gradient.rows[k]);
+            const bool fresh = m_buffer.size() != 0 && m_fresh[static_cast<std::size_t>(r)];
+            Scalar* buffer = m_buffer.size() == 0 ? nullptr : m_buffer.row(r).data();
+            detail::sgd_row(weights.row(r).data(), gradient.values.row(static_cast<Index>(k)).data(), buffer, fresh,
+                            m_cols, m_options, static_cast<Scalar>(lr));
+            if (buffer != nullptr) m_fresh[static_cast<std::size_t>(r)] = false;
+        }
+        ++m_steps;
+    }
+
+    /// @brief The options.
+    /// @return as given at construction.
+    const SgdOptions& options() const noexcept { return m_options; }
+    /// @brief Steps taken.
+    /// @return the number of steps so far.
+    std::int64_t steps() const noexcept { return m_steps; }
+    /// @brief The momentum buffers (empty before the first step with momentum).
+    /// @return rows x cols, or 0 x 0; a row never updated holds no meaningful value.
+    const RowMatrix<Scalar>& momentum_buffer() const noexcept { return m_buffer; }
+    /// @brief Whether row r's buffer has been set by an update.
+    /// @param r a row of the table.
+    /// @return true once row r has been updated with momentum.
+    bool has_buffer(Index r) const noexcept {
+        return m_buffer.size() != 0 && r >= 0 && r < m_rows && !m_fresh[static_cast<std::size_t>(r)];
+    }
+
+private:
+    std::string m_table;
+    SgdOptions m_options;
+    Index m_rows;
+    Index m_cols;
+    std::int64_t m_steps = 0;
+    RowMatrix<Scalar> m_buffer;
+    std::vector<bool> m_fresh;  // per row: its buffer holds nothing yet
+};
+
+}  // namespace seqembed::optim

@@ -1,0 +1,144 @@
+/// @file optim/rowwise_adagrad.hpp
+/// @brief Row-wise Adagrad on the rows a batch touched, with one accumulator per row, as
+///        FBGEMM's table-batched embeddings apply it.
+#pragma once
+
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "../detail/optimizer_checks.hpp"
+#include "../gradients.hpp"
+#include "../types.hpp"
+
+namespace seqembed::optim {
+
+/// @brief How RowwiseAdagrad applies weight decay (FBGEMM's weight_decay_mode).
+enum class WeightDecayMode {
+    /// No decay (FBGEMM's mode 0).
+    none,
+    /// L2: weight_decay x weight added to the gradient in the row's mean square, and the weights
+    /// multiplied by 1 - multiplier x weight_decay (mode 1).
+    l2,
+    /// Decoupled: the weights multiplied by 1 - lr x weight_decay (mode 2).
+    decoupled
+};
+
+/// @brief The hyperparameters of RowwiseAdagrad (FBGEMM's, but the learning rate).
+struct RowwiseAdagradOptions {
+    /// @brief Added to the square root of the accumulator, >= 0 (FBGEMM's default 1e-8).
+    double eps = 1e-8;
+    /// @brief Weight decay, >= 0.
+    double weight_decay = 0.0;
+    /// @brief How the weight decay applies.
+    WeightDecayMode weight_decay_mode = WeightDecayMode::none;
+    /// @brief Scan the gradient before writing (see SgdOptions::check_finite).
+    bool check_finite = true;
+};
+
+/// @brief Row-wise Adagrad on the rows a row-sparse gradient lists, as FBGEMM's CPU kernel
+///        (split_weight_update_cpu of rowwise_adagrad): one accumulator per table row. For each
+///        listed row, with g its gradient:
+///        - the accumulator grows by the mean over the row of g^2 (with L2 decay, of
+///          (g + weight_decay x w)^2), summed in Scalar in column order;
+///        - multiplier = lr / (sqrt(accumulator) + eps);
+///        - w = correction x w - multiplier x g, correction being 1, 1 - multiplier x
+///          weight_decay (L2) or 1 - lr x weight_decay (decoupled).
+///
+///        Rows not listed keep their weights and accumulators. The state is one value per row,
+///        so it suits the largest tables.
+/// @tparam Scalar float or double.
+template <typename Scalar = float>
+class RowwiseAdagrad {
+public:
+    /// @brief Row-wise Adagrad for a rows x cols table.
+    /// @param table the table's name, for error messages.
+    /// @param rows rows of the table, > 0.
+    /// @param cols values per row, > 0.
+    /// @param options eps, weight decay and its mode, check_finite.
+    /// @throws value_error for a bad size or option.
+    RowwiseAdagrad(std::string table, Index rows, Index cols, const RowwiseAdagradOptions& options = {})
+        : m_table(std::move(table)), m_options(options), m_rows(rows), m_cols(cols) {
+        seqembed::detail::require_positive("rows", rows);
+        seqembed::detail::require_positive("cols", cols);
+        seqembed::detail::require_option("RowwiseAdagrad", "eps", options.eps, 0.0, 1e300);
+        seqembed::detail::require_option("RowwiseAdagrad", "weight_decay", options.weight_decay, 0.0, 1e300);
+    }
+
+    /// @brief One step on the rows `gradient` lists.
+    /// @param weights the table, rows x cols.
+    /// @param gradient a row-sparse gradient of a rows x cols table.
+    /// @param lr the learning rate, finite and >= 0.
+    /// @throws shape_error for shapes that differ from the state's; index_error for a listed row
+    ///         outside the table; value_error for a bad learning rate or (check_finite) a NaN or
+    ///         infinite gradient. Nothing changes then.
+    void step(Eigen::Ref<RowMatrix<Scalar>> weights, const RowGradient<Scalar>& gradient, double lr) {
+        seqembed::detail::require_learning_rate(m_table, lr);
+        seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
+        seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
+        if (m_accumulators.size() == 0) m_accumulators = Column::Zero(m_rows);  // may throw: before any change
+        const auto rate = static_cast<Scalar>(lr);
+        const auto eps = static_cast<Scalar>(m_options.eps);
+        const auto decay = static_cast<Scalar>(m_options.weight_decay);
+        const bool l2 = m_options.weight_decay_mode == WeightDecayMode::l2;
+        for (std::size_t k = 0; k < gradient.rows.size(); ++k) {
+            const auto r = static_cast<Index>(gradient.rows[k]);
+            const Scalar* g = gradient.values.row(static_cast<Index>(k)).data();
+            Scalar* w = weights.row(r).data();
+            Scalar sum_square = 0;
+            for (Index c = 0; c < m_cols; ++c) {
+                const Scalar decayed = l2 ? g[c] + decay * w[c] : g[c];
+                sum_square += decayed * decayed;
+            }
+            const Scalar accumulator = m_accumulators[r] + sum_square / static_cast<Scalar>(m_cols);
+            m_accumulators[r] = accumulator;
+            const Scalar multiplier = rate / (std::sqrt(accumulator) + eps);
+            Scalar correction = 1;
+            if (l2) correction = Scalar(1) - multiplier * decay;
+            if (m_options.weight_decay_mode == WeightDecayMode::decoupled) correction = Scalar(1) - rate * decay;
+            for (Index c = 0; c < m_cols; ++c) w[c] = correction * w[c] - g[c] * multiplier;
+        }
+        ++m_steps;
+    }
+
+    /// @brief A column of one value per table row.
+    using Column = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+
+    /// @brief The options.
+    /// @return as given at construction.
+    const RowwiseAdagradOptions& options() const noexcept { return m_options; }
+    /// @brief Steps taken.
+    /// @return the number of steps so far.
+    std::int64_t steps() const noexcept { return m_steps; }
+    /// @brief The accumulators, one per row (empty before the first step).
+    /// @return rows values, or none.
+    const Column& accumulators() const noexcept { return m_accumulators; }
+    /// @brief Restores a saved state.
+    /// @param steps steps taken, >= 0.
+    /// @param accumulators rows values (or none before the first step), each finite and >= 0.
+    /// @throws shape_error for another count; value_error for negative steps or a bad value.
+    void set_state(std::int64_t steps, Column accumulators) {
+        if (steps < 0) seqembed::detail::fail<value_error>(m_table, ": a negative step count ", steps);
+        if (accumulators.size() != 0 && accumulators.size() != m_rows)
+            seqembed::detail::fail<shape_error>(m_table, ": ", accumulators.size(), " accumulators for ", m_rows,
+                                                " rows");
+        for (Index r = 0; r < accumulators.size(); ++r)
+            if (!(accumulators[r] >= 0) || !std::isfinite(accumulators[r]))
+                seqembed::detail::fail<value_error>(m_table, ": accumulator ", r, " is ", accumulators[r]);
+        m_steps = steps;
+        m_accumulators = std::move(accumulators);
+    }
+
+private:
+    std::string m_table;
+    RowwiseAdagradOptions m_options;
+    Index m_rows;
+    Index m_cols;
+    std::int64_t m_steps = 0;
+    Column m_accumulators;
+};
+
+}  // namespace seqembed::optim

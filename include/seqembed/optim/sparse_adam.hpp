@@ -1,0 +1,143 @@
+/// @file optim/sparse_adam.hpp
+/// @brief Adam on the rows a batch touched only, as torch.optim.SparseAdam.
+#pragma once
+
+#include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "../detail/optimizer_checks.hpp"
+#include "../gradients.hpp"
+#include "../types.hpp"
+
+namespace seqembed::optim {
+
+/// @brief The hyperparameters of SparseAdam (torch.optim.SparseAdam's, but the learning rate).
+struct SparseAdamOptions {
+    /// @brief Decay of the first moment, in [0, 1).
+    double beta1 = 0.9;
+    /// @brief Decay of the second moment, in [0, 1).
+    double beta2 = 0.999;
+    /// @brief Added to the denominator, >= 0.
+    double eps = 1e-8;
+    /// @brief Ascend the objective instead of descending.
+    bool maximize = false;
+    /// @brief Scan the gradient before writing (see SgdOptions::check_finite).
+    bool check_finite = true;
+};
+
+/// @brief Adam on the rows a row-sparse gradient lists, step for step as torch.optim.SparseAdam:
+///        the listed rows' moments and weights are updated, the others keep theirs, and the
+///        bias corrections use the table's step count (every step counts, whichever rows it
+///        touches). A step costs the rows touched, not the vocabulary: for large token tables.
+/// @tparam Scalar float or double.
+/// @code
+/// seqembed::optim::SparseAdam<float> adam("token table", 32000, 512);
+/// adam.step(table, gradients.token, /*lr=*/1e-3);
+/// @endcode
+template <typename Scalar = float>
+class SparseAdam {
+public:
+    /// @brief SparseAdam for a rows x cols table.
+    /// @param table the table's name, for error messages.
+    /// @param rows rows of the table, > 0.
+    /// @param cols values per row, > 0.
+    /// @param options betas, eps, maximize, check_finite.
+    /// @throws value_error for a bad size or option.
+    SparseAdam(std::string table, Index rows, Index cols, const SparseAdamOptions& options = {})
+        : m_table(std::move(table)), m_options(options), m_rows(rows), m_cols(cols) {
+        seqembed::detail::require_positive("rows", rows);
+        seqembed::detail::require_positive("cols", cols);
+        seqembed::detail::require_option("SparseAdam", "beta1", options.beta1, 0.0, std::nextafter(1.0, 0.0));
+        seqembed::detail::require_option("SparseAdam", "beta2", options.beta2, 0.0, std::nextafter(1.0, 0.0));
+        seqembed::detail::require_option("SparseAdam", "eps", options.eps, 0.0, 1e300);
+    }
+
+    /// @brief One step on the rows `gradient` lists.
+    /// @param weights the table, rows x cols.
+    /// @param gradient a row-sparse gradient of a rows x cols table.
+    /// @param lr the learning rate, finite and >= 0.
+    /// @throws shape_error for shapes that differ from the state's; index_error for a listed row
+    ///         outside the table; value_error for a bad learning rate or (check_finite) a NaN or
+    ///         infinite gradient. Nothing changes then.
+    void step(Eigen::Ref<RowMatrix<Scalar>> weights, const RowGradient<Scalar>& gradient, double lr) {
+        seqembed::detail::require_learning_rate(m_table, lr);
+        seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
+        seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
+        if (m_exp_avg.size() == 0) {  // may throw: before any change
+            RowMatrix<Scalar> exp_avg = RowMatrix<Scalar>::Zero(m_rows, m_cols);
+            RowMatrix<Scalar> exp_avg_sq = RowMatrix<Scalar>::Zero(m_rows, m_cols);
+            m_exp_avg = std::move(exp_avg);
+            m_exp_avg_sq = std::move(exp_avg_sq);
+        }
+        ++m_steps;
+        const double step = static_cast<double>(m_steps);
+        const double bias_correction1 = 1.0 - std::pow(m_options.beta1, step);
+        const double bias_correction2 = 1.0 - std::pow(m_options.beta2, step);
+        const auto step_size = static_cast<Scalar>(lr * std::sqrt(bias_correction2) / bias_correction1);
+        const auto keep1 = static_cast<Scalar>(1.0 - m_options.beta1);
+        const auto keep2 = static_cast<Scalar>(1.0 - m_options.beta2);
+        const auto eps = static_cast<Scalar>(m_options.eps);
+        for (std::size_t k = 0; k < gradient.rows.size(); ++k) {
+            const auto r = static_cast<Index>(gradient.rows[k]);
+            const Scalar* g = gradient.values.row(static_cast<Index>(k)).data();
+            Scalar* w = weights.row(r).data();
+            Scalar* m = m_exp_avg.row(r).data();
+            Scalar* v = m_exp_avg_sq.row(r).data();
+            // torch's order: old += (1 - b) * (new - old), the update values reused for the step.
+            for (Index c = 0; c < m_cols; ++c) {
+                const Scalar d = m_options.maximize ? -g[c] : g[c];
+                const Scalar first_update = (d - m[c]) * keep1;
+                const Scalar second_update = (d * d - v[c]) * keep2;
+                const Scalar numerator = first_update + m[c];
+                const Scalar second = second_update + v[c];
+                m[c] = numerator;
+                v[c] = second;
+                const Scalar denominator = std::sqrt(second) + eps;
+                w[c] = w[c] + (-step_size) * (numerator / denominator);
+            }
+        }
+    }
+
+    /// @brief The options.
+    /// @return as given at construction.
+    const SparseAdamOptions& options() const noexcept { return m_options; }
+    /// @brief Steps taken (the bias corrections' t).
+    /// @return the number of steps so far.
+    std::int64_t steps() const noexcept { return m_steps; }
+    /// @brief The first moment (empty before the first step).
+    /// @return rows x cols, or 0 x 0.
+    const RowMatrix<Scalar>& exp_avg() const noexcept { return m_exp_avg; }
+    /// @brief The second moment (empty before the first step).
+    /// @return rows x cols, or 0 x 0.
+    const RowMatrix<Scalar>& exp_avg_sq() const noexcept { return m_exp_avg_sq; }
+    /// @brief Restores a saved state.
+    /// @param steps steps taken, >= 0.
+    /// @param exp_avg the first moment (0 x 0 before the first step).
+    /// @param exp_avg_sq the second moment (0 x 0 before the first step).
+    /// @throws shape_error for moments of another shape; value_error for negative steps.
+    void set_state(std::int64_t steps, RowMatrix<Scalar> exp_avg, RowMatrix<Scalar> exp_avg_sq) {
+        if (steps < 0) seqembed::detail::fail<value_error>(m_table, ": a negative step count ", steps);
+        if (exp_avg.size() != 0 || exp_avg_sq.size() != 0) {
+            seqembed::detail::require_weights(m_table, m_rows, m_cols, exp_avg);
+            seqembed::detail::require_weights(m_table, m_rows, m_cols, exp_avg_sq);
+        }
+        m_steps = steps;
+        m_exp_avg = std::move(exp_avg);
+        m_exp_avg_sq = std::move(exp_avg_sq);
+    }
+
+private:
+    std::string m_table;
+    SparseAdamOptions m_options;
+    Index m_rows;
+    Index m_cols;
+    std::int64_t m_steps = 0;
+    RowMatrix<Scalar> m_exp_avg;
+    RowMatrix<Scalar> m_exp_avg_sq;
+};
+
+}  // namespace seqembed::optim

@@ -1,0 +1,195 @@
+// The optimizers against PyTorch's trajectories (tests/fixtures/optim/optim_cases.hpp, from
+// tests/reference/generate_optim_fixtures.py): ten steps of Sgd, Adam, AdamW (torch.optim),
+// SparseAdam (torch.optim.SparseAdam), LazySgd (torch.optim.SGD per touched row) and
+// RowwiseAdagrad (FBGEMM's CPU rule), in float and double, dense and row-sparse gradients; and
+// the checks every step makes before it writes.
+#include <seqembed/optim.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "catch.hpp"
+#include "fixtures/optim/optim_cases.hpp"
+
+namespace fx = seqembed_optim_fixtures;
+using seqembed::Index;
+using seqembed::RowGradient;
+using seqembed::RowMatrix;
+
+namespace {
+
+#define SEQEMBED_UNPAREN(...) __VA_ARGS__
+
+template <typename Optimizer>
+struct OptionsOf;
+template <typename S>
+struct OptionsOf<seqembed::optim::Sgd<S>> { using type = seqembed::optim::SgdOptions; static constexpr bool dense = true; };
+template <typename S>
+struct OptionsOf<seqembed::optim::LazySgd<S>> { using type = seqembed::optim::SgdOptions; static constexpr bool dense = false; };
+template <typename S>
+struct OptionsOf<seqembed::optim::Adam<S>> { using type = seqembed::optim::AdamOptions; static constexpr bool dense = true; };
+template <typename S>
+struct OptionsOf<seqembed::optim::AdamW<S>> { using type = seqembed::optim::AdamOptions; static constexpr bool dense = true; };
+template <typename S>
+struct OptionsOf<seqembed::optim::SparseAdam<S>> { using type = seqembed::optim::SparseAdamOptions; static constexpr bool dense = false; };
+template <typename S>
+struct OptionsOf<seqembed::optim::RowwiseAdagrad<S>> { using type = seqembed::optim::RowwiseAdagradOptions; static constexpr bool dense = false; };
+
+/// The problem of one precision: its initial weights, and each step's gradient and rate.
+template <typename Scalar, typename Problem>
+struct Steps {
+    RowMatrix<Scalar> initial;
+    std::vector<RowGradient<Scalar>> gradients;
+    std::vector<double> lrs;
+
+    Steps() : initial(fx::rows, fx::cols) {
+        for (Index k = 0; k < initial.size(); ++k) initial.data()[k] = static_cast<Scalar>(Problem::initial[k]);
+        std::size_t row_at = 0;
+        std::size_t value_at = 0;
+        for (int s = 0; s < fx::steps; ++s) {
+            RowGradient<Scalar> g;
+            g.table_rows = fx::rows;
+            g.d_model = fx::cols;
+            g.values.resize(Problem::row_counts[s], fx::cols);
+            for (int k = 0; k < Problem::row_counts[s]; ++k) {
+                g.rows.push_back(Problem::grad_rows[row_at++]);
+                for (Index c = 0; c < fx::cols; ++c) g.values(k, c) = static_cast<Scalar>(Problem::grad_values[value_at++]);
+            }
+            gradients.push_back(g);
+            lrs.push_back(Problem::lrs[s]);
+        }
+    }
+};
+
+/// Runs `Optimizer` over the steps (dense gradients when `dense`) and checks the weights after
+/// each against the trajectory.
+template <typename Optimizer, typename Scalar, typename Problem>
+void check_trajectory(const char* name, const typename OptionsOf<Optimizer>::type& options, const double* expected,
+                      bool dense) {
+    const Steps<Scalar, Problem> steps;
+    RowMatrix<Scalar> weights = steps.initial;
+    Optimizer optimizer("table", fx::rows, fx::cols, options);
+    const double tolerance = std::is_same_v<Scalar, float> ? 4e-6 : 1e-12;
+    for (int s = 0; s < fx::steps; ++s) {
+        const RowGradient<Scalar>& g = steps.gradients[static_cast<std::size_t>(s)];
+        if constexpr (OptionsOf<Optimizer>::dense) {
+            if (dense) {
+                optimizer.step(weights, RowMatrix<Scalar>(g.to_dense()), steps.lrs[static_cast<std::size_t>(s)]);
+            } else {
+                optimizer.step(weights, g, steps.lrs[static_cast<std::size_t>(s)]);
+            }
+        } else {
+            optimizer.step(weights, g, steps.lrs[static_cast<std::size_t>(s)]);
+        }
+        double worst = 0;
+        for (Index k = 0; k < weights.size(); ++k) {
+            const double want = expected[s * fx::rows * fx::cols + k];
+            worst = std::max(worst, std::abs(static_cast<double>(weights.data()[k]) - want) / std::max(1.0, std::abs(want)));
+        }
+        INFO(name << (std::is_same_v<Scalar, float> ? " float" : " double") << (dense ? " dense" : " row-sparse")
+                  << " step " << s + 1 << ": worst relative difference " << worst);
+        CHECK(worst <= tolerance);
+    }
+    CHECK(optimizer.steps() == fx::steps);
+}
+
+}  // namespace
+
+TEST_CASE("Optimizers follow PyTorch's (and FBGEMM's) trajectories over ten steps", "[optim]") {
+#define SEQEMBED_CHECK_CASE(name, optimizer, options)                                                                    \
+    {                                                                                                                    \
+        using FloatOptimizer = seqembed::optim::optimizer<float>;                                                        \
+        using DoubleOptimizer = seqembed::optim::optimizer<double>;                                                      \
+        const typename OptionsOf<FloatOptimizer>::type chosen = SEQEMBED_UNPAREN options;                                \
+        for (bool dense : {false, true}) {                                                                               \
+            if (dense && !OptionsOf<FloatOptimizer>::dense) continue;                                                    \
+            check_trajectory<FloatOptimizer, float, fx::Problem_float>(#name, chosen, fx::name##_float, dense);          \
+            check_trajectory<DoubleOptimizer, double, fx::Problem_double>(#name, chosen, fx::name##_double, dense);      \
+        }                                                                                                                \
+    }
+    SEQEMBED_OPTIM_CASES(SEQEMBED_CHECK_CASE)
+#undef SEQEMBED_CHECK_CASE
+}
+
+TEST_CASE("An optimizer step checks everything before it writes", "[optim][bad-input]") {
+    RowMatrix<float> weights = RowMatrix<float>::Ones(4, 3);
+    RowGradient<float> g;
+    g.table_rows = 4;
+    g.d_model = 3;
+    g.rows = {1, 3};
+    g.values = RowMatrix<float>::Ones(2, 3);
+    seqembed::optim::SparseAdam<float> adam("token table", 4, 3);
+    adam.step(weights, g, 0.1);
+    const RowMatrix<float> after_one = weights;
+    const RowMatrix<float> moment = adam.exp_avg();
+
+    RowGradient<float> bad = g;
+    bad.values(1, 2) = std::numeric_limits<float>::quiet_NaN();
+    CHECK_THROWS_WITH(adam.step(weights, bad, 0.1),
+                      Catch::Matchers::Contains("token table") && Catch::Matchers::Contains("row 3, column 2"));
+    bad = g;
+    bad.rows = {3, 1};
+    CHECK_THROWS_AS(adam.step(weights, bad, 0.1), seqembed::value_error);
+    bad.rows = {1, 4};
+    CHECK_THROWS_AS(adam.step(weights, bad, 0.1), seqembed::index_error);
+    CHECK_THROWS_WITH(adam.step(weights, g, -0.1), Catch::Matchers::Contains("learning rate"));
+    CHECK_THROWS_AS(adam.step(weights, g, std::numeric_limits<double>::infinity()), seqembed::value_error);
+    RowMatrix<float> other = RowMatrix<float>::Ones(5, 3);
+    CHECK_THROWS_AS(adam.step(other, g, 0.1), seqembed::shape_error);
+    // Nothing changed: not the weights, the moments or the step count.
+    CHECK(weights == after_one);
+    CHECK(adam.exp_avg() == moment);
+    CHECK(adam.steps() == 1);
+
+    // With check_finite off, NaN propagates as in PyTorch.
+    seqembed::optim::SgdOptions unchecked;
+    unchecked.check_finite = false;
+    seqembed::optim::Sgd<float> sgd("positions", 4, 3, unchecked);
+    RowMatrix<float> nan_gradient = RowMatrix<float>::Zero(4, 3);
+    nan_gradient(2, 1) = std::numeric_limits<float>::quiet_NaN();
+    sgd.step(weights, nan_gradient, 0.1);
+    CHECK(std::isnan(weights(2, 1)));
+    CHECK(weights(0, 0) == after_one(0, 0));
+
+    seqembed::optim::SgdOptions nesterov;
+    nesterov.nesterov = true;
+    CHECK_THROWS_AS(seqembed::optim::Sgd<float>("t", 4, 3, nesterov), seqembed::value_error);
+    seqembed::optim::AdamOptions betas;
+    betas.beta1 = 1.0;
+    CHECK_THROWS_AS(seqembed::optim::Adam<float>("t", 4, 3, betas), seqembed::value_error);
+    CHECK_THROWS_AS(seqembed::optim::RowwiseAdagrad<float>("t", 0, 3), seqembed::value_error);
+}
+
+TEST_CASE("Lazy optimizers leave the rows a gradient does not list as they were", "[optim]") {
+    RowMatrix<double> weights = RowMatrix<double>::Constant(5, 2, 3.0);
+    RowGradient<double> g;
+    g.table_rows = 5;
+    g.d_model = 2;
+    g.rows = {2};
+    g.values = RowMatrix<double>::Constant(1, 2, 1.0);
+    seqembed::optim::SgdOptions momentum;
+    momentum.momentum = 0.9;
+    momentum.weight_decay = 0.1;
+    seqembed::optim::LazySgd<double> lazy("t", 5, 2, momentum);
+    seqembed::optim::RowwiseAdagrad<double> adagrad("t", 5, 2);
+    seqembed::optim::SparseAdam<double> adam("t", 5, 2);
+    for (int s = 0; s < 3; ++s) {
+        RowMatrix<double> a = weights, b = weights, c = weights;
+        lazy.step(a, g, 0.1);
+        adagrad.step(b, g, 0.1);
+        adam.step(c, g, 0.1);
+        for (const RowMatrix<double>* m : {&a, &b, &c}) {
+            CHECK((m->row(2).array() != 3.0).all());
+            CHECK((m->topRows(2).array() == 3.0).all());
+            CHECK((m->bottomRows(2).array() == 3.0).all());
+        }
+    }
+    CHECK(lazy.has_buffer(2));
+    CHECK(!lazy.has_buffer(1));
+    CHECK(adagrad.accumulators()[0] == 0.0);
+    CHECK(adagrad.accumulators()[2] == 3.0);  // mean of 1^2 over the row, three times
+}
