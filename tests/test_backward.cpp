@@ -2,6 +2,7 @@
 // forward in double (token table, learned positions, token types, LayerNorm, through dropout's
 // mask), with padding on either side, repeated ids, a padding_idx, position offsets; the
 // dropout call's mask; accumulation; a token-type table tied to the token table; bad input.
+#include <seqembed/optim.hpp>
 #include <seqembed/seqembed.hpp>
 
 #include <cmath>
@@ -311,4 +312,111 @@ TEST_CASE("A float pipeline with a bfloat16 table gives float gradients close to
     const RowMatrix<double> difference = narrow_grads.token.values.cast<double>() - wide_grads.token.values;
     CHECK(difference.cwiseAbs().maxCoeff() <= 1e-5 * std::max(1.0, wide_grads.token.values.cwiseAbs().maxCoeff()));
     CHECK((narrow_grads.gamma.cast<double>() - wide_grads.gamma).cwiseAbs().maxCoeff() <= 1e-5);
+}
+
+TEST_CASE("trainable() copies a shared or viewed table once, and its other holders keep theirs", "[backward][trainable]") {
+    const RowMatrix<double> token = random_matrix(10, 4, 16);
+    const RowMatrix<double> positions = random_matrix(6, 4, 17);
+    const auto embedding = seqembed::TokenEmbedding<double>::from_weights(token);
+    const auto learned = seqembed::LearnedPositionalEmbedding<double>::view(positions.data(), 6, 4);
+    Pipeline pipeline(embedding, learned);
+    pipeline.set_layer_norm(seqembed::LayerNorm<double>(4));
+    const Pipeline copy = pipeline;
+    IdMatrix ids(1, 3);
+    ids << 1, 2, 3;
+    const seqembed::Batch batch(ids);
+    const RowMatrix<double> before = pipeline.forward(batch);
+
+    seqembed::PipelineTables<double> tables = pipeline.trainable();
+    REQUIRE(tables.token);
+    REQUIRE(tables.positions);
+    CHECK(tables.token->copied);      // shared with `embedding` and `copy`
+    CHECK(tables.positions->copied);  // a view of the caller's memory: never written through
+    CHECK(!tables.token_types);
+    REQUIRE(tables.gamma);
+    tables.token->weights.row(2).array() += 1.0;
+    tables.positions->weights.row(0).array() -= 1.0;
+    (*tables.gamma)(0, 1) = 3.0;
+    CHECK(embedding.table() == token);
+    CHECK(positions == random_matrix(6, 4, 17));
+    CHECK(copy.forward(batch) == before);
+    CHECK(copy.layer_norm()->gamma()(1) == 1.0);
+    CHECK(pipeline.forward(batch) != before);
+    CHECK(pipeline.embedding().table()(2, 0) == token(2, 0) + 1.0);
+    CHECK(pipeline.layer_norm()->gamma()(1) == 3.0);
+    // Now the pipeline's own: opened again without a copy.
+    const seqembed::PipelineTables<double> again = pipeline.trainable();
+    CHECK(!again.token->copied);
+    CHECK(!again.positions->copied);
+    CHECK(again.token->weights.data() == tables.token->weights.data());
+}
+
+TEST_CASE("A token-type table viewing the token table stays tied when the table is opened", "[backward][trainable]") {
+    const RowMatrix<double> token = random_matrix(10, 4, 18);
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.scale = seqembed::EmbeddingScale::none();
+    Pipeline pipeline(seqembed::TokenEmbedding<double>::from_weights(token, token_options),
+                      seqembed::LearnedPositionalEmbedding<double>::from_weights(random_matrix(6, 4, 19)));
+    seqembed::TokenTypeOptions type_options;
+    type_options.order = seqembed::TokenTypeOrder::after_positions;
+    type_options.row_zero_by_default = false;
+    pipeline.set_token_types(
+        seqembed::TokenTypeEmbedding<double>::view(seqembed::detail::StageAccess::table_row(pipeline.embedding(), 0), 10, 4),
+        type_options);
+    const Pipeline copy = pipeline;
+    IdMatrix ids(1, 2);
+    ids << 0, 1;
+    IdMatrix types(1, 2);
+    types << 7, 7;
+    seqembed::Batch batch(ids);
+    batch.token_types = types;
+    const RowMatrix<double> before = copy.forward(batch);
+
+    seqembed::PipelineTables<double> tables = pipeline.trainable();
+    CHECK(tables.token->copied);
+    CHECK(!tables.token_types);  // it trains as part of the token table
+    tables.token->weights.row(7).setZero();
+    // The type rows read the pipeline's new table; the copy keeps the old one.
+    const RowMatrix<double> after = pipeline.forward(batch);
+    CHECK((after - before).cwiseAbs().maxCoeff() > 0.1);
+    CHECK(copy.forward(batch) == before);
+    const RowMatrix<double> without_types = pipeline.forward(seqembed::Batch(ids));
+    CHECK(after == without_types);  // type row 7 is now zero
+    CHECK(!pipeline.trainable().token->copied);
+}
+
+TEST_CASE("Backward and the optimizers train a pipeline's tables: the loss falls", "[backward][trainable]") {
+    // Regress the output onto a fixed target with SparseAdam on the token table and Adam on the
+    // positions and LayerNorm; dropout on, each step's backward through its forward's call.
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> pipeline(
+        seqembed::TokenEmbedding<float>(50, 16), seqembed::LearnedPositionalEmbedding<float>(8, 16), {0.1, 3});
+    pipeline.set_layer_norm(seqembed::LayerNorm<float>(16));
+    pipeline.set_training(true);
+    IdMatrix ids(4, 8);
+    for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = (k * 7) % 50;
+    const seqembed::Batch batch(ids);
+    const RowMatrix<float> target = random_matrix(32, 16, 20).cast<float>();
+    seqembed::optim::SparseAdam<float> token_step("token table", 50, 16);
+    seqembed::optim::Adam<float> position_step("positions", 8, 16);
+    seqembed::optim::Adam<float> gamma_step("gamma", 1, 16);
+    seqembed::optim::Adam<float> beta_step("beta", 1, 16);
+    const auto loss_of = [&](const RowMatrix<float>& out) { return (out - target).squaredNorm() / 32.0f; };
+    float first = 0;
+    float last = 0;
+    for (int step = 0; step < 200; ++step) {
+        const std::uint64_t call = pipeline.dropout().calls();
+        const RowMatrix<float> out = pipeline.forward(batch);
+        const float loss = loss_of(out);
+        if (step == 0) first = loss;
+        last = loss;
+        const RowMatrix<float> grad = (out - target) * (2.0f / 32.0f);
+        const seqembed::PipelineGradients<float> grads = pipeline.backward(batch, grad, call);
+        seqembed::PipelineTables<float> tables = pipeline.trainable();
+        token_step.step(tables.token->weights, grads.token, 0.05);
+        position_step.step(tables.positions->weights, grads.positions, 0.05);
+        gamma_step.step(*tables.gamma, RowMatrix<float>(grads.gamma), 0.05);
+        beta_step.step(*tables.beta, RowMatrix<float>(grads.beta), 0.05);
+    }
+    INFO("loss " << first << " -> " << last);
+    CHECK(last < first / 4);
 }

@@ -71,6 +71,13 @@ public:
     /// @brief The bias.
     /// @return beta, d_model values.
     const Vector& beta() const noexcept { return m_beta; }
+    /// @brief The weight, writable, for an optimizer step (the LayerNorm owns it: copies of a
+    ///        LayerNorm never share their weights).
+    /// @return a 1 x d_model view of gamma.
+    Eigen::Map<RowMatrix<Scalar>> trainable_gamma() noexcept { return {m_gamma.data(), 1, d_model()}; }
+    /// @brief The bias, writable, for an optimizer step.
+    /// @return a 1 x d_model view of beta.
+    Eigen::Map<RowMatrix<Scalar>> trainable_beta() noexcept { return {m_beta.data(), 1, d_model()}; }
     /// @brief The epsilon added to the variance.
     /// @return epsilon in Scalar, > 0.
     Scalar epsilon() const noexcept { return m_epsilon; }

@@ -17,6 +17,7 @@
 #include "detail/row_table.hpp"
 #include "detail/stage_access.hpp"
 #include "error.hpp"
+#include "trainable_table.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -164,6 +165,15 @@ public:
     /// @return a new count x d_model matrix holding the same values as rows(first, count).
     /// @throws index_error as rows.
     RowMatrix<Scalar> forward(std::int64_t first, Index count) const { return rows(first, count); }
+
+    /// @brief Opens the table for an optimizer step (TrainableTable): a view, a file's mapping or
+    ///        a table shared with a copy is copied first, and the others keep the old values.
+    /// @return the writable max_positions x d_model table and whether it was copied.
+    /// @throws value_error if the copy does not fit in memory (the table is then unchanged).
+    TrainableTable<Scalar> trainable_table() {
+        const bool copied = m_table.make_own("trainable learned position table");
+        return {m_table.writable(), copied};
+    }
 
     /// @brief Copies rows(first, out.rows()) into caller memory without allocating.
     /// @param first token index of the first row.

@@ -30,6 +30,7 @@
 #include "sinusoidal.hpp"
 #include "token_embedding.hpp"
 #include "token_types.hpp"
+#include "trainable_table.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -354,6 +355,34 @@ public:
             detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
                                       "below ", m_dropout.calls());
         gradients.add(gradients_of(batch, grad_output, call));
+    }
+
+    /// @brief Opens the pipeline's trainable tables for an optimizer step (PipelineTables): each
+    ///        table a view, a file's mapping or shared with another pipeline or stage is copied
+    ///        first (TrainableTable::copied says which), and the other holders keep the old
+    ///        values. A token-type table viewing the token table (GPT-2's) is moved onto the
+    ///        token table's copy, so the two stay tied. No forward may run meanwhile. A float
+    ///        token table only (a bfloat16 or half one has no float master weights yet).
+    /// @return the writable tables.
+    /// @throws value_error if a copy does not fit in memory (the values are then unchanged).
+    PipelineTables<Scalar> trainable() {
+        PipelineTables<Scalar> tables;
+        const std::optional<std::int64_t> tied = m_types ? tied_type_row(0) : std::nullopt;
+        // A tied type table views the token table without holding it (the pipeline's embedding
+        // does), so that it does not count as another holder of the table.
+        const auto tie_types = [&](const Scalar* row) {
+            m_types = TokenTypeEmbedding<Scalar>::view(row, m_types->type_vocab_size(), d_model());
+        };
+        if (tied) tie_types(detail::StageAccess::type_row(*m_types, 0));
+        tables.token = m_embedding.trainable_table();
+        if (tied) tie_types(tables.token->weights.row(static_cast<Index>(*tied)).data());
+        if constexpr (has_learned_positions) tables.positions = m_positions.trainable_table();
+        if (m_types && !tied) tables.token_types = m_types->trainable_table();
+        if (m_norm) {
+            tables.gamma = m_norm->trainable_gamma();
+            tables.beta = m_norm->trainable_beta();
+        }
+        return tables;
     }
 
 private:

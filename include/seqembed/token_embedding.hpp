@@ -19,6 +19,7 @@
 #include "detail/row_table.hpp"
 #include "detail/stage_access.hpp"
 #include "error.hpp"
+#include "trainable_table.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -188,6 +189,19 @@ public:
     /// @return a vocab_size x d_model row-major view (no copy), valid while this embedding or a
     ///         copy of it lives (for a view() without owner, while the caller's memory does).
     Eigen::Map<const RowMatrix<Storage>> table() const noexcept { return m_table.matrix(); }
+    /// @brief Opens the table for an optimizer step (TrainableTable): a view, a file's mapping or
+    ///        a table shared with a copy of this embedding is copied first, and the others keep
+    ///        the old values. A float table only for now: a bfloat16 or half one would need
+    ///        float master weights.
+    /// @return the writable table and whether it was copied.
+    /// @throws value_error if the copy does not fit in memory (the embedding is then unchanged).
+    TrainableTable<Scalar> trainable_table() {
+        static_assert(std::is_same_v<Storage, Scalar>,
+                      "TokenEmbedding::trainable_table: a bfloat16 or half table has no float master weights "
+                      "to train yet; train a float table and round it");
+        const bool copied = m_table.make_own("trainable token table");
+        return {m_table.writable(), copied};
+    }
 
     /// @brief Looks up a batch: row b * seq + t of the result is table().row(ids(b, t)) * scale.
     /// @param ids batch x seq token ids (int64 or int32, any layout; viewed).

@@ -15,6 +15,7 @@
 #include "detail/row_table.hpp"
 #include "detail/stage_access.hpp"
 #include "error.hpp"
+#include "trainable_table.hpp"
 #include "types.hpp"
 
 namespace seqembed {
@@ -99,6 +100,15 @@ public:
             for (Index t = 0; t < type_ids.cols(); ++t)
                 out.row(b * type_ids.cols() + t) = m_table.matrix().row(static_cast<Index>(type_ids(b, t)));
         return out;
+    }
+
+    /// @brief Opens the table for an optimizer step (TrainableTable): a view or a table shared
+    ///        with a copy is copied first, and the others keep the old values.
+    /// @return the writable type_vocab_size x d_model table and whether it was copied.
+    /// @throws value_error if the copy does not fit in memory (the table is then unchanged).
+    TrainableTable<Scalar> trainable_table() {
+        const bool copied = m_table.make_own("trainable token type table");
+        return {m_table.writable(), copied};
     }
 
     /// @brief Throws unless every type id is a row of the table.

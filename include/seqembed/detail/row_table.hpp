@@ -79,8 +79,18 @@ public:
     /// The whole table as a read-only view.
     Eigen::Map<const RowMatrix<Value>> matrix() const noexcept { return {m_data, m_rows, m_cols}; }
 
+    /// Makes the values this object's alone: a copy when they are a view (of the caller's
+    /// memory or a file's mapping) or shared with another holder, who keeps the old values.
+    /// Returns whether it copied; on an error (no memory for the copy) nothing changes.
+    bool make_own(const char* what) {
+        if (m_owns_data && m_owner.use_count() == 1) return false;
+        RowTable copy(what, matrix());
+        *this = std::move(copy);
+        return true;
+    }
+
     /// Writable access to a table this object allocated, while it is being built (before any
-    /// copy shares it); never called on a view.
+    /// copy shares it) or after make_own; never called on a view.
     Eigen::Map<RowMatrix<Value>> writable() {
         SEQEMBED_ASSERT(m_owns_data && m_owner.use_count() == 1);
         return {const_cast<Value*>(m_data), m_rows, m_cols};
