@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "fixtures/backward/backward_cases.hpp"
 
 using seqembed::IdMatrix;
 using seqembed::Index;
@@ -419,4 +420,80 @@ TEST_CASE("Backward and the optimizers train a pipeline's tables: the loss falls
     }
     INFO("loss " << first << " -> " << last);
     CHECK(last < first / 4);
+}
+
+namespace {
+
+template <typename Scalar>
+RowMatrix<Scalar> fixture_matrix(const double* values, Index rows, Index cols) {
+    RowMatrix<Scalar> m(rows, cols);
+    for (Index k = 0; k < m.size(); ++k) m.data()[k] = static_cast<Scalar>(values[k]);
+    return m;
+}
+
+/// The largest difference between a gradient and PyTorch's, relative to max(1, |theirs|).
+template <typename Scalar>
+double worst_difference(const RowMatrix<Scalar>& ours, const RowMatrix<Scalar>& theirs) {
+    REQUIRE(ours.rows() == theirs.rows());
+    REQUIRE(ours.cols() == theirs.cols());
+    double worst = 0;
+    for (Index k = 0; k < ours.size(); ++k) {
+        const auto want = static_cast<double>(theirs.data()[k]);
+        worst = std::max(worst, std::abs(static_cast<double>(ours.data()[k]) - want) / std::max(1.0, std::abs(want)));
+    }
+    return worst;
+}
+
+template <typename Scalar, typename Case>
+void check_against_autograd() {
+    namespace fx = seqembed_backward_fixtures;
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.padding_idx = fx::padding_idx;
+    token_options.scale = seqembed::EmbeddingScale::value(fx::scale);
+    seqembed::LearnedPositionsOptions position_options;
+    position_options.offset = fx::position_offset;
+    seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>> pipeline(
+        seqembed::TokenEmbedding<Scalar>::from_weights(fixture_matrix<Scalar>(Case::token, fx::vocab, fx::d_model),
+                                                       token_options),
+        seqembed::LearnedPositionalEmbedding<Scalar>::from_weights(
+            fixture_matrix<Scalar>(Case::positions, fx::max_positions, fx::d_model), position_options));
+    pipeline.set_token_types(
+        seqembed::TokenTypeEmbedding<Scalar>::from_weights(fixture_matrix<Scalar>(Case::types, fx::type_rows, fx::d_model)));
+    const RowMatrix<Scalar> gamma = fixture_matrix<Scalar>(Case::gamma, 1, fx::d_model);
+    const RowMatrix<Scalar> beta = fixture_matrix<Scalar>(Case::beta, 1, fx::d_model);
+    pipeline.set_layer_norm(seqembed::LayerNorm<Scalar>::from_weights(gamma, beta, 1e-5));
+    IdMatrix ids(fx::batch, fx::seq);
+    IdMatrix mask(fx::batch, fx::seq);
+    IdMatrix types(fx::batch, fx::seq);
+    for (Index k = 0; k < ids.size(); ++k) {
+        ids.data()[k] = fx::ids[k];
+        mask.data()[k] = fx::attention_mask[k];
+        types.data()[k] = fx::token_types[k];
+    }
+    const std::vector<std::int64_t> offsets(std::begin(fx::step_offsets), std::end(fx::step_offsets));
+    seqembed::Batch batch(ids, seqembed::Padding::from_mask(mask), seqembed::StepOffsets(offsets));
+    batch.token_types = types;
+    // The fixture's dropout mask applied to the output's gradient by hand.
+    const RowMatrix<Scalar> grad = fixture_matrix<Scalar>(Case::grad_out, ids.size(), fx::d_model).array() *
+                                   fixture_matrix<Scalar>(Case::mask, ids.size(), fx::d_model).array();
+    const seqembed::PipelineGradients<Scalar> ours = pipeline.backward(batch, grad);
+    const double tolerance = std::is_same_v<Scalar, float> ? 4e-6 : 1e-12;
+    const auto check = [&](const char* what, const RowMatrix<Scalar>& mine, const double* theirs) {
+        const double worst = worst_difference(mine, fixture_matrix<Scalar>(theirs, mine.rows(), mine.cols()));
+        INFO(what << ": worst relative difference " << worst);
+        CHECK(worst <= tolerance);
+    };
+    check("token table", ours.token.to_dense(), Case::token_grad);
+    check("positions", ours.positions.to_dense(), Case::positions_grad);
+    check("token types", ours.token_types.to_dense(), Case::types_grad);
+    check("gamma", RowMatrix<Scalar>(ours.gamma), Case::gamma_grad);
+    check("beta", RowMatrix<Scalar>(ours.beta), Case::beta_grad);
+}
+
+}  // namespace
+
+TEST_CASE("InputPipeline::backward equals PyTorch's autograd (padding both sides, padding_idx, offsets, types, LayerNorm, a dropout mask)",
+          "[backward]") {
+    check_against_autograd<float, seqembed_backward_fixtures::Case_float>();
+    check_against_autograd<double, seqembed_backward_fixtures::Case_double>();
 }
