@@ -497,3 +497,43 @@ TEST_CASE("InputPipeline::backward equals PyTorch's autograd (padding both sides
     check_against_autograd<float, seqembed_backward_fixtures::Case_float>();
     check_against_autograd<double, seqembed_backward_fixtures::Case_double>();
 }
+
+TEST_CASE("The stages' backward chained by hand equal the pipeline's, bit for bit", "[backward]") {
+    Weights w;
+    const Pipeline pipeline = make_pipeline(w, Setup{});
+    IdMatrix ids(2, 5);
+    ids << 2, 3, 3, 9, 1, 0, 5, 5, 5, 10;
+    IdMatrix types(2, 5);
+    types << 0, 1, 2, 0, 1, 1, 1, 0, 0, 2;
+    seqembed::Batch batch(ids);
+    batch.token_types = types;
+    const std::uint64_t call = pipeline.dropout().calls();
+    static_cast<void>(pipeline.forward(batch));
+    const RowMatrix<double> g = random_matrix(10, 8, 21);
+    const auto fused = pipeline.backward(batch, g, call);
+
+    // The forward chained by hand (the pipeline's sums, bit for bit: test_fused_vs_chained.cpp),
+    // then each stage's backward in reverse.
+    const auto& positions = pipeline.positions();
+    RowMatrix<double> sums = pipeline.embedding().forward(ids) + pipeline.token_types()->forward(types);
+    for (Index b = 0; b < 2; ++b) sums.middleRows(b * 5, 5) += positions.forward(0, 5);
+    const RowMatrix<double> through_dropout = pipeline.dropout().backward(g, call);
+    const seqembed::LayerNormGradients<double> norm = pipeline.layer_norm()->backward(sums, through_dropout);
+    const auto token = pipeline.embedding().backward(ids, norm.x);
+    const auto type = pipeline.token_types()->backward(types, norm.x);
+    seqembed::RowGradient<double> position = positions.backward(0, norm.x.topRows(5));
+    position.add(positions.backward(0, norm.x.bottomRows(5)));
+
+    CHECK(token.rows == fused.token.rows);
+    CHECK(token.values == fused.token.values);
+    CHECK(type.values == fused.token_types.values);
+    CHECK(norm.gamma == fused.gamma);
+    CHECK(norm.beta == fused.beta);
+    CHECK(position.rows == fused.positions.rows);
+    // The fused sums each position row over both sequences at once, the chained one per
+    // sequence then adds: the same up to rounding.
+    CHECK((position.values - fused.positions.values).cwiseAbs().maxCoeff() <= 1e-14);
+    CHECK_THROWS_AS(pipeline.dropout().backward(g, call + 1), seqembed::value_error);
+    CHECK_THROWS_AS(pipeline.embedding().backward(ids, g.topRows(9)), seqembed::shape_error);
+    CHECK_THROWS_AS(positions.backward(8, g), seqembed::index_error);
+}

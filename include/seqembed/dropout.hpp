@@ -115,6 +115,25 @@ public:
         pass.finish();
     }
 
+    /// @brief The gradient of a training forward's input from the gradient of its output: the
+    ///        output's gradient times the mask of that forward's call, scaled by keep_scale(), as
+    ///        PyTorch's dropout backward multiplies by its scaled mask.
+    /// @tparam Derived a float or double matrix or expression.
+    /// @param grad_output the gradient of the output (rows x cols, the forward's shape; its
+    ///        elements numbered row by row, as the forward's).
+    /// @param call the forward's call number (calls() before it).
+    /// @return the gradient of the input.
+    /// @throws value_error for a call this layer has not used yet.
+    template <typename Derived>
+    RowMatrix<typename Derived::Scalar> backward(const Eigen::MatrixBase<Derived>& grad_output, std::uint64_t call) const {
+        if (call >= calls())
+            detail::fail<value_error>("dropout call ", call, " was never used: this layer's forwards have used calls below ",
+                                      calls());
+        RowMatrix<typename Derived::Scalar> grad = grad_output;
+        apply(grad.data(), grad.size(), call, 0);
+        return grad;
+    }
+
     /// @brief The mask of call `call` over a rows x cols output.
     /// @param call the call number.
     /// @param rows rows of the output.

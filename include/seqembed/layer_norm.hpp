@@ -10,7 +10,9 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "detail/backward.hpp"
 #include "detail/checks.hpp"
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
@@ -19,6 +21,18 @@
 #include "types.hpp"
 
 namespace seqembed {
+
+/// @brief What LayerNorm::backward gives: the gradients of its input and of its weights.
+/// @tparam Scalar float or double.
+template <typename Scalar>
+struct LayerNormGradients {
+    /// @brief Of the input, its shape.
+    RowMatrix<Scalar> x;
+    /// @brief Of the weight, d_model values.
+    Eigen::Matrix<Scalar, 1, Eigen::Dynamic> gamma;
+    /// @brief Of the bias, d_model values.
+    Eigen::Matrix<Scalar, 1, Eigen::Dynamic> beta;
+};
 
 /// @brief torch.nn.LayerNorm over rows of d_model values: y = (x - mean) / sqrt(var + epsilon) *
 ///        gamma + beta, with the mean and the biased variance of the row.
@@ -110,6 +124,35 @@ public:
         for (Index r = 0; r < out.rows(); ++r)
             pass.add({out.row(r).data(), x.row(r).data(), static_cast<std::uint64_t>(r * out.cols())}, nullptr);
         pass.finish();
+    }
+
+    /// @brief The gradients of forward(x)'s input and weights from the gradient of its output,
+    ///        as torch.nn.LayerNorm's backward: with x_hat the normalised row and g = grad_y x
+    ///        gamma, grad_x = (g - mean(g) - x_hat mean(g x_hat)) / sqrt(var + epsilon); gamma's
+    ///        gradient sums grad_y x x_hat over the rows, beta's grad_y. Each row's moments and
+    ///        sums run in double for float.
+    /// @param x rows x d_model, the forward's input.
+    /// @param grad_y rows x d_model, the gradient of its output.
+    /// @return the gradients of x, gamma and beta.
+    /// @throws shape_error if x.cols() != d_model or grad_y's shape differs from x's.
+    LayerNormGradients<Scalar> backward(const Eigen::Ref<const RowMatrix<Scalar>>& x,
+                                        const Eigen::Ref<const RowMatrix<Scalar>>& grad_y) const {
+        require_width(x.cols());
+        detail::require_shape("gradient of LayerNorm's output", grad_y.rows(), grad_y.cols(), x.rows(), x.cols());
+        using Wide = detail::WideScalar<Scalar>;
+        std::vector<Wide> gamma_sum(static_cast<std::size_t>(d_model()), Wide(0));
+        std::vector<Wide> beta_sum(static_cast<std::size_t>(d_model()), Wide(0));
+        LayerNormGradients<Scalar> out{RowMatrix<Scalar>(x.rows(), x.cols()), {}, {}};
+        for (Index r = 0; r < x.rows(); ++r)
+            detail::layer_norm_row_backward(x.row(r).data(), grad_y.row(r).data(), m_gamma.data(), m_epsilon, d_model(),
+                                            out.x.row(r).data(), gamma_sum.data(), beta_sum.data());
+        out.gamma.resize(d_model());
+        out.beta.resize(d_model());
+        for (Index j = 0; j < d_model(); ++j) {
+            out.gamma[j] = static_cast<Scalar>(gamma_sum[static_cast<std::size_t>(j)]);
+            out.beta[j] = static_cast<Scalar>(beta_sum[static_cast<std::size_t>(j)]);
+        }
+        return out;
     }
 
 private:

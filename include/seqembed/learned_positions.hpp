@@ -11,12 +11,15 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "detail/backward.hpp"
 #include "detail/checks.hpp"
 #include "detail/normal_init.hpp"
 #include "detail/row_table.hpp"
 #include "detail/stage_access.hpp"
 #include "error.hpp"
+#include "gradients.hpp"
 #include "trainable_table.hpp"
 #include "types.hpp"
 
@@ -165,6 +168,23 @@ public:
     /// @return a new count x d_model matrix holding the same values as rows(first, count).
     /// @throws index_error as rows.
     RowMatrix<Scalar> forward(std::int64_t first, Index count) const { return rows(first, count); }
+
+    /// @brief The gradient of the table from the gradient of forward(first, count)'s output:
+    ///        row k of grad_output is the gradient of table row offset + first + k.
+    /// @param first token index of the first row, as given to forward.
+    /// @param grad_output count x d_model.
+    /// @return the row-sparse gradient of rows offset + first .. offset + first + count - 1.
+    /// @throws shape_error if grad_output.cols() != d_model; index_error past the table.
+    RowGradient<Scalar> backward(std::int64_t first, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output) const {
+        if (grad_output.cols() != d_model())
+            detail::fail<shape_error>("gradient of LearnedPositionalEmbedding's output has ", grad_output.cols(),
+                                      " columns, expected d_model = ", d_model());
+        require_positions(first, grad_output.rows());
+        std::vector<detail::RowRead<Scalar>> reads;
+        reads.reserve(static_cast<std::size_t>(grad_output.rows()));
+        for (Index k = 0; k < grad_output.rows(); ++k) reads.push_back({m_offset + first + k, k, Scalar(1)});
+        return detail::sum_reads(reads, grad_output, max_positions(), d_model());
+    }
 
     /// @brief Opens the table for an optimizer step (TrainableTable): a view, a file's mapping or
     ///        a table shared with a copy is copied first, and the others keep the old values.

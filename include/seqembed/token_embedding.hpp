@@ -11,7 +11,9 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "detail/backward.hpp"
 #include "detail/checks.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/normal_init.hpp"
@@ -19,6 +21,7 @@
 #include "detail/row_table.hpp"
 #include "detail/stage_access.hpp"
 #include "error.hpp"
+#include "gradients.hpp"
 #include "trainable_table.hpp"
 #include "types.hpp"
 
@@ -226,6 +229,26 @@ public:
                               ids.size(), d_model());
         require_ids(ids);
         write(ids, out);
+    }
+
+    /// @brief The gradient of the table from the gradient of forward(ids)'s output: scale x the
+    ///        rows of each id summed (in order of output row, in double for float), as
+    ///        nn.Embedding(sparse=True) gives it; the padding_idx row receives none.
+    /// @param ids batch x seq token ids, as given to forward.
+    /// @param grad_output (batch * seq) x d_model.
+    /// @return the row-sparse gradient (float for a bfloat16 or half table).
+    /// @throws shape_error if grad_output's shape differs; index_error for an id out of range.
+    RowGradient<Scalar> backward(const TokenIds& ids, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output) const {
+        detail::require_shape("gradient of TokenEmbedding's output", grad_output.rows(), grad_output.cols(), ids.size(),
+                              d_model());
+        require_ids(ids);
+        std::vector<detail::RowRead<Scalar>> reads;
+        reads.reserve(static_cast<std::size_t>(ids.size()));
+        const TokenId skipped = m_padding_idx.value_or(-1);
+        for (Index b = 0; b < ids.rows(); ++b)
+            for (Index t = 0; t < ids.cols(); ++t)
+                if (ids(b, t) != skipped) reads.push_back({ids(b, t), b * ids.cols() + t, m_scale});
+        return detail::sum_reads(reads, grad_output, vocab_size(), d_model());
     }
 
 private:

@@ -9,12 +9,15 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "detail/backward.hpp"
 #include "detail/checks.hpp"
 #include "detail/normal_init.hpp"
 #include "detail/row_table.hpp"
 #include "detail/stage_access.hpp"
 #include "error.hpp"
+#include "gradients.hpp"
 #include "trainable_table.hpp"
 #include "types.hpp"
 
@@ -100,6 +103,25 @@ public:
             for (Index t = 0; t < type_ids.cols(); ++t)
                 out.row(b * type_ids.cols() + t) = m_table.matrix().row(static_cast<Index>(type_ids(b, t)));
         return out;
+    }
+
+    /// @brief The gradient of the table from the gradient of forward(type_ids)'s output: the
+    ///        rows of each type id summed, in order of output row.
+    /// @param type_ids batch x seq type ids, as given to forward.
+    /// @param grad_output (batch * seq) x d_model.
+    /// @return the row-sparse gradient.
+    /// @throws shape_error if grad_output's shape differs; index_error for a type id outside the
+    ///         table.
+    RowGradient<Scalar> backward(const TokenIds& type_ids, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output) const {
+        detail::require_shape("gradient of TokenTypeEmbedding's output", grad_output.rows(), grad_output.cols(),
+                              type_ids.size(), d_model());
+        require_type_ids(type_ids);
+        std::vector<detail::RowRead<Scalar>> reads;
+        reads.reserve(static_cast<std::size_t>(type_ids.size()));
+        for (Index b = 0; b < type_ids.rows(); ++b)
+            for (Index t = 0; t < type_ids.cols(); ++t)
+                reads.push_back({type_ids(b, t), b * type_ids.cols() + t, Scalar(1)});
+        return detail::sum_reads(reads, grad_output, type_vocab_size(), d_model());
     }
 
     /// @brief Opens the table for an optimizer step (TrainableTable): a view or a table shared
