@@ -537,3 +537,25 @@ TEST_CASE("The stages' backward chained by hand equal the pipeline's, bit for bi
     CHECK_THROWS_AS(pipeline.embedding().backward(ids, g.topRows(9)), seqembed::shape_error);
     CHECK_THROWS_AS(positions.backward(8, g), seqembed::index_error);
 }
+
+TEST_CASE("clip_grad_norm scales all the gradients together, as torch.nn.utils.clip_grad_norm_", "[backward]") {
+    seqembed::PipelineGradients<float> grads;
+    grads.token.table_rows = 10;
+    grads.token.d_model = 2;
+    grads.token.rows = {3, 7};
+    grads.token.values = RowMatrix<float>(2, 2);
+    grads.token.values << 3, 0, 0, 4;  // norm 5
+    grads.gamma = Eigen::Matrix<float, 1, Eigen::Dynamic>::Constant(2, 6.0f);
+    grads.beta = Eigen::Matrix<float, 1, Eigen::Dynamic>::Zero(2);
+    // total sqrt(25 + 72) = sqrt(97)
+    const double total = seqembed::clip_grad_norm(grads, 1.0);
+    CHECK(total == Approx(std::sqrt(97.0)).epsilon(1e-12));
+    const float factor = static_cast<float>(1.0 / (std::sqrt(97.0) + 1e-6));
+    CHECK(grads.token.values(0, 0) == 3 * factor);
+    CHECK(grads.gamma[1] == 6 * factor);
+    // Below the limit nothing changes.
+    const seqembed::PipelineGradients<float> before = grads;
+    CHECK(seqembed::clip_grad_norm(grads, 10.0) == Approx(1.0).epsilon(1e-6));
+    CHECK(grads.token.values == before.token.values);
+    CHECK_THROWS_AS(seqembed::clip_grad_norm(grads, -1.0), seqembed::value_error);
+}

@@ -6,6 +6,7 @@
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -129,5 +130,41 @@ private:
         into += other;
     }
 };
+
+/// @brief Scales every gradient of `gradients` so that their global 2-norm is at most
+///        max_norm, as torch.nn.utils.clip_grad_norm_ over all the parameters: the norm of all
+///        their values together (a row-sparse gradient's listed values), and when it exceeds
+///        max_norm every value multiplied by max_norm / (norm + 1e-6). The norm is summed in
+///        double, in the order token, positions, token types, gamma, beta.
+/// @tparam Scalar float or double.
+/// @param gradients the gradients to clip, in place.
+/// @param max_norm the largest norm allowed, finite and >= 0.
+/// @return the global norm before clipping (infinite or NaN when a value is, and then nothing is
+///         scaled).
+/// @throws value_error for a negative, NaN or infinite max_norm.
+template <typename Scalar>
+double clip_grad_norm(PipelineGradients<Scalar>& gradients, double max_norm) {
+    if (!(max_norm >= 0.0) || !std::isfinite(max_norm))
+        detail::fail<value_error>("clip_grad_norm: max_norm must be finite and >= 0, got ", max_norm);
+    const auto square = [](const auto& values) {
+        double sum = 0;
+        for (Index k = 0; k < values.size(); ++k) sum += static_cast<double>(values.data()[k]) * values.data()[k];
+        return sum;
+    };
+    const double total = std::sqrt(square(gradients.token.values) + square(gradients.positions.values) +
+                                   square(gradients.token_types.values) + square(gradients.gamma) +
+                                   square(gradients.beta));
+    if (!std::isfinite(total)) return total;
+    const double coefficient = max_norm / (total + 1e-6);
+    if (coefficient < 1.0) {
+        const auto factor = static_cast<Scalar>(coefficient);
+        gradients.token.values *= factor;
+        gradients.positions.values *= factor;
+        gradients.token_types.values *= factor;
+        gradients.gamma *= factor;
+        gradients.beta *= factor;
+    }
+    return total;
+}
 
 }  // namespace seqembed
