@@ -559,3 +559,37 @@ TEST_CASE("clip_grad_norm scales all the gradients together, as torch.nn.utils.c
     CHECK(grads.token.values == before.token.values);
     CHECK_THROWS_AS(seqembed::clip_grad_norm(grads, -1.0), seqembed::value_error);
 }
+
+TEST_CASE("InputPipeline::backward gives the same bits for any thread count", "[backward]") {
+    // Large enough for several workers (one per 256 Ki output elements).
+    const Index vocab = 300, width = 64, batch_size = 16, seq = 512;
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.padding_idx = 0;
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> one(
+        seqembed::TokenEmbedding<float>::from_weights(random_matrix(vocab, width, 22).cast<float>(), token_options),
+        seqembed::LearnedPositionalEmbedding<float>::from_weights(random_matrix(seq, width, 23).cast<float>()),
+        {0.1, 5, 1});
+    one.set_layer_norm(seqembed::LayerNorm<float>(width));
+    one.set_training(true);
+    seqembed::PipelineOptions three_threads{0.1, 5, 3};
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> three(
+        one.embedding(), one.positions(), three_threads);
+    three.set_layer_norm(*one.layer_norm());
+    three.set_training(true);
+    IdMatrix ids(batch_size, seq);
+    std::mt19937 generator(24);
+    for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>(generator() % 40);  // repeats
+    IdMatrix mask = IdMatrix::Ones(batch_size, seq);
+    for (Index b = 0; b < batch_size; b += 2) mask.block(b, 0, 1, b * 7).setZero();
+    const seqembed::Batch batch(ids, seqembed::Padding::from_mask(mask), {});
+    static_cast<void>(one.forward(batch));
+    static_cast<void>(three.forward(batch));
+    const RowMatrix<float> g = random_matrix(ids.size(), width, 25).cast<float>();
+    const auto serial = one.backward(batch, g, 0);
+    const auto threaded = three.backward(batch, g, 0);
+    CHECK(serial.token.rows == threaded.token.rows);
+    CHECK(serial.token.values == threaded.token.values);
+    CHECK(serial.positions.values == threaded.positions.values);
+    CHECK(serial.gamma == threaded.gamma);
+    CHECK(serial.beta == threaded.beta);
+}

@@ -130,7 +130,8 @@ public:
     ///        as torch.nn.LayerNorm's backward: with x_hat the normalised row and g = grad_y x
     ///        gamma, grad_x = (g - mean(g) - x_hat mean(g x_hat)) / sqrt(var + epsilon); gamma's
     ///        gradient sums grad_y x x_hat over the rows, beta's grad_y. Each row's moments and
-    ///        sums run in double for float.
+    ///        sums run in double for float (gamma's and beta's per block of 64 rows, then the
+    ///        blocks in order, as InputPipeline::backward sums them).
     /// @param x rows x d_model, the forward's input.
     /// @param grad_y rows x d_model, the gradient of its output.
     /// @return the gradients of x, gamma and beta.
@@ -139,19 +140,14 @@ public:
                                         const Eigen::Ref<const RowMatrix<Scalar>>& grad_y) const {
         require_width(x.cols());
         detail::require_shape("gradient of LayerNorm's output", grad_y.rows(), grad_y.cols(), x.rows(), x.cols());
-        using Wide = detail::WideScalar<Scalar>;
-        std::vector<Wide> gamma_sum(static_cast<std::size_t>(d_model()), Wide(0));
-        std::vector<Wide> beta_sum(static_cast<std::size_t>(d_model()), Wide(0));
         LayerNormGradients<Scalar> out{RowMatrix<Scalar>(x.rows(), x.cols()), {}, {}};
-        for (Index r = 0; r < x.rows(); ++r)
-            detail::layer_norm_row_backward(x.row(r).data(), grad_y.row(r).data(), m_gamma.data(), m_epsilon, d_model(),
-                                            out.x.row(r).data(), gamma_sum.data(), beta_sum.data());
         out.gamma.resize(d_model());
         out.beta.resize(d_model());
-        for (Index j = 0; j < d_model(); ++j) {
-            out.gamma[j] = static_cast<Scalar>(gamma_sum[static_cast<std::size_t>(j)]);
-            out.beta[j] = static_cast<Scalar>(beta_sum[static_cast<std::size_t>(j)]);
-        }
+        RowMatrix<Scalar> g = grad_y;  // packed, as out.x: the rows share one stride
+        std::vector<Index> rows(static_cast<std::size_t>(x.rows()));
+        for (Index r = 0; r < x.rows(); ++r) rows[static_cast<std::size_t>(r)] = r;
+        detail::layer_norm_backward(rows.data(), x.rows(), x.data(), x.outerStride(), g.data(), out.x.data(), d_model(),
+                                    m_gamma.data(), m_epsilon, d_model(), out.gamma.data(), out.beta.data());
         return out;
     }
 

@@ -21,9 +21,11 @@
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/stage_access.hpp"
+#include "detail/workers.hpp"
 #include "dropout.hpp"
 #include "error.hpp"
 #include "gradients.hpp"
+#include "isa.hpp"
 #include "layer_norm.hpp"
 #include "learned_positions.hpp"
 #include "padding.hpp"
@@ -474,48 +476,39 @@ private:
     /// that has one, then each table's rows summed from the rows that read them.
     PipelineGradients<Scalar> gradients_of(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                            std::optional<std::uint64_t> call) const {
-        using Wide = detail::WideScalar<Scalar>;
         const TokenIds& ids = batch.ids;
         const Index width = d_model();
         const Index seq = ids.cols();
         const bool padded_too = m_padded_rows == PaddedRows::computed;
+        const Index workers = worker_count(ids);
+        static_cast<void>(active_isa());  // a bad SEQEMBED_ISA throws here, not in a helper thread
+        std::vector<std::thread> helpers = detail::reserved_helpers(workers);
+        // Shares [0, count) between the workers; f(begin, end) must not throw.
+        const auto parallel = [&](Index count, const auto& f) {
+            const Index used = std::max<Index>(1, std::min(workers, count));
+            detail::run_workers(used, helpers, [&](Index worker) {
+                f(detail::share_start(count, worker, used), detail::share_start(count, worker + 1, used));
+            });
+        };
         PipelineGradients<Scalar> gradients;
         gradients.token = empty_gradient(m_embedding.vocab_size());
         if constexpr (has_learned_positions)
             gradients.positions = empty_gradient(m_positions.max_positions());
         if (m_types && !tied_type_row(0)) gradients.token_types = empty_gradient(m_types->type_vocab_size());
-        // The gradient of each row's sum: grad_output through the mask and LayerNorm.
-        RowMatrix<Scalar> through;
-        if (call || m_norm) {
-            through = grad_output;
-            if (call) m_dropout.apply(through.data(), through.size(), *call, 0);
-        }
-        std::vector<Wide> gamma_sum;
-        std::vector<Wide> beta_sum;
-        RowMatrix<Scalar> sums;
-        if (m_norm) {
-            sums.resize(ids.size(), width);
-            detail::RowJob<Scalar> job{};
-            job.width = width;
-            job.scale = m_embedding.scale();
-            std::vector<std::thread> helpers = reserved_helpers(ids);
-            run(job, batch, sums, helpers);
-            gamma_sum.assign(static_cast<std::size_t>(width), Wide(0));
-            beta_sum.assign(static_cast<std::size_t>(width), Wide(0));
-        }
+
+        // Which table rows each output row read, and the output rows that pass a gradient on.
         std::vector<detail::RowRead<Scalar>> token_reads;
         std::vector<detail::RowRead<Scalar>> position_reads;
         std::vector<detail::RowRead<Scalar>> type_reads;
+        std::vector<Index> written;
         token_reads.reserve(static_cast<std::size_t>(ids.size()));
+        written.reserve(static_cast<std::size_t>(ids.size()));
         const TokenId no_gradient_id = m_embedding.padding_idx().value_or(-1);
         detail::for_each_position(batch, m_numbering, m_padding_id, 0, ids.rows(),
                                   [&](Index b, Index t, bool real, std::int64_t position) {
             if (!real && !padded_too) return;
             const Index row = b * seq + t;
-            if (m_norm)
-                detail::layer_norm_row_backward(sums.row(row).data(), through.row(row).data(), m_norm->gamma().data(),
-                                                m_norm->epsilon(), width, through.row(row).data(), gamma_sum.data(),
-                                                beta_sum.data());
+            written.push_back(row);
             const TokenId id = ids(b, t);
             if (id != no_gradient_id) token_reads.push_back({id, row, m_embedding.scale()});
             if (m_types) {
@@ -534,21 +527,39 @@ private:
             if constexpr (has_learned_positions)
                 position_reads.push_back({m_positions.offset() + position, row, Scalar(1)});
         });
+
+        // The gradient of each row's sum: grad_output through the mask and LayerNorm.
+        RowMatrix<Scalar> through;
+        if (call || m_norm) {
+            through = grad_output;
+            if (call) {
+                parallel(ids.size(), [&](Index begin, Index end) {
+                    if (begin < end)
+                        m_dropout.apply(through.row(begin).data(), (end - begin) * width, *call,
+                                        static_cast<std::uint64_t>(begin * width));
+                });
+            }
+        }
+        if (m_norm) {
+            RowMatrix<Scalar> sums(ids.size(), width);
+            detail::RowJob<Scalar> job{};
+            job.width = width;
+            job.scale = m_embedding.scale();
+            run(job, batch, sums, helpers);
+            gradients.gamma.resize(width);
+            gradients.beta.resize(width);
+            detail::layer_norm_backward(written.data(), static_cast<Index>(written.size()), sums.data(), width,
+                                        through.data(), through.data(), width, m_norm->gamma().data(),
+                                        m_norm->epsilon(), width, gradients.gamma.data(), gradients.beta.data(),
+                                        parallel);
+        }
         const auto sum = [&](std::vector<detail::RowRead<Scalar>>& reads, Index table_rows) {
-            if (call || m_norm) return detail::sum_reads(reads, through, table_rows, width);
-            return detail::sum_reads(reads, grad_output, table_rows, width);
+            if (call || m_norm) return detail::sum_reads(reads, through, table_rows, width, parallel);
+            return detail::sum_reads(reads, grad_output, table_rows, width, parallel);
         };
         gradients.token = sum(token_reads, m_embedding.vocab_size());
         if constexpr (has_learned_positions) gradients.positions = sum(position_reads, m_positions.max_positions());
         if (m_types && !type_reads.empty()) gradients.token_types = sum(type_reads, m_types->type_vocab_size());
-        if (m_norm) {
-            gradients.gamma.resize(width);
-            gradients.beta.resize(width);
-            for (Index j = 0; j < width; ++j) {
-                gradients.gamma[j] = static_cast<Scalar>(gamma_sum[static_cast<std::size_t>(j)]);
-                gradients.beta[j] = static_cast<Scalar>(beta_sum[static_cast<std::size_t>(j)]);
-            }
-        }
         return gradients;
     }
 
@@ -586,7 +597,8 @@ private:
     /// The checked forward: sequences shared between workers, each writing its own rows.
     void write(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
         if (batch.ids.size() == 0) return;
-        std::vector<std::thread> helpers = reserved_helpers(batch.ids);  // may throw: before the call is taken
+        static_cast<void>(active_isa());  // a bad SEQEMBED_ISA throws here, not in a helper thread
+        std::vector<std::thread> helpers = detail::reserved_helpers(worker_count(batch.ids));  // may throw: first
         detail::RowJob<Scalar> job = m_norm ? detail::StageAccess::norm_job(*m_norm) : detail::RowJob<Scalar>{};
         job.width = d_model();
         job.scale = m_embedding.scale();
@@ -600,41 +612,18 @@ private:
         run(job, batch, out, helpers);
     }
 
-    /// Room for the helper threads of a pass over `ids` (none under OpenMP, which has its pool).
-    std::vector<std::thread> reserved_helpers(const TokenIds& ids) const {
-        std::vector<std::thread> helpers;
-#if !defined(_OPENMP)
-        const Index workers = worker_count(ids);
-        if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));
-#else
-        static_cast<void>(ids);
-#endif
-        return helpers;
-    }
-
     /// The rows of a job, sequences shared between workers, each writing its own rows; `helpers`
-    /// has room for the helper threads (reserved_helpers).
+    /// has room for the helper threads (detail::reserved_helpers).
     void run(const detail::RowJob<Scalar>& job, const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out,
              std::vector<std::thread>& helpers) const {
         const TokenIds& ids = batch.ids;
         const Index workers = worker_count(ids);
         // Sequences are split evenly between the workers; each element's dropout draw depends on
         // its index only, so the output is the same for any number of workers.
-        const auto rows_of = [&](Index worker) { return ids.rows() * worker / workers; };
-        const auto work = [&](Index worker) { write_rows(job, batch, out, rows_of(worker), rows_of(worker + 1)); };
-#if defined(_OPENMP)
-        if (workers > 1) {
-#pragma omp parallel for num_threads(static_cast<int>(workers)) schedule(static)
-            for (Index worker = 0; worker < workers; ++worker) work(worker);
-            return;
-        }
-#endif
-        for (Index worker = 1; worker < workers; ++worker) {
-            // std::system_error or std::bad_alloc: no thread to be had, this thread does it too
-            if (!detail::attempt_succeeds([&] { helpers.emplace_back(work, worker); })) work(worker);
-        }
-        work(0);
-        for (std::thread& helper : helpers) helper.join();
+        detail::run_workers(workers, helpers, [&](Index worker) {
+            write_rows(job, batch, out, detail::share_start(ids.rows(), worker, workers),
+                       detail::share_start(ids.rows(), worker + 1, workers));
+        });
     }
 
     /// The rows of sequences first_row .. end_row - 1, through one pass of the row kernel. A

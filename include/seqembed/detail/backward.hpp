@@ -28,34 +28,61 @@ struct RowRead {
     Scalar factor;
 };
 
+/// Runs f(0, count) on this thread: the executor of a backward without threads.
+struct OneThread {
+    template <typename Work>
+    void operator()(Index count, const Work& f) const {
+        f(Index{0}, count);
+    }
+};
+
 /// The row-sparse gradient of a table from its reads: per table row, the sum of factor x
 /// gradients.row(source) over its reads in order of source row, accumulated in WideScalar and
-/// rounded once. The order is fixed by the reads alone, so any split of the work gives the same
-/// bits. `reads` is sorted in place.
-template <typename Scalar, typename Gradients>
+/// rounded once. The order is fixed by the reads alone, so any split of the rows between the
+/// executor's workers (parallel(count, f) runs f(begin, end) over shares of [0, count)) gives
+/// the same bits. `reads` is sorted in place.
+template <typename Scalar, typename Gradients, typename Parallel = OneThread>
 RowGradient<Scalar> sum_reads(std::vector<RowRead<Scalar>>& reads, const Gradients& gradients, Index table_rows,
-                              Index width) {
+                              Index width, const Parallel& parallel = {}) {
     std::stable_sort(reads.begin(), reads.end(), [](const RowRead<Scalar>& a, const RowRead<Scalar>& b) {
         return a.table_row < b.table_row || (a.table_row == b.table_row && a.source < b.source);
     });
     RowGradient<Scalar> out;
     out.table_rows = table_rows;
     out.d_model = width;
-    for (std::size_t k = 0; k < reads.size(); ++k)
-        if (k == 0 || reads[k].table_row != reads[k - 1].table_row) out.rows.push_back(reads[k].table_row);
-    out.values.resize(static_cast<Index>(out.rows.size()), width);
-    std::vector<WideScalar<Scalar>> sum(static_cast<std::size_t>(width));
-    std::size_t k = 0;
-    for (std::size_t at = 0; at < out.rows.size(); ++at) {
-        std::fill(sum.begin(), sum.end(), WideScalar<Scalar>(0));
-        for (; k < reads.size() && reads[k].table_row == out.rows[at]; ++k) {
-            const Scalar* row = gradients.row(reads[k].source).data();
-            const auto factor = static_cast<WideScalar<Scalar>>(reads[k].factor);
-            for (Index j = 0; j < width; ++j) sum[static_cast<std::size_t>(j)] += factor * row[j];
+    std::vector<std::size_t> first_read;  // of each listed row, then reads.size()
+    for (std::size_t k = 0; k < reads.size(); ++k) {
+        if (k == 0 || reads[k].table_row != reads[k - 1].table_row) {
+            out.rows.push_back(reads[k].table_row);
+            first_read.push_back(k);
         }
-        for (Index j = 0; j < width; ++j)
-            out.values(static_cast<Index>(at), j) = static_cast<Scalar>(sum[static_cast<std::size_t>(j)]);
     }
+    first_read.push_back(reads.size());
+    out.values.resize(static_cast<Index>(out.rows.size()), width);
+    parallel(static_cast<Index>(out.rows.size()), [&](Index begin, Index end) {
+        for (Index at = begin; at < end; ++at) {
+            Scalar* row_out = out.values.row(at).data();
+            const std::size_t last = first_read[static_cast<std::size_t>(at) + 1];
+            const std::size_t k = first_read[static_cast<std::size_t>(at)];
+            // The first read rounded up to WideScalar, the others added: no buffer to clear.
+            constexpr Index block = 64;
+            for (Index j0 = 0; j0 < width; j0 += block) {
+                const Index j1 = std::min(width, j0 + block);
+                WideScalar<Scalar> sum[block];
+                {
+                    const Scalar* row = gradients.row(reads[k].source).data();
+                    const auto factor = static_cast<WideScalar<Scalar>>(reads[k].factor);
+                    for (Index j = j0; j < j1; ++j) sum[j - j0] = factor * row[j];
+                }
+                for (std::size_t more = k + 1; more < last; ++more) {
+                    const Scalar* row = gradients.row(reads[more].source).data();
+                    const auto factor = static_cast<WideScalar<Scalar>>(reads[more].factor);
+                    for (Index j = j0; j < j1; ++j) sum[j - j0] += factor * row[j];
+                }
+                for (Index j = j0; j < j1; ++j) row_out[j] = static_cast<Scalar>(sum[j - j0]);
+            }
+        }
+    });
     return out;
 }
 
@@ -91,6 +118,50 @@ void layer_norm_row_backward(const Scalar* x, const Scalar* g, const Scalar* gam
         const Wide x_hat = (x[j] - mean) * rstd;
         const Wide scaled = static_cast<Wide>(g[j]) * gamma[j];
         dx[j] = static_cast<Scalar>(rstd * (scaled - scaled_mean - x_hat * projected_mean));
+    }
+}
+
+}  // namespace seqembed::detail
+
+namespace seqembed::detail {
+
+/// Rows per block of LayerNorm's backward: gamma's and beta's gradients are summed per block of
+/// this many rows, then the blocks in order, whatever the number of workers.
+inline constexpr Index norm_rows_per_block = 64;
+
+/// LayerNorm's backward of rows rows[0 .. count) (x's row r at x + r * x_stride, g's and dx's at
+/// g + r * g_stride and dx + r * g_stride; dx may be g): each row by layer_norm_row_backward,
+/// gamma's and beta's gradients summed per block of norm_rows_per_block listed rows, then the
+/// blocks in order, in WideScalar, and written to gamma_out and beta_out. Blocks are shared
+/// between the executor's workers; the bits do not depend on how.
+template <typename Scalar, typename Parallel = OneThread>
+void layer_norm_backward(const Index* rows, Index count, const Scalar* x, Index x_stride, const Scalar* g, Scalar* dx,
+                         Index g_stride, const Scalar* gamma, Scalar epsilon, Index width, Scalar* gamma_out,
+                         Scalar* beta_out, const Parallel& parallel = {}) {
+    using Wide = WideScalar<Scalar>;
+    const Index blocks = (count + norm_rows_per_block - 1) / norm_rows_per_block;
+    std::vector<Wide> partial(static_cast<std::size_t>(2 * blocks * width), Wide(0));
+    parallel(blocks, [&](Index begin, Index end) {
+        for (Index block = begin; block < end; ++block) {
+            Wide* gamma_sum = partial.data() + 2 * block * width;
+            Wide* beta_sum = gamma_sum + width;
+            const Index last = std::min(count, (block + 1) * norm_rows_per_block);
+            for (Index k = block * norm_rows_per_block; k < last; ++k) {
+                const Index r = rows[k];
+                layer_norm_row_backward(x + r * x_stride, g + r * g_stride, gamma, epsilon, width, dx + r * g_stride,
+                                        gamma_sum, beta_sum);
+            }
+        }
+    });
+    for (Index j = 0; j < width; ++j) {
+        Wide gamma_total = 0;
+        Wide beta_total = 0;
+        for (Index block = 0; block < blocks; ++block) {
+            gamma_total += partial[static_cast<std::size_t>(2 * block * width + j)];
+            beta_total += partial[static_cast<std::size_t>((2 * block + 1) * width + j)];
+        }
+        gamma_out[j] = static_cast<Scalar>(gamma_total);
+        beta_out[j] = static_cast<Scalar>(beta_total);
     }
 }
 
