@@ -573,6 +573,104 @@ public:
     }
     /// @}
 
+    /// @name Backward
+    /// The transpose of apply, for training: the gradients of the rotated Q and K turned back
+    /// into the gradients of Q and K before the rotation. The gradient of a rotated pair is the
+    /// pair rotated by the negative angle: the same cosines, the sines negated, with the
+    /// frequencies the forward chose (per-call rules choose them from the same positions), the
+    /// same layout, partial rotation and grouped-query heads, through the same kernel and
+    /// dispatch, so that every backend gives the scalar backend's bits. Each overload takes
+    /// what the matching apply took.
+    /// @{
+
+    /// @brief The backward of apply(q, k, q_heads, k_heads, positions).
+    /// @param grad_q the gradient of the rotated q, turned in place into that of q.
+    /// @param grad_k the gradient of the rotated k, turned in place into that of k.
+    /// @param q_heads heads in q. @param k_heads heads in k. @param positions one per row.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<float>> grad_q, Eigen::Ref<RowMatrix<float>> grad_k, Index q_heads,
+                        Index k_heads, const Eigen::Ref<const PositionVector>& positions) const {
+        apply_positions<float>(grad_q, grad_k, q_heads, k_heads, positions, true);
+    }
+    /// @brief The backward over double activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions one per row.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<double>> grad_q, Eigen::Ref<RowMatrix<double>> grad_k, Index q_heads,
+                        Index k_heads, const Eigen::Ref<const PositionVector>& positions) const {
+        apply_positions<double>(grad_q, grad_k, q_heads, k_heads, positions, true);
+    }
+    /// @brief The backward over bfloat16 activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions one per row.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_q, Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_k,
+                        Index q_heads, Index k_heads, const Eigen::Ref<const PositionVector>& positions) const {
+        apply_positions<Eigen::bfloat16>(grad_q, grad_k, q_heads, k_heads, positions, true);
+    }
+    /// @brief The backward of the batch overload of apply.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param ids the batch's ids. @param padding real tokens.
+    /// @param offsets per sequence. @param numbering how tokens are numbered.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<float>> grad_q, Eigen::Ref<RowMatrix<float>> grad_k, Index q_heads,
+                        Index k_heads, const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
+                        PositionNumbering numbering = PositionNumbering::real_tokens) const {
+        apply_batch<float>(grad_q, grad_k, q_heads, k_heads, ids, padding, offsets, numbering, true);
+    }
+    /// @brief The batch backward over double activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param ids the batch's ids. @param padding real tokens.
+    /// @param offsets per sequence. @param numbering how tokens are numbered.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<double>> grad_q, Eigen::Ref<RowMatrix<double>> grad_k, Index q_heads,
+                        Index k_heads, const TokenIds& ids, const Padding& padding, const StepOffsets& offsets = 0,
+                        PositionNumbering numbering = PositionNumbering::real_tokens) const {
+        apply_batch<double>(grad_q, grad_k, q_heads, k_heads, ids, padding, offsets, numbering, true);
+    }
+    /// @brief The batch backward over bfloat16 activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param ids the batch's ids. @param padding real tokens.
+    /// @param offsets per sequence. @param numbering how tokens are numbered.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_q, Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_k,
+                        Index q_heads, Index k_heads, const TokenIds& ids, const Padding& padding,
+                        const StepOffsets& offsets = 0,
+                        PositionNumbering numbering = PositionNumbering::real_tokens) const {
+        apply_batch<Eigen::bfloat16>(grad_q, grad_k, q_heads, k_heads, ids, padding, offsets, numbering, true);
+    }
+    /// @brief The backward of the Batch overload of apply.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param batch the batch. @param numbering the rule.
+    /// @param padding_id the id non_padding_ids skips.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<float>> grad_q, Eigen::Ref<RowMatrix<float>> grad_k, Index q_heads,
+                        Index k_heads, const Batch& batch, PositionNumbering numbering = PositionNumbering::real_tokens,
+                        TokenId padding_id = 0) const {
+        apply_positions_of<float>(grad_q, grad_k, q_heads, k_heads, batch, numbering, padding_id, true);
+    }
+    /// @brief The Batch backward over double activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param batch the batch. @param numbering the rule.
+    /// @param padding_id the id non_padding_ids skips.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<double>> grad_q, Eigen::Ref<RowMatrix<double>> grad_k, Index q_heads,
+                        Index k_heads, const Batch& batch, PositionNumbering numbering = PositionNumbering::real_tokens,
+                        TokenId padding_id = 0) const {
+        apply_positions_of<double>(grad_q, grad_k, q_heads, k_heads, batch, numbering, padding_id, true);
+    }
+    /// @brief The Batch backward over bfloat16 activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param batch the batch. @param numbering the rule.
+    /// @param padding_id the id non_padding_ids skips.
+    /// @throws as apply.
+    void apply_backward(Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_q, Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_k,
+                        Index q_heads, Index k_heads, const Batch& batch,
+                        PositionNumbering numbering = PositionNumbering::real_tokens, TokenId padding_id = 0) const {
+        apply_positions_of<Eigen::bfloat16>(grad_q, grad_k, q_heads, k_heads, batch, numbering, padding_id, true);
+    }
+    /// @}
+
     /// @brief The position of every token of a batch, as the Batch overload of apply takes them
     ///        and as an InputPipeline with the same numbering numbers them.
     /// @param batch the ids, padding, offsets and position ids.
@@ -1126,8 +1224,14 @@ private:
     template <typename A>
     void rotate_token(detail::RotateFunction<Scalar, A> rotate, const CallRows& rows, Eigen::Ref<RowMatrix<A>>& q,
                       Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k, Index q_heads, Index k_heads,
-                      Index row, std::int64_t position, std::vector<Scalar>& scratch) const {
+                      Index row, std::int64_t position, std::vector<Scalar>& scratch,
+                      std::vector<Scalar>* negated_sines) const {
         const Scalar* values = position_row(rows, position, scratch);
+        const Scalar* sines = values + m_pairs;
+        if (negated_sines != nullptr) {  // the transpose: the rotation by the negative angle
+            for (Index i = 0; i < m_pairs; ++i) (*negated_sines)[static_cast<std::size_t>(i)] = -sines[i];
+            sines = negated_sines->data();
+        }
         const bool interleaved = m_options.layout == RotaryLayout::interleaved;
         detail::TokenHeads<A> token;
         token.head_dim = head_dim();
@@ -1139,7 +1243,7 @@ private:
             token.k = k.row(row).data();
             token.k_heads = k_heads;
         }
-        rotate(values, values + m_pairs, m_pairs, interleaved, token);
+        rotate(values, sines, m_pairs, interleaved, token);
     }
 
     /// Rotates every row whose position (checked) is not negative, with the rows a call of
@@ -1147,15 +1251,17 @@ private:
     /// frequencies, from the largest position of the vector, wherever the positions came from.
     template <typename A>
     void rotate_rows(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k,
-                     Index q_heads, Index k_heads, const Eigen::Ref<const PositionVector>& positions) const {
-        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions, call_length(positions));
+                     Index q_heads, Index k_heads, const Eigen::Ref<const PositionVector>& positions,
+                     bool transpose) const {
+        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions, call_length(positions), transpose);
     }
 
-    /// Rotates the rows whose position is >= 0, with the frequencies of a call of `length`.
+    /// Rotates the rows whose position is >= 0, with the frequencies of a call of `length`; by
+    /// the negative angles when `transpose` (the backward: the same cosines, the sines negated).
     template <typename A>
     void rotate_rows(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, bool rotate_q, bool rotate_k,
                      Index q_heads, Index k_heads, const Eigen::Ref<const PositionVector>& positions,
-                     std::int64_t length) const {
+                     std::int64_t length, bool transpose) const {
         if (!rotate_q && !rotate_k) return;
         const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
         const CallRows rows = call_rows(length);
@@ -1164,32 +1270,35 @@ private:
         std::vector<Scalar> scratch;
         if (rows.table == nullptr || length > rows.table->rows())
             scratch.resize(static_cast<std::size_t>(m_options.rotary_dim));
+        std::vector<Scalar> negated_sines(transpose ? static_cast<std::size_t>(m_pairs) : 0);
         for (Index r = 0; r < positions.size(); ++r)
             if (positions[r] >= 0)
-                rotate_token<A>(rotate, rows, q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch);
+                rotate_token<A>(rotate, rows, q, k, rotate_q, rotate_k, q_heads, k_heads, r, positions[r], scratch,
+                                transpose ? &negated_sines : nullptr);
     }
 
     template <typename A>
     void apply_positions(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
-                         const Eigen::Ref<const PositionVector>& positions) const {
+                         const Eigen::Ref<const PositionVector>& positions, bool transpose = false) const {
         const Index tokens = positions.size();
         require_same_tokens<A>(q, k);
         const bool rotate_q = require_activations<A>("q", q, q_heads, tokens, "the positions");
         const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the positions");
         for (Index r = 0; r < tokens; ++r) require_position(positions[r], "row ", r);
-        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions);
+        rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions, transpose);
     }
 
     template <typename A>
     void apply_batch(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
                      const TokenIds& ids, const Padding& padding, const StepOffsets& offsets,
-                     PositionNumbering numbering) const {
-        apply_positions_of<A>(q, k, q_heads, k_heads, Batch(ids, padding, offsets), numbering, 0);
+                     PositionNumbering numbering, bool transpose = false) const {
+        apply_positions_of<A>(q, k, q_heads, k_heads, Batch(ids, padding, offsets), numbering, 0, transpose);
     }
 
     template <typename A>
     void apply_positions_of(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
-                            const Batch& batch, PositionNumbering numbering, TokenId padding_id) const {
+                            const Batch& batch, PositionNumbering numbering, TokenId padding_id,
+                            bool transpose = false) const {
         detail::require_batch_fits(batch);
         const Index tokens = batch.ids.size();
         require_same_tokens<A>(q, k);
@@ -1205,7 +1314,7 @@ private:
         detail::for_each_position(batch, numbering, padding_id, 0, batch.ids.rows(),
                                   [&](Index, Index, bool, std::int64_t position) { largest = std::max(largest, position); });
         rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions,
-                       largest == std::numeric_limits<std::int64_t>::max() ? largest : largest + 1);
+                       largest == std::numeric_limits<std::int64_t>::max() ? largest : largest + 1, transpose);
     }
 
     RotaryOptions m_options;
