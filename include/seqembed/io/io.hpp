@@ -16,3 +16,4 @@
 #include "rotary_config.hpp"
 #include "safetensors.hpp"
 #include "tensor.hpp"
+#include "training_state.hpp"

@@ -51,7 +51,7 @@ public:
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
         if (m_options.momentum != 0.0 && m_buffer.size() == 0) {  // may throw: before any change
-            RowMatrix<Scalar> buffer(m_rows, m_cols);
+            RowMatrix<Scalar> buffer = RowMatrix<Scalar>::Zero(m_rows, m_cols);
             std::vector<bool> fresh(static_cast<std::size_t>(m_rows), true);
             m_buffer = std::move(buffer);
             m_fresh = std::move(fresh);
@@ -81,6 +81,26 @@ public:
     /// @return true once row r has been updated with momentum.
     bool has_buffer(Index r) const noexcept {
         return m_buffer.size() != 0 && r >= 0 && r < m_rows && !m_fresh[static_cast<std::size_t>(r)];
+    }
+
+    /// @brief Restores a saved state.
+    /// @param steps steps taken, >= 0.
+    /// @param buffer rows x cols, or 0 x 0 before the first step with momentum.
+    /// @param has_buffer per row, whether its buffer was set (rows values with a buffer).
+    /// @throws shape_error for a buffer or flags of another size; value_error for negative steps.
+    void set_state(std::int64_t steps, RowMatrix<Scalar> buffer, std::vector<bool> has_buffer) {
+        if (steps < 0) seqembed::detail::fail<value_error>(m_table, ": a negative step count ", steps);
+        if (buffer.size() != 0) {
+            seqembed::detail::require_weights(m_table, m_rows, m_cols, buffer);
+            if (static_cast<Index>(has_buffer.size()) != m_rows)
+                seqembed::detail::fail<shape_error>(m_table, ": ", has_buffer.size(), " buffer flags for ", m_rows, " rows");
+            has_buffer.flip();
+        } else {
+            has_buffer.clear();
+        }
+        m_steps = steps;
+        m_buffer = std::move(buffer);
+        m_fresh = std::move(has_buffer);
     }
 
 private:

@@ -147,7 +147,8 @@ private:
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
     }
     void start_step() {
-        if (m_options.momentum != 0.0 && m_buffer.size() == 0) m_buffer.resize(m_rows, m_cols);  // may throw: first
+        if (m_options.momentum != 0.0 && m_buffer.size() == 0)  // may throw: before any change
+            m_buffer = RowMatrix<Scalar>::Zero(m_rows, m_cols);
         ++m_steps;
     }
     void update(Eigen::Ref<RowMatrix<Scalar>>& weights, Index r, const Scalar* g, double lr) {
