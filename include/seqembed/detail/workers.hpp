@@ -16,6 +16,8 @@ inline std::vector<std::thread> reserved_helpers(Index workers) {
     std::vector<std::thread> helpers;
 #if !defined(_OPENMP)
     if (workers > 1) helpers.reserve(static_cast<std::size_t>(workers - 1));
+#else
+    static_cast<void>(workers);
 #endif
     return helpers;
 }
