@@ -528,15 +528,19 @@ private:
                 position_reads.push_back({m_positions.offset() + position, row, Scalar(1)});
         });
 
-        // The gradient of each row's sum: grad_output through the mask and LayerNorm.
+        // The gradient of each row's sum: grad_output through the mask (read as it is summed, or
+        // applied to a copy when LayerNorm needs one), then LayerNorm.
+        MaskMatrix mask;
+        if (call) mask = m_dropout.mask(*call, ids.size(), width);
+        const Scalar keep_scale = m_dropout.template keep_scale<Scalar>();
         RowMatrix<Scalar> through;
-        if (call || m_norm) {
+        if (m_norm) {
             through = grad_output;
             if (call) {
                 parallel(ids.size(), [&](Index begin, Index end) {
-                    if (begin < end)
-                        m_dropout.apply(through.row(begin).data(), (end - begin) * width, *call,
-                                        static_cast<std::uint64_t>(begin * width));
+                    for (Index r = begin; r < end; ++r)
+                        through.row(r) = ((grad_output.row(r).array() * mask.row(r).array().template cast<Scalar>()) *
+                                          keep_scale).matrix();
                 });
             }
         }
@@ -554,8 +558,12 @@ private:
                                         parallel);
         }
         const auto sum = [&](std::vector<detail::RowRead<Scalar>>& reads, Index table_rows) {
-            if (call || m_norm) return detail::sum_reads(reads, through, table_rows, width, parallel);
-            return detail::sum_reads(reads, grad_output, table_rows, width, parallel);
+            if (m_norm)
+                return detail::sum_reads(reads, detail::GradientRows<Scalar, RowMatrix<Scalar>>{through}, table_rows,
+                                         width, parallel);
+            using Rows = detail::GradientRows<Scalar, Eigen::Ref<const RowMatrix<Scalar>>>;
+            return detail::sum_reads(reads, Rows{grad_output, call ? mask.data() : nullptr, keep_scale}, table_rows,
+                                     width, parallel);
         };
         gradients.token = sum(token_reads, m_embedding.vocab_size());
         if constexpr (has_learned_positions) gradients.positions = sum(position_reads, m_positions.max_positions());

@@ -36,14 +36,26 @@ struct OneThread {
     }
 };
 
+/// The rows a backward sums: rows of a gradient matrix, times a dropout mask when it has one
+/// (mask[r * width + j] 1 where element (r, j) was kept, 0 where dropped), each value first
+/// multiplied in Scalar by 1 or 0 and then by keep_scale: Dropout::apply's value x keep_scale
+/// or value x 0, bit for bit (a dropped NaN stays NaN, a dropped negative becomes -0).
+template <typename Scalar, typename Gradients>
+struct GradientRows {
+    const Gradients& gradients;
+    const std::uint8_t* mask = nullptr;
+    Scalar keep_scale = 1;
+};
+
 /// The row-sparse gradient of a table from its reads: per table row, the sum of factor x
-/// gradients.row(source) over its reads in order of source row, accumulated in WideScalar and
+/// rows.row(source) over its reads in order of source row, accumulated in WideScalar and
 /// rounded once. The order is fixed by the reads alone, so any split of the rows between the
 /// executor's workers (parallel(count, f) runs f(begin, end) over shares of [0, count)) gives
 /// the same bits. `reads` is sorted in place.
 template <typename Scalar, typename Gradients, typename Parallel = OneThread>
-RowGradient<Scalar> sum_reads(std::vector<RowRead<Scalar>>& reads, const Gradients& gradients, Index table_rows,
-                              Index width, const Parallel& parallel = {}) {
+RowGradient<Scalar> sum_reads(std::vector<RowRead<Scalar>>& reads, const GradientRows<Scalar, Gradients>& rows,
+                              Index table_rows, Index width, const Parallel& parallel = {}) {
+    using Wide = WideScalar<Scalar>;
     std::stable_sort(reads.begin(), reads.end(), [](const RowRead<Scalar>& a, const RowRead<Scalar>& b) {
         return a.table_row < b.table_row || (a.table_row == b.table_row && a.source < b.source);
     });
@@ -59,30 +71,28 @@ RowGradient<Scalar> sum_reads(std::vector<RowRead<Scalar>>& reads, const Gradien
     }
     first_read.push_back(reads.size());
     out.values.resize(static_cast<Index>(out.rows.size()), width);
-    parallel(static_cast<Index>(out.rows.size()), [&](Index begin, Index end) {
+    const auto worker = [&](Index begin, Index end) {
+        using WideRow = Eigen::Array<Wide, 1, Eigen::Dynamic>;
+        using Values = Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>>;
+        using Mask = Eigen::Map<const Eigen::Array<std::uint8_t, 1, Eigen::Dynamic>>;
+        WideRow sum(width);
         for (Index at = begin; at < end; ++at) {
-            Scalar* row_out = out.values.row(at).data();
-            const std::size_t last = first_read[static_cast<std::size_t>(at) + 1];
-            const std::size_t k = first_read[static_cast<std::size_t>(at)];
-            // The first read rounded up to WideScalar, the others added: no buffer to clear.
-            constexpr Index block = 64;
-            for (Index j0 = 0; j0 < width; j0 += block) {
-                const Index j1 = std::min(width, j0 + block);
-                WideScalar<Scalar> sum[block];
-                {
-                    const Scalar* row = gradients.row(reads[k].source).data();
-                    const auto factor = static_cast<WideScalar<Scalar>>(reads[k].factor);
-                    for (Index j = j0; j < j1; ++j) sum[j - j0] = factor * row[j];
+            sum.setZero();
+            for (std::size_t k = first_read[static_cast<std::size_t>(at)];
+                 k < first_read[static_cast<std::size_t>(at) + 1]; ++k) {
+                const Values values(rows.gradients.row(reads[k].source).data(), width);
+                const auto factor = static_cast<Wide>(reads[k].factor);
+                if (rows.mask != nullptr) {
+                    const Mask kept(rows.mask + reads[k].source * width, width);
+                    sum += factor * ((values * kept.template cast<Scalar>()) * rows.keep_scale).template cast<Wide>();
+                } else {
+                    sum += factor * values.template cast<Wide>();
                 }
-                for (std::size_t more = k + 1; more < last; ++more) {
-                    const Scalar* row = gradients.row(reads[more].source).data();
-                    const auto factor = static_cast<WideScalar<Scalar>>(reads[more].factor);
-                    for (Index j = j0; j < j1; ++j) sum[j - j0] += factor * row[j];
-                }
-                for (Index j = j0; j < j1; ++j) row_out[j] = static_cast<Scalar>(sum[j - j0]);
             }
+            out.values.row(at) = sum.template cast<Scalar>().matrix();
         }
-    });
+    };
+    parallel(static_cast<Index>(out.rows.size()), worker);
     return out;
 }
 
