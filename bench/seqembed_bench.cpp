@@ -21,6 +21,7 @@
 // Inputs are built once per size and kept while the benchmarks of that size run (one at a time,
 // so the suite stays below about 2 GB): the registration order groups the benchmarks that share
 // a workload.
+#include <seqembed/optim.hpp>
 #include <seqembed/seqembed.hpp>
 #include <seqembed/version.hpp>
 
@@ -510,6 +511,75 @@ void register_rope_table() {
     });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Training (issue 28): the headline workload's training forward, its backward (row-sparse
+// gradients), a SparseAdam step on the token table, and the whole step (forward, backward,
+// SparseAdam on the token table, Adam on the positions). The optimizers' state is allocated by
+// the untimed first call.
+
+struct TrainingCase {
+    using Pipeline = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>>;
+    std::unique_ptr<float[]> weights;
+    std::unique_ptr<float[]> position_weights;
+    seqembed::IdMatrix ids;
+    RowMatrix<float> out;
+    RowMatrix<float> grad_out;
+    Pipeline pipeline;
+    seqembed::optim::SparseAdam<float> token_step;
+    seqembed::optim::Adam<float> position_step;
+    seqembed::PipelineGradients<float> grads;
+
+    explicit TrainingCase(const BatchSize& size)
+        : weights(uniform_array<float>(static_cast<std::size_t>(size.vocab * size.d_model), 1)),
+          position_weights(uniform_array<float>(static_cast<std::size_t>(size.length * size.d_model), 4)),
+          ids(random_ids(size.batch, size.length, size.vocab, 2)),
+          out(RowMatrix<float>::Zero(size.tokens(), size.d_model)),
+          grad_out(RowMatrix<float>::Zero(size.tokens(), size.d_model)),
+          pipeline(seqembed::TokenEmbedding<float>::from_weights(
+                       Eigen::Map<const RowMatrix<float>>(weights.get(), size.vocab, size.d_model)),
+                   seqembed::LearnedPositionalEmbedding<float>::from_weights(
+                       Eigen::Map<const RowMatrix<float>>(position_weights.get(), size.length, size.d_model)),
+                   {0.1, 7}),
+          token_step("token table", size.vocab, size.d_model),
+          position_step("positions", size.length, size.d_model) {
+        pipeline.set_training(true);
+        fill_uniform(grad_out.data(), static_cast<std::size_t>(grad_out.size()), 5);
+        step();  // the optimizers' state, the tables made the pipeline's own
+    }
+
+    void step() {
+        const seqembed::Batch batch(ids);
+        const std::uint64_t call = pipeline.dropout().calls();
+        pipeline.forward_into(batch, out);
+        grads = pipeline.backward(batch, grad_out, call);
+        seqembed::PipelineTables<float> tables = pipeline.trainable();
+        token_step.step(tables.token->weights, grads.token, 1e-4);
+        position_step.step(tables.positions->weights, grads.positions, 1e-4);
+    }
+};
+
+void register_training(const BatchSize& size) {
+    const std::string name = "training/" + size.name();
+    const auto run = [size, name](benchmark::State& state, int what) {
+        TrainingCase& c =
+            WorkloadCache::get<TrainingCase>(name, [&] { return std::make_unique<TrainingCase>(size); });
+        const seqembed::Batch batch(c.ids);
+        for (auto _ : state) {
+            if (what == 0) c.pipeline.forward_into(batch, c.out);
+            if (what == 1) c.grads = c.pipeline.backward(batch, c.grad_out, c.pipeline.dropout().calls() - 1);
+            if (what == 2) c.token_step.step(c.pipeline.trainable().token->weights, c.grads.token, 1e-4);
+            if (what == 3) c.step();
+            benchmark::DoNotOptimize(c.out.data());
+            benchmark::ClobberMemory();
+        }
+        set_rates<float>(state, size.tokens(), size.d_model);
+    };
+    add("training/forward/" + size.name(), [run](benchmark::State& state) { run(state, 0); });
+    add("training/backward/" + size.name(), [run](benchmark::State& state) { run(state, 1); });
+    add("training/sparse_adam/" + size.name(), [run](benchmark::State& state) { run(state, 2); });
+    add("training/step/" + size.name(), [run](benchmark::State& state) { run(state, 3); });
+}
+
 void register_all() {
     register_matrix();
     for (const BatchSize& size : float_batches) {
@@ -556,6 +626,7 @@ void register_all() {
         register_rope<Eigen::bfloat16>(shape, "decode_64x1", decode);
     }
     register_rope_table();
+    register_training(headline);
 }
 
 }  // namespace
