@@ -593,3 +593,37 @@ TEST_CASE("InputPipeline::backward gives the same bits for any thread count", "[
     CHECK(serial.gamma == threaded.gamma);
     CHECK(serial.beta == threaded.beta);
 }
+
+TEST_CASE("A bfloat16 token table trains through float master weights, rounded back after each step",
+          "[backward][trainable]") {
+    using Narrow = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>,
+                                           seqembed::TokenEmbedding<float, Eigen::bfloat16>>;
+    const RowMatrix<Eigen::bfloat16> table = random_matrix(12, 8, 26).cast<Eigen::bfloat16>();
+    const auto embedding = seqembed::TokenEmbedding<float, Eigen::bfloat16>::from_weights(table);
+    Narrow pipeline(embedding, seqembed::LearnedPositionalEmbedding<float>::from_weights(random_matrix(4, 8, 27).cast<float>()));
+    CHECK(!pipeline.embedding().has_master_weights());
+    CHECK_THROWS_AS(pipeline.round_master(), seqembed::value_error);
+    IdMatrix ids(1, 4);
+    ids << 3, 5, 5, 9;
+    const seqembed::Batch batch(ids);
+    const RowMatrix<float> g = random_matrix(4, 8, 28).cast<float>();
+    const auto grads = pipeline.backward(batch, g);
+    seqembed::PipelineTables<float> tables = pipeline.trainable();
+    CHECK(tables.token->copied);
+    CHECK(tables.token->weights == table.cast<float>());  // the master starts exact
+    seqembed::optim::LazySgd<float> sgd("token", 12, 8);
+    // A step too small for bfloat16: the master moves, the table keeps its values.
+    sgd.step(tables.token->weights, grads.token, 1e-6);
+    pipeline.round_master_rows(grads.token.rows);
+    CHECK(tables.token->weights.row(5) != table.row(5).cast<float>());
+    CHECK(pipeline.embedding().table().row(5) == table.row(5));
+    // Steps that add up: the table follows the master, rounded to nearest even.
+    for (int s = 0; s < 50; ++s) sgd.step(tables.token->weights, grads.token, 1e-2);
+    pipeline.round_master_rows(grads.token.rows);
+    CHECK(pipeline.embedding().table().row(5) == tables.token->weights.row(5).cast<Eigen::bfloat16>());
+    CHECK(pipeline.embedding().table().row(5) != table.row(5));
+    CHECK(pipeline.embedding().table().row(0) == table.row(0));  // untouched
+    CHECK(embedding.table() == table);  // the embedding the pipeline was built from keeps its values
+    CHECK_THROWS_AS(pipeline.round_master_rows({12}), seqembed::index_error);
+    CHECK(!pipeline.trainable().token->copied);  // the master is the pipeline's own now
+}

@@ -363,8 +363,9 @@ public:
     ///        table a view, a file's mapping or shared with another pipeline or stage is copied
     ///        first (TrainableTable::copied says which), and the other holders keep the old
     ///        values. A token-type table viewing the token table (GPT-2's) is moved onto the
-    ///        token table's copy, so the two stay tied. No forward may run meanwhile. A float
-    ///        token table only (a bfloat16 or half one has no float master weights yet).
+    ///        token table's copy, so the two stay tied. No forward may run meanwhile. A
+    ///        bfloat16 or half token table opens as its float master weights
+    ///        (TokenEmbedding::trainable_table); round_master_rows() stores a step's rows back.
     /// @return the writable tables.
     /// @throws value_error if a copy does not fit in memory (the values are then unchanged).
     PipelineTables<Scalar> trainable() {
@@ -386,6 +387,16 @@ public:
         }
         return tables;
     }
+
+    /// @brief After an optimizer step on a bfloat16 or half token table's master weights, stores
+    ///        the rows it updated back into the table, rounded (TokenEmbedding::round_master_rows);
+    ///        nothing for a float or double table, so a training loop may call it either way.
+    /// @param rows the rows the step updated (a lazy step: its gradient's rows).
+    /// @throws as TokenEmbedding::round_master_rows.
+    void round_master_rows(const std::vector<std::int64_t>& rows) { m_embedding.round_master_rows(rows); }
+    /// @brief As round_master_rows, every row (after a dense step).
+    /// @throws as TokenEmbedding::round_master.
+    void round_master() { m_embedding.round_master(); }
 
 private:
     /// The type of the token table's values (Scalar, or bfloat16 or half for float).

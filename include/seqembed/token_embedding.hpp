@@ -194,17 +194,67 @@ public:
     Eigen::Map<const RowMatrix<Storage>> table() const noexcept { return m_table.matrix(); }
     /// @brief Opens the table for an optimizer step (TrainableTable): a view, a file's mapping or
     ///        a table shared with a copy of this embedding is copied first, and the others keep
-    ///        the old values. A float table only for now: a bfloat16 or half one would need
-    ///        float master weights.
-    /// @return the writable table and whether it was copied.
+    ///        the old values. A bfloat16 or half table trains through float master weights, as
+    ///        mixed-precision training does: the first call makes them from the table (exactly),
+    ///        the map is theirs, and round_master_rows() or round_master() stores the rows a step
+    ///        changed back into the table, rounded to nearest even.
+    /// @return the writable table (a narrow table's float master weights) and whether its values
+    ///         were copied.
     /// @throws value_error if the copy does not fit in memory (the embedding is then unchanged).
     TrainableTable<Scalar> trainable_table() {
-        static_assert(std::is_same_v<Storage, Scalar>,
-                      "TokenEmbedding::trainable_table: a bfloat16 or half table has no float master weights "
-                      "to train yet; train a float table and round it");
-        const bool copied = m_table.make_own("trainable token table");
-        return {m_table.writable(), copied};
+        if constexpr (std::is_same_v<Storage, Scalar>) {
+            const bool copied = m_table.make_own("trainable token table");
+            return {m_table.writable(), copied};
+        } else {
+            bool copied = false;
+            if (!m_master || m_master.use_count() > 1) {  // made, or copied from a shared one
+                auto master = std::make_shared<RowMatrix<Scalar>>(
+                    m_master ? RowMatrix<Scalar>(*m_master) : RowMatrix<Scalar>(m_table.matrix().template cast<Scalar>()));
+                m_table.make_own("trainable token table");
+                m_master = std::move(master);
+                copied = true;
+            }
+            return {Eigen::Map<RowMatrix<Scalar>>(m_master->data(), vocab_size(), d_model()), copied};
+        }
     }
+
+    /// @brief Stores rows of the master weights back into a bfloat16 or half table, each value
+    ///        rounded to nearest even, after an optimizer step on trainable_table(): the rows a
+    ///        lazy step updated (its gradient's rows). Nothing to do for a float or double table.
+    /// @param rows table rows, each in [0, vocab_size).
+    /// @throws value_error before the first trainable_table() of a narrow table; index_error for
+    ///         a row outside the table (nothing is stored then).
+    void round_master_rows(const std::vector<std::int64_t>& rows) {
+        if constexpr (!std::is_same_v<Storage, Scalar>) {
+            require_master();
+            for (const std::int64_t row : rows)
+                if (row < 0 || row >= vocab_size())
+                    detail::fail<index_error>("round_master_rows: row ", row, " is outside the table's ", vocab_size(),
+                                              " rows");
+            m_table.make_own("trainable token table");
+            auto table = m_table.writable();
+            for (const std::int64_t row : rows)
+                table.row(static_cast<Index>(row)) = m_master->row(static_cast<Index>(row)).template cast<Storage>();
+        } else {
+            static_cast<void>(rows);
+        }
+    }
+
+    /// @brief Stores every row of the master weights back into a bfloat16 or half table (after a
+    ///        dense optimizer's step). Nothing to do for a float or double table.
+    /// @throws value_error before the first trainable_table() of a narrow table.
+    void round_master() {
+        if constexpr (!std::is_same_v<Storage, Scalar>) {
+            require_master();
+            m_table.make_own("trainable token table");
+            m_table.writable() = m_master->template cast<Storage>();
+        }
+    }
+
+    /// @brief Whether the embedding trains through float master weights (a bfloat16 or half
+    ///        table after its first trainable_table()).
+    /// @return true when it has master weights.
+    bool has_master_weights() const noexcept { return m_master != nullptr; }
 
     /// @brief Looks up a batch: row b * seq + t of the result is table().row(ids(b, t)) * scale.
     /// @param ids batch x seq token ids (int64 or int32, any layout; viewed).
@@ -311,9 +361,18 @@ private:
         return static_cast<Scalar>(scale.factor_for(d_model));
     }
 
+    void require_master() const {
+        if (!m_master)
+            detail::fail<value_error>("a bfloat16 or half token table has no master weights to round before "
+                                      "trainable_table() made them");
+    }
+
     detail::RowTable<Storage> m_table;
     std::optional<TokenId> m_padding_idx;
     Scalar m_scale;
+    // A narrow table's float master weights while it trains (null before); shared by copies
+    // until one of them opens its table again.
+    std::shared_ptr<RowMatrix<Scalar>> m_master;
 };
 
 }  // namespace seqembed

@@ -21,7 +21,8 @@ namespace seqembed {
 /// @tparam Value the table's type (float or double).
 template <typename Value>
 struct TrainableTable {
-    /// @brief The table, rows x d_model, writable.
+    /// @brief The table, rows x d_model, writable (a bfloat16 or half token table's float master
+    ///        weights).
     Eigen::Map<RowMatrix<Value>> weights;
     /// @brief Whether opening it copied the values (a view, a mapping or a shared table).
     bool copied;
