@@ -627,3 +627,31 @@ TEST_CASE("A bfloat16 token table trains through float master weights, rounded b
     CHECK_THROWS_AS(pipeline.round_master_rows({12}), seqembed::index_error);
     CHECK(!pipeline.trainable().token->copied);  // the master is the pipeline's own now
 }
+
+TEST_CASE("A pipeline with sinusoidal positions or none trains its token table only", "[backward]") {
+    const RowMatrix<double> token = random_matrix(10, 8, 29);
+    seqembed::InputPipeline<double> sinusoidal(seqembed::TokenEmbedding<double>::from_weights(token),
+                                               seqembed::SinusoidalPositionalEncoding<double>(8));
+    seqembed::InputPipeline<double, seqembed::NoPositions<double>> none(
+        seqembed::TokenEmbedding<double>::from_weights(token), seqembed::NoPositions<double>(8));
+    IdMatrix ids(2, 3);
+    ids << 1, 2, 2, 4, 4, 4;
+    IdMatrix mask(2, 3);
+    mask << 1, 1, 0, 0, 1, 1;
+    const seqembed::Batch batch(ids, seqembed::Padding::from_mask(mask), {});
+    const RowMatrix<double> g = random_matrix(6, 8, 30);
+    for (const auto& grads : {sinusoidal.backward(batch, g), none.backward(batch, g)}) {
+        CHECK(grads.positions.empty());
+        CHECK(grads.token_types.empty());
+        CHECK(grads.gamma.size() == 0);
+        REQUIRE(grads.token.rows == std::vector<std::int64_t>{1, 2, 4});
+        const double scale = std::sqrt(8.0);
+        CHECK((grads.token.values.row(2) - scale * (g.row(4) + g.row(5))).cwiseAbs().maxCoeff() <= 1e-12);
+        CHECK((grads.token.values.row(1) - scale * g.row(1)).cwiseAbs().maxCoeff() <= 1e-12);
+    }
+    // An empty batch has empty gradients.
+    const IdMatrix nothing(0, 3);
+    const auto empty = sinusoidal.backward(seqembed::Batch(nothing), RowMatrix<double>(0, 8));
+    CHECK(empty.token.empty());
+    CHECK(empty.token.table_rows == 10);
+}
