@@ -655,3 +655,56 @@ TEST_CASE("A pipeline with sinusoidal positions or none trains its token table o
     CHECK(empty.token.empty());
     CHECK(empty.token.table_rows == 10);
 }
+
+namespace {
+
+/// backward_step against backward then the optimizer's step, on two copies of one pipeline.
+template <typename Optimizer>
+void check_fused_step(const Setup& setup, Optimizer fused_optimizer, bool poison) {
+    Weights w;
+    seqembed::InputPipeline<double, seqembed::LearnedPositionalEmbedding<double>> fused = make_pipeline(w, setup);
+    auto unfused = make_pipeline(w, setup);
+    Optimizer unfused_optimizer = fused_optimizer;
+    IdMatrix ids(3, 5);
+    ids << 2, 3, 3, 9, 1, 0, 5, 5, 5, 10, 4, 4, 2, 7, 7;
+    IdMatrix types = IdMatrix::Zero(3, 5);
+    seqembed::Batch batch(ids);
+    if (setup.types) batch.token_types = types;
+    for (int step = 0; step < 3; ++step) {
+        const std::optional<std::uint64_t> call =
+            setup.dropping ? std::optional<std::uint64_t>(fused.dropout().calls()) : std::nullopt;
+        static_cast<void>(fused.forward(batch));
+        static_cast<void>(unfused.forward(batch));
+        RowMatrix<double> g = random_matrix(15, 8, static_cast<unsigned>(40 + step));
+        if (poison && step == 2) g(6, 3) = std::numeric_limits<double>::quiet_NaN();
+        if (poison && step == 2) {
+            const RowMatrix<double> before = fused.embedding().table();
+            CHECK_THROWS_WITH(fused.backward_step(batch, g, call, fused_optimizer, 0.05),
+                              Catch::Matchers::Contains("the gradient of row 5, column") && Catch::Matchers::Contains("is nan"));
+            CHECK(fused.embedding().table() == before);
+            CHECK(fused_optimizer.steps() == unfused_optimizer.steps());
+            return;
+        }
+        const auto others = fused.backward_step(batch, g, call, fused_optimizer, 0.05);
+        const auto all = unfused.backward(batch, g, call);
+        unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.05);
+        CHECK(others.token.empty());
+        CHECK(others.positions.values == all.positions.values);
+        CHECK(fused.embedding().table() == unfused.embedding().table());
+    }
+    CHECK(fused_optimizer.steps() == 3);
+}
+
+}  // namespace
+
+TEST_CASE("backward_step gives backward and the lazy step's bits, and checks before it writes", "[backward][optim]") {
+    Setup plain;
+    plain.layer_norm = false;
+    Setup with_norm;  // LayerNorm, types, dropout
+    for (const Setup& setup : {plain, with_norm}) {
+        check_fused_step(setup, seqembed::optim::SparseAdam<double>("token", 11, 8), false);
+        check_fused_step(setup, seqembed::optim::RowwiseAdagrad<double>("token", 11, 8), false);
+        check_fused_step(setup, seqembed::optim::LazySgd<double>("token", 11, 8, {0.9, 0.0, 0.01, false, false}), false);
+        check_fused_step(setup, seqembed::optim::SparseAdam<double>("token", 11, 8), true);
+    }
+}

@@ -6,6 +6,7 @@
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "batch.hpp"
 #include "detail/backward.hpp"
 #include "detail/checks.hpp"
+#include "detail/optimizer_checks.hpp"
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/stage_access.hpp"
@@ -359,6 +361,58 @@ public:
         gradients.add(gradients_of(batch, grad_output, call));
     }
 
+    /// @brief The backward fused with a lazy optimizer's step on the token table, as FBGEMM's
+    ///        table-batched embeddings train: each touched row's gradient is summed and stepped
+    ///        at once, so the token table's gradient is never stored. The table and the
+    ///        optimizer end as backward() then optimizer.step(trainable().token->weights,
+    ///        gradients.token, lr) leave them, bit for bit. A bfloat16 or half table steps its
+    ///        master weights; round_master_rows() stores them, as after an unfused step.
+    /// @tparam LazyOptimizer optim::LazySgd, optim::RowwiseAdagrad or optim::SparseAdam.
+    /// @param batch the forward's batch.
+    /// @param grad_output (batch * seq) x d_model.
+    /// @param call the dropout call of a training forward, or none.
+    /// @param token_optimizer the token table's optimizer.
+    /// @param lr the learning rate of the step.
+    /// @return the gradients of the other tables (the token table's is empty: it went into the
+    ///         step).
+    /// @throws as backward and as the optimizer's step. With the optimizer's check_finite (its
+    ///         default), a NaN or infinite gradient is found before any row is written, and an
+    ///         error leaves the table and the optimizer as they were.
+    template <typename LazyOptimizer>
+    PipelineGradients<Scalar> backward_step(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
+                                            std::optional<std::uint64_t> call, LazyOptimizer& token_optimizer,
+                                            double lr) {
+        detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
+                              batch.ids.size(), d_model());
+        check(batch);
+        if (call && *call >= m_dropout.calls())
+            detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
+                                      "below ", m_dropout.calls());
+        detail::require_learning_rate("token table", lr);
+        TrainableTable<Scalar> table = trainable().token.value();
+        const bool finite = token_optimizer.options().check_finite;
+        return gradients_of(batch, grad_output, call, [&](std::vector<detail::RowRead<Scalar>>& reads, const auto& rows) {
+            const detail::SortedReads sorted = detail::sort_reads(reads);
+            if (finite && !fusable(reads, sorted, rows)) {
+                // A NaN or infinity, or a sum that could round past the largest Scalar: the
+                // unfused step, whose scan names it before anything is written.
+                std::vector<detail::RowRead<Scalar>> again = reads;
+                token_optimizer.step(table.weights,
+                                     detail::sum_reads(again, rows, m_embedding.vocab_size(), d_model()), lr);
+                return;
+            }
+            Eigen::Array<detail::WideScalar<Scalar>, 1, Eigen::Dynamic> sum(d_model());
+            std::vector<Scalar> row(static_cast<std::size_t>(d_model()));
+            token_optimizer.step_rows(
+                table.weights, sorted.rows,
+                [&](std::size_t k) {
+                    detail::sum_row(reads, sorted, k, rows, d_model(), sum, row.data());
+                    return static_cast<const Scalar*>(row.data());
+                },
+                lr);
+        });
+    }
+
     /// @brief Opens the pipeline's trainable tables for an optimizer step (PipelineTables): each
     ///        table a view, a file's mapping or shared with another pipeline or stage is copied
     ///        first (TrainableTable::copied says which), and the other holders keep the old
@@ -485,8 +539,12 @@ private:
 
     /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row
     /// that has one, then each table's rows summed from the rows that read them.
+    /// `token_sink`, when given, takes the token table's reads and the gradient rows they read
+    /// (token_sink(reads, rows)) instead of their sums going into the gradients.
+    template <typename TokenSink = std::nullptr_t>
     PipelineGradients<Scalar> gradients_of(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
-                                           std::optional<std::uint64_t> call) const {
+                                           std::optional<std::uint64_t> call,
+                                           const TokenSink& token_sink = nullptr) const {
         const TokenIds& ids = batch.ids;
         const Index width = d_model();
         const Index seq = ids.cols();
@@ -568,18 +626,50 @@ private:
                                         m_norm->epsilon(), width, gradients.gamma.data(), gradients.beta.data(),
                                         parallel);
         }
-        const auto sum = [&](std::vector<detail::RowRead<Scalar>>& reads, Index table_rows) {
-            if (m_norm)
-                return detail::sum_reads(reads, detail::GradientRows<Scalar, RowMatrix<Scalar>>{through}, table_rows,
-                                         width, parallel);
+        // f(rows) with the rows the sums read: LayerNorm's output, or grad_output through the mask.
+        const auto with_rows = [&](const auto& f) {
+            if (m_norm) return f(detail::GradientRows<Scalar, RowMatrix<Scalar>>{through});
             using Rows = detail::GradientRows<Scalar, Eigen::Ref<const RowMatrix<Scalar>>>;
-            return detail::sum_reads(reads, Rows{grad_output, call ? mask.data() : nullptr, keep_scale}, table_rows,
-                                     width, parallel);
+            return f(Rows{grad_output, call ? mask.data() : nullptr, keep_scale});
         };
-        gradients.token = sum(token_reads, m_embedding.vocab_size());
+        const auto sum = [&](std::vector<detail::RowRead<Scalar>>& reads, Index table_rows) {
+            return with_rows(
+                [&](const auto& rows) { return detail::sum_reads(reads, rows, table_rows, width, parallel); });
+        };
+        if constexpr (std::is_same_v<TokenSink, std::nullptr_t>) {
+            gradients.token = sum(token_reads, m_embedding.vocab_size());
+        } else {
+            with_rows([&](const auto& rows) {
+                token_sink(token_reads, rows);
+                return 0;
+            });
+        }
         if constexpr (has_learned_positions) gradients.positions = sum(position_reads, m_positions.max_positions());
         if (m_types && !type_reads.empty()) gradients.token_types = sum(type_reads, m_types->type_vocab_size());
         return gradients;
+    }
+
+    /// Whether every token row's sum is finite for sure: the rows they read hold no NaN or
+    /// infinity, and the largest sum the reads could make stays below half the largest Scalar.
+    template <typename Rows>
+    bool fusable(const std::vector<detail::RowRead<Scalar>>& reads, const detail::SortedReads& sorted,
+                 const Rows& rows) const {
+        double largest_value = 0;
+        double largest_factor = 0;
+        for (const detail::RowRead<Scalar>& read : reads) {
+            const Scalar* values = rows.gradients.row(read.source).data();
+            for (Index j = 0; j < d_model(); ++j) {
+                if (!std::isfinite(values[j])) return false;
+                largest_value = std::max(largest_value, std::abs(static_cast<double>(values[j])));
+            }
+            largest_factor = std::max(largest_factor, std::abs(static_cast<double>(read.factor)));
+        }
+        std::size_t most_reads = 0;
+        for (std::size_t at = 0; at + 1 < sorted.first_read.size(); ++at)
+            most_reads = std::max(most_reads, sorted.first_read[at + 1] - sorted.first_read[at]);
+        const double bound = largest_value * static_cast<double>(rows.keep_scale) * largest_factor *
+                             static_cast<double>(most_reads);
+        return bound < 0.5 * static_cast<double>(std::numeric_limits<Scalar>::max());
     }
 
     /// Whether the positional stage is a learned table, whose rows have gradients.

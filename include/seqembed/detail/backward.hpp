@@ -47,52 +47,72 @@ struct GradientRows {
     Scalar keep_scale = 1;
 };
 
-/// The row-sparse gradient of a table from its reads: per table row, the sum of factor x
-/// rows.row(source) over its reads in order of source row, accumulated in WideScalar and
-/// rounded once. The order is fixed by the reads alone, so any split of the rows between the
-/// executor's workers (parallel(count, f) runs f(begin, end) over shares of [0, count)) gives
-/// the same bits. `reads` is sorted in place.
-template <typename Scalar, typename Gradients, typename Parallel = OneThread>
-RowGradient<Scalar> sum_reads(std::vector<RowRead<Scalar>>& reads, const GradientRows<Scalar, Gradients>& rows,
-                              Index table_rows, Index width, const Parallel& parallel = {}) {
-    using Wide = WideScalar<Scalar>;
+/// A table's reads sorted by table row (then by source row), and where each listed row's reads
+/// start.
+struct SortedReads {
+    std::vector<std::int64_t> rows;      // the table rows read, ascending, each once
+    std::vector<std::size_t> first_read;  // of each listed row, then the number of reads
+};
+
+/// Sorts `reads` in place by (table row, source row) and lists the table rows they read.
+template <typename Scalar>
+SortedReads sort_reads(std::vector<RowRead<Scalar>>& reads) {
     std::stable_sort(reads.begin(), reads.end(), [](const RowRead<Scalar>& a, const RowRead<Scalar>& b) {
         return a.table_row < b.table_row || (a.table_row == b.table_row && a.source < b.source);
     });
+    SortedReads sorted;
+    for (std::size_t k = 0; k < reads.size(); ++k) {
+        if (k == 0 || reads[k].table_row != reads[k - 1].table_row) {
+            sorted.rows.push_back(reads[k].table_row);
+            sorted.first_read.push_back(k);
+        }
+    }
+    sorted.first_read.push_back(reads.size());
+    return sorted;
+}
+
+/// The gradient of listed row `at` of a table: the sum of factor x rows.row(source) over its
+/// reads in order of source row, accumulated in WideScalar (in `sum`, width values) and rounded
+/// once into out (width values).
+template <typename Scalar, typename Gradients>
+void sum_row(const std::vector<RowRead<Scalar>>& reads, const SortedReads& sorted, std::size_t at,
+             const GradientRows<Scalar, Gradients>& rows, Index width,
+             Eigen::Array<WideScalar<Scalar>, 1, Eigen::Dynamic>& sum, Scalar* out) {
+    using Wide = WideScalar<Scalar>;
+    using Values = Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>>;
+    using Mask = Eigen::Map<const Eigen::Array<std::uint8_t, 1, Eigen::Dynamic>>;
+    sum.setZero();
+    for (std::size_t k = sorted.first_read[at]; k < sorted.first_read[at + 1]; ++k) {
+        const Values values(rows.gradients.row(reads[k].source).data(), width);
+        const auto factor = static_cast<Wide>(reads[k].factor);
+        if (rows.mask != nullptr) {
+            const Mask kept(rows.mask + reads[k].source * width, width);
+            sum += factor * ((values * kept.template cast<Scalar>()) * rows.keep_scale).template cast<Wide>();
+        } else {
+            sum += factor * values.template cast<Wide>();
+        }
+    }
+    Eigen::Map<Eigen::Array<Scalar, 1, Eigen::Dynamic>>(out, width) = sum.template cast<Scalar>();
+}
+
+/// The row-sparse gradient of a table from its reads: each listed row by sum_row. The order is
+/// fixed by the reads alone, so any split of the rows between the executor's workers
+/// (parallel(count, f) runs f(begin, end) over shares of [0, count)) gives the same bits.
+/// `reads` is sorted in place.
+template <typename Scalar, typename Gradients, typename Parallel = OneThread>
+RowGradient<Scalar> sum_reads(std::vector<RowRead<Scalar>>& reads, const GradientRows<Scalar, Gradients>& rows,
+                              Index table_rows, Index width, const Parallel& parallel = {}) {
+    SortedReads sorted = sort_reads(reads);
     RowGradient<Scalar> out;
     out.table_rows = table_rows;
     out.d_model = width;
-    std::vector<std::size_t> first_read;  // of each listed row, then reads.size()
-    for (std::size_t k = 0; k < reads.size(); ++k) {
-        if (k == 0 || reads[k].table_row != reads[k - 1].table_row) {
-            out.rows.push_back(reads[k].table_row);
-            first_read.push_back(k);
-        }
-    }
-    first_read.push_back(reads.size());
-    out.values.resize(static_cast<Index>(out.rows.size()), width);
-    const auto worker = [&](Index begin, Index end) {
-        using WideRow = Eigen::Array<Wide, 1, Eigen::Dynamic>;
-        using Values = Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>>;
-        using Mask = Eigen::Map<const Eigen::Array<std::uint8_t, 1, Eigen::Dynamic>>;
-        WideRow sum(width);
-        for (Index at = begin; at < end; ++at) {
-            sum.setZero();
-            for (std::size_t k = first_read[static_cast<std::size_t>(at)];
-                 k < first_read[static_cast<std::size_t>(at) + 1]; ++k) {
-                const Values values(rows.gradients.row(reads[k].source).data(), width);
-                const auto factor = static_cast<Wide>(reads[k].factor);
-                if (rows.mask != nullptr) {
-                    const Mask kept(rows.mask + reads[k].source * width, width);
-                    sum += factor * ((values * kept.template cast<Scalar>()) * rows.keep_scale).template cast<Wide>();
-                } else {
-                    sum += factor * values.template cast<Wide>();
-                }
-            }
-            out.values.row(at) = sum.template cast<Scalar>().matrix();
-        }
-    };
-    parallel(static_cast<Index>(out.rows.size()), worker);
+    out.values.resize(static_cast<Index>(sorted.rows.size()), width);
+    parallel(static_cast<Index>(sorted.rows.size()), [&](Index begin, Index end) {
+        Eigen::Array<WideScalar<Scalar>, 1, Eigen::Dynamic> sum(width);
+        for (Index at = begin; at < end; ++at)
+            sum_row(reads, sorted, static_cast<std::size_t>(at), rows, width, sum, out.values.row(at).data());
+    });
+    out.rows = std::move(sorted.rows);
     return out;
 }
 

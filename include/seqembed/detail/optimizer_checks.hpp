@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "checks.hpp"
 #include "../error.hpp"
@@ -49,6 +50,18 @@ void require_dense_gradient(const std::string& table, Index rows, Index cols, co
                 fail<value_error>(table, ": the gradient of row ", r, ", column ", c, " is ", gradient(r, c));
 }
 
+/// Throws unless `listed` ascends without repeats inside a table of `rows` rows.
+inline void require_rows(const std::string& table, Index rows, const std::vector<std::int64_t>& listed) {
+    for (std::size_t k = 0; k < listed.size(); ++k) {
+        const std::int64_t row = listed[k];
+        if (row < 0 || row >= rows)
+            fail<index_error>(table, ": the gradient's row ", row, " is outside the table's ", rows, " rows");
+        if (k > 0 && row <= listed[k - 1])
+            fail<value_error>(table, ": the gradient's rows must ascend without repeats, but ", row, " follows ",
+                              listed[k - 1]);
+    }
+}
+
 /// Throws unless a row-sparse gradient is for a table of the weights' shape, its rows ascend
 /// without repeats inside the table, its values have one row each and, when `finite`, hold no
 /// NaN or infinity (the first named by table row and column).
@@ -61,14 +74,7 @@ void require_sparse_gradient(const std::string& table, Index rows, Index cols, c
     if (gradient.values.rows() != static_cast<Index>(gradient.rows.size()) || gradient.values.cols() != cols)
         fail<shape_error>(table, ": the gradient lists ", gradient.rows.size(), " rows but holds ",
                           gradient.values.rows(), " x ", gradient.values.cols(), " values");
-    for (std::size_t k = 0; k < gradient.rows.size(); ++k) {
-        const std::int64_t row = gradient.rows[k];
-        if (row < 0 || row >= rows)
-            fail<index_error>(table, ": the gradient's row ", row, " is outside the table's ", rows, " rows");
-        if (k > 0 && row <= gradient.rows[k - 1])
-            fail<value_error>(table, ": the gradient's rows must ascend without repeats, but ", row, " follows ",
-                              gradient.rows[k - 1]);
-    }
+    require_rows(table, rows, gradient.rows);
     if (!finite) return;
     for (Index k = 0; k < gradient.values.rows(); ++k)
         for (Index c = 0; c < cols; ++c)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "../detail/optimizer_checks.hpp"
 #include "../gradients.hpp"
@@ -64,9 +65,28 @@ public:
     ///         outside the table; value_error for a bad learning rate or (check_finite) a NaN or
     ///         infinite gradient. Nothing changes then.
     void step(Eigen::Ref<RowMatrix<Scalar>> weights, const RowGradient<Scalar>& gradient, double lr) {
+        seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
+        step_rows(
+            weights, gradient.rows,
+            [&](std::size_t k) { return gradient.values.row(static_cast<Index>(k)).data(); }, lr);
+    }
+
+    /// @brief One step on rows[k] with the gradient gradient_row(k) (a pointer to cols values,
+    ///        read before the next call), for a backward that computes each row as the step
+    ///        takes it (InputPipeline::backward_step): the same arithmetic as step(), so the same
+    ///        bits. The gradient is not scanned for NaN or infinity: the caller has checked it.
+    /// @tparam GradientRow callable as gradient_row(std::size_t k) -> const Scalar*.
+    /// @param weights the table, rows x cols.
+    /// @param rows the rows to update, ascending without repeats.
+    /// @param gradient_row the gradient of row rows[k].
+    /// @param lr the learning rate, finite and >= 0.
+    /// @throws as step; nothing changes then.
+    template <typename GradientRow>
+    void step_rows(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows,
+                   const GradientRow& gradient_row, double lr) {
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
-        seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
+        seqembed::detail::require_rows(m_table, m_rows, rows);
         if (m_exp_avg.size() == 0) {  // may throw: before any change
             RowMatrix<Scalar> exp_avg = RowMatrix<Scalar>::Zero(m_rows, m_cols);
             RowMatrix<Scalar> exp_avg_sq = RowMatrix<Scalar>::Zero(m_rows, m_cols);
@@ -81,9 +101,9 @@ public:
         const auto keep1 = static_cast<Scalar>(1.0 - m_options.beta1);
         const auto keep2 = static_cast<Scalar>(1.0 - m_options.beta2);
         const auto eps = static_cast<Scalar>(m_options.eps);
-        for (std::size_t k = 0; k < gradient.rows.size(); ++k) {
-            const auto r = static_cast<Index>(gradient.rows[k]);
-            const Scalar* g = gradient.values.row(static_cast<Index>(k)).data();
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+            const auto r = static_cast<Index>(rows[k]);
+            const Scalar* g = gradient_row(k);
             Scalar* w = weights.row(r).data();
             Scalar* m = m_exp_avg.row(r).data();
             Scalar* v = m_exp_avg_sq.row(r).data();
