@@ -148,7 +148,10 @@ double clip_grad_norm(PipelineGradients<Scalar>& gradients, double max_norm) {
         detail::fail<value_error>("clip_grad_norm: max_norm must be finite and >= 0, got ", max_norm);
     const auto square = [](const auto& values) {
         double sum = 0;
-        for (Index k = 0; k < values.size(); ++k) sum += static_cast<double>(values.data()[k]) * values.data()[k];
+        for (Index k = 0; k < values.size(); ++k) {
+            const auto value = static_cast<double>(values.data()[k]);
+            sum += value * value;
+        }
         return sum;
     };
     const double total = std::sqrt(square(gradients.token.values) + square(gradients.positions.values) +

@@ -6,10 +6,18 @@
 #include <seqembed/assert.hpp>
 #include <seqembed/dropout.hpp>
 #include <seqembed/error.hpp>
+#include <seqembed/gradients.hpp>
 #include <seqembed/isa.hpp>
 #include <seqembed/layer_norm.hpp>
 #include <seqembed/learned_positions.hpp>
 #include <seqembed/no_positions.hpp>
+#include <seqembed/optim.hpp>
+#include <seqembed/optim/adam.hpp>
+#include <seqembed/optim/adamw.hpp>
+#include <seqembed/optim/lazy_sgd.hpp>
+#include <seqembed/optim/rowwise_adagrad.hpp>
+#include <seqembed/optim/sgd.hpp>
+#include <seqembed/optim/sparse_adam.hpp>
 #include <seqembed/padding.hpp>
 #include <seqembed/pipeline.hpp>
 #include <seqembed/rotary.hpp>
@@ -17,6 +25,7 @@
 #include <seqembed/sinusoidal.hpp>
 #include <seqembed/token_embedding.hpp>
 #include <seqembed/token_types.hpp>
+#include <seqembed/trainable_table.hpp>
 #include <seqembed/types.hpp>
 #include <seqembed/version.hpp>
 
@@ -182,8 +191,56 @@ void run_rotary() {
         seqembed::IdMatrix ids(2, 3);
         ids << 1, 2, 0, 0, 3, 4;
         rope.apply(q, k, 4, 2, ids, seqembed::Padding::by_id(0), seqembed::StepOffsets(3));
+        rope.apply_backward(q, k, 4, 2, ids, seqembed::Padding::by_id(0), seqembed::StepOffsets(3));
+        rope.apply_backward(q, k, 4, 2, positions);
         expect(rope.rows(0, 2).cos.rows() == 2, "rotary rows");
     }
+}
+
+/// Training: the backward of a BERT-like stage, the fused step, every optimizer, clipping, and
+/// the stages' and RoPE's backward.
+template <typename Scalar, typename Storage>
+void run_training() {
+    seqembed::PipelineOptions options;
+    options.dropout = 0.1;
+    options.threads = 2;
+    seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>, seqembed::TokenEmbedding<Scalar, Storage>>
+        pipeline(seqembed::TokenEmbedding<Scalar, Storage>(10, 8), seqembed::LearnedPositionalEmbedding<Scalar>(8, 8),
+                 options);
+    pipeline.set_token_types(seqembed::TokenTypeEmbedding<Scalar>(2, 8));
+    pipeline.set_layer_norm(seqembed::LayerNorm<Scalar>(8));
+    pipeline.set_training(true);
+    seqembed::IdMatrix ids(2, 3);
+    ids << 1, 2, 0, 3, 4, 5;
+    seqembed::Batch batch(ids);
+    batch.padding = seqembed::Padding::by_id(0);
+    const std::uint64_t call = pipeline.dropout().calls();
+    const seqembed::RowMatrix<Scalar> out = pipeline.forward(batch);
+    seqembed::PipelineGradients<Scalar> grads = pipeline.backward(batch, out, call);
+    pipeline.backward_into(batch, out, call, grads);
+    const double norm = seqembed::clip_grad_norm(grads, 1.0);
+    expect(norm > 0.0 && grads.token.rows.size() == 5, "the backward's token rows");
+    seqembed::PipelineTables<Scalar> tables = pipeline.trainable();
+    seqembed::optim::SparseAdam<Scalar> sparse_adam("token", 10, 8);
+    seqembed::optim::RowwiseAdagrad<Scalar> adagrad("token", 10, 8);
+    seqembed::optim::LazySgd<Scalar> lazy_sgd("token", 10, 8);
+    seqembed::optim::Sgd<Scalar> sgd("positions", 8, 8);
+    seqembed::optim::Adam<Scalar> adam("positions", 8, 8);
+    seqembed::optim::AdamW<Scalar> adamw("gamma", 1, 8);
+    sparse_adam.step(tables.token->weights, grads.token, 1e-3);
+    adagrad.step(tables.token->weights, grads.token, 1e-3);
+    lazy_sgd.step(tables.token->weights, grads.token, 1e-3);
+    pipeline.round_master_rows(grads.token.rows);
+    sgd.step(tables.positions->weights, grads.positions, 1e-3);
+    adam.step(tables.positions->weights, grads.positions.to_dense(), 1e-3);
+    adamw.step(*tables.gamma, seqembed::RowMatrix<Scalar>(grads.gamma), 1e-3);
+    const seqembed::PipelineGradients<Scalar> others = pipeline.backward_step(batch, out, call, sparse_adam, 1e-3);
+    expect(others.token.empty() && sparse_adam.steps() == 2, "the fused step");
+    pipeline.round_master();
+    const seqembed::LayerNormGradients<Scalar> norm_grads = pipeline.layer_norm()->backward(out, out);
+    expect(norm_grads.x.rows() == 6, "LayerNorm's backward");
+    expect(pipeline.dropout().backward(out, call).rows() == 6, "dropout's backward");
+    expect(pipeline.positions().backward(0, out.topRows(3)).rows.size() == 3, "positions' backward");
 }
 
 template <typename Scalar>
@@ -220,6 +277,9 @@ int main() {
         run_rotary<float, Eigen::bfloat16>();
         run_alibi<float>();
         run_alibi<double>();
+        run_training<float, float>();
+        run_training<float, Eigen::bfloat16>();
+        run_training<double, double>();
     }
     try {
         seqembed::TokenEmbedding<float> embedding(4, 2);

@@ -10,6 +10,7 @@
 #include <seqembed/io/rotary_config.hpp>
 #include <seqembed/io/safetensors.hpp>
 #include <seqembed/io/tensor.hpp>
+#include <seqembed/io/training_state.hpp>
 #include <seqembed/seqembed.hpp>
 
 #include <cstdio>
@@ -94,6 +95,35 @@ int main(int argc, char** argv) {
     rope_options.max_positions = 32;
     const seqembed::RotaryEmbedding<float> rope(rope_options);
     expect(rope.head_dim() == 16 && rope.pairs() == 8, "rotary options from a config");
+
+    // A training state: a table, every optimizer kind, a counter, written and read back.
+    {
+        seqembed::optim::SparseAdam<float> sparse_adam("token", 6, 4);
+        seqembed::optim::RowwiseAdagrad<double> adagrad("token", 6, 4);
+        seqembed::optim::LazySgd<float> lazy("token", 6, 4, {0.9, 0.0, 0.0, false, false});
+        seqembed::optim::Sgd<double> sgd("positions", 6, 4);
+        seqembed::optim::Adam<float> adam("positions", 6, 4);
+        seqembed::optim::AdamW<double> adamw("positions", 6, 4);
+        seqembed::io::TrainingState state;
+        state.add_table("table", table);
+        state.add_optimizer("sparse_adam", sparse_adam);
+        state.add_optimizer("adagrad", adagrad);
+        state.add_optimizer("lazy", lazy);
+        state.add_optimizer("sgd", sgd);
+        state.add_optimizer("adam", adam);
+        state.add_optimizer("adamw", adamw);
+        state.add_counter("calls", 3);
+        const auto saved = seqembed::io::TrainingState::from_bytes(state.serialize());
+        seqembed::RowMatrix<float> restored(6, 4);
+        saved.restore_table("table", restored);
+        saved.restore_optimizer("sparse_adam", sparse_adam);
+        saved.restore_optimizer("adagrad", adagrad);
+        saved.restore_optimizer("lazy", lazy);
+        saved.restore_optimizer("sgd", sgd);
+        saved.restore_optimizer("adam", adam);
+        saved.restore_optimizer("adamw", adamw);
+        expect(restored == table && saved.counter("calls") == 3, "a training state read back");
+    }
 
     const std::string npy = seqembed::io::serialize_npy(table.data(), {6, 4});
     const auto array = seqembed::io::NpyFile::from_memory(npy.data(), npy.size());

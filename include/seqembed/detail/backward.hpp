@@ -124,29 +124,30 @@ template <typename Scalar>
 void layer_norm_row_backward(const Scalar* x, const Scalar* g, const Scalar* gamma, Scalar epsilon, Index width,
                              Scalar* dx, WideScalar<Scalar>* gamma_sum, WideScalar<Scalar>* beta_sum) {
     using Wide = WideScalar<Scalar>;
+    const auto wide = [](Scalar value) { return static_cast<Wide>(value); };
     const auto count = static_cast<Wide>(width);
     Wide mean = 0;
-    for (Index j = 0; j < width; ++j) mean += x[j];
+    for (Index j = 0; j < width; ++j) mean += wide(x[j]);
     mean /= count;
     Wide variance = 0;
-    for (Index j = 0; j < width; ++j) variance += (x[j] - mean) * (x[j] - mean);
+    for (Index j = 0; j < width; ++j) variance += (wide(x[j]) - mean) * (wide(x[j]) - mean);
     variance /= count;
-    const Wide rstd = Wide(1) / std::sqrt(variance + static_cast<Wide>(epsilon));
+    const Wide rstd = Wide(1) / std::sqrt(variance + wide(epsilon));
     Wide scaled_mean = 0;  // mean of g * gamma
     Wide projected_mean = 0;  // mean of g * gamma * x_hat
     for (Index j = 0; j < width; ++j) {
-        const Wide x_hat = (x[j] - mean) * rstd;
-        const Wide scaled = static_cast<Wide>(g[j]) * gamma[j];
+        const Wide x_hat = (wide(x[j]) - mean) * rstd;
+        const Wide scaled = wide(g[j]) * wide(gamma[j]);
         scaled_mean += scaled;
         projected_mean += scaled * x_hat;
-        gamma_sum[j] += static_cast<Wide>(g[j]) * x_hat;
-        beta_sum[j] += g[j];
+        gamma_sum[j] += wide(g[j]) * x_hat;
+        beta_sum[j] += wide(g[j]);
     }
     scaled_mean /= count;
     projected_mean /= count;
     for (Index j = 0; j < width; ++j) {
-        const Wide x_hat = (x[j] - mean) * rstd;
-        const Wide scaled = static_cast<Wide>(g[j]) * gamma[j];
+        const Wide x_hat = (wide(x[j]) - mean) * rstd;
+        const Wide scaled = wide(g[j]) * wide(gamma[j]);
         dx[j] = static_cast<Scalar>(rstd * (scaled - scaled_mean - x_hat * projected_mean));
     }
 }
