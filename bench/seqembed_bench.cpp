@@ -513,8 +513,9 @@ void register_rope_table() {
 
 // ---------------------------------------------------------------------------------------------
 // Training (issue 28): the headline workload's training forward, its backward (row-sparse
-// gradients), a SparseAdam step on the token table, and the whole step (forward, backward,
-// SparseAdam on the token table, Adam on the positions). The optimizers' state is allocated by
+// gradients), a SparseAdam step on the token table, the whole step (forward, backward,
+// SparseAdam on the token table, Adam on the positions), and the backward fused with the
+// SparseAdam step (backward_step). The optimizers' state is allocated by
 // the untimed first call.
 
 struct TrainingCase {
@@ -569,6 +570,8 @@ void register_training(const BatchSize& size) {
             if (what == 1) c.grads = c.pipeline.backward(batch, c.grad_out, c.pipeline.dropout().calls() - 1);
             if (what == 2) c.token_step.step(c.pipeline.trainable().token->weights, c.grads.token, 1e-4);
             if (what == 3) c.step();
+            if (what == 4)
+                c.grads = c.pipeline.backward_step(batch, c.grad_out, c.pipeline.dropout().calls() - 1, c.token_step, 1e-4);
             benchmark::DoNotOptimize(c.out.data());
             benchmark::ClobberMemory();
         }
@@ -578,6 +581,7 @@ void register_training(const BatchSize& size) {
     add("training/backward/" + size.name(), [run](benchmark::State& state) { run(state, 1); });
     add("training/sparse_adam/" + size.name(), [run](benchmark::State& state) { run(state, 2); });
     add("training/step/" + size.name(), [run](benchmark::State& state) { run(state, 3); });
+    add("training/backward_step/" + size.name(), [run](benchmark::State& state) { run(state, 4); });
 }
 
 void register_all() {
