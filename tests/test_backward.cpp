@@ -708,3 +708,24 @@ TEST_CASE("backward_step gives backward and the lazy step's bits, and checks bef
         check_fused_step(setup, seqembed::optim::SparseAdam<double>("token", 11, 8), true);
     }
 }
+
+TEST_CASE("forward_into returns the dropout call it took, which backward takes", "[backward]") {
+    Weights w;
+    Setup setup;
+    setup.layer_norm = false;
+    Pipeline pipeline = make_pipeline(w, setup);
+    IdMatrix ids(2, 4);
+    ids << 1, 2, 3, 4, 5, 6, 7, 8;
+    const seqembed::Batch batch(ids);
+    RowMatrix<double> out(8, 8);
+    static_cast<void>(pipeline.forward(batch));
+    const std::optional<std::uint64_t> call = pipeline.forward_into(batch, out);
+    REQUIRE(call);
+    CHECK(*call == 1);
+    CHECK(pipeline.dropout().calls() == 2);
+    const RowMatrix<double> g = random_matrix(8, 8, 31);
+    CHECK(pipeline.backward(batch, g, call).token.values == pipeline.backward(batch, g, 1).token.values);
+    pipeline.set_training(false);
+    CHECK(!pipeline.forward_into(batch, out));
+    CHECK(!pipeline.forward_into(ids, seqembed::Padding::none(), out));
+}

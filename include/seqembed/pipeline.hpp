@@ -248,16 +248,18 @@ public:
     ///        before the first write, so on an error out is untouched.
     /// @param batch the ids and what goes with them.
     /// @param out (batch * seq) x d_model.
+    /// @return the dropout call this forward took, to give to backward; none in evaluation
+    ///         mode (or with p = 0, or for an empty batch), when backward takes none.
     /// @throws shape_error for out, padding, offsets, token types or position ids of the wrong
     ///         shape; value_error for a bad length, token types given to a pipeline without a
     ///         token-type table, or position ids given with step offsets; index_error for an id
     ///         of a token to be written outside the vocabulary, a type id outside the table, or a
     ///         position the positional stage has no row for.
-    void forward_into(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
+    std::optional<std::uint64_t> forward_into(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
         detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(), batch.ids.size(),
                               d_model());
         check(batch);
-        write(batch, out);
+        return write(batch, out);
     }
 
     /// @brief Embeds a batch into a new (batch * seq) x d_model matrix.
@@ -291,18 +293,22 @@ public:
     /// @param padding which tokens are real.
     /// @param out (batch * seq) x d_model.
     /// @param offsets added to the positions.
+    /// @return the dropout call this forward took, to give to backward; none in evaluation
+    ///         mode (or with p = 0, or for an empty batch), when backward takes none.
     /// @throws as forward_into(batch, out).
-    void forward_into(const TokenIds& ids, const TokenIds& token_types, const Padding& padding,
-                      Eigen::Ref<RowMatrix<Scalar>> out, const StepOffsets& offsets = {}) const {
-        forward_into(batch_of(ids, &token_types, padding, offsets), out);
+    std::optional<std::uint64_t> forward_into(const TokenIds& ids, const TokenIds& token_types, const Padding& padding,
+                                              Eigen::Ref<RowMatrix<Scalar>> out, const StepOffsets& offsets = {}) const {
+        return forward_into(batch_of(ids, &token_types, padding, offsets), out);
     }
 
     /// @brief As forward with every token real, into caller memory.
     /// @param ids batch x seq token ids.
     /// @param out (batch * seq) x d_model.
+    /// @return the dropout call this forward took, to give to backward; none in evaluation
+    ///         mode (or with p = 0, or for an empty batch), when backward takes none.
     /// @throws as forward_into(batch, out).
-    void forward_into(const TokenIds& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
-        forward_into(Batch(ids), out);
+    std::optional<std::uint64_t> forward_into(const TokenIds& ids, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        return forward_into(Batch(ids), out);
     }
 
     /// @brief Embeds a batch into caller memory without allocating. Everything is checked
@@ -311,10 +317,12 @@ public:
     /// @param padding which tokens are real.
     /// @param out (batch * seq) x d_model.
     /// @param offsets added to the positions: one for all sequences, or one per sequence.
+    /// @return the dropout call this forward took, to give to backward; none in evaluation
+    ///         mode (or with p = 0, or for an empty batch), when backward takes none.
     /// @throws as forward_into(batch, out).
-    void forward_into(const TokenIds& ids, const Padding& padding, Eigen::Ref<RowMatrix<Scalar>> out,
-                      const StepOffsets& offsets = {}) const {
-        forward_into(batch_of(ids, nullptr, padding, offsets), out);
+    std::optional<std::uint64_t> forward_into(const TokenIds& ids, const Padding& padding,
+                                              Eigen::Ref<RowMatrix<Scalar>> out, const StepOffsets& offsets = {}) const {
+        return forward_into(batch_of(ids, nullptr, padding, offsets), out);
     }
 
     /// @brief The gradients of the tables a forward read, from the gradient of its output: the
@@ -703,9 +711,10 @@ private:
         return std::nullopt;
     }
 
-    /// The checked forward: sequences shared between workers, each writing its own rows.
-    void write(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
-        if (batch.ids.size() == 0) return;
+    /// The checked forward: sequences shared between workers, each writing its own rows; the
+    /// dropout call it took, if any.
+    std::optional<std::uint64_t> write(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        if (batch.ids.size() == 0) return std::nullopt;
         static_cast<void>(active_isa());  // a bad SEQEMBED_ISA throws here, not in a helper thread
         std::vector<std::thread> helpers = detail::reserved_helpers(worker_count(batch.ids));  // may throw: first
         detail::RowJob<Scalar> job = m_norm ? detail::StageAccess::norm_job(*m_norm) : detail::RowJob<Scalar>{};
@@ -719,6 +728,7 @@ private:
             job.keep_scale = m_dropout.template keep_scale<Scalar>();
         }
         run(job, batch, out, helpers);
+        return job.dropping ? std::optional<std::uint64_t>(job.key.call) : std::nullopt;
     }
 
     /// The rows of a job, sequences shared between workers, each writing its own rows; `helpers`
