@@ -680,7 +680,7 @@ void check_fused_step(const Setup& setup, Optimizer fused_optimizer, bool poison
         if (poison && step == 2) {
             const RowMatrix<double> before = fused.embedding().table();
             CHECK_THROWS_WITH(fused.backward_step(batch, g, call, fused_optimizer, 0.05),
-                              Catch::Matchers::Contains("the gradient of row 5, column") && Catch::Matchers::Contains("is nan"));
+                              Catch::Matchers::Contains("the gradient of row 5, column") && Catch::Matchers::Contains("nan"));
             CHECK(fused.embedding().table() == before);
             CHECK(fused_optimizer.steps() == unfused_optimizer.steps());
             return;
