@@ -2,7 +2,7 @@
 // Translation units that link the target (SEQEMBED_COMPILED_KERNELS=1) see only the
 // declarations of detail/engine/kernels.hpp's linked_kernels namespace and call the functions
 // defined here and in kernels_rotary.cpp, which hand out the header's own (inline_kernels) entry
-// points. This file: the dropout draw, the exact sin/cos and the row kernel.
+// points. This file: the dropout draw, the exact sin/cos, the row kernel and the backward's loops.
 #define SEQEMBED_DETAIL_BUILDING_KERNELS 1
 #include <seqembed/detail/engine/kernels.hpp>
 
@@ -28,5 +28,13 @@ template RowKernelFunctions<float, float> compiled_row_kernel<float, float>();
 template RowKernelFunctions<double, double> compiled_row_kernel<double, double>();
 template RowKernelFunctions<float, Eigen::bfloat16> compiled_row_kernel<float, Eigen::bfloat16>();
 template RowKernelFunctions<float, Eigen::half> compiled_row_kernel<float, Eigen::half>();
+
+template <typename Scalar>
+GradientKernelFunctions<Scalar> compiled_gradient_kernel() {
+    return inline_kernels::gradient_kernel<Scalar>();
+}
+
+template GradientKernelFunctions<float> compiled_gradient_kernel<float>();
+template GradientKernelFunctions<double> compiled_gradient_kernel<double>();
 
 }  // namespace seqembed::detail::linked_kernels

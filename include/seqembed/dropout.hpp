@@ -9,11 +9,14 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "detail/checks.hpp"
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/random/dropout_layout.hpp"
+#include "detail/random/kept_bits.hpp"
+#include "detail/workers.hpp"
 #include "detail/stage_access.hpp"
 #include "error.hpp"
 #include "types.hpp"
@@ -145,17 +148,10 @@ public:
             detail::fail<value_error>("dropout mask of ", rows, " x ", cols, " has a negative size");
         detail::require_addressable<std::uint8_t>("dropout mask", rows, cols);
         MaskMatrix kept(rows, cols);
-        constexpr int batch = 8;
-        constexpr std::uint64_t held = batch * detail::span_elements;
-        const auto elements = static_cast<std::uint64_t>(rows * cols);
-        detail::SpanBits spans[batch];
-        for (std::uint64_t first = 0; first < elements; first += held) {
-            detail::draw_spans(key(call), first / detail::span_elements, batch, spans);
-            const std::uint64_t end = std::min(elements, first + held);
-            for (std::uint64_t e = first; e < end; ++e) {
-                const std::uint64_t k = e - first;
-                kept.data()[e] = detail::span_bit(spans[k / detail::span_elements], k % detail::span_elements) ? 1 : 0;
-            }
+        const std::vector<std::uint64_t> bits = kept_bits(call, static_cast<std::uint64_t>(kept.size()));
+        for (Index e = 0; e < kept.size(); ++e) {
+            const auto at = static_cast<std::uint64_t>(e);
+            kept.data()[e] = static_cast<std::uint8_t>((bits[at / 64] >> (at % 64)) & 1u);
         }
         return kept;
     }
@@ -216,6 +212,13 @@ public:
 
 private:
     friend struct detail::StageAccess;
+
+    /// The kept bits of call `call`'s mask over elements [0, count), flat (detail::kept_bits),
+    /// the groups of spans shared between the executor's workers.
+    template <typename Parallel = detail::OneThread>
+    std::vector<std::uint64_t> kept_bits(std::uint64_t call, std::uint64_t count, const Parallel& parallel = {}) const {
+        return detail::kept_bits(key(call), count, parallel);
+    }
 
     /// Takes a call number for one training forward; the shared counter moves past it.
     std::uint64_t take_call() const noexcept { return m_calls->fetch_add(1); }

@@ -183,7 +183,7 @@ public:
         std::vector<detail::RowRead<Scalar>> reads;
         reads.reserve(static_cast<std::size_t>(grad_output.rows()));
         for (Index k = 0; k < grad_output.rows(); ++k) reads.push_back({m_offset + first + k, k, Scalar(1)});
-        return detail::sum_reads(reads, detail::GradientRows<Scalar, Eigen::Ref<const RowMatrix<Scalar>>>{grad_output}, max_positions(), d_model());
+        return detail::sum_reads(reads, detail::GradientRows<Scalar>::of(grad_output), max_positions(), d_model());
     }
 
     /// @brief Opens the table for an optimizer step (TrainableTable): a view, a file's mapping or

@@ -345,9 +345,8 @@ public:
     ///         value_error for a call number this pipeline's dropout has not used yet.
     PipelineGradients<Scalar> backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                        std::optional<std::uint64_t> call = std::nullopt) const {
-        PipelineGradients<Scalar> gradients;
-        backward_into(batch, grad_output, call, gradients);
-        return gradients;
+        check_backward(batch, grad_output, call);
+        return gradients_of(batch, grad_output, call);
     }
 
     /// @brief As backward, adding the gradients into `gradients` (accumulation over several
@@ -360,12 +359,7 @@ public:
     /// @throws as backward; shape_error if `gradients` holds another pipeline's shapes.
     void backward_into(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                        std::optional<std::uint64_t> call, PipelineGradients<Scalar>& gradients) const {
-        detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
-                              batch.ids.size(), d_model());
-        check(batch);
-        if (call && *call >= m_dropout.calls())
-            detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
-                                      "below ", m_dropout.calls());
+        check_backward(batch, grad_output, call);
         gradients.add(gradients_of(batch, grad_output, call));
     }
 
@@ -390,32 +384,31 @@ public:
     PipelineGradients<Scalar> backward_step(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                             std::optional<std::uint64_t> call, LazyOptimizer& token_optimizer,
                                             double lr) {
-        detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
-                              batch.ids.size(), d_model());
-        check(batch);
-        if (call && *call >= m_dropout.calls())
-            detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
-                                      "below ", m_dropout.calls());
+        check_backward(batch, grad_output, call);
         detail::require_learning_rate("token table", lr);
         TrainableTable<Scalar> table = trainable().token.value();
         const bool finite = token_optimizer.options().check_finite;
-        return gradients_of(batch, grad_output, call, [&](std::vector<detail::RowRead<Scalar>>& reads, const auto& rows) {
-            const detail::SortedReads sorted = detail::sort_reads(reads);
-            if (finite && !fusable(reads, sorted, rows)) {
+        return gradients_of(batch, grad_output, call,
+                            [&](const std::vector<detail::RowRead<Scalar>>& reads, const detail::GradientRows<Scalar>& rows) {
+            const detail::ReadPlan plan = detail::plan_reads(reads, m_embedding.vocab_size());
+            if (finite && !fusable(reads, plan, rows)) {
                 // A NaN or infinity, or a sum that could round past the largest Scalar: the
                 // unfused step, whose scan names it before anything is written.
-                std::vector<detail::RowRead<Scalar>> again = reads;
-                token_optimizer.step(table.weights,
-                                     detail::sum_reads(again, rows, m_embedding.vocab_size(), d_model()), lr);
+                token_optimizer.step(table.weights, detail::sum_reads(reads, rows, m_embedding.vocab_size(), d_model()),
+                                     lr);
                 return;
             }
-            Eigen::Array<detail::WideScalar<Scalar>, 1, Eigen::Dynamic> sum(d_model());
-            std::vector<Scalar> row(static_cast<std::size_t>(d_model()));
+            const detail::ReadSummer<Scalar> summer(rows, d_model());
+            const auto width = static_cast<std::size_t>(d_model());
+            std::vector<Scalar> values(width);
+            std::vector<Scalar> gradient(width);
+            std::vector<detail::WideScalar<Scalar>> sum(width);
             token_optimizer.step_rows(
-                table.weights, sorted.rows,
+                table.weights, plan.rows,
                 [&](std::size_t k) {
-                    detail::sum_row(reads, sorted, k, rows, d_model(), sum, row.data());
-                    return static_cast<const Scalar*>(row.data());
+                    detail::gather_row(reads, plan, summer, rows, k, d_model(), values.data(), sum.data(),
+                                       gradient.data());
+                    return static_cast<const Scalar*>(gradient.data());
                 },
                 lr);
         });
@@ -545,6 +538,17 @@ private:
             ", for which the positional stage has no row: ");
     }
 
+    /// The checks of a backward: the batch as a forward's, grad_output's shape, the call number.
+    void check_backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
+                        std::optional<std::uint64_t> call) const {
+        detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
+                              batch.ids.size(), d_model());
+        check(batch);
+        if (call && *call >= m_dropout.calls())
+            detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
+                                      "below ", m_dropout.calls());
+    }
+
     /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row
     /// that has one, then each table's rows summed from the rows that read them.
     /// `token_sink`, when given, takes the token table's reads and the gradient rows they read
@@ -605,23 +609,28 @@ private:
                 position_reads.push_back({m_positions.offset() + position, row, Scalar(1)});
         });
 
-        // The gradient of each row's sum: grad_output through the mask (read as it is summed, or
-        // applied to a copy when LayerNorm needs one), then LayerNorm.
-        MaskMatrix mask;
-        if (call) mask = m_dropout.mask(*call, ids.size(), width);
-        const Scalar keep_scale = m_dropout.template keep_scale<Scalar>();
+        // The rows the sums read: grad_output through the mask (applied as each row is read), or
+        // with LayerNorm, its backward of grad_output through the mask.
+        std::vector<std::uint64_t> kept;
+        if (call)
+            kept = detail::StageAccess::kept_bits(m_dropout, *call, static_cast<std::uint64_t>(ids.size() * width),
+                                                  parallel);
+        detail::GradientRows<Scalar> rows = detail::GradientRows<Scalar>::of(grad_output);
+        if (call) {
+            rows.kept = kept.data();
+            rows.keep_scale = m_dropout.template keep_scale<Scalar>();
+        }
         RowMatrix<Scalar> through;
         if (m_norm) {
-            through = grad_output;
-            if (call) {
-                parallel(ids.size(), [&](Index begin, Index end) {
-                    for (Index r = begin; r < end; ++r)
-                        through.row(r) = ((grad_output.row(r).array() * mask.row(r).array().template cast<Scalar>()) *
-                                          keep_scale).matrix();
-                });
-            }
-        }
-        if (m_norm) {
+            through.resize(ids.size(), width);  // the rows not written are never read
+            const detail::ReadSummer<Scalar> summer(rows, width);
+            parallel(static_cast<Index>(written.size()), [&](Index begin, Index end) {
+                for (Index k = begin; k < end; ++k) {
+                    const Index r = written[static_cast<std::size_t>(k)];
+                    const Scalar* values = summer.values(r, 0, width, through.row(r).data());
+                    if (values != through.row(r).data()) std::copy(values, values + width, through.row(r).data());
+                }
+            });
             RowMatrix<Scalar> sums(ids.size(), width);
             detail::RowJob<Scalar> job{};
             job.width = width;
@@ -633,39 +642,37 @@ private:
                                         through.data(), through.data(), width, m_norm->gamma().data(),
                                         m_norm->epsilon(), width, gradients.gamma.data(), gradients.beta.data(),
                                         parallel);
+            rows = detail::GradientRows<Scalar>::of(through);
         }
-        // f(rows) with the rows the sums read: LayerNorm's output, or grad_output through the mask.
-        const auto with_rows = [&](const auto& f) {
-            if (m_norm) return f(detail::GradientRows<Scalar, RowMatrix<Scalar>>{through});
-            using Rows = detail::GradientRows<Scalar, Eigen::Ref<const RowMatrix<Scalar>>>;
-            return f(Rows{grad_output, call ? mask.data() : nullptr, keep_scale});
+
+        // Every table's rows summed in one pass over those rows.
+        std::vector<detail::TableSum<Scalar>> tables;
+        detail::ReadPlan plans[3];
+        RowGradient<Scalar>* planned[3] = {};
+        const auto plan = [&](const std::vector<detail::RowRead<Scalar>>& reads, RowGradient<Scalar>& gradient) {
+            const std::size_t at = tables.size();
+            plans[at] = detail::plan_reads(reads, gradient.table_rows);
+            gradient.values.resize(static_cast<Index>(plans[at].rows.size()), width);
+            planned[at] = &gradient;
+            tables.push_back({&reads, &plans[at], gradient.values.data()});
         };
-        const auto sum = [&](std::vector<detail::RowRead<Scalar>>& reads, Index table_rows) {
-            return with_rows(
-                [&](const auto& rows) { return detail::sum_reads(reads, rows, table_rows, width, parallel); });
-        };
-        if constexpr (std::is_same_v<TokenSink, std::nullptr_t>) {
-            gradients.token = sum(token_reads, m_embedding.vocab_size());
-        } else {
-            with_rows([&](const auto& rows) {
-                token_sink(token_reads, rows);
-                return 0;
-            });
-        }
-        if constexpr (has_learned_positions) gradients.positions = sum(position_reads, m_positions.max_positions());
-        if (m_types && !type_reads.empty()) gradients.token_types = sum(type_reads, m_types->type_vocab_size());
+        if constexpr (std::is_same_v<TokenSink, std::nullptr_t>) plan(token_reads, gradients.token);
+        if constexpr (has_learned_positions) plan(position_reads, gradients.positions);
+        if (m_types && !type_reads.empty()) plan(type_reads, gradients.token_types);
+        detail::sum_tables(tables, rows, width, parallel);
+        for (std::size_t at = 0; at < tables.size(); ++at) planned[at]->rows = std::move(plans[at].rows);
+        if constexpr (!std::is_same_v<TokenSink, std::nullptr_t>) token_sink(token_reads, rows);
         return gradients;
     }
 
     /// Whether every token row's sum is finite for sure: the rows they read hold no NaN or
     /// infinity, and the largest sum the reads could make stays below half the largest Scalar.
-    template <typename Rows>
-    bool fusable(const std::vector<detail::RowRead<Scalar>>& reads, const detail::SortedReads& sorted,
-                 const Rows& rows) const {
+    bool fusable(const std::vector<detail::RowRead<Scalar>>& reads, const detail::ReadPlan& plan,
+                 const detail::GradientRows<Scalar>& rows) const {
         double largest_value = 0;
         double largest_factor = 0;
         for (const detail::RowRead<Scalar>& read : reads) {
-            const Scalar* values = rows.gradients.row(read.source).data();
+            const Scalar* values = rows.values + read.source * rows.stride;
             for (Index j = 0; j < d_model(); ++j) {
                 if (!std::isfinite(values[j])) return false;
                 largest_value = std::max(largest_value, std::abs(static_cast<double>(values[j])));
@@ -673,8 +680,8 @@ private:
             largest_factor = std::max(largest_factor, std::abs(static_cast<double>(read.factor)));
         }
         std::size_t most_reads = 0;
-        for (std::size_t at = 0; at + 1 < sorted.first_read.size(); ++at)
-            most_reads = std::max(most_reads, sorted.first_read[at + 1] - sorted.first_read[at]);
+        for (std::size_t at = 0; at + 1 < plan.first_read.size(); ++at)
+            most_reads = std::max(most_reads, plan.first_read[at + 1] - plan.first_read[at]);
         const double bound = largest_value * static_cast<double>(rows.keep_scale) * largest_factor *
                              static_cast<double>(most_reads);
         return bound < 0.5 * static_cast<double>(std::numeric_limits<Scalar>::max());

@@ -298,7 +298,7 @@ public:
         for (Index b = 0; b < ids.rows(); ++b)
             for (Index t = 0; t < ids.cols(); ++t)
                 if (ids(b, t) != skipped) reads.push_back({ids(b, t), b * ids.cols() + t, m_scale});
-        return detail::sum_reads(reads, detail::GradientRows<Scalar, Eigen::Ref<const RowMatrix<Scalar>>>{grad_output}, vocab_size(), d_model());
+        return detail::sum_reads(reads, detail::GradientRows<Scalar>::of(grad_output), vocab_size(), d_model());
     }
 
 private:

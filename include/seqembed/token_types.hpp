@@ -121,7 +121,7 @@ public:
         for (Index b = 0; b < type_ids.rows(); ++b)
             for (Index t = 0; t < type_ids.cols(); ++t)
                 reads.push_back({type_ids(b, t), b * type_ids.cols() + t, Scalar(1)});
-        return detail::sum_reads(reads, detail::GradientRows<Scalar, Eigen::Ref<const RowMatrix<Scalar>>>{grad_output}, type_vocab_size(), d_model());
+        return detail::sum_reads(reads, detail::GradientRows<Scalar>::of(grad_output), type_vocab_size(), d_model());
     }
 
     /// @brief Opens the table for an optimizer step (TrainableTable): a view or a table shared

@@ -1,23 +1,24 @@
 /// @file detail/backward.hpp
 /// @brief The pieces of the backward passes: table rows' gradients summed from the output rows
-///        that read them in a fixed order, and LayerNorm's backward of one row.
+///        that read them in a fixed order, in one pass over the output's gradient, and
+///        LayerNorm's backward of one row.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../gradients.hpp"
 #include "../types.hpp"
+#include "engine/kernels.hpp"
+#include "simd/platform.hpp"
+#include "workers.hpp"
 
 namespace seqembed::detail {
-
-/// The type the backward accumulates sums in: double for float (a frequent token's gradient sums
-/// thousands of rows), double for double.
-template <typename Scalar>
-using WideScalar = std::conditional_t<std::is_same_v<Scalar, float>, double, Scalar>;
 
 /// One read of a table row by an output row: table row `table_row` receives `factor` times
 /// gradient row `source`.
@@ -28,91 +29,220 @@ struct RowRead {
     Scalar factor;
 };
 
-/// Runs f(0, count) on this thread: the executor of a backward without threads.
-struct OneThread {
-    template <typename Work>
-    void operator()(Index count, const Work& f) const {
-        f(Index{0}, count);
-    }
-};
-
-/// The rows a backward sums: rows of a gradient matrix, times a dropout mask when it has one
-/// (mask[r * width + j] 1 where element (r, j) was kept, 0 where dropped), each value first
-/// multiplied in Scalar by 1 or 0 and then by keep_scale: Dropout::apply's value x keep_scale
-/// or value x 0, bit for bit (a dropped NaN stays NaN, a dropped negative becomes -0).
-template <typename Scalar, typename Gradients>
-struct GradientRows {
-    const Gradients& gradients;
-    const std::uint8_t* mask = nullptr;
-    Scalar keep_scale = 1;
-};
-
-/// A table's reads sorted by table row (then by source row), and where each listed row's reads
-/// start.
-struct SortedReads {
-    std::vector<std::int64_t> rows;      // the table rows read, ascending, each once
-    std::vector<std::size_t> first_read;  // of each listed row, then the number of reads
-};
-
-/// Sorts `reads` in place by (table row, source row) and lists the table rows they read.
+/// The dropout factors of every byte of mask bits: factors[8 b + k] is keep_scale when bit k of
+/// b is set, 0 when it is clear.
 template <typename Scalar>
-SortedReads sort_reads(std::vector<RowRead<Scalar>>& reads) {
-    std::stable_sort(reads.begin(), reads.end(), [](const RowRead<Scalar>& a, const RowRead<Scalar>& b) {
-        return a.table_row < b.table_row || (a.table_row == b.table_row && a.source < b.source);
-    });
-    SortedReads sorted;
-    for (std::size_t k = 0; k < reads.size(); ++k) {
-        if (k == 0 || reads[k].table_row != reads[k - 1].table_row) {
-            sorted.rows.push_back(reads[k].table_row);
-            sorted.first_read.push_back(k);
-        }
+struct MaskFactors {
+    std::vector<Scalar> factors;
+
+    explicit MaskFactors(Scalar keep_scale) : factors(256 * 8) {
+        for (unsigned b = 0; b < 256; ++b)
+            for (unsigned k = 0; k < 8; ++k) factors[8 * b + k] = ((b >> k) & 1u) != 0 ? keep_scale : Scalar(0);
     }
-    sorted.first_read.push_back(reads.size());
-    return sorted;
+};
+
+/// The rows of a table's gradient from the reads of its rows, by the backward's element loops
+/// (GradientKernel, of the ISA in force): each row's values read through the mask, then each
+/// read's role carried out.
+template <typename Scalar>
+class ReadSummer {
+public:
+    /// The summer of `rows` values at a time.
+    /// @throws value_error as active_isa(); std::bad_alloc.
+    ReadSummer(const GradientRows<Scalar>& rows, Index width)
+        : m_kernel(gradient_kernel<Scalar>()), m_rows(rows), m_width(width),
+          m_mask(rows.kept != nullptr ? rows.keep_scale : Scalar(1)) {}
+
+    /// Values [first, first + count) of gradient row `row`, through the mask: the matrix's own
+    /// without one, else written to buffer.
+    const Scalar* values(Index row, Index first, Index count, Scalar* buffer) const noexcept {
+        return m_kernel.values(m_rows, m_mask.factors.data(), row, m_width, first, count, buffer);
+    }
+
+    /// Carries out one read's role over count values (apply_read of gradient-inl.hpp).
+    void apply(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum,
+               Scalar* out) const noexcept {
+        m_kernel.apply(role, factor, values, count, sum, out);
+    }
+
+private:
+    GradientKernelFunctions<Scalar> m_kernel;
+    GradientRows<Scalar> m_rows;
+    Index m_width;
+    MaskFactors<Scalar> m_mask;
+};
+
+/// A table's reads grouped by table row: the rows read, ascending, each once; and for each read,
+/// in the order given (by source row), its row's place in `rows`, its role, and its row's place
+/// among the rows with several reads (their WideScalar sums).
+struct ReadPlan {
+    std::vector<std::int64_t> rows;
+    std::vector<std::size_t> first_read;  // of each listed row in `order`, then the number of reads
+    std::vector<std::size_t> order;       // the reads by (table row, source row)
+    std::vector<Index> slot;
+    std::vector<ReadRole> role;
+    std::vector<Index> sum;               // -1 for a row's only read
+    Index sums = 0;                       // rows with several reads
+};
+
+/// The plan of `reads`, which are in order of source row (as the backward lists them).
+template <typename Scalar>
+ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows) {
+    ReadPlan plan;
+    const std::size_t n = reads.size();
+    plan.order.resize(n);
+    if (table_rows <= static_cast<Index>(2 * n + 256)) {
+        // Counting sort by table row: stable, so each row's reads stay in order of source row.
+        std::vector<std::size_t> start(static_cast<std::size_t>(table_rows) + 1, 0);
+        for (const RowRead<Scalar>& read : reads) ++start[static_cast<std::size_t>(read.table_row) + 1];
+        for (std::size_t r = 0; r < static_cast<std::size_t>(table_rows); ++r) start[r + 1] += start[r];
+        for (std::size_t i = 0; i < n; ++i) plan.order[start[static_cast<std::size_t>(reads[i].table_row)]++] = i;
+    } else {
+        for (std::size_t i = 0; i < n; ++i) plan.order[i] = i;
+        std::stable_sort(plan.order.begin(), plan.order.end(),
+                         [&](std::size_t a, std::size_t b) { return reads[a].table_row < reads[b].table_row; });
+    }
+    plan.slot.resize(n);
+    plan.role.resize(n);
+    plan.sum.resize(n);
+    for (std::size_t k = 0; k < n;) {
+        std::size_t end = k + 1;
+        while (end < n && reads[plan.order[end]].table_row == reads[plan.order[k]].table_row) ++end;
+        const auto slot = static_cast<Index>(plan.rows.size());
+        plan.rows.push_back(reads[plan.order[k]].table_row);
+        plan.first_read.push_back(k);
+        const Index sum = end - k > 1 ? plan.sums++ : Index{-1};
+        for (std::size_t at = k; at < end; ++at) {
+            const std::size_t i = plan.order[at];
+            plan.slot[i] = slot;
+            plan.sum[i] = sum;
+            plan.role[i] = end - k == 1 ? ReadRole::only
+                           : at == k    ? ReadRole::first
+                           : at + 1 == end ? ReadRole::last
+                                           : ReadRole::middle;
+        }
+        k = end;
+    }
+    plan.first_read.push_back(n);
+    return plan;
 }
 
-/// The gradient of listed row `at` of a table: the sum of factor x rows.row(source) over its
-/// reads in order of source row, accumulated in WideScalar (in `sum`, width values) and rounded
-/// once into out (width values).
-template <typename Scalar, typename Gradients>
-void sum_row(const std::vector<RowRead<Scalar>>& reads, const SortedReads& sorted, std::size_t at,
-             const GradientRows<Scalar, Gradients>& rows, Index width,
-             Eigen::Array<WideScalar<Scalar>, 1, Eigen::Dynamic>& sum, Scalar* out) {
+/// One table of a summing pass: its reads (in order of source row), their plan, and where the
+/// gradient goes (rows.size() x width).
+template <typename Scalar>
+struct TableSum {
+    const std::vector<RowRead<Scalar>>* reads;
+    const ReadPlan* plan;
+    Scalar* gradient;
+};
+
+/// Columns per share of a summing pass between workers: whole cache lines of float.
+inline constexpr Index columns_per_share = 16;
+/// How many reads of a table ahead a summing pass requests the lines a read will write, and the
+/// gathering of a row the gradient rows a read will read.
+inline constexpr std::size_t reads_ahead = 4;
+/// How many reads ahead the gathering of a row requests the gradient rows a read will read.
+inline constexpr std::size_t gathered_reads_ahead = 12;
+/// Requests the lines of `count` values at `values` (for writing when `writing`).
+template <typename T>
+void request_values(const T* values, Index count, bool writing) noexcept {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values);
+    const std::size_t size = sizeof(T) * static_cast<std::size_t>(count);
+    for (std::size_t at = 0; at < size; at += 64) {
+        if (writing)
+            request_line_for_writing(bytes + at);
+        else
+            request_line(bytes + at);
+    }
+}
+
+/// The gradient of listed row k of a plan (plan.rows[k]), gathered from its reads in order of
+/// source row into out (width values): values and sum hold width values each.
+template <typename Scalar>
+void gather_row(const std::vector<RowRead<Scalar>>& reads, const ReadPlan& plan, const ReadSummer<Scalar>& summer,
+                const GradientRows<Scalar>& rows, std::size_t k, Index width, Scalar* values,
+                WideScalar<Scalar>* sum, Scalar* out) {
+    const std::size_t end = plan.first_read[k + 1];
+    for (std::size_t at = plan.first_read[k]; at < end; ++at) {
+        if (at + gathered_reads_ahead < plan.order.size()) {
+            const Index ahead = reads[plan.order[at + gathered_reads_ahead]].source;
+            request_values(rows.values + ahead * rows.stride, width, false);
+            if (rows.kept != nullptr) request_values(rows.kept + ahead * width / 64, (width + 63) / 64 + 1, false);
+        }
+        const std::size_t i = plan.order[at];
+        const Scalar* row = summer.values(reads[i].source, 0, width, values);
+        summer.apply(plan.role[i], reads[i].factor, row, width, sum, out);
+    }
+}
+
+/// Sums the gradients of several tables, each value in order of source row, in WideScalar, in
+/// one pass over the gradient rows in order of source row: each row's values are read (through
+/// the mask) once and every read of it carried out (ReadSummer::apply). The workers share the
+/// columns (parallel(count, f) runs f(begin, end) over shares of [0, count)); each value's sum
+/// is in the same order whatever the share, so the bits do not depend on the number of workers.
+/// (Gathering each row from its reads instead, as gather_row does, measured slower for the
+/// token table of the headline batch: its random reads cost more than keeping the sums.)
+template <typename Scalar, typename Parallel = OneThread>
+void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<Scalar>& rows, Index width,
+                const Parallel& parallel = {}) {
     using Wide = WideScalar<Scalar>;
-    using Values = Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>>;
-    using Mask = Eigen::Map<const Eigen::Array<std::uint8_t, 1, Eigen::Dynamic>>;
-    sum.setZero();
-    for (std::size_t k = sorted.first_read[at]; k < sorted.first_read[at + 1]; ++k) {
-        const Values values(rows.gradients.row(reads[k].source).data(), width);
-        const auto factor = static_cast<Wide>(reads[k].factor);
-        if (rows.mask != nullptr) {
-            const Mask kept(rows.mask + reads[k].source * width, width);
-            sum += factor * ((values * kept.template cast<Scalar>()) * rows.keep_scale).template cast<Wide>();
-        } else {
-            sum += factor * values.template cast<Wide>();
+    std::vector<std::unique_ptr<Wide[]>> sums;
+    for (const TableSum<Scalar>& table : tables)
+        sums.emplace_back(new Wide[static_cast<std::size_t>(table.plan->sums * width)]);
+    const ReadSummer<Scalar> summer(rows, width);
+    const Index shares = (width + columns_per_share - 1) / columns_per_share;
+    parallel(shares, [&](Index begin, Index end) {
+        const Index first = begin * columns_per_share;
+        const Index count = std::min(width, end * columns_per_share) - first;
+        if (count <= 0) return;
+        std::vector<Scalar> values(static_cast<std::size_t>(count));
+        std::vector<std::size_t> next(tables.size(), 0);
+        for (;;) {
+            Index source = -1;
+            for (std::size_t t = 0; t < tables.size(); ++t) {
+                const std::vector<RowRead<Scalar>>& reads = *tables[t].reads;
+                if (next[t] < reads.size() && (source < 0 || reads[next[t]].source < source))
+                    source = reads[next[t]].source;
+            }
+            if (source < 0) break;
+            const Scalar* row = summer.values(source, first, count, values.data());
+            for (std::size_t t = 0; t < tables.size(); ++t) {
+                const std::vector<RowRead<Scalar>>& reads = *tables[t].reads;
+                const ReadPlan& plan = *tables[t].plan;
+                // The row's sums, or its gradient, of read i (its lines requested ahead).
+                const auto destination = [&](std::size_t i, bool to_sum) -> void* {
+                    if (to_sum) return sums[t].get() + plan.sum[i] * width + first;
+                    return tables[t].gradient + plan.slot[i] * width + first;
+                };
+                for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i) {
+                    const std::size_t ahead = i + reads_ahead;
+                    if (ahead < reads.size()) {
+                        const bool to_sum = plan.role[ahead] == ReadRole::first || plan.role[ahead] == ReadRole::middle;
+                        if (to_sum)
+                            request_values(static_cast<Wide*>(destination(ahead, true)), count, true);
+                        else
+                            request_values(static_cast<Scalar*>(destination(ahead, false)), count, true);
+                    }
+                    summer.apply(plan.role[i], reads[i].factor, row, count,
+                                 plan.sum[i] >= 0 ? static_cast<Wide*>(destination(i, true)) : nullptr,
+                                 static_cast<Scalar*>(destination(i, false)));
+                }
+            }
         }
-    }
-    Eigen::Map<Eigen::Array<Scalar, 1, Eigen::Dynamic>>(out, width) = sum.template cast<Scalar>();
+    });
 }
 
-/// The row-sparse gradient of a table from its reads: each listed row by sum_row. The order is
-/// fixed by the reads alone, so any split of the rows between the executor's workers
-/// (parallel(count, f) runs f(begin, end) over shares of [0, count)) gives the same bits.
-/// `reads` is sorted in place.
-template <typename Scalar, typename Gradients, typename Parallel = OneThread>
-RowGradient<Scalar> sum_reads(std::vector<RowRead<Scalar>>& reads, const GradientRows<Scalar, Gradients>& rows,
+/// The row-sparse gradient of a table from its reads (in order of source row), by sum_tables.
+template <typename Scalar, typename Parallel = OneThread>
+RowGradient<Scalar> sum_reads(const std::vector<RowRead<Scalar>>& reads, const GradientRows<Scalar>& rows,
                               Index table_rows, Index width, const Parallel& parallel = {}) {
-    SortedReads sorted = sort_reads(reads);
+    ReadPlan plan = plan_reads(reads, table_rows);
     RowGradient<Scalar> out;
     out.table_rows = table_rows;
     out.d_model = width;
-    out.values.resize(static_cast<Index>(sorted.rows.size()), width);
-    parallel(static_cast<Index>(sorted.rows.size()), [&](Index begin, Index end) {
-        Eigen::Array<WideScalar<Scalar>, 1, Eigen::Dynamic> sum(width);
-        for (Index at = begin; at < end; ++at)
-            sum_row(reads, sorted, static_cast<std::size_t>(at), rows, width, sum, out.values.row(at).data());
-    });
-    out.rows = std::move(sorted.rows);
+    out.values.resize(static_cast<Index>(plan.rows.size()), width);
+    sum_tables<Scalar>({{&reads, &plan, out.values.data()}}, rows, width, parallel);
+    out.rows = std::move(plan.rows);
     return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "../types.hpp"
 
@@ -62,6 +63,11 @@ struct StageAccess {
         return norm.row_job();
     }
     /// Takes the call number of one training forward.
+    template <typename Dropout, typename Parallel>
+    static std::vector<std::uint64_t> kept_bits(const Dropout& dropout, std::uint64_t call, std::uint64_t count,
+                                                const Parallel& parallel) {
+        return dropout.kept_bits(call, count, parallel);
+    }
     template <typename Dropout>
     static std::uint64_t take_call(const Dropout& dropout) noexcept {
         return dropout.take_call();

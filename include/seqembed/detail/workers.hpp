@@ -10,6 +10,14 @@
 
 namespace seqembed::detail {
 
+/// Runs f(0, count) on this thread: the executor of work without threads.
+struct OneThread {
+    template <typename Work>
+    void operator()(Index count, const Work& f) const {
+        f(Index{0}, count);
+    }
+};
+
 /// Room for the helper threads of `workers` workers (none under OpenMP, which has its pool), so
 /// that starting them allocates nothing: reserved before anything changes.
 inline std::vector<std::thread> reserved_helpers(Index workers) {

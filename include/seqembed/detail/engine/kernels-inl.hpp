@@ -887,6 +887,9 @@ private:
 // (detail/engine/kernels.hpp) also includes on its own.
 #include "rotary-inl.hpp"
 
+// The element loops of the backward's sums.
+#include "gradient-inl.hpp"
+
 /// a * b, rounded before whatever it feeds.
 template <typename D>
 inline typename D::Reg rounded_product(typename D::Reg a, typename D::Reg b) noexcept {
@@ -975,6 +978,16 @@ struct Backend {
     template <typename Scalar, typename Storage>
     static void finish_rows(const RowJob<Scalar>& job, RowCarry<Scalar>& carry) noexcept {
         RowKernel<Scalar, Storage>::finish(job, carry);
+    }
+    template <typename Scalar>
+    static const Scalar* gradient_values(const GradientRows<Scalar>& rows, const Scalar* factors, Index row,
+                                         Index width, Index first, Index count, Scalar* buffer) noexcept {
+        return GradientKernel<Scalar>::values(rows, factors, row, width, first, count, buffer);
+    }
+    template <typename Scalar>
+    static void apply_read(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum,
+                           Scalar* out) noexcept {
+        GradientKernel<Scalar>::apply(role, factor, values, count, sum, out);
     }
     static void draw(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
         draw_spans(key, first, count, out);

@@ -1,7 +1,7 @@
 /// @file detail/engine/kernels.hpp
 /// @brief The kernels of kernels-inl.hpp compiled once per ISA, and the one place that picks
-///        which copy runs (active_isa()): the entry points row_kernel, draw_spans, rotary_kernel
-///        and exact_sin_cos.
+///        which copy runs (active_isa()): the entry points row_kernel, draw_spans, rotary_kernel,
+///        exact_sin_cos and gradient_kernel.
 ///
 /// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa, and
 /// avx512_bf16_isa, which has only the rotation and takes AVX-512's other kernels) and
@@ -27,6 +27,7 @@
 #include "../../types.hpp"
 #include "../random/dropout_layout.hpp"
 #include "exact_sincos.hpp"
+#include "gradient_rows.hpp"
 #include "rows.hpp"
 
 // SEQEMBED_DETAIL_LINKED_KERNELS: 1 when the entry points come from seqembed::kernels.
@@ -56,6 +57,14 @@ struct RowKernelFunctions {
 /// interleaved, the heads).
 template <typename Table, typename Activation>
 using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const TokenHeads<Activation>&) noexcept;
+
+/// The backward's element loops of one ISA over Scalar values (gradient-inl.hpp's
+/// GradientKernel): a gradient row's values through the mask, and one read's role.
+template <typename Scalar>
+struct GradientKernelFunctions {
+    const Scalar* (*values)(const GradientRows<Scalar>&, const Scalar*, Index, Index, Index, Index, Scalar*) noexcept;
+    void (*apply)(ReadRole, Scalar, const Scalar*, Index, WideScalar<Scalar>*, Scalar*) noexcept;
+};
 
 /// The (Scalar, Storage) pairs of the row kernel that seqembed::kernels compiles: every pair
 /// TokenEmbedding and the stages built on the row kernel accept.
@@ -103,6 +112,12 @@ RotateFunction<Table, Activation> compiled_rotary_kernel();
 /// @throws value_error as active_isa().
 void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out);
 
+/// The backward's element loops of the ISA in force, from seqembed::kernels (defined for float
+/// and double).
+/// @throws value_error as active_isa().
+template <typename Scalar>
+GradientKernelFunctions<Scalar> compiled_gradient_kernel();
+
 /// exact_sin_cos_block of the ISA in force.
 /// @throws value_error as active_isa().
 void exact_sin_cos(double position, const double* high, const double* middle, const double* low, double* sines,
@@ -117,6 +132,15 @@ RowKernelFunctions<Scalar, Storage> row_kernel() {
                   "seqembed::kernels compiles the row kernel for float and double rows of their own "
                   "type, and float rows of bfloat16 or half tables only");
     return compiled_row_kernel<Scalar, Storage>();
+}
+
+/// The backward's element loops of the ISA in force.
+/// @throws value_error as active_isa().
+template <typename Scalar>
+GradientKernelFunctions<Scalar> gradient_kernel() {
+    static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
+                  "seqembed::kernels compiles the backward's loops for float and double");
+    return compiled_gradient_kernel<Scalar>();
 }
 
 /// RotaryKernel<Table, Activation>::rotate of the ISA in force.
@@ -138,6 +162,7 @@ RotateFunction<Table, Activation> rotary_kernel() {
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "../simd/platform.hpp"
 
@@ -150,6 +175,14 @@ RotateFunction<Table, Activation> rotary_kernel() {
 #define SEQEMBED_DETAIL_UNROLL_ALL _Pragma("GCC unroll 16")
 #else
 #define SEQEMBED_DETAIL_UNROLL_ALL
+#endif
+
+// A pointer through which nothing else the function sees is reached (gradient-inl.hpp's loops
+// then vectorise under GCC's -O2 cost model, which adds no run-time overlap checks).
+#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define SEQEMBED_DETAIL_RESTRICT __restrict
+#else
+#define SEQEMBED_DETAIL_RESTRICT
 #endif
 
 // Inlined whatever the compiler's estimate: the helpers whose values must stay in registers
@@ -323,6 +356,17 @@ RotateFunction<Table, Activation> rotary_kernel() {
     });
 }
 
+/// The backward's element loops of the ISA in force (gradient-inl.hpp).
+/// @throws value_error as active_isa().
+template <typename Scalar>
+GradientKernelFunctions<Scalar> gradient_kernel() {
+    return with_active_isa([](auto backend) {
+        using Backend = decltype(backend);
+        return GradientKernelFunctions<Scalar>{&Backend::template gradient_values<Scalar>,
+                                               &Backend::template apply_read<Scalar>};
+    });
+}
+
 /// exact_sin_cos_block of the ISA in force.
 /// @throws value_error as active_isa().
 inline void exact_sin_cos(double position, const double* high, const double* middle, const double* low,
@@ -335,6 +379,7 @@ inline void exact_sin_cos(double position, const double* high, const double* mid
 }  // namespace seqembed::detail
 
 #undef SEQEMBED_DETAIL_UNROLL_ALL
+#undef SEQEMBED_DETAIL_RESTRICT
 #undef SEQEMBED_DETAIL_BLOCK
 #undef SEQEMBED_DETAIL_INLINED_LAMBDA
 #undef SEQEMBED_DETAIL_NOINLINE

@@ -35,10 +35,31 @@ inline void keep_rounded_each_time(T& value) noexcept {
 #endif
 }
 
+/// Makes `object` opaque to the optimiser at this point: it is stored as computed before it, so
+/// that no product in it is fused with a sum that reads it (keep_rounded for whole arrays).
+template <typename T>
+inline void keep_in_memory(T& object) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__("" : "+m"(object));
+#else
+    (void)object;  // MSVC contracts only under /fp:fast or /fp:contract
+#endif
+}
+
 /// Requests the cache line at `line` into L1 and L2 ahead of its use (a prefetch: never faults).
 inline void request_line(const void* line) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(line, 0, 3);
+#else
+    (void)line;
+#endif
+}
+
+/// Requests the cache line at `line` for writing ahead of a store to it (a prefetch: never
+/// faults).
+inline void request_line_for_writing(const void* line) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(line, 1, 3);
 #else
     (void)line;
 #endif

@@ -1,0 +1,104 @@
+// detail/engine/gradient-inl.hpp: the element loops of the backward's sums (detail/backward.hpp).
+//
+// No include guard, by design: kernels-inl.hpp includes this file once per ISA, inside namespace
+// seqembed::detail::<isa>_isa and that ISA's target region. The loops are plain C++ that the
+// compiler vectorises for the region's target: every operation is one IEEE operation per element
+// (a product of two floats in double is exact; a product of doubles is rounded on its own,
+// never fused into the sum), so every ISA gives the scalar backend's bits. The two entry points
+// are not inlined into their callers, which would lose what their restrict pointers promise.
+
+/// The element loops of the backward over Scalar values, WideScalar sums.
+template <typename Scalar>
+struct GradientKernel {
+    using Wide = WideScalar<Scalar>;
+
+    /// Runs body(j) for every j in [0, count): blocks of 16 first, a fixed count, which GCC's
+    /// -O2 cost model vectorises (it leaves loops of unknown count that would need a remainder
+    /// loop), then the rest.
+    template <typename Body>
+    static void each_value(Index count, const Body& body) noexcept {
+        Index j = 0;
+        for (; j + 16 <= count; j += 16)
+            for (Index k = 0; k < 16; ++k) body(j + k);
+        for (; j < count; ++j) body(j);
+    }
+
+    /// Runs body(j, factor x m[j]) for every j in [0, count), each product in Wide rounded on its
+    /// own (exact for float; for double, kept from fusing with what body adds it to).
+    template <typename Body>
+    static void each_product(Index count, Wide factor, const Scalar* SEQEMBED_DETAIL_RESTRICT m,
+                             const Body& body) noexcept {
+        if constexpr (!std::is_same_v<Wide, Scalar>) {
+            each_value(count, [&](Index j) { body(j, factor * static_cast<Wide>(m[j])); });
+        } else {
+            Index j = 0;
+            for (; j + 16 <= count; j += 16) {
+                Wide products[16];
+                for (Index k = 0; k < 16; ++k) products[k] = factor * m[j + k];
+                keep_in_memory(products);
+                for (Index k = 0; k < 16; ++k) body(j + k, products[k]);
+            }
+            for (; j < count; ++j) {
+                Wide product = factor * m[j];
+                keep_rounded(product);
+                body(j, product);
+            }
+        }
+    }
+
+    /// Values [first, first + count) of gradient row `row`: the row itself without a mask, else
+    /// the values through it, written to `buffer`. factors[8 b + k] is the factor of an element
+    /// whose mask byte is b and bit k in it.
+    SEQEMBED_DETAIL_NOINLINE static const Scalar* values(const GradientRows<Scalar>& rows, const Scalar* factors,
+                                                         Index row, Index width, Index first, Index count,
+                                                         Scalar* buffer) noexcept {
+        const Scalar* values = rows.values + row * rows.stride + first;
+        if (rows.kept == nullptr) return values;
+        masked(values, rows.kept, factors, static_cast<std::uint64_t>(row * width + first), count, rows.keep_scale,
+               buffer);
+        return buffer;
+    }
+
+    /// values[j] times the factor of element first_element + j, for j in [0, count), into out.
+    SEQEMBED_DETAIL_NOINLINE static void masked(const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                                const std::uint64_t* kept, const Scalar* factors,
+                                                std::uint64_t first_element, Index count, Scalar keep_scale,
+                                                Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+        Index j = 0;
+        for (; j + 16 <= count; j += 16) {
+            // Sixteen factors in a row, so that the products vectorise whatever the vector width.
+            Scalar factor[16];
+            const std::uint64_t at = first_element + static_cast<std::uint64_t>(j);
+            std::memcpy(factor, factors + 8 * eight_bits(kept, at), 8 * sizeof(Scalar));
+            std::memcpy(factor + 8, factors + 8 * eight_bits(kept, at + 8), 8 * sizeof(Scalar));
+            for (Index k = 0; k < 16; ++k) out[j + k] = values[j + k] * factor[k];
+        }
+        for (; j < count; ++j) {
+            const std::uint64_t at = first_element + static_cast<std::uint64_t>(j);
+            out[j] = values[j] * (((kept[at / 64] >> (at % 64)) & 1u) != 0 ? keep_scale : Scalar(0));
+        }
+    }
+
+    /// Carries out one read's role over `count` values: m the read's values, sum its row's sums,
+    /// out its row's gradient.
+    SEQEMBED_DETAIL_NOINLINE static void apply(ReadRole role, Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT m, Index count,
+                      Wide* SEQEMBED_DETAIL_RESTRICT sum, Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+        const auto f = static_cast<Wide>(factor);
+        switch (role) {
+            case ReadRole::only:
+                // 0 + f x value rounded once is the Scalar product plus 0: the Wide product of two
+                // Scalars is exact for float, and adding 0 only turns -0 into +0.
+                each_value(count, [&](Index j) { out[j] = factor * m[j] + Scalar(0); });
+                break;
+            case ReadRole::first:
+                each_value(count, [&](Index j) { sum[j] = f * static_cast<Wide>(m[j]) + Wide(0); });
+                break;
+            case ReadRole::middle:
+                each_product(count, f, m, [&](Index j, Wide product) { sum[j] += product; });
+                break;
+            case ReadRole::last:
+                each_product(count, f, m, [&](Index j, Wide product) { out[j] = static_cast<Scalar>(sum[j] + product); });
+                break;
+        }
+    }
+};

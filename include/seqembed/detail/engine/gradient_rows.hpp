@@ -1,0 +1,56 @@
+/// @file detail/engine/gradient_rows.hpp
+/// @brief What the backward's element loops (gradient-inl.hpp) read and do: rows of an output's
+///        gradient, through a dropout mask held as flat bits, and the role of one read of a table
+///        row in that row's sum.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../../types.hpp"
+
+namespace seqembed::detail {
+
+/// The type the backward accumulates sums in: double for float (a frequent token's gradient sums
+/// thousands of rows), double for double.
+template <typename Scalar>
+using WideScalar = std::conditional_t<std::is_same_v<Scalar, float>, double, Scalar>;
+
+/// The rows a backward sums: row r of a gradient matrix (width values at values + r * stride),
+/// each value multiplied by its element's dropout factor when `kept` is set: keep_scale where
+/// bit r * width + j of the mask's flat kept bits (kept_bits) is set, 0 where it is clear. That
+/// is Dropout::apply's value x keep_scale or value x 0, bit for bit (a dropped NaN stays NaN, a
+/// dropped negative becomes -0).
+template <typename Scalar>
+struct GradientRows {
+    const Scalar* values = nullptr;
+    Index stride = 0;
+    const std::uint64_t* kept = nullptr;
+    Scalar keep_scale = 1;
+
+    /// The rows of a row-major matrix, without a mask.
+    template <typename Matrix>
+    static GradientRows of(const Matrix& matrix) noexcept {
+        return {matrix.data(), matrix.outerStride(), nullptr, Scalar(1)};
+    }
+};
+
+/// Eight bits of flat bits from bit `at` on (the words hold at least one word past it).
+inline unsigned eight_bits(const std::uint64_t* words, std::uint64_t at) noexcept {
+    const std::uint64_t shift = at % 64;
+    std::uint64_t bits = words[at / 64] >> shift;
+    if (shift > 56) bits |= words[at / 64 + 1] << (64 - shift);
+    return static_cast<unsigned>(bits & 0xFFu);
+}
+
+/// What one read does to its table row's gradient, by its place among the row's reads in order
+/// of source row: the sum starts at 0, adds factor x value in WideScalar for each read and is
+/// rounded once, after the last. A row's only read writes the rounded value at once.
+enum class ReadRole : std::uint8_t {
+    only,    // gradient = 0 + factor x value, rounded
+    first,   // sum = 0 + factor x value
+    middle,  // sum += factor x value
+    last,    // gradient = sum + factor x value, rounded
+};
+
+}  // namespace seqembed::detail
