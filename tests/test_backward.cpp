@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "isa_support.hpp"
 #include "fixtures/backward/backward_cases.hpp"
 
 using seqembed::IdMatrix;
@@ -728,4 +729,85 @@ TEST_CASE("forward_into returns the dropout call it took, which backward takes",
     pipeline.set_training(false);
     CHECK(!pipeline.forward_into(batch, out));
     CHECK(!pipeline.forward_into(ids, seqembed::Padding::none(), out));
+}
+
+namespace {
+
+// The backward of a pipeline with learned positions and dropout, computed naively: each table
+// row's gradient the sum in WideScalar, in order of output row, of factor x the output's
+// gradient through the mask (Dropout::keeps), rounded once.
+template <typename Scalar>
+RowMatrix<Scalar> naive_table_gradient(const seqembed::Dropout& dropout, std::uint64_t call, const RowMatrix<Scalar>& g,
+                                       const std::vector<std::int64_t>& table_row_of_output, Scalar factor,
+                                       const std::vector<std::int64_t>& rows) {
+    using Wide = seqembed::detail::WideScalar<Scalar>;
+    const Scalar keep_scale = dropout.keep_scale<Scalar>();
+    RowMatrix<Scalar> out(static_cast<Index>(rows.size()), g.cols());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        for (Index j = 0; j < g.cols(); ++j) {
+            Wide sum = 0;
+            for (Index r = 0; r < g.rows(); ++r) {
+                if (table_row_of_output[static_cast<std::size_t>(r)] != rows[k]) continue;
+                const auto element = static_cast<std::uint64_t>(r * g.cols() + j);
+                const Scalar masked = g(r, j) * (dropout.keeps(call, element) ? keep_scale : Scalar(0));
+                // volatile: the product rounded on its own, as the backward rounds it
+                const volatile Wide product = static_cast<Wide>(factor) * static_cast<Wide>(masked);
+                sum += product;
+            }
+            out(static_cast<Index>(k), j) = static_cast<Scalar>(sum);
+        }
+    }
+    return out;
+}
+
+template <typename Scalar>
+void check_backward_on_every_isa() {
+    // A width that is no multiple of 16 (the element loops' blocks) nor of 8 (a mask byte), and
+    // ids that repeat, so that rows have one read and several.
+    const Index vocab = 13, width = 75, batch_size = 3, seq = 11;
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.scale = seqembed::EmbeddingScale::value(2.75);
+    seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>> pipeline(
+        seqembed::TokenEmbedding<Scalar>::from_weights(random_matrix(vocab, width, 41).cast<Scalar>(), token_options),
+        seqembed::LearnedPositionalEmbedding<Scalar>::from_weights(random_matrix(seq, width, 42).cast<Scalar>()),
+        {0.3, 17});
+    pipeline.set_training(true);
+    IdMatrix ids(batch_size, seq);
+    std::mt19937 generator(43);
+    for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>(generator() % vocab);
+    ids(0, 0) = 12;  // read once only
+    for (Index k = 1; k < ids.size(); ++k)
+        if (ids.data()[k] == 12) ids.data()[k] = 11;
+    const seqembed::Batch batch(ids);
+    RowMatrix<Scalar> out(ids.size(), width);
+    const std::uint64_t call = pipeline.forward_into(batch, out).value();
+    RowMatrix<Scalar> g = random_matrix(ids.size(), width, 44).cast<Scalar>();
+    g(5, 3) = -g(5, 3);
+    std::vector<std::int64_t> token_of(static_cast<std::size_t>(ids.size()));
+    std::vector<std::int64_t> position_of(static_cast<std::size_t>(ids.size()));
+    for (Index r = 0; r < ids.size(); ++r) {
+        token_of[static_cast<std::size_t>(r)] = ids(r / seq, r % seq);
+        position_of[static_cast<std::size_t>(r)] = r % seq;
+    }
+    std::vector<seqembed::PipelineGradients<Scalar>> results;
+    for_each_isa([&](seqembed::Isa) { results.push_back(pipeline.backward(batch, g, call)); });
+    REQUIRE(!results.empty());
+    const seqembed::PipelineGradients<Scalar>& first = results.front();
+    CHECK(first.token.rows.front() == 0);
+    CHECK(first.token.values == naive_table_gradient<Scalar>(pipeline.dropout(), call, g, token_of, Scalar(2.75),
+                                                               first.token.rows));
+    CHECK(first.positions.values ==
+          naive_table_gradient<Scalar>(pipeline.dropout(), call, g, position_of, Scalar(1), first.positions.rows));
+    for (const auto& other : results) {
+        CHECK(other.token.rows == first.token.rows);
+        CHECK(other.token.values == first.token.values);
+        CHECK(other.positions.values == first.positions.values);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("InputPipeline::backward gives a naive sum's bits, on every ISA", "[backward][isa]") {
+    check_backward_on_every_isa<float>();
+    check_backward_on_every_isa<double>();
 }
