@@ -2,7 +2,8 @@
 // Translation units that link the target (SEQEMBED_COMPILED_KERNELS=1) see only the
 // declarations of detail/engine/kernels.hpp's linked_kernels namespace and call the functions
 // defined here and in kernels_rotary.cpp, which hand out the header's own (inline_kernels) entry
-// points. This file: the dropout draw, the exact sin/cos, the row kernel and the backward's loops.
+// points. This file: the dropout draw, the exact sin/cos, the row kernel, the backward's loops and
+// the Adam row step.
 #define SEQEMBED_DETAIL_BUILDING_KERNELS 1
 #include <seqembed/detail/engine/kernels.hpp>
 
@@ -36,5 +37,13 @@ GradientKernelFunctions<Scalar> compiled_gradient_kernel() {
 
 template GradientKernelFunctions<float> compiled_gradient_kernel<float>();
 template GradientKernelFunctions<double> compiled_gradient_kernel<double>();
+
+template <typename Scalar>
+AdamRowFunction<Scalar> compiled_adam_row_kernel() {
+    return inline_kernels::adam_row_kernel<Scalar>();
+}
+
+template AdamRowFunction<float> compiled_adam_row_kernel<float>();
+template AdamRowFunction<double> compiled_adam_row_kernel<double>();
 
 }  // namespace seqembed::detail::linked_kernels

@@ -143,19 +143,6 @@ inline constexpr Index columns_per_share = 16;
 inline constexpr std::size_t reads_ahead = 4;
 /// How many reads ahead the gathering of a row requests the gradient rows a read will read.
 inline constexpr std::size_t gathered_reads_ahead = 12;
-/// Requests the lines of `count` values at `values` (for writing when `writing`).
-template <typename T>
-void request_values(const T* values, Index count, bool writing) noexcept {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(values);
-    const std::size_t size = sizeof(T) * static_cast<std::size_t>(count);
-    for (std::size_t at = 0; at < size; at += 64) {
-        if (writing)
-            request_line_for_writing(bytes + at);
-        else
-            request_line(bytes + at);
-    }
-}
-
 /// The gradient of listed row k of a plan (plan.rows[k]), gathered from its reads in order of
 /// source row into out (width values): values and sum hold width values each.
 template <typename Scalar>

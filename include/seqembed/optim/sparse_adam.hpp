@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "../detail/optimizer_checks.hpp"
+#include "../detail/engine/kernels.hpp"
+#include "../detail/simd/platform.hpp"
 #include "../gradients.hpp"
 #include "../types.hpp"
 
@@ -87,6 +89,7 @@ public:
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
+        const seqembed::detail::AdamRowFunction<Scalar> adam_row = seqembed::detail::adam_row_kernel<Scalar>();
         if (m_exp_avg.size() == 0) {  // may throw: before any change
             RowMatrix<Scalar> exp_avg = RowMatrix<Scalar>::Zero(m_rows, m_cols);
             RowMatrix<Scalar> exp_avg_sq = RowMatrix<Scalar>::Zero(m_rows, m_cols);
@@ -97,28 +100,21 @@ public:
         const double step = static_cast<double>(m_steps);
         const double bias_correction1 = 1.0 - std::pow(m_options.beta1, step);
         const double bias_correction2 = 1.0 - std::pow(m_options.beta2, step);
-        const auto step_size = static_cast<Scalar>(lr * std::sqrt(bias_correction2) / bias_correction1);
-        const auto keep1 = static_cast<Scalar>(1.0 - m_options.beta1);
-        const auto keep2 = static_cast<Scalar>(1.0 - m_options.beta2);
-        const auto eps = static_cast<Scalar>(m_options.eps);
+        // torch's order: old += (1 - b) * (new - old), the update values reused for the step.
+        const seqembed::detail::AdamConstants<Scalar> constants{
+            static_cast<Scalar>(1.0 - m_options.beta1), static_cast<Scalar>(1.0 - m_options.beta2),
+            static_cast<Scalar>(m_options.eps),
+            static_cast<Scalar>(lr * std::sqrt(bias_correction2) / bias_correction1), m_options.maximize};
         for (std::size_t k = 0; k < rows.size(); ++k) {
-            const auto r = static_cast<Index>(rows[k]);
-            const Scalar* g = gradient_row(k);
-            Scalar* w = weights.row(r).data();
-            Scalar* m = m_exp_avg.row(r).data();
-            Scalar* v = m_exp_avg_sq.row(r).data();
-            // torch's order: old += (1 - b) * (new - old), the update values reused for the step.
-            for (Index c = 0; c < m_cols; ++c) {
-                const Scalar d = m_options.maximize ? -g[c] : g[c];
-                const Scalar first_update = (d - m[c]) * keep1;
-                const Scalar second_update = (d * d - v[c]) * keep2;
-                const Scalar numerator = first_update + m[c];
-                const Scalar second = second_update + v[c];
-                m[c] = numerator;
-                v[c] = second;
-                const Scalar denominator = std::sqrt(second) + eps;
-                w[c] = w[c] + (-step_size) * (numerator / denominator);
+            if (k + rows_ahead < rows.size()) {
+                const auto ahead = static_cast<Index>(rows[k + rows_ahead]);
+                seqembed::detail::request_values(weights.row(ahead).data(), m_cols, true);
+                seqembed::detail::request_values(m_exp_avg.row(ahead).data(), m_cols, true);
+                seqembed::detail::request_values(m_exp_avg_sq.row(ahead).data(), m_cols, true);
             }
+            const auto r = static_cast<Index>(rows[k]);
+            adam_row(weights.row(r).data(), m_exp_avg.row(r).data(), m_exp_avg_sq.row(r).data(), gradient_row(k),
+                     m_cols, constants);
         }
     }
 
@@ -151,6 +147,9 @@ public:
     }
 
 private:
+    /// How many rows ahead a step requests the lines of the rows it will update.
+    static constexpr std::size_t rows_ahead = 2;
+
     std::string m_table;
     SparseAdamOptions m_options;
     Index m_rows;

@@ -887,8 +887,9 @@ private:
 // (detail/engine/kernels.hpp) also includes on its own.
 #include "rotary-inl.hpp"
 
-// The element loops of the backward's sums.
+// The element loops of the backward's sums and of the optimizers' steps.
 #include "gradient-inl.hpp"
+#include "optimizer-inl.hpp"
 
 /// a * b, rounded before whatever it feeds.
 template <typename D>
@@ -988,6 +989,11 @@ struct Backend {
     static void apply_read(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum,
                            Scalar* out) noexcept {
         GradientKernel<Scalar>::apply(role, factor, values, count, sum, out);
+    }
+    template <typename Scalar>
+    static void adam_row(Scalar* w, Scalar* m, Scalar* v, const Scalar* g, Index count,
+                         const AdamConstants<Scalar>& constants) noexcept {
+        OptimizerKernel<Scalar>::adam_row(w, m, v, g, count, constants);
     }
     static void draw(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
         draw_spans(key, first, count, out);

@@ -1,7 +1,7 @@
 /// @file detail/engine/kernels.hpp
 /// @brief The kernels of kernels-inl.hpp compiled once per ISA, and the one place that picks
 ///        which copy runs (active_isa()): the entry points row_kernel, draw_spans, rotary_kernel,
-///        exact_sin_cos and gradient_kernel.
+///        exact_sin_cos, gradient_kernel and adam_row_kernel.
 ///
 /// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa, and
 /// avx512_bf16_isa, which has only the rotation and takes AVX-512's other kernels) and
@@ -28,6 +28,7 @@
 #include "../random/dropout_layout.hpp"
 #include "exact_sincos.hpp"
 #include "gradient_rows.hpp"
+#include "optimizer_rows.hpp"
 #include "rows.hpp"
 
 // SEQEMBED_DETAIL_LINKED_KERNELS: 1 when the entry points come from seqembed::kernels.
@@ -65,6 +66,11 @@ struct GradientKernelFunctions {
     const Scalar* (*values)(const GradientRows<Scalar>&, const Scalar*, Index, Index, Index, Index, Scalar*) noexcept;
     void (*apply)(ReadRole, Scalar, const Scalar*, Index, WideScalar<Scalar>*, Scalar*) noexcept;
 };
+
+/// One Adam step on a row's values (optimizer-inl.hpp): weights, first and second moments,
+/// gradient, count, constants.
+template <typename Scalar>
+using AdamRowFunction = void (*)(Scalar*, Scalar*, Scalar*, const Scalar*, Index, const AdamConstants<Scalar>&) noexcept;
 
 /// The (Scalar, Storage) pairs of the row kernel that seqembed::kernels compiles: every pair
 /// TokenEmbedding and the stages built on the row kernel accept.
@@ -118,6 +124,11 @@ void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits*
 template <typename Scalar>
 GradientKernelFunctions<Scalar> compiled_gradient_kernel();
 
+/// The Adam row step of the ISA in force, from seqembed::kernels (defined for float and double).
+/// @throws value_error as active_isa().
+template <typename Scalar>
+AdamRowFunction<Scalar> compiled_adam_row_kernel();
+
 /// exact_sin_cos_block of the ISA in force.
 /// @throws value_error as active_isa().
 void exact_sin_cos(double position, const double* high, const double* middle, const double* low, double* sines,
@@ -141,6 +152,15 @@ GradientKernelFunctions<Scalar> gradient_kernel() {
     static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
                   "seqembed::kernels compiles the backward's loops for float and double");
     return compiled_gradient_kernel<Scalar>();
+}
+
+/// The Adam row step of the ISA in force.
+/// @throws value_error as active_isa().
+template <typename Scalar>
+AdamRowFunction<Scalar> adam_row_kernel() {
+    static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
+                  "seqembed::kernels compiles the optimizers' loops for float and double");
+    return compiled_adam_row_kernel<Scalar>();
 }
 
 /// RotaryKernel<Table, Activation>::rotate of the ISA in force.
@@ -365,6 +385,14 @@ GradientKernelFunctions<Scalar> gradient_kernel() {
         return GradientKernelFunctions<Scalar>{&Backend::template gradient_values<Scalar>,
                                                &Backend::template apply_read<Scalar>};
     });
+}
+
+/// The Adam row step of the ISA in force (optimizer-inl.hpp).
+/// @throws value_error as active_isa().
+template <typename Scalar>
+AdamRowFunction<Scalar> adam_row_kernel() {
+    return with_active_isa(
+        [](auto backend) -> AdamRowFunction<Scalar> { return &decltype(backend)::template adam_row<Scalar>; });
 }
 
 /// exact_sin_cos_block of the ISA in force.

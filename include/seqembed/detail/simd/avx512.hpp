@@ -62,6 +62,8 @@ struct Lanes<float> {
         return sum;
     }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_ps(a, b); }
+    static Reg div(Reg a, Reg b) noexcept { return _mm512_div_ps(a, b); }
+    static Reg sqrt(Reg a) noexcept { return _mm512_sqrt_ps(a); }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return _mm512_fmadd_ps(a, b, c); }
     /// -a: the sign bit flipped.
@@ -214,6 +216,8 @@ struct Lanes<double> {
         return _mm512_maskz_mov_pd(static_cast<__mmask8>(bits), keep);
     }
     static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_pd(a, b); }
+    static Reg div(Reg a, Reg b) noexcept { return _mm512_div_pd(a, b); }
+    static Reg sqrt(Reg a) noexcept { return _mm512_sqrt_pd(a); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm512_permute_pd(v, 0x55); }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.

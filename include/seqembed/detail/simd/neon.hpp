@@ -61,6 +61,8 @@ struct Lanes<float> {
         return sum;
     }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
+    static Reg div(Reg a, Reg b) noexcept { return vdivq_f32(a, b); }
+    static Reg sqrt(Reg a) noexcept { return vsqrtq_f32(a); }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return vfmaq_f32(c, a, b); }
     /// -a: the sign bit flipped.
@@ -179,6 +181,8 @@ struct Lanes<double> {
         return vreinterpretq_f64_u64(vandq_u64(chosen, vreinterpretq_u64_f64(keep)));
     }
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f64(a, b); }
+    static Reg div(Reg a, Reg b) noexcept { return vdivq_f64(a, b); }
+    static Reg sqrt(Reg a) noexcept { return vsqrtq_f64(a); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return vextq_f64(v, v, 1); }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.

@@ -3,6 +3,8 @@
 ///        backend_macros.hpp; the intrinsics are included by the backends that use them).
 #pragma once
 
+#include <cstddef>
+
 namespace seqembed::detail {
 
 /// Makes `value` opaque to the optimiser at this point, at no cost: the product before it is
@@ -63,6 +65,19 @@ inline void request_line_for_writing(const void* line) noexcept {
 #else
     (void)line;
 #endif
+}
+
+/// Requests the lines of `count` values at `values`, for writing when `writing`.
+template <typename T, typename Count>
+inline void request_values(const T* values, Count count, bool writing) noexcept {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values);
+    const std::size_t size = sizeof(T) * static_cast<std::size_t>(count);
+    for (std::size_t at = 0; at < size; at += 64) {
+        if (writing)
+            request_line_for_writing(bytes + at);
+        else
+            request_line(bytes + at);
+    }
 }
 
 }  // namespace seqembed::detail

@@ -57,6 +57,8 @@ struct Lanes {
     /// keep where bit 0 of `bits` is set, else 0.
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept { return (bits & 1u) != 0 ? keep : Scalar(0); }
     static Reg sub(Reg a, Reg b) noexcept { return a - b; }
+    static Reg div(Reg a, Reg b) noexcept { return a / b; }
+    static Reg sqrt(Reg a) noexcept { return std::sqrt(a); }
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
         even = widen(p);

@@ -1,0 +1,20 @@
+/// @file detail/engine/optimizer_rows.hpp
+/// @brief What the optimizers' element loops (optimizer-inl.hpp) are given: the constants of
+///        one Adam step.
+#pragma once
+
+namespace seqembed::detail {
+
+/// The constants of one Adam or SparseAdam step over rows of Scalar values: 1 - beta1,
+/// 1 - beta2, eps and the bias-corrected step size (lr sqrt(1 - beta2^t) / (1 - beta1^t)),
+/// each rounded to Scalar, and whether the gradient is negated (maximize).
+template <typename Scalar>
+struct AdamConstants {
+    Scalar keep1;
+    Scalar keep2;
+    Scalar eps;
+    Scalar step_size;
+    bool maximize;
+};
+
+}  // namespace seqembed::detail
