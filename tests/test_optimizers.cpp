@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "isa_support.hpp"
 #include "fixtures/optim/optim_cases.hpp"
 
 namespace fx = seqembed_optim_fixtures;
@@ -192,4 +193,48 @@ TEST_CASE("Lazy optimizers leave the rows a gradient does not list as they were"
     CHECK(!lazy.has_buffer(1));
     CHECK(adagrad.accumulators()[0] == 0.0);
     CHECK(adagrad.accumulators()[2] == 3.0);  // mean of 1^2 over the row, three times
+}
+
+namespace {
+
+// SparseAdam's rows after three steps with the ISA in force, on a row width that is no multiple
+// of a vector (the last lanes loaded and stored masked), with and without maximize.
+template <typename Scalar>
+seqembed::RowMatrix<Scalar> sparse_adam_after_steps(bool maximize) {
+    const seqembed::Index rows = 6, cols = 37;
+    seqembed::optim::SparseAdamOptions options;
+    options.maximize = maximize;
+    seqembed::optim::SparseAdam<Scalar> adam("t", rows, cols, options);
+    seqembed::RowMatrix<Scalar> weights(rows, cols);
+    for (seqembed::Index k = 0; k < weights.size(); ++k)
+        weights.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k)));
+    for (int step = 0; step < 3; ++step) {
+        seqembed::RowGradient<Scalar> gradient;
+        gradient.table_rows = rows;
+        gradient.d_model = cols;
+        gradient.rows = {1, 3, 4};
+        gradient.values.resize(3, cols);
+        for (seqembed::Index k = 0; k < gradient.values.size(); ++k)
+            gradient.values.data()[k] = static_cast<Scalar>(std::cos(1.3 * static_cast<double>(k + 7 * step)));
+        adam.step(weights, gradient, 0.05);
+    }
+    return weights;
+}
+
+}  // namespace
+
+TEST_CASE("SparseAdam's row step gives the scalar ISA's bits on every ISA", "[optim][isa]") {
+    for (const bool maximize : {false, true}) {
+        std::vector<seqembed::RowMatrix<float>> floats;
+        std::vector<seqembed::RowMatrix<double>> doubles;
+        for_each_isa([&](seqembed::Isa) {
+            floats.push_back(sparse_adam_after_steps<float>(maximize));
+            doubles.push_back(sparse_adam_after_steps<double>(maximize));
+        });
+        REQUIRE(!floats.empty());
+        for (const auto& other : floats) CHECK(other == floats.front());
+        for (const auto& other : doubles) CHECK(other == doubles.front());
+        CHECK(floats.front().row(0) == sparse_adam_after_steps<float>(!maximize).row(0));  // rows never listed
+        CHECK(floats.front().row(1) != sparse_adam_after_steps<float>(!maximize).row(1));
+    }
 }
