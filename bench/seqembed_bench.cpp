@@ -546,7 +546,42 @@ struct TrainingCase {
         pipeline.set_training(true);
         fill_uniform(grad_out.data(), static_cast<std::size_t>(grad_out.size()), 5);
         step();  // the optimizers' state, the tables made the pipeline's own
+        token_gradient = grads.token;
+        moment_one = RowMatrix<float>::Zero(size.vocab, size.d_model);
+        moment_two = RowMatrix<float>::Zero(size.vocab, size.d_model);
     }
+
+    // The floor of a SparseAdam step: the bytes it reads (the gradient, the weights and both
+    // moments of each touched row) and writes (the weights and the moments), moved with one
+    // addition each, vectorised, the rows requested ahead as the step requests them.
+    void move_sparse_adam_bytes() {
+        using Values = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+        const seqembed::PipelineTables<float> tables = pipeline.trainable();
+        Eigen::Map<RowMatrix<float>> w = tables.token->weights;
+        const auto& m_rows = token_gradient.rows;
+        const Index cols = w.cols();
+        for (std::size_t k = 0; k < m_rows.size(); ++k) {
+            if (k + 2 < m_rows.size()) {
+                const auto ahead = static_cast<Index>(m_rows[k + 2]);
+                for (Index c = 0; c < cols; c += 16) {
+                    __builtin_prefetch(w.row(ahead).data() + c, 1);
+                    __builtin_prefetch(moment_one.row(ahead).data() + c, 1);
+                    __builtin_prefetch(moment_two.row(ahead).data() + c, 1);
+                }
+            }
+            const auto r = static_cast<Index>(m_rows[k]);
+            Values wr(w.row(r).data(), cols), m(moment_one.row(r).data(), cols), v(moment_two.row(r).data(), cols);
+            const Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>> g(
+                token_gradient.values.row(static_cast<Index>(k)).data(), cols);
+            v = v + m;
+            m = m + wr;
+            wr = wr + g;
+        }
+    }
+
+    seqembed::RowGradient<float> token_gradient;  // of the first step's batch
+    RowMatrix<float> moment_one = RowMatrix<float>::Zero(1, 1);
+    RowMatrix<float> moment_two = RowMatrix<float>::Zero(1, 1);
 
     void step() {
         const seqembed::Batch batch(ids);
@@ -568,10 +603,11 @@ void register_training(const BatchSize& size) {
         for (auto _ : state) {
             if (what == 0) c.pipeline.forward_into(batch, c.out);
             if (what == 1) c.grads = c.pipeline.backward(batch, c.grad_out, c.pipeline.dropout().calls() - 1);
-            if (what == 2) c.token_step.step(c.pipeline.trainable().token->weights, c.grads.token, 1e-4);
+            if (what == 2) c.token_step.step(c.pipeline.trainable().token->weights, c.token_gradient, 1e-4);
             if (what == 3) c.step();
             if (what == 4)
                 c.grads = c.pipeline.backward_step(batch, c.grad_out, c.pipeline.dropout().calls() - 1, c.token_step, 1e-4);
+            if (what == 5) c.move_sparse_adam_bytes();
             benchmark::DoNotOptimize(c.out.data());
             benchmark::ClobberMemory();
         }
@@ -582,6 +618,7 @@ void register_training(const BatchSize& size) {
     add("training/sparse_adam/" + size.name(), [run](benchmark::State& state) { run(state, 2); });
     add("training/step/" + size.name(), [run](benchmark::State& state) { run(state, 3); });
     add("training/backward_step/" + size.name(), [run](benchmark::State& state) { run(state, 4); });
+    add("training/sparse_adam_bytes/" + size.name(), [run](benchmark::State& state) { run(state, 5); });
 }
 
 void register_all() {
