@@ -151,7 +151,7 @@ public:
         const std::vector<std::uint64_t> bits = kept_bits(call, static_cast<std::uint64_t>(kept.size()));
         for (Index e = 0; e < kept.size(); ++e) {
             const auto at = static_cast<std::uint64_t>(e);
-            kept.data()[e] = static_cast<std::uint8_t>((bits[at / 64] >> (at % 64)) & 1u);
+            kept.data()[e] = static_cast<std::uint8_t>((bits[static_cast<std::size_t>(at / 64)] >> (at % 64)) & 1u);
         }
         return kept;
     }

@@ -388,30 +388,30 @@ public:
         detail::require_learning_rate("token table", lr);
         TrainableTable<Scalar> table = trainable().token.value();
         const bool finite = token_optimizer.options().check_finite;
-        return gradients_of(batch, grad_output, call,
-                            [&](const std::vector<detail::RowRead<Scalar>>& reads, const detail::GradientRows<Scalar>& rows) {
-            const detail::ReadPlan plan = detail::plan_reads(reads, m_embedding.vocab_size());
-            if (finite && !fusable(reads, plan, rows)) {
-                // A NaN or infinity, or a sum that could round past the largest Scalar: the
-                // unfused step, whose scan names it before anything is written.
-                token_optimizer.step(table.weights, detail::sum_reads(reads, rows, m_embedding.vocab_size(), d_model()),
-                                     lr);
-                return;
-            }
-            const detail::ReadSummer<Scalar> summer(rows, d_model());
-            const auto width = static_cast<std::size_t>(d_model());
-            std::vector<Scalar> values(width);
-            std::vector<Scalar> gradient(width);
-            std::vector<detail::WideScalar<Scalar>> sum(width);
-            token_optimizer.step_rows(
-                table.weights, plan.rows,
-                [&](std::size_t k) {
-                    detail::gather_row(reads, plan, summer, rows, k, d_model(), values.data(), sum.data(),
-                                       gradient.data());
-                    return static_cast<const Scalar*>(gradient.data());
-                },
-                lr);
-        });
+        bool fused = false;
+        PipelineGradients<Scalar> gradients = gradients_of(
+            batch, grad_output, call,
+            [&](const detail::ReadPlan& plan, const std::vector<detail::RowRead<Scalar>>& reads,
+                const detail::GradientRows<Scalar>& rows, const auto& run) {
+                // A NaN or infinity, or a sum that could round past the largest Scalar, or an
+                // optimizer that needs whole rows: the unfused step below, whose scan names a
+                // bad value before anything is written.
+                if constexpr (detail::takes_spans<LazyOptimizer>) {
+                    if (!finite || fusable(reads, plan, rows)) {
+                        token_optimizer.step_spans(table.weights, plan.rows, lr, [&](const auto& step_span) {
+                            const detail::RowSinkOf<Scalar, RequestSpan<decltype(step_span)>, TakeSpan<decltype(step_span)>>
+                                sink({step_span}, {step_span});
+                            run(&sink);
+                        });
+                        fused = true;
+                        return;
+                    }
+                }
+                run(nullptr);
+            });
+        if (!fused) token_optimizer.step(table.weights, gradients.token, lr);
+        gradients.token = empty_gradient(m_embedding.vocab_size());
+        return gradients;
     }
 
     /// @brief Opens the pipeline's trainable tables for an optimizer step (PipelineTables): each
@@ -550,13 +550,15 @@ private:
     }
 
     /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row
-    /// that has one, then each table's rows summed from the rows that read them.
-    /// `token_sink`, when given, takes the token table's reads and the gradient rows they read
-    /// (token_sink(reads, rows)) instead of their sums going into the gradients.
-    template <typename TokenSink = std::nullptr_t>
+    /// that has one, then each table's rows summed from the rows that read them, in one pass.
+    /// `token_step`, when given, is called as token_step(plan, reads, rows, run) with the token
+    /// table's plan, its reads and the rows the pass reads, and must call run(sink) once: the
+    /// pass, in which the token table's gradient goes span by span to the RowSink `sink`, or
+    /// into the gradients when sink is null.
+    template <typename TokenStep = std::nullptr_t>
     PipelineGradients<Scalar> gradients_of(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                            std::optional<std::uint64_t> call,
-                                           const TokenSink& token_sink = nullptr) const {
+                                           const TokenStep& token_step = nullptr) const {
         const TokenIds& ids = batch.ids;
         const Index width = d_model();
         const Index seq = ids.cols();
@@ -652,18 +654,44 @@ private:
         const auto plan = [&](const std::vector<detail::RowRead<Scalar>>& reads, RowGradient<Scalar>& gradient) {
             const std::size_t at = tables.size();
             plans[at] = detail::plan_reads(reads, gradient.table_rows);
-            gradient.values.resize(static_cast<Index>(plans[at].rows.size()), width);
             planned[at] = &gradient;
-            tables.push_back({&reads, &plans[at], gradient.values.data()});
+            tables.push_back({&reads, &plans[at], nullptr});
         };
-        if constexpr (std::is_same_v<TokenSink, std::nullptr_t>) plan(token_reads, gradients.token);
+        plan(token_reads, gradients.token);
         if constexpr (has_learned_positions) plan(position_reads, gradients.positions);
         if (m_types && !type_reads.empty()) plan(type_reads, gradients.token_types);
-        detail::sum_tables(tables, rows, width, parallel);
-        for (std::size_t at = 0; at < tables.size(); ++at) planned[at]->rows = std::move(plans[at].rows);
-        if constexpr (!std::is_same_v<TokenSink, std::nullptr_t>) token_sink(token_reads, rows);
+        const auto run = [&](const detail::RowSink<Scalar>* token_sink) {
+            for (std::size_t at = 0; at < tables.size(); ++at) {
+                if (at == 0 && token_sink != nullptr) continue;
+                planned[at]->values.resize(static_cast<Index>(plans[at].rows.size()), width);
+                tables[at].gradient = planned[at]->values.data();
+            }
+            tables.front().sink = token_sink;
+            detail::sum_tables(tables, rows, width, parallel);
+            for (std::size_t at = token_sink != nullptr ? 1 : 0; at < tables.size(); ++at)
+                planned[at]->rows = std::move(plans[at].rows);
+        };
+        if constexpr (std::is_same_v<TokenStep, std::nullptr_t>)
+            run(nullptr);
+        else
+            token_step(plans[0], token_reads, rows, run);
         return gradients;
     }
+
+    /// A RowSink's request: a step_span's.
+    template <typename StepSpan>
+    struct RequestSpan {
+        const StepSpan& step;
+        void operator()(std::size_t k, Index first, Index count) const noexcept { step.request(k, first, count); }
+    };
+    /// A RowSink's take: a step_span.
+    template <typename StepSpan>
+    struct TakeSpan {
+        const StepSpan& step;
+        void operator()(std::size_t k, Index first, Index count, const Scalar* values) const noexcept {
+            step(k, first, count, values);
+        }
+    };
 
     /// Whether every token row's sum is finite for sure: the rows they read hold no NaN or
     /// infinity, and the largest sum the reads could make stays below half the largest Scalar.
@@ -671,13 +699,16 @@ private:
                  const detail::GradientRows<Scalar>& rows) const {
         double largest_value = 0;
         double largest_factor = 0;
+        Index last_source = -1;
         for (const detail::RowRead<Scalar>& read : reads) {
-            const Scalar* values = rows.values + read.source * rows.stride;
-            for (Index j = 0; j < d_model(); ++j) {
-                if (!std::isfinite(values[j])) return false;
-                largest_value = std::max(largest_value, std::abs(static_cast<double>(values[j])));
-            }
             largest_factor = std::max(largest_factor, std::abs(static_cast<double>(read.factor)));
+            if (read.source == last_source) continue;  // a tied type row's read of the same row
+            last_source = read.source;
+            const Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>> values(
+                rows.values + read.source * rows.stride, d_model());
+            // x * 0 is NaN for a NaN or an infinity and 0 otherwise: one vectorised sum finds both.
+            if (std::isnan((values * Scalar(0)).sum())) return false;
+            largest_value = std::max(largest_value, static_cast<double>(values.abs().maxCoeff()));
         }
         std::size_t most_reads = 0;
         for (std::size_t at = 0; at + 1 < plan.first_read.size(); ++at)

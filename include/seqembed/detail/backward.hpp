@@ -127,13 +127,58 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
     return plan;
 }
 
+/// Where a fused optimizer step takes a table's gradient: span by span, as the summing pass
+/// completes each listed row's columns [first, first + count).
+template <typename Scalar>
+class RowSink {
+public:
+    RowSink() = default;
+    RowSink(const RowSink&) = delete;
+    RowSink& operator=(const RowSink&) = delete;
+
+    /// Requests the lines that take(k, first, count, ...) will read and write.
+    virtual void request(std::size_t k, Index first, Index count) const noexcept = 0;
+    /// Takes the gradient of columns [first, first + count) of listed row k (count values).
+    virtual void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept = 0;
+
+protected:
+    ~RowSink() = default;
+};
+
+/// A RowSink of two callables: request(k, first, count) and take(k, first, count, values).
+template <typename Scalar, typename Request, typename Take>
+class RowSinkOf final : public RowSink<Scalar> {
+public:
+    RowSinkOf(Request request, Take take) : m_request(std::move(request)), m_take(std::move(take)) {}
+    void request(std::size_t k, Index first, Index count) const noexcept override { m_request(k, first, count); }
+    void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept override {
+        m_take(k, first, count, values);
+    }
+
+private:
+    Request m_request;
+    Take m_take;
+};
+
+/// Whether a lazy optimizer's steps take the gradient span by span (its step_spans, marked by
+/// `static constexpr bool takes_spans = true`), so that InputPipeline::backward_step fuses its
+/// step into the backward's pass.
+template <typename Optimizer, typename = void>
+struct TakesSpans : std::false_type {};
+template <typename Optimizer>
+struct TakesSpans<Optimizer, std::void_t<decltype(Optimizer::takes_spans)>>
+    : std::bool_constant<Optimizer::takes_spans> {};
+template <typename Optimizer>
+inline constexpr bool takes_spans = TakesSpans<Optimizer>::value;
+
 /// One table of a summing pass: its reads (in order of source row), their plan, and where the
-/// gradient goes (rows.size() x width).
+/// gradient goes: rows.size() x width values at `gradient`, or span by span to `sink`.
 template <typename Scalar>
 struct TableSum {
     const std::vector<RowRead<Scalar>>* reads;
     const ReadPlan* plan;
     Scalar* gradient;
+    const RowSink<Scalar>* sink = nullptr;
 };
 
 /// Columns per share of a summing pass between workers: whole cache lines of float.
@@ -177,13 +222,18 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
     for (const TableSum<Scalar>& table : tables)
         sums.emplace_back(new Wide[static_cast<std::size_t>(table.plan->sums * width)]);
     const ReadSummer<Scalar> summer(rows, width);
+    // Each worker's values through the mask, and the gradient spans it hands to a sink: its own
+    // columns of these two rows.
+    std::vector<Scalar> values(static_cast<std::size_t>(width));
+    std::vector<Scalar> spans(static_cast<std::size_t>(width));
+    std::vector<std::size_t> first_next(tables.size() * static_cast<std::size_t>((width + columns_per_share - 1) /
+                                                                                 columns_per_share), 0);
     const Index shares = (width + columns_per_share - 1) / columns_per_share;
     parallel(shares, [&](Index begin, Index end) {
         const Index first = begin * columns_per_share;
         const Index count = std::min(width, end * columns_per_share) - first;
         if (count <= 0) return;
-        std::vector<Scalar> values(static_cast<std::size_t>(count));
-        std::vector<std::size_t> next(tables.size(), 0);
+        std::size_t* next = first_next.data() + static_cast<std::size_t>(begin) * tables.size();
         for (;;) {
             Index source = -1;
             for (std::size_t t = 0; t < tables.size(); ++t) {
@@ -192,27 +242,34 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                     source = reads[next[t]].source;
             }
             if (source < 0) break;
-            const Scalar* row = summer.values(source, first, count, values.data());
+            const Scalar* row = summer.values(source, first, count, values.data() + first);
             for (std::size_t t = 0; t < tables.size(); ++t) {
-                const std::vector<RowRead<Scalar>>& reads = *tables[t].reads;
-                const ReadPlan& plan = *tables[t].plan;
-                // The row's sums, or its gradient, of read i (its lines requested ahead).
-                const auto destination = [&](std::size_t i, bool to_sum) -> void* {
-                    if (to_sum) return sums[t].get() + plan.sum[i] * width + first;
-                    return tables[t].gradient + plan.slot[i] * width + first;
+                const TableSum<Scalar>& table = tables[t];
+                const std::vector<RowRead<Scalar>>& reads = *table.reads;
+                const ReadPlan& plan = *table.plan;
+                const auto to_sum = [&](std::size_t i) {
+                    return plan.role[i] == ReadRole::first || plan.role[i] == ReadRole::middle;
+                };
+                const auto sum_of = [&](std::size_t i) {
+                    return plan.sum[i] >= 0 ? sums[t].get() + plan.sum[i] * width + first : nullptr;
+                };
+                const auto gradient_of = [&](std::size_t i) {
+                    return table.sink != nullptr ? spans.data() + first : table.gradient + plan.slot[i] * width + first;
                 };
                 for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i) {
+                    // The lines a read a few on will write, requested ahead.
                     const std::size_t ahead = i + reads_ahead;
                     if (ahead < reads.size()) {
-                        const bool to_sum = plan.role[ahead] == ReadRole::first || plan.role[ahead] == ReadRole::middle;
-                        if (to_sum)
-                            request_values(static_cast<Wide*>(destination(ahead, true)), count, true);
+                        if (to_sum(ahead))
+                            request_values(sum_of(ahead), count, true);
+                        else if (table.sink != nullptr)
+                            table.sink->request(static_cast<std::size_t>(plan.slot[ahead]), first, count);
                         else
-                            request_values(static_cast<Scalar*>(destination(ahead, false)), count, true);
+                            request_values(gradient_of(ahead), count, true);
                     }
-                    summer.apply(plan.role[i], reads[i].factor, row, count,
-                                 plan.sum[i] >= 0 ? static_cast<Wide*>(destination(i, true)) : nullptr,
-                                 static_cast<Scalar*>(destination(i, false)));
+                    summer.apply(plan.role[i], reads[i].factor, row, count, sum_of(i), gradient_of(i));
+                    if (table.sink != nullptr && !to_sum(i))
+                        table.sink->take(static_cast<std::size_t>(plan.slot[i]), first, count, spans.data() + first);
                 }
             }
         }

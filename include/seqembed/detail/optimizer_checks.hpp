@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checks.hpp"
@@ -15,6 +16,21 @@
 #include "../types.hpp"
 
 namespace seqembed::detail {
+
+/// A lazy optimizer's step on one span of a listed row: step(k, first, count, g) updates
+/// columns [first, first + count) of listed row k with the gradient g; request(k, first, count)
+/// requests the lines that will touch.
+template <typename Request, typename Step>
+struct SpanStep {
+    Request request;
+    Step step;
+
+    SpanStep(Request request_lines, Step step_span) : request(std::move(request_lines)), step(std::move(step_span)) {}
+    template <typename Scalar>
+    void operator()(std::size_t k, Index first, Index count, const Scalar* g) const noexcept {
+        step(k, first, count, g);
+    }
+};
 
 /// Throws unless the learning rate is finite and not negative.
 inline void require_learning_rate(const std::string& optimizer, double lr) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../detail/optimizer_checks.hpp"
+#include "../detail/simd/platform.hpp"
 #include "../gradients.hpp"
 #include "../types.hpp"
 #include "sgd.hpp"
@@ -54,9 +55,8 @@ public:
     }
 
     /// @brief One step on rows[k] with the gradient gradient_row(k) (a pointer to cols values,
-    ///        read before the next call), for a backward that computes each row as the step
-    ///        takes it (InputPipeline::backward_step): the same arithmetic as step(), so the same
-    ///        bits. The gradient is not scanned for NaN or infinity: the caller has checked it.
+    ///        read before the next call): the same arithmetic as step(), so the same bits. The
+    ///        gradient is not scanned for NaN or infinity: the caller has checked it.
     /// @tparam GradientRow callable as gradient_row(std::size_t k) -> const Scalar*.
     /// @param weights the table, rows x cols.
     /// @param rows the rows to update, ascending without repeats.
@@ -66,6 +66,32 @@ public:
     template <typename GradientRow>
     void step_rows(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows,
                    const GradientRow& gradient_row, double lr) {
+        step_spans(weights, rows, lr, [&](const auto& step_span) {
+            for (std::size_t k = 0; k < rows.size(); ++k) step_span(k, 0, m_cols, gradient_row(k));
+        });
+    }
+
+    /// @brief Steps take the gradient span by span too (step_spans): InputPipeline::backward_step
+    ///        fuses them into the backward's pass.
+    static constexpr bool takes_spans = true;
+
+    /// @brief One step on rows[k] whose gradient comes in spans of columns, in any order, for a
+    ///        backward that completes each row's columns as it goes (InputPipeline::backward_step,
+    ///        whose workers share the columns): the same arithmetic as step() on each value, so
+    ///        the same bits. The gradient is not scanned for NaN or infinity: the caller has
+    ///        checked it.
+    /// @tparam Pass callable as pass(step_span), which must call step_span(k, first, count, g)
+    ///         once for every column of every listed row (g: count values, the gradient of
+    ///         columns [first, first + count) of rows[k]) and may call step_span.request(k,
+    ///         first, count) ahead of it; it must not throw.
+    /// @param weights the table, rows x cols.
+    /// @param rows the rows to update, ascending without repeats.
+    /// @param lr the learning rate, finite and >= 0.
+    /// @param pass the pass that hands out the gradient.
+    /// @throws as step; nothing changes then.
+    template <typename Pass>
+    void step_spans(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows, double lr,
+                    const Pass& pass) {
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
@@ -75,14 +101,26 @@ public:
             m_buffer = std::move(buffer);
             m_fresh = std::move(fresh);
         }
-        for (std::size_t k = 0; k < rows.size(); ++k) {
-            const auto r = static_cast<Index>(rows[k]);
-            const bool fresh = m_buffer.size() != 0 && m_fresh[static_cast<std::size_t>(r)];
-            Scalar* buffer = m_buffer.size() == 0 ? nullptr : m_buffer.row(r).data();
-            detail::sgd_row(weights.row(r).data(), gradient_row(k), buffer, fresh,
-                            m_cols, m_options, static_cast<Scalar>(lr));
-            if (buffer != nullptr) m_fresh[static_cast<std::size_t>(r)] = false;
-        }
+        // Which rows' buffers are fresh, read before any span (the spans of a row may come from
+        // different threads).
+        std::vector<char> fresh(rows.size(), 0);
+        if (m_buffer.size() != 0)
+            for (std::size_t k = 0; k < rows.size(); ++k) fresh[k] = m_fresh[static_cast<std::size_t>(rows[k])] ? 1 : 0;
+        const auto rate = static_cast<Scalar>(lr);
+        const seqembed::detail::SpanStep step_span(
+            [&](std::size_t k, Index first, Index count) {
+                const auto r = static_cast<Index>(rows[k]);
+                seqembed::detail::request_values(weights.row(r).data() + first, count, true);
+                if (m_buffer.size() != 0) seqembed::detail::request_values(m_buffer.row(r).data() + first, count, true);
+            },
+            [&](std::size_t k, Index first, Index count, const Scalar* g) {
+                const auto r = static_cast<Index>(rows[k]);
+                Scalar* buffer = m_buffer.size() == 0 ? nullptr : m_buffer.row(r).data() + first;
+                detail::sgd_row(weights.row(r).data() + first, g, buffer, fresh[k] != 0, count, m_options, rate);
+            });
+        pass(step_span);
+        if (m_buffer.size() != 0)
+            for (const std::int64_t r : rows) m_fresh[static_cast<std::size_t>(r)] = false;
         ++m_steps;
     }
 

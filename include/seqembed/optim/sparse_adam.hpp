@@ -74,9 +74,8 @@ public:
     }
 
     /// @brief One step on rows[k] with the gradient gradient_row(k) (a pointer to cols values,
-    ///        read before the next call), for a backward that computes each row as the step
-    ///        takes it (InputPipeline::backward_step): the same arithmetic as step(), so the same
-    ///        bits. The gradient is not scanned for NaN or infinity: the caller has checked it.
+    ///        read before the next call): the same arithmetic as step(), so the same bits. The
+    ///        gradient is not scanned for NaN or infinity: the caller has checked it.
     /// @tparam GradientRow callable as gradient_row(std::size_t k) -> const Scalar*.
     /// @param weights the table, rows x cols.
     /// @param rows the rows to update, ascending without repeats.
@@ -86,6 +85,35 @@ public:
     template <typename GradientRow>
     void step_rows(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows,
                    const GradientRow& gradient_row, double lr) {
+        step_spans(weights, rows, lr, [&](const auto& step_span) {
+            for (std::size_t k = 0; k < rows.size(); ++k) {
+                if (k + rows_ahead < rows.size()) step_span.request(k + rows_ahead, 0, m_cols);
+                step_span(k, 0, m_cols, gradient_row(k));
+            }
+        });
+    }
+
+    /// @brief Steps take the gradient span by span too (step_spans): InputPipeline::backward_step
+    ///        fuses them into the backward's pass.
+    static constexpr bool takes_spans = true;
+
+    /// @brief One step on rows[k] whose gradient comes in spans of columns, in any order, for a
+    ///        backward that completes each row's columns as it goes (InputPipeline::backward_step,
+    ///        whose workers share the columns): the same arithmetic as step() on each value, so
+    ///        the same bits. The gradient is not scanned for NaN or infinity: the caller has
+    ///        checked it.
+    /// @tparam Pass callable as pass(step_span), which must call step_span(k, first, count, g)
+    ///         once for every column of every listed row (g: count values, the gradient of
+    ///         columns [first, first + count) of rows[k]) and may call step_span.request(k,
+    ///         first, count) ahead of it; it must not throw.
+    /// @param weights the table, rows x cols.
+    /// @param rows the rows to update, ascending without repeats.
+    /// @param lr the learning rate, finite and >= 0.
+    /// @param pass the pass that hands out the gradient.
+    /// @throws as step; nothing changes then.
+    template <typename Pass>
+    void step_spans(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows, double lr,
+                    const Pass& pass) {
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
@@ -96,8 +124,8 @@ public:
             m_exp_avg = std::move(exp_avg);
             m_exp_avg_sq = std::move(exp_avg_sq);
         }
-        ++m_steps;
-        const double step = static_cast<double>(m_steps);
+        const std::int64_t step_number = m_steps + 1;
+        const double step = static_cast<double>(step_number);
         const double bias_correction1 = 1.0 - std::pow(m_options.beta1, step);
         const double bias_correction2 = 1.0 - std::pow(m_options.beta2, step);
         // torch's order: old += (1 - b) * (new - old), the update values reused for the step.
@@ -105,17 +133,21 @@ public:
             static_cast<Scalar>(1.0 - m_options.beta1), static_cast<Scalar>(1.0 - m_options.beta2),
             static_cast<Scalar>(m_options.eps),
             static_cast<Scalar>(lr * std::sqrt(bias_correction2) / bias_correction1), m_options.maximize};
-        for (std::size_t k = 0; k < rows.size(); ++k) {
-            if (k + rows_ahead < rows.size()) {
-                const auto ahead = static_cast<Index>(rows[k + rows_ahead]);
-                seqembed::detail::request_values(weights.row(ahead).data(), m_cols, true);
-                seqembed::detail::request_values(m_exp_avg.row(ahead).data(), m_cols, true);
-                seqembed::detail::request_values(m_exp_avg_sq.row(ahead).data(), m_cols, true);
-            }
-            const auto r = static_cast<Index>(rows[k]);
-            adam_row(weights.row(r).data(), m_exp_avg.row(r).data(), m_exp_avg_sq.row(r).data(), gradient_row(k),
-                     m_cols, constants);
-        }
+        const auto at = [&](RowMatrix<Scalar>& state, std::size_t k, Index first) {
+            return state.row(static_cast<Index>(rows[k])).data() + first;
+        };
+        const seqembed::detail::SpanStep step_span(
+            [&](std::size_t k, Index first, Index count) {
+                seqembed::detail::request_values(weights.row(static_cast<Index>(rows[k])).data() + first, count, true);
+                seqembed::detail::request_values(at(m_exp_avg, k, first), count, true);
+                seqembed::detail::request_values(at(m_exp_avg_sq, k, first), count, true);
+            },
+            [&](std::size_t k, Index first, Index count, const Scalar* g) {
+                adam_row(weights.row(static_cast<Index>(rows[k])).data() + first, at(m_exp_avg, k, first),
+                         at(m_exp_avg_sq, k, first), g, count, constants);
+            });
+        pass(step_span);
+        m_steps = step_number;
     }
 
     /// @brief The options.
