@@ -811,3 +811,48 @@ TEST_CASE("InputPipeline::backward gives a naive sum's bits, on every ISA", "[ba
     check_backward_on_every_isa<float>();
     check_backward_on_every_isa<double>();
 }
+
+namespace {
+
+// backward_step against backward then step, in float, on a batch large enough for three workers
+// sharing the columns (and a width that ends in a partial share), over three steps.
+template <typename Optimizer>
+void check_fused_step_threaded(Optimizer fused_optimizer) {
+    const Index vocab = 500, width = 100, batch_size = 16, seq = 512;
+    seqembed::PipelineOptions options{0.1, 9, 3};
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> fused(
+        seqembed::TokenEmbedding<float>::from_weights(random_matrix(vocab, width, 51).cast<float>()),
+        seqembed::LearnedPositionalEmbedding<float>::from_weights(random_matrix(seq, width, 52).cast<float>()), options);
+    fused.set_training(true);
+    auto unfused = fused;
+    static_cast<void>(unfused.trainable());  // its own copies of the tables
+    Optimizer unfused_optimizer = fused_optimizer;
+    IdMatrix ids(batch_size, seq);
+    std::mt19937 generator(53);
+    for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>(generator() % vocab);
+    const seqembed::Batch batch(ids);
+    RowMatrix<float> out(ids.size(), width);
+    for (int step = 0; step < 3; ++step) {
+        const std::uint64_t call = fused.forward_into(batch, out).value();
+        const RowMatrix<float> g = random_matrix(ids.size(), width, static_cast<unsigned>(54 + step)).cast<float>();
+        const auto others = fused.backward_step(batch, g, call, fused_optimizer, 0.01);
+        const auto all = unfused.backward(batch, g, call);
+        unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.01);
+        CHECK(others.token.empty());
+        CHECK(others.positions.values == all.positions.values);
+        CHECK(fused.embedding().table() == unfused.embedding().table());
+    }
+    CHECK(fused_optimizer.steps() == 3);
+}
+
+}  // namespace
+
+TEST_CASE("backward_step fuses the step into a pass whose workers share the columns, with the unfused bits",
+          "[backward][optim]") {
+    check_fused_step_threaded(seqembed::optim::SparseAdam<float>("token", 500, 100));
+    seqembed::optim::SparseAdamOptions unchecked;
+    unchecked.check_finite = false;
+    check_fused_step_threaded(seqembed::optim::SparseAdam<float>("token", 500, 100, unchecked));
+    check_fused_step_threaded(seqembed::optim::LazySgd<float>("token", 500, 100, {0.9, 0.0, 0.01, true, false}));
+    check_fused_step_threaded(seqembed::optim::RowwiseAdagrad<float>("token", 500, 100));
+}
