@@ -663,7 +663,7 @@ private:
         const auto run = [&](const detail::RowSink<Scalar>* token_sink) {
             for (std::size_t at = 0; at < tables.size(); ++at) {
                 if (at == 0 && token_sink != nullptr) continue;
-                planned[at]->values.resize(static_cast<Index>(plans[at].rows.size()), width);
+                planned[at]->values = detail::new_output<Scalar>(static_cast<Index>(plans[at].rows.size()), width);
                 tables[at].gradient = planned[at]->values.data();
             }
             tables.front().sink = token_sink;

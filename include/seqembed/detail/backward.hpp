@@ -15,6 +15,7 @@
 #include "../gradients.hpp"
 #include "../types.hpp"
 #include "engine/kernels.hpp"
+#include "large_memory.hpp"
 #include "simd/platform.hpp"
 #include "workers.hpp"
 
@@ -218,9 +219,8 @@ template <typename Scalar, typename Parallel = OneThread>
 void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<Scalar>& rows, Index width,
                 const Parallel& parallel = {}) {
     using Wide = WideScalar<Scalar>;
-    std::vector<std::unique_ptr<Wide[]>> sums;
-    for (const TableSum<Scalar>& table : tables)
-        sums.emplace_back(new Wide[static_cast<std::size_t>(table.plan->sums * width)]);
+    std::vector<RowMatrix<Wide>> sums;
+    for (const TableSum<Scalar>& table : tables) sums.push_back(new_output<Wide>(table.plan->sums, width));
     const ReadSummer<Scalar> summer(rows, width);
     // Each worker's values through the mask, and the gradient spans it hands to a sink: its own
     // columns of these two rows.
@@ -251,7 +251,7 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                     return plan.role[i] == ReadRole::first || plan.role[i] == ReadRole::middle;
                 };
                 const auto sum_of = [&](std::size_t i) {
-                    return plan.sum[i] >= 0 ? sums[t].get() + plan.sum[i] * width + first : nullptr;
+                    return plan.sum[i] >= 0 ? sums[t].data() + plan.sum[i] * width + first : nullptr;
                 };
                 const auto gradient_of = [&](std::size_t i) {
                     return table.sink != nullptr ? spans.data() + first : table.gradient + plan.slot[i] * width + first;
@@ -284,7 +284,7 @@ RowGradient<Scalar> sum_reads(const std::vector<RowRead<Scalar>>& reads, const G
     RowGradient<Scalar> out;
     out.table_rows = table_rows;
     out.d_model = width;
-    out.values.resize(static_cast<Index>(plan.rows.size()), width);
+    out.values = new_output<Scalar>(static_cast<Index>(plan.rows.size()), width);
     sum_tables<Scalar>({{&reads, &plan, out.values.data()}}, rows, width, parallel);
     out.rows = std::move(plan.rows);
     return out;

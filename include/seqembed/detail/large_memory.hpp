@@ -1,6 +1,6 @@
 /// @file detail/large_memory.hpp
-/// @brief Large memory, the tables seqembed owns and the outputs its forward() functions
-///        return: on Linux backed by huge pages.
+/// @brief Large memory, the tables seqembed owns, the outputs its forward() functions return,
+///        the backward's gradients and the optimizers' state: on Linux backed by huge pages.
 ///
 /// - A token table is read at random rows, so with 4 KiB pages nearly every lookup of a table
 ///   larger than the TLB's reach costs a page walk: tables of two huge pages (4 MiB) or more
@@ -99,6 +99,15 @@ template <typename Scalar>
 RowMatrix<Scalar> new_output(Index rows, Index cols) {
     RowMatrix<Scalar> out(rows, cols);
     advise_huge_pages(out.data(), sizeof(Scalar) * static_cast<std::size_t>(out.size()));
+    return out;
+}
+
+/// As new_output, every value zero: an optimizer's state, stepped at random rows afterwards.
+/// @throws std::bad_alloc when the memory cannot be had.
+template <typename Scalar>
+RowMatrix<Scalar> new_zeros(Index rows, Index cols) {
+    RowMatrix<Scalar> out = new_output<Scalar>(rows, cols);
+    out.setZero();
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "../detail/large_memory.hpp"
 #include "../detail/optimizer_checks.hpp"
 #include "../gradients.hpp"
 #include "../types.hpp"
@@ -154,10 +155,10 @@ private:
     /// The state, allocated on the first step (before anything changes), and this step's constants.
     Constants start_step(double lr) {
         if (m_exp_avg.size() == 0) {
-            RowMatrix<Scalar> exp_avg = RowMatrix<Scalar>::Zero(m_rows, m_cols);
-            RowMatrix<Scalar> exp_avg_sq = RowMatrix<Scalar>::Zero(m_rows, m_cols);
+            RowMatrix<Scalar> exp_avg = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
+            RowMatrix<Scalar> exp_avg_sq = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             RowMatrix<Scalar> max_exp_avg_sq;
-            if (m_options.amsgrad) max_exp_avg_sq = RowMatrix<Scalar>::Zero(m_rows, m_cols);
+            if (m_options.amsgrad) max_exp_avg_sq = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             m_exp_avg = std::move(exp_avg);
             m_exp_avg_sq = std::move(exp_avg_sq);
             m_max_exp_avg_sq = std::move(max_exp_avg_sq);

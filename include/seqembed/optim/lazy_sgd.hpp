@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/large_memory.hpp"
 #include "../detail/optimizer_checks.hpp"
 #include "../detail/simd/platform.hpp"
 #include "../gradients.hpp"
@@ -96,7 +97,7 @@ public:
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
         if (m_options.momentum != 0.0 && m_buffer.size() == 0) {  // may throw: before any change
-            RowMatrix<Scalar> buffer = RowMatrix<Scalar>::Zero(m_rows, m_cols);
+            RowMatrix<Scalar> buffer = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             std::vector<bool> fresh(static_cast<std::size_t>(m_rows), true);
             m_buffer = std::move(buffer);
             m_fresh = std::move(fresh);

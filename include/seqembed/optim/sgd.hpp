@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "../detail/large_memory.hpp"
 #include "../detail/optimizer_checks.hpp"
 #include "../gradients.hpp"
 #include "../types.hpp"
@@ -148,7 +149,7 @@ private:
     }
     void start_step() {
         if (m_options.momentum != 0.0 && m_buffer.size() == 0)  // may throw: before any change
-            m_buffer = RowMatrix<Scalar>::Zero(m_rows, m_cols);
+            m_buffer = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
         ++m_steps;
     }
     void update(Eigen::Ref<RowMatrix<Scalar>>& weights, Index r, const Scalar* g, double lr) {

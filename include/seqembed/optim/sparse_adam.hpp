@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/large_memory.hpp"
 #include "../detail/optimizer_checks.hpp"
 #include "../detail/engine/kernels.hpp"
 #include "../detail/simd/platform.hpp"
@@ -119,8 +120,8 @@ public:
         seqembed::detail::require_rows(m_table, m_rows, rows);
         const seqembed::detail::AdamRowFunction<Scalar> adam_row = seqembed::detail::adam_row_kernel<Scalar>();
         if (m_exp_avg.size() == 0) {  // may throw: before any change
-            RowMatrix<Scalar> exp_avg = RowMatrix<Scalar>::Zero(m_rows, m_cols);
-            RowMatrix<Scalar> exp_avg_sq = RowMatrix<Scalar>::Zero(m_rows, m_cols);
+            RowMatrix<Scalar> exp_avg = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
+            RowMatrix<Scalar> exp_avg_sq = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             m_exp_avg = std::move(exp_avg);
             m_exp_avg_sq = std::move(exp_avg_sq);
         }
