@@ -30,18 +30,6 @@ struct RowRead {
     Scalar factor;
 };
 
-/// The dropout factors of every byte of mask bits: factors[8 b + k] is keep_scale when bit k of
-/// b is set, 0 when it is clear.
-template <typename Scalar>
-struct MaskFactors {
-    std::vector<Scalar> factors;
-
-    explicit MaskFactors(Scalar keep_scale) : factors(256 * 8) {
-        for (unsigned b = 0; b < 256; ++b)
-            for (unsigned k = 0; k < 8; ++k) factors[8 * b + k] = ((b >> k) & 1u) != 0 ? keep_scale : Scalar(0);
-    }
-};
-
 /// The rows of a table's gradient from the reads of its rows, by the backward's element loops
 /// (GradientKernel, of the ISA in force): each row's values read through the mask, then each
 /// read's role carried out.
@@ -51,13 +39,12 @@ public:
     /// The summer of `rows` values at a time.
     /// @throws value_error as active_isa(); std::bad_alloc.
     ReadSummer(const GradientRows<Scalar>& rows, Index width)
-        : m_kernel(gradient_kernel<Scalar>()), m_rows(rows), m_width(width),
-          m_mask(rows.kept != nullptr ? rows.keep_scale : Scalar(1)) {}
+        : m_kernel(gradient_kernel<Scalar>()), m_rows(rows), m_width(width) {}
 
     /// Values [first, first + count) of gradient row `row`, through the mask: the matrix's own
     /// without one, else written to buffer.
     const Scalar* values(Index row, Index first, Index count, Scalar* buffer) const noexcept {
-        return m_kernel.values(m_rows, m_mask.factors.data(), row, m_width, first, count, buffer);
+        return m_kernel.values(m_rows, row, m_width, first, count, buffer);
     }
 
     /// Carries out one read's role over count values (apply_read of gradient-inl.hpp).
@@ -70,7 +57,6 @@ private:
     GradientKernelFunctions<Scalar> m_kernel;
     GradientRows<Scalar> m_rows;
     Index m_width;
-    MaskFactors<Scalar> m_mask;
 };
 
 /// A table's reads grouped by table row: the rows read, ascending, each once; and for each read,
@@ -137,8 +123,6 @@ public:
     RowSink(const RowSink&) = delete;
     RowSink& operator=(const RowSink&) = delete;
 
-    /// Requests the lines that take(k, first, count, ...) will read and write.
-    virtual void request(std::size_t k, Index first, Index count) const noexcept = 0;
     /// Takes the gradient of columns [first, first + count) of listed row k (count values).
     virtual void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept = 0;
 
@@ -146,18 +130,16 @@ protected:
     ~RowSink() = default;
 };
 
-/// A RowSink of two callables: request(k, first, count) and take(k, first, count, values).
-template <typename Scalar, typename Request, typename Take>
+/// A RowSink of a callable take(k, first, count, values).
+template <typename Scalar, typename Take>
 class RowSinkOf final : public RowSink<Scalar> {
 public:
-    RowSinkOf(Request request, Take take) : m_request(std::move(request)), m_take(std::move(take)) {}
-    void request(std::size_t k, Index first, Index count) const noexcept override { m_request(k, first, count); }
+    explicit RowSinkOf(Take take) : m_take(std::move(take)) {}
     void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept override {
         m_take(k, first, count, values);
     }
 
 private:
-    Request m_request;
     Take m_take;
 };
 
@@ -184,37 +166,14 @@ struct TableSum {
 
 /// Columns per share of a summing pass between workers: whole cache lines of float.
 inline constexpr Index columns_per_share = 16;
-/// How many reads of a table ahead a summing pass requests the lines a read will write, and the
-/// gathering of a row the gradient rows a read will read.
-inline constexpr std::size_t reads_ahead = 4;
-/// How many reads ahead the gathering of a row requests the gradient rows a read will read.
-inline constexpr std::size_t gathered_reads_ahead = 12;
-/// The gradient of listed row k of a plan (plan.rows[k]), gathered from its reads in order of
-/// source row into out (width values): values and sum hold width values each.
-template <typename Scalar>
-void gather_row(const std::vector<RowRead<Scalar>>& reads, const ReadPlan& plan, const ReadSummer<Scalar>& summer,
-                const GradientRows<Scalar>& rows, std::size_t k, Index width, Scalar* values,
-                WideScalar<Scalar>* sum, Scalar* out) {
-    const std::size_t end = plan.first_read[k + 1];
-    for (std::size_t at = plan.first_read[k]; at < end; ++at) {
-        if (at + gathered_reads_ahead < plan.order.size()) {
-            const Index ahead = reads[plan.order[at + gathered_reads_ahead]].source;
-            request_values(rows.values + ahead * rows.stride, width, false);
-            if (rows.kept != nullptr) request_values(rows.kept + ahead * width / 64, (width + 63) / 64 + 1, false);
-        }
-        const std::size_t i = plan.order[at];
-        const Scalar* row = summer.values(reads[i].source, 0, width, values);
-        summer.apply(plan.role[i], reads[i].factor, row, width, sum, out);
-    }
-}
-
 /// Sums the gradients of several tables, each value in order of source row, in WideScalar, in
 /// one pass over the gradient rows in order of source row: each row's values are read (through
 /// the mask) once and every read of it carried out (ReadSummer::apply). The workers share the
 /// columns (parallel(count, f) runs f(begin, end) over shares of [0, count)); each value's sum
 /// is in the same order whatever the share, so the bits do not depend on the number of workers.
-/// (Gathering each row from its reads instead, as gather_row does, measured slower for the
-/// token table of the headline batch: its random reads cost more than keeping the sums.)
+/// Measured at the headline shape: gathering each row from its reads instead was slower (its
+/// random reads cost more than keeping the sums), and requesting the lines a read a few reads on
+/// would write made the pass slower, not faster.
 template <typename Scalar, typename Parallel = OneThread>
 void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<Scalar>& rows, Index width,
                 const Parallel& parallel = {}) {
@@ -257,16 +216,6 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                     return table.sink != nullptr ? spans.data() + first : table.gradient + plan.slot[i] * width + first;
                 };
                 for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i) {
-                    // The lines a read a few on will write, requested ahead.
-                    const std::size_t ahead = i + reads_ahead;
-                    if (ahead < reads.size()) {
-                        if (to_sum(ahead))
-                            request_values(sum_of(ahead), count, true);
-                        else if (table.sink != nullptr)
-                            table.sink->request(static_cast<std::size_t>(plan.slot[ahead]), first, count);
-                        else
-                            request_values(gradient_of(ahead), count, true);
-                    }
                     summer.apply(plan.role[i], reads[i].factor, row, count, sum_of(i), gradient_of(i));
                     if (table.sink != nullptr && !to_sum(i))
                         table.sink->take(static_cast<std::size_t>(plan.slot[i]), first, count, spans.data() + first);

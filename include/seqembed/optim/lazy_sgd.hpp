@@ -68,7 +68,10 @@ public:
     void step_rows(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows,
                    const GradientRow& gradient_row, double lr) {
         step_spans(weights, rows, lr, [&](const auto& step_span) {
-            for (std::size_t k = 0; k < rows.size(); ++k) step_span(k, 0, m_cols, gradient_row(k));
+            for (std::size_t k = 0; k < rows.size(); ++k) {
+                if (k + rows_ahead < rows.size()) step_span.request(k + rows_ahead, 0, m_cols);
+                step_span(k, 0, m_cols, gradient_row(k));
+            }
         });
     }
 
@@ -162,6 +165,9 @@ public:
     }
 
 private:
+    /// How many rows ahead a step requests the lines of the rows it will update.
+    static constexpr std::size_t rows_ahead = 2;
+
     std::string m_table;
     SgdOptions m_options;
     Index m_rows;

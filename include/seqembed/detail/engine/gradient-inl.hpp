@@ -47,35 +47,39 @@ struct GradientKernel {
     }
 
     /// Values [first, first + count) of gradient row `row`: the row itself without a mask, else
-    /// the values through it, written to `buffer`. factors[8 b + k] is the factor of an element
-    /// whose mask byte is b and bit k in it.
-    SEQEMBED_DETAIL_NOINLINE static const Scalar* values(const GradientRows<Scalar>& rows, const Scalar* factors,
-                                                         Index row, Index width, Index first, Index count,
-                                                         Scalar* buffer) noexcept {
+    /// the values through it, written to `buffer`.
+    SEQEMBED_DETAIL_NOINLINE static const Scalar* values(const GradientRows<Scalar>& rows, Index row, Index width,
+                                                         Index first, Index count, Scalar* buffer) noexcept {
         const Scalar* values = rows.values + row * rows.stride + first;
         if (rows.kept == nullptr) return values;
-        masked(values, rows.kept, factors, static_cast<std::uint64_t>(row * width + first), count, rows.keep_scale,
-               buffer);
+        masked(values, rows.kept, static_cast<std::uint64_t>(row * width + first), count, rows.keep_scale, buffer);
         return buffer;
     }
 
-    /// values[j] times the factor of element first_element + j, for j in [0, count), into out.
+    /// values[j] times the factor of element first_element + j, for j in [0, count), into out:
+    /// keep_scale where its kept bit is set, 0 where it is clear (kept_or_zero, a lane's bit
+    /// each).
     SEQEMBED_DETAIL_NOINLINE static void masked(const Scalar* SEQEMBED_DETAIL_RESTRICT values,
-                                                const std::uint64_t* kept, const Scalar* factors,
-                                                std::uint64_t first_element, Index count, Scalar keep_scale,
+                                                const std::uint64_t* kept, std::uint64_t first_element,
+                                                Index count, Scalar keep_scale,
                                                 Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+        using D = Lanes<Scalar>;
+        const typename D::Reg keep = D::set(keep_scale);
+        const auto lane_bits = [&](std::uint64_t at) {
+            const std::uint64_t shift = at % 64;
+            std::uint64_t bits = kept[at / 64] >> shift;
+            if (shift + D::count > 64) bits |= kept[at / 64 + 1] << (64 - shift);
+            return static_cast<std::uint32_t>(bits & ((std::uint64_t{1} << D::count) - 1));
+        };
         Index j = 0;
-        for (; j + 16 <= count; j += 16) {
-            // Sixteen factors in a row, so that the products vectorise whatever the vector width.
-            Scalar factor[16];
-            const std::uint64_t at = first_element + static_cast<std::uint64_t>(j);
-            std::memcpy(factor, factors + 8 * eight_bits(kept, at), 8 * sizeof(Scalar));
-            std::memcpy(factor + 8, factors + 8 * eight_bits(kept, at + 8), 8 * sizeof(Scalar));
-            for (Index k = 0; k < 16; ++k) out[j + k] = values[j + k] * factor[k];
+        for (; j + D::count <= count; j += D::count) {
+            const std::uint32_t bits = lane_bits(first_element + static_cast<std::uint64_t>(j));
+            D::store(out + j, D::mul(D::load(values + j), D::kept_or_zero(bits, keep)));
         }
-        for (; j < count; ++j) {
-            const std::uint64_t at = first_element + static_cast<std::uint64_t>(j);
-            out[j] = values[j] * (((kept[at / 64] >> (at % 64)) & 1u) != 0 ? keep_scale : Scalar(0));
+        if (j < count) {
+            const int used = static_cast<int>(count - j);
+            const std::uint32_t bits = lane_bits(first_element + static_cast<std::uint64_t>(j));
+            D::store_first(out + j, used, D::mul(D::load_first(values + j, used), D::kept_or_zero(bits, keep)));
         }
     }
 

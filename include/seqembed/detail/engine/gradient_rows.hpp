@@ -35,14 +35,6 @@ struct GradientRows {
     }
 };
 
-/// Eight bits of flat bits from bit `at` on (the words hold at least one word past it).
-inline unsigned eight_bits(const std::uint64_t* words, std::uint64_t at) noexcept {
-    const std::uint64_t shift = at % 64;
-    std::uint64_t bits = words[at / 64] >> shift;
-    if (shift > 56) bits |= words[at / 64 + 1] << (64 - shift);
-    return static_cast<unsigned>(bits & 0xFFu);
-}
-
 /// What one read does to its table row's gradient, by its place among the row's reads in order
 /// of source row: the sum starts at 0, adds factor x value in WideScalar for each read and is
 /// rounded once, after the last. A row's only read writes the rounded value at once.

@@ -981,9 +981,9 @@ struct Backend {
         RowKernel<Scalar, Storage>::finish(job, carry);
     }
     template <typename Scalar>
-    static const Scalar* gradient_values(const GradientRows<Scalar>& rows, const Scalar* factors, Index row,
-                                         Index width, Index first, Index count, Scalar* buffer) noexcept {
-        return GradientKernel<Scalar>::values(rows, factors, row, width, first, count, buffer);
+    static const Scalar* gradient_values(const GradientRows<Scalar>& rows, Index row, Index width, Index first,
+                                         Index count, Scalar* buffer) noexcept {
+        return GradientKernel<Scalar>::values(rows, row, width, first, count, buffer);
     }
     template <typename Scalar>
     static void apply_read(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum,

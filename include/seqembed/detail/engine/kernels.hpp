@@ -63,7 +63,7 @@ using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const T
 /// GradientKernel): a gradient row's values through the mask, and one read's role.
 template <typename Scalar>
 struct GradientKernelFunctions {
-    const Scalar* (*values)(const GradientRows<Scalar>&, const Scalar*, Index, Index, Index, Index, Scalar*) noexcept;
+    const Scalar* (*values)(const GradientRows<Scalar>&, Index, Index, Index, Index, Scalar*) noexcept;
     void (*apply)(ReadRole, Scalar, const Scalar*, Index, WideScalar<Scalar>*, Scalar*) noexcept;
 };
 

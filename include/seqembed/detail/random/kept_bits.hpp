@@ -21,7 +21,7 @@ inline constexpr std::uint64_t words_per_span_group = spans_per_word_group * spa
 static_assert(words_per_span_group * 64 == spans_per_word_group * span_elements);
 
 /// The kept bits of elements [0, count) of the mask of `key`, flat, followed by at least one
-/// word of zeros (eight_bits may read a word past the last element's). The groups of spans are
+/// word of zeros (a reader of a lane's bits may read the word past the last element's). The groups of spans are
 /// shared between workers (parallel(count, f) runs f(begin, end) over shares of [0, count)); the
 /// bits depend on the key alone.
 /// @throws value_error as active_isa(); std::bad_alloc.
