@@ -2,7 +2,8 @@
 // the same sum and libtorch doing the same work, interleaved in one process, one thread
 // (issues 3 and 11). bench/README.md describes what it measures and how to run one row.
 //
-// Three sections, in this order:
+// The sections, in this order (BERT's input stage and rotary positions, issues 14 and 15, come
+// between the training step and the matrix):
 //   headline  issue 3's workload (batch 32, length 512, d_model 512, vocab 32000, float), cold:
 //             seqembed InputPipeline::forward_into in evaluation and training (dropout 0.1), a
 //             memcpy of the output bytes, libtorch's `emb(ids) * sqrt(d) + pe[:, :L]` (and
@@ -11,6 +12,10 @@
 //             libtorch's (bit for bit is reported), both drop about 10% in training.
 //   table     the 5000 x 512 float sinusoidal table: seqembed exact and follow_scalar against
 //             libtorch's float32 formula of seed 001.
+//   training  issue 28's whole training step on the headline batch (learned positions, dropout
+//             0.1, SparseAdam on the token table, Adam on the positions), warm: seqembed unfused
+//             and fused (backward_step), the bytes the SparseAdam step moves, and libtorch's
+//             modules with autograd; checked first: the fused step equals the unfused one.
 //   matrix    issue 11's matrix (bench/matrix.hpp): d_model 256, 512, 768, 1024, 4096 x
 //             sinusoidal / learned / no positions x float / bfloat16 table x evaluation /
 //             training (p = 0.1) x warm / cold. Each row interleaves six contenders: seqembed
@@ -26,9 +31,11 @@
 // benchmarks, not timed tests).
 //
 //   seqembed_compare [--rounds N] [--headline-rounds N] [--sample-ms MS] [--warm]
-//                    [--no-headline] [--no-table] [--no-matrix] [--matrix-only]
+//                    [--no-headline] [--no-table] [--no-training] [--training-only]
+//                    [--no-matrix] [--matrix-only]
 //                    [--d-model LIST] [--positions LIST] [--storage LIST] [--mode LIST]
 //                    [--cache LIST]
+#include <seqembed/optim.hpp>
 #include <seqembed/seqembed.hpp>
 
 #include <algorithm>
@@ -271,6 +278,201 @@ bool g_checks_passed = true;
 void report_check(const char* what, bool passed) {
     std::printf("  check %-66s %s\n", what, passed ? "OK" : "FAILED");
     if (!passed) g_checks_passed = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training (issue 28): the whole step of the headline workload, against libtorch
+
+/// The headline batch trained: token table (sparse gradient, SparseAdam), learned positions
+/// (Adam), dropout 0.1; forward in training mode, backward from a fixed output gradient, both
+/// steps. seqembed unfused (backward, then each step) and fused (backward_step), the bytes a
+/// SparseAdam step moves, and libtorch's modules with autograd doing the same.
+void compare_training(int rounds, double sample_ms) {
+    const Index batch = 32, length = 512, d_model = 512, vocab = 32000;
+    const Index tokens = batch * length;
+    const std::size_t count = static_cast<std::size_t>(tokens * d_model);
+    const double bytes = static_cast<double>(count * sizeof(float));
+    const double lr = 1e-4;
+    std::printf("\n== Training step: batch %ld, length %ld, d_model %ld, vocab %ld, float, one thread "
+                "(issue 28's headline) ==\n",
+                static_cast<long>(batch), static_cast<long>(length), static_cast<long>(d_model),
+                static_cast<long>(vocab));
+    std::printf("  forward (training, p = %.1f), backward, SparseAdam on the token table, Adam on the learned "
+                "positions; uniform random ids\n",
+                dropout_p);
+
+    std::vector<float> weights(static_cast<std::size_t>(vocab * d_model));
+    seqembed_bench::fill_uniform(weights.data(), weights.size(), 1);
+    std::vector<float> position_weights(static_cast<std::size_t>(length * d_model));
+    seqembed_bench::fill_uniform(position_weights.data(), position_weights.size(), 4);
+    const seqembed::IdMatrix ids = seqembed_bench::random_ids(batch, length, vocab, 2);
+    RowMatrix<float> grad_out(tokens, d_model);
+    seqembed_bench::fill_uniform(grad_out.data(), count, 5);
+    const seqembed::Batch ids_batch(ids);
+
+    using Pipeline = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>>;
+    const auto make_pipeline = [&](double p) {
+        Pipeline pipeline(seqembed::TokenEmbedding<float>::from_weights(
+                              Eigen::Map<const RowMatrix<float>>(weights.data(), vocab, d_model)),
+                          seqembed::LearnedPositionalEmbedding<float>::from_weights(
+                              Eigen::Map<const RowMatrix<float>>(position_weights.data(), length, d_model)),
+                          {p, /*seed=*/3});
+        pipeline.set_training(true);
+        return pipeline;
+    };
+    struct Trainer {
+        Pipeline pipeline;
+        seqembed::optim::SparseAdam<float> token_step;
+        seqembed::optim::Adam<float> position_step;
+        RowMatrix<float> out;
+    };
+    const auto make_trainer = [&](double p) {
+        return Trainer{make_pipeline(p), seqembed::optim::SparseAdam<float>("token table", vocab, d_model),
+                       seqembed::optim::Adam<float>("positions", length, d_model), RowMatrix<float>(tokens, d_model)};
+    };
+    const auto unfused_step = [&](Trainer& t) {
+        const std::uint64_t call = t.pipeline.forward_into(ids_batch, t.out).value_or(0);
+        const seqembed::PipelineGradients<float> grads = t.pipeline.backward(ids_batch, grad_out, call);
+        const seqembed::PipelineTables<float> tables = t.pipeline.trainable();
+        t.token_step.step(tables.token->weights, grads.token, lr);
+        t.position_step.step(tables.positions->weights, grads.positions, lr);
+    };
+    const auto fused_step = [&](Trainer& t) {
+        const std::uint64_t call = t.pipeline.forward_into(ids_batch, t.out).value_or(0);
+        const seqembed::PipelineGradients<float> grads = t.pipeline.backward_step(ids_batch, grad_out, call, t.token_step, lr);
+        t.position_step.step(t.pipeline.trainable().positions->weights, grads.positions, lr);
+    };
+    Trainer unfused = make_trainer(dropout_p);
+    Trainer fused = make_trainer(dropout_p);
+    unfused_step(unfused);  // the state allocated, the tables made the pipelines' own
+    fused_step(fused);
+    report_check("a fused step equals the unfused step, bit for bit",
+                 fused.pipeline.embedding().table() == unfused.pipeline.embedding().table() &&
+                     fused.pipeline.positions().table() == unfused.pipeline.positions().table());
+
+    // The floor of the token table's step: the bytes SparseAdam reads (the gradient, the weights
+    // and both moments of each touched row) and writes (weights and moments), each moved with one
+    // addition.
+    const seqembed::PipelineGradients<float> first_grads = unfused.pipeline.backward(ids_batch, grad_out, 0);
+    const seqembed::RowGradient<float>& token_gradient = first_grads.token;
+    RowMatrix<float> moved_weights = Eigen::Map<const RowMatrix<float>>(weights.data(), vocab, d_model);
+    RowMatrix<float> moment_one = seqembed::detail::new_zeros<float>(vocab, d_model);
+    RowMatrix<float> moment_two = seqembed::detail::new_zeros<float>(vocab, d_model);
+    const double state_bytes =
+        7.0 * static_cast<double>(token_gradient.rows.size()) * static_cast<double>(d_model) * sizeof(float);
+    std::printf("  touched token rows %zu: a SparseAdam step moves %.1f MiB\n", token_gradient.rows.size(),
+                state_bytes / 1048576.0);
+
+    std::vector<Contender> contenders;
+    contenders.push_back({"(a) seqembed step: forward, backward, SparseAdam, Adam", [&] {
+                              unfused_step(unfused);
+                              escape(unfused.out.data());
+                          }});
+    contenders.push_back({"(a) seqembed fused: forward, backward_step, Adam", [&] {
+                              fused_step(fused);
+                              escape(fused.out.data());
+                          }});
+    contenders.push_back({"(b) the bytes of the SparseAdam step, moved", [&] {
+                              using Values = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+                              using Gradient = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
+                              const std::vector<std::int64_t>& rows = token_gradient.rows;
+                              for (std::size_t k = 0; k < rows.size(); ++k) {
+                                  if (k + 2 < rows.size()) {
+                                      const auto ahead = static_cast<Index>(rows[k + 2]);
+                                      seqembed::detail::request_values(moved_weights.row(ahead).data(), d_model, true);
+                                      seqembed::detail::request_values(moment_one.row(ahead).data(), d_model, true);
+                                      seqembed::detail::request_values(moment_two.row(ahead).data(), d_model, true);
+                                  }
+                                  const auto r = static_cast<Index>(rows[k]);
+                                  Values w(moved_weights.row(r).data(), d_model);
+                                  Values m(moment_one.row(r).data(), d_model);
+                                  Values v(moment_two.row(r).data(), d_model);
+                                  v = v + m;
+                                  m = m + w;
+                                  w = w + Gradient(token_gradient.values.row(static_cast<Index>(k)).data(), d_model);
+                              }
+                              escape(moved_weights.data());
+                          }});
+
+#if SEQEMBED_HAVE_TORCH
+    // The issue's PyTorch program in libtorch: nn.Embedding(sparse=True) scaled by sqrt(d) (as
+    // the pipeline's default scale), a learned nn.Embedding of positions, dropout, the output's
+    // gradient given to backward, SparseAdam and Adam.
+    torch::nn::Embedding embedding{torch::nn::EmbeddingOptions(vocab, d_model).sparse(true)};
+    torch::nn::Embedding positions{torch::nn::EmbeddingOptions(length, d_model)};
+    torch::nn::Dropout dropout{torch::nn::DropoutOptions(dropout_p)};
+    {
+        torch::NoGradGuard no_grad;
+        embedding->weight.copy_(torch::from_blob(weights.data(), {vocab, d_model}, torch::kFloat));
+        positions->weight.copy_(torch::from_blob(position_weights.data(), {length, d_model}, torch::kFloat));
+    }
+    dropout->train();
+    // libtorch's C++ API has no SparseAdam: torch.optim.SparseAdam's step (torch/optim/
+    // sparse_adam.py, 1.13) in the same tensor operations.
+    torch::Tensor exp_avg = torch::zeros_like(embedding->weight);
+    torch::Tensor exp_avg_sq = torch::zeros_like(embedding->weight);
+    std::int64_t sparse_steps = 0;
+    const auto sparse_adam_step = [&] {
+        torch::NoGradGuard no_grad;
+        const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+        ++sparse_steps;
+        const torch::Tensor grad = embedding->weight.grad().coalesce();
+        const torch::Tensor indices = grad._indices();
+        const torch::Tensor values = grad._values();
+        const auto make_sparse = [&](const torch::Tensor& v) {
+            return torch::sparse_coo_tensor(indices, v, grad.sizes());
+        };
+        const torch::Tensor old_exp_avg = exp_avg.sparse_mask(grad)._values();
+        torch::Tensor exp_avg_update = values.sub(old_exp_avg).mul_(1 - beta1);
+        exp_avg.add_(make_sparse(exp_avg_update));
+        const torch::Tensor old_exp_avg_sq = exp_avg_sq.sparse_mask(grad)._values();
+        torch::Tensor exp_avg_sq_update = values.pow(2).sub_(old_exp_avg_sq).mul_(1 - beta2);
+        exp_avg_sq.add_(make_sparse(exp_avg_sq_update));
+        const torch::Tensor numer = exp_avg_update.add_(old_exp_avg);
+        exp_avg_sq_update.add_(old_exp_avg_sq);
+        const torch::Tensor denom = exp_avg_sq_update.sqrt_().add_(eps);
+        const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(sparse_steps));
+        const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(sparse_steps));
+        const double step_size = lr * std::sqrt(bias_correction2) / bias_correction1;
+        embedding->weight.add_(make_sparse(-step_size * numer.div_(denom)));
+    };
+    torch::optim::Adam position_optimizer(std::vector<torch::Tensor>{positions->weight},
+                                          torch::optim::AdamOptions(lr));
+    const torch::Tensor ids_t =
+        torch::from_blob(const_cast<std::int64_t*>(ids.data()), {batch, length}, torch::kLong).clone();
+    const torch::Tensor position_ids = torch::arange(length, torch::kLong).unsqueeze(0);
+    const torch::Tensor grad_t =
+        torch::from_blob(grad_out.data(), {batch, length, d_model}, torch::kFloat).clone();
+    const double scale = std::sqrt(static_cast<double>(d_model));
+    const auto torch_step = [&] {
+        embedding->weight.mutable_grad() = torch::Tensor();  // zero_grad(set_to_none=True)
+        position_optimizer.zero_grad();
+        const torch::Tensor out = dropout->forward(embedding->forward(ids_t) * scale + positions->forward(position_ids));
+        out.backward(grad_t);
+        sparse_adam_step();
+        position_optimizer.step();
+    };
+    torch_step();
+    contenders.push_back({"(c) libtorch step: forward, backward, SparseAdam, Adam", [&] {
+                              torch_step();
+                              escape(embedding->weight.data_ptr<float>());
+                          }});
+#endif
+
+    run_interleaved(contenders, rounds, sample_ms, CacheState::warm);
+    print_timings(contenders, bytes);
+    const Contender* seq_step = find(contenders, "(a) seqembed step");
+    const Contender* seq_fused = find(contenders, "(a) seqembed fused");
+    const Contender* moved = find(contenders, "(b)");
+    print_ratio("fused / unfused step", seq_fused, seq_step);
+    print_ratio("step / the SparseAdam bytes moved", seq_step, moved);
+#if SEQEMBED_HAVE_TORCH
+    const Contender* torch_c = find(contenders, "(c)");
+    print_ratio("libtorch / seqembed step", torch_c, seq_step, Goal::at_least, 10.0);
+    print_ratio("libtorch / seqembed fused step", torch_c, seq_fused, Goal::at_least, 10.0);
+#else
+    std::printf("  (built without libtorch: scripts/run.sh compare builds it with)\n");
+#endif
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1403,6 +1605,8 @@ void usage() {
         "  --bert-only          the BERT-base input stage alone\n"
         "  --no-rope            skip rotary positions (issue 15)\n"
         "  --rope-only          rotary positions alone: RoPE on Q and K, and the table\n"
+        "  --no-training        skip the training step (issue 28)\n"
+        "  --training-only      the training step alone\n"
         "  --matrix-only        the matrix alone (--no-headline --no-table)\n"
         "  matrix filters, each a comma-separated list (default: all); any filter implies\n"
         "  --matrix-only:\n"
@@ -1520,6 +1724,7 @@ int main(int argc, char** argv) {
     bool matrix = true;
     bool bert = true;
     bool rope = true;
+    bool training = true;
     double sample_ms = 1.0;
     CacheState headline_cache = CacheState::cold;
     MatrixFilter filter;
@@ -1548,7 +1753,11 @@ int main(int argc, char** argv) {
         } else if (arg == "--no-rope") {
             rope = false;
         } else if (arg == "--rope-only") {
-            headline = table = matrix = bert = false;
+            headline = table = matrix = bert = training = false;
+        } else if (arg == "--no-training") {
+            training = false;
+        } else if (arg == "--training-only") {
+            headline = table = matrix = bert = rope = false;
         } else if (arg == "--matrix-only") {
             headline = false;
             table = false;
@@ -1578,6 +1787,7 @@ int main(int argc, char** argv) {
         table = false;
         bert = false;
         rope = false;
+        training = false;
     }
 
 #if SEQEMBED_HAVE_TORCH
@@ -1595,6 +1805,7 @@ int main(int argc, char** argv) {
     if (headline)
         compare_pipeline({32, 512, 512, 32000, true, headline_cache}, headline_rounds, sample_ms);
     if (table) compare_table(headline_rounds, sample_ms);
+    if (training) compare_training(std::max(5, headline_rounds / 3), sample_ms);
     if (bert) {
         compare_bert(32, 128, headline_rounds, sample_ms);
         compare_bert(8, 512, headline_rounds, sample_ms);
