@@ -515,7 +515,8 @@ void register_rope_table() {
 // Training (issue 28): the headline workload's training forward, its backward (row-sparse
 // gradients), a SparseAdam step on the token table, the whole step (forward, backward,
 // SparseAdam on the token table, Adam on the positions), the backward fused with the
-// SparseAdam step (backward_step), and the bytes a SparseAdam step moves; again with the same
+// SparseAdam step (backward_step; also with LazySgd, momentum 0.9, and RowwiseAdagrad), and the
+// bytes a SparseAdam step moves; again with the same
 // ids spread over a vocabulary of 256000. The optimizers' state is allocated by
 // the untimed first call.
 
@@ -535,6 +536,8 @@ struct TrainingCase {
     RowMatrix<float> grad_out;
     Pipeline pipeline;
     seqembed::optim::SparseAdam<float> token_step;
+    seqembed::optim::LazySgd<float> token_sgd;
+    seqembed::optim::RowwiseAdagrad<float> token_adagrad;
     seqembed::optim::Adam<float> position_step;
     seqembed::PipelineGradients<float> grads;
 
@@ -550,6 +553,8 @@ struct TrainingCase {
                        Eigen::Map<const RowMatrix<float>>(position_weights.get(), size.length, size.d_model)),
                    {0.1, 7}),
           token_step("token table", size.vocab, size.d_model),
+          token_sgd("token table", size.vocab, size.d_model, {0.9}),
+          token_adagrad("token table", size.vocab, size.d_model),
           position_step("positions", size.length, size.d_model) {
         pipeline.set_training(true);
         fill_uniform(grad_out.data(), static_cast<std::size_t>(grad_out.size()), 5);
@@ -616,6 +621,11 @@ void register_training(const BatchSize& size) {
             if (what == 4)
                 c.grads = c.pipeline.backward_step(batch, c.grad_out, c.pipeline.dropout().calls() - 1, c.token_step, 1e-4);
             if (what == 5) c.move_sparse_adam_bytes();
+            if (what == 6)
+                c.grads = c.pipeline.backward_step(batch, c.grad_out, c.pipeline.dropout().calls() - 1, c.token_sgd, 1e-4);
+            if (what == 7)
+                c.grads =
+                    c.pipeline.backward_step(batch, c.grad_out, c.pipeline.dropout().calls() - 1, c.token_adagrad, 1e-4);
             benchmark::DoNotOptimize(c.out.data());
             benchmark::ClobberMemory();
         }
@@ -627,6 +637,8 @@ void register_training(const BatchSize& size) {
     add("training/step/" + size.name(), [run](benchmark::State& state) { run(state, 3); });
     add("training/backward_step/" + size.name(), [run](benchmark::State& state) { run(state, 4); });
     add("training/sparse_adam_bytes/" + size.name(), [run](benchmark::State& state) { run(state, 5); });
+    add("training/backward_step_lazy_sgd/" + size.name(), [run](benchmark::State& state) { run(state, 6); });
+    add("training/backward_step_rowwise_adagrad/" + size.name(), [run](benchmark::State& state) { run(state, 7); });
 }
 
 void register_all() {

@@ -399,7 +399,8 @@ public:
                 if constexpr (detail::takes_spans<LazyOptimizer>) {
                     if (!finite || fusable(reads, plan, rows)) {
                         token_optimizer.step_spans(table.weights, plan.rows, lr, [&](const auto& step_span) {
-                            const detail::RowSinkOf<Scalar, TakeSpan<decltype(step_span)>> sink({step_span});
+                            const detail::RowSinkOf<Scalar, RequestSpan<decltype(step_span)>, TakeSpan<decltype(step_span)>>
+                                sink({step_span}, {step_span});
                             run(&sink);
                         });
                         fused = true;
@@ -677,6 +678,12 @@ private:
         return gradients;
     }
 
+    /// A RowSink's request: a step_span's.
+    template <typename StepSpan>
+    struct RequestSpan {
+        const StepSpan& step;
+        void operator()(std::size_t k, Index first, Index count) const noexcept { step.request(k, first, count); }
+    };
     /// A RowSink's take: a step_span.
     template <typename StepSpan>
     struct TakeSpan {

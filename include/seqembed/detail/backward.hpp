@@ -123,6 +123,8 @@ public:
     RowSink(const RowSink&) = delete;
     RowSink& operator=(const RowSink&) = delete;
 
+    /// Requests the lines that take(k, first, count, ...) will read and write.
+    virtual void request(std::size_t k, Index first, Index count) const noexcept = 0;
     /// Takes the gradient of columns [first, first + count) of listed row k (count values).
     virtual void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept = 0;
 
@@ -130,16 +132,18 @@ protected:
     ~RowSink() = default;
 };
 
-/// A RowSink of a callable take(k, first, count, values).
-template <typename Scalar, typename Take>
+/// A RowSink of two callables: request(k, first, count) and take(k, first, count, values).
+template <typename Scalar, typename Request, typename Take>
 class RowSinkOf final : public RowSink<Scalar> {
 public:
-    explicit RowSinkOf(Take take) : m_take(std::move(take)) {}
+    RowSinkOf(Request request, Take take) : m_request(std::move(request)), m_take(std::move(take)) {}
+    void request(std::size_t k, Index first, Index count) const noexcept override { m_request(k, first, count); }
     void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept override {
         m_take(k, first, count, values);
     }
 
 private:
+    Request m_request;
     Take m_take;
 };
 
@@ -166,6 +170,9 @@ struct TableSum {
 
 /// Columns per share of a summing pass between workers: whole cache lines of float.
 inline constexpr Index columns_per_share = 16;
+/// How many reads of a table ahead a summing pass requests the lines its sink will touch.
+inline constexpr std::size_t sink_reads_ahead = 8;
+
 /// Sums the gradients of several tables, each value in order of source row, in WideScalar, in
 /// one pass over the gradient rows in order of source row: each row's values are read (through
 /// the mask) once and every read of it carried out (ReadSummer::apply). The workers share the
@@ -216,6 +223,10 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                     return table.sink != nullptr ? spans.data() + first : table.gradient + plan.slot[i] * width + first;
                 };
                 for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i) {
+                    // A sink's rows (an optimizer's state) are reached at random: requested ahead.
+                    const std::size_t ahead = i + sink_reads_ahead;
+                    if (table.sink != nullptr && ahead < reads.size() && !to_sum(ahead))
+                        table.sink->request(static_cast<std::size_t>(plan.slot[ahead]), first, count);
                     summer.apply(plan.role[i], reads[i].factor, row, count, sum_of(i), gradient_of(i));
                     if (table.sink != nullptr && !to_sum(i))
                         table.sink->take(static_cast<std::size_t>(plan.slot[i]), first, count, spans.data() + first);
