@@ -67,12 +67,12 @@ elseif(MODE STREQUAL "headers")
   file(GLOB_RECURSE headers RELATIVE "${seqembed_include}" "${seqembed_include}/seqembed/*.hpp")
   set(failed "")
   foreach(header IN LISTS headers)
-    # kernels-inl.hpp and rotary-inl.hpp are fragments that kernels.hpp includes once per ISA
-    # inside a namespace, and the AVX2, AVX-512 and AVX-512 BF16 backends compile only inside
-    # kernels.hpp's target regions; the io
+    # The -inl.hpp files (kernels, rotary, gradient, optimizer) are fragments that kernels.hpp
+    # includes once per ISA inside a namespace, and the AVX2, AVX-512 and AVX-512 BF16 backends
+    # compile only inside kernels.hpp's target regions; the io
     # headers need nlohmann_json, given only with IO; sentencepiece.hpp needs SentencePiece,
     # given only with SENTENCEPIECE.
-    if(header MATCHES "(kernels-inl|rotary-inl|simd/avx2|simd/avx512|simd/avx512_bf16)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO)
+    if(header MATCHES "(-inl|simd/avx2|simd/avx512|simd/avx512_bf16)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO)
        OR (header STREQUAL "seqembed/sentencepiece.hpp" AND NOT SENTENCEPIECE))
       continue()
     endif()
