@@ -579,19 +579,21 @@ private:
             gradients.positions = empty_gradient(m_positions.max_positions());
         if (m_types && !tied_type_row(0)) gradients.token_types = empty_gradient(m_types->type_vocab_size());
 
-        // Which table rows each output row read, and the output rows that pass a gradient on.
+        // Which table rows each output row read, and (for LayerNorm's backward) the output rows
+        // that pass a gradient on.
         std::vector<detail::RowRead<Scalar>> token_reads;
         std::vector<detail::RowRead<Scalar>> position_reads;
         std::vector<detail::RowRead<Scalar>> type_reads;
         std::vector<Index> written;
         token_reads.reserve(static_cast<std::size_t>(ids.size()));
-        written.reserve(static_cast<std::size_t>(ids.size()));
+        if constexpr (has_learned_positions) position_reads.reserve(static_cast<std::size_t>(ids.size()));
+        if (m_norm) written.reserve(static_cast<std::size_t>(ids.size()));
         const TokenId no_gradient_id = m_embedding.padding_idx().value_or(-1);
         detail::for_each_position(batch, m_numbering, m_padding_id, 0, ids.rows(),
                                   [&](Index b, Index t, bool real, std::int64_t position) {
             if (!real && !padded_too) return;
             const Index row = b * seq + t;
-            written.push_back(row);
+            if (m_norm) written.push_back(row);
             const TokenId id = ids(b, t);
             if (id != no_gradient_id) token_reads.push_back({id, row, m_embedding.scale()});
             if (m_types) {
@@ -710,9 +712,7 @@ private:
             if (std::isnan((values * Scalar(0)).sum())) return false;
             largest_value = std::max(largest_value, static_cast<double>(values.abs().maxCoeff()));
         }
-        std::size_t most_reads = 0;
-        for (std::size_t at = 0; at + 1 < plan.first_read.size(); ++at)
-            most_reads = std::max(most_reads, plan.first_read[at + 1] - plan.first_read[at]);
+        const std::size_t most_reads = plan.most_reads;
         const double bound = largest_value * static_cast<double>(rows.keep_scale) * largest_factor *
                              static_cast<double>(most_reads);
         return bound < 0.5 * static_cast<double>(std::numeric_limits<Scalar>::max());

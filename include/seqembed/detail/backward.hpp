@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -64,8 +63,7 @@ private:
 /// among the rows with several reads (their WideScalar sums).
 struct ReadPlan {
     std::vector<std::int64_t> rows;
-    std::vector<std::size_t> first_read;  // of each listed row in `order`, then the number of reads
-    std::vector<std::size_t> order;       // the reads by (table row, source row)
+    std::size_t most_reads = 0;           // of any one row
     std::vector<Index> slot;
     std::vector<ReadRole> role;
     std::vector<Index> sum;               // -1 for a row's only read
@@ -77,16 +75,16 @@ template <typename Scalar>
 ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows) {
     ReadPlan plan;
     const std::size_t n = reads.size();
-    plan.order.resize(n);
+    std::vector<std::size_t> order(n);  // the reads by (table row, source row)
     if (table_rows <= static_cast<Index>(2 * n + 256)) {
         // Counting sort by table row: stable, so each row's reads stay in order of source row.
         std::vector<std::size_t> start(static_cast<std::size_t>(table_rows) + 1, 0);
         for (const RowRead<Scalar>& read : reads) ++start[static_cast<std::size_t>(read.table_row) + 1];
         for (std::size_t r = 0; r < static_cast<std::size_t>(table_rows); ++r) start[r + 1] += start[r];
-        for (std::size_t i = 0; i < n; ++i) plan.order[start[static_cast<std::size_t>(reads[i].table_row)]++] = i;
+        for (std::size_t i = 0; i < n; ++i) order[start[static_cast<std::size_t>(reads[i].table_row)]++] = i;
     } else {
-        for (std::size_t i = 0; i < n; ++i) plan.order[i] = i;
-        std::stable_sort(plan.order.begin(), plan.order.end(),
+        for (std::size_t i = 0; i < n; ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
                          [&](std::size_t a, std::size_t b) { return reads[a].table_row < reads[b].table_row; });
     }
     plan.slot.resize(n);
@@ -94,13 +92,13 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
     plan.sum.resize(n);
     for (std::size_t k = 0; k < n;) {
         std::size_t end = k + 1;
-        while (end < n && reads[plan.order[end]].table_row == reads[plan.order[k]].table_row) ++end;
+        while (end < n && reads[order[end]].table_row == reads[order[k]].table_row) ++end;
         const auto slot = static_cast<Index>(plan.rows.size());
-        plan.rows.push_back(reads[plan.order[k]].table_row);
-        plan.first_read.push_back(k);
+        plan.rows.push_back(reads[order[k]].table_row);
+        plan.most_reads = std::max(plan.most_reads, end - k);
         const Index sum = end - k > 1 ? plan.sums++ : Index{-1};
         for (std::size_t at = k; at < end; ++at) {
-            const std::size_t i = plan.order[at];
+            const std::size_t i = order[at];
             plan.slot[i] = slot;
             plan.sum[i] = sum;
             plan.role[i] = end - k == 1 ? ReadRole::only
@@ -110,7 +108,6 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
         }
         k = end;
     }
-    plan.first_read.push_back(n);
     return plan;
 }
 
@@ -192,9 +189,8 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
     // columns of these two rows.
     std::vector<Scalar> values(static_cast<std::size_t>(width));
     std::vector<Scalar> spans(static_cast<std::size_t>(width));
-    std::vector<std::size_t> first_next(tables.size() * static_cast<std::size_t>((width + columns_per_share - 1) /
-                                                                                 columns_per_share), 0);
     const Index shares = (width + columns_per_share - 1) / columns_per_share;
+    std::vector<std::size_t> first_next(tables.size() * static_cast<std::size_t>(shares), 0);  // per share
     parallel(shares, [&](Index begin, Index end) {
         const Index first = begin * columns_per_share;
         const Index count = std::min(width, end * columns_per_share) - first;

@@ -32,6 +32,21 @@ struct SpanStep {
     }
 };
 
+/// How many rows ahead a lazy step over whole rows requests the lines of the rows it will update.
+inline constexpr std::size_t rows_requested_ahead = 2;
+
+/// A pass for a lazy optimizer's step_spans that hands it whole rows: rows[k]'s gradient is
+/// gradient_row(k), cols values; the lines of the row rows_requested_ahead on are requested first.
+template <typename GradientRow>
+auto whole_rows(std::size_t rows, Index cols, const GradientRow& gradient_row) {
+    return [rows, cols, &gradient_row](const auto& step_span) {
+        for (std::size_t k = 0; k < rows; ++k) {
+            if (k + rows_requested_ahead < rows) step_span.request(k + rows_requested_ahead, 0, cols);
+            step_span(k, 0, cols, gradient_row(k));
+        }
+    };
+}
+
 /// Throws unless the learning rate is finite and not negative.
 inline void require_learning_rate(const std::string& optimizer, double lr) {
     if (!(lr >= 0.0) || !std::isfinite(lr))

@@ -67,12 +67,7 @@ public:
     template <typename GradientRow>
     void step_rows(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows,
                    const GradientRow& gradient_row, double lr) {
-        step_spans(weights, rows, lr, [&](const auto& step_span) {
-            for (std::size_t k = 0; k < rows.size(); ++k) {
-                if (k + rows_ahead < rows.size()) step_span.request(k + rows_ahead, 0, m_cols);
-                step_span(k, 0, m_cols, gradient_row(k));
-            }
-        });
+        step_spans(weights, rows, lr, seqembed::detail::whole_rows(rows.size(), m_cols, gradient_row));
     }
 
     /// @brief Steps take the gradient span by span too (step_spans): InputPipeline::backward_step
@@ -165,9 +160,6 @@ public:
     }
 
 private:
-    /// How many rows ahead a step requests the lines of the rows it will update.
-    static constexpr std::size_t rows_ahead = 2;
-
     std::string m_table;
     SgdOptions m_options;
     Index m_rows;
