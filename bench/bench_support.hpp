@@ -3,6 +3,9 @@
 // and the build, printed with every set of figures.
 #pragma once
 
+#include <seqembed/detail/optimizer_checks.hpp>
+#include <seqembed/detail/simd/platform.hpp>
+#include <seqembed/gradients.hpp>
 #include <seqembed/types.hpp>
 #include <seqembed/version.hpp>
 
@@ -257,6 +260,35 @@ inline std::string vector_isa() {
     add("NEON");
 #endif
     return isa.empty() ? "(scalar)" : isa;
+}
+
+/// The floor of a SparseAdam step on the rows `gradient` lists: the bytes the step reads (the
+/// gradient, the weights and both moments of each listed row) and writes (the weights and the
+/// moments), moved with one addition each, vectorised, the rows requested ahead as the step
+/// requests them.
+inline void move_sparse_adam_bytes(Eigen::Ref<seqembed::RowMatrix<float>> weights,
+                                   seqembed::RowMatrix<float>& first_moment, seqembed::RowMatrix<float>& second_moment,
+                                   const seqembed::RowGradient<float>& gradient) {
+    using Values = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+    using Gradient = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
+    const std::vector<std::int64_t>& rows = gradient.rows;
+    const seqembed::Index cols = weights.cols();
+    constexpr std::size_t ahead = seqembed::detail::rows_requested_ahead;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        if (k + ahead < rows.size()) {
+            const auto next = static_cast<seqembed::Index>(rows[k + ahead]);
+            seqembed::detail::request_values(weights.row(next).data(), cols, true);
+            seqembed::detail::request_values(first_moment.row(next).data(), cols, true);
+            seqembed::detail::request_values(second_moment.row(next).data(), cols, true);
+        }
+        const auto r = static_cast<seqembed::Index>(rows[k]);
+        Values w(weights.row(r).data(), cols);
+        Values m(first_moment.row(r).data(), cols);
+        Values v(second_moment.row(r).data(), cols);
+        v = v + m;
+        m = m + w;
+        w = w + Gradient(gradient.values.row(static_cast<seqembed::Index>(k)).data(), cols);
+    }
 }
 
 }  // namespace seqembed_bench

@@ -350,9 +350,7 @@ void compare_training(int rounds, double sample_ms) {
                  fused.pipeline.embedding().table() == unfused.pipeline.embedding().table() &&
                      fused.pipeline.positions().table() == unfused.pipeline.positions().table());
 
-    // The floor of the token table's step: the bytes SparseAdam reads (the gradient, the weights
-    // and both moments of each touched row) and writes (weights and moments), each moved with one
-    // addition.
+    // The floor of the token table's step (seqembed_bench::move_sparse_adam_bytes).
     const seqembed::PipelineGradients<float> first_grads = unfused.pipeline.backward(ids_batch, grad_out, 0);
     const seqembed::RowGradient<float>& token_gradient = first_grads.token;
     RowMatrix<float> moved_weights = Eigen::Map<const RowMatrix<float>>(weights.data(), vocab, d_model);
@@ -373,24 +371,8 @@ void compare_training(int rounds, double sample_ms) {
                               escape(fused.out.data());
                           }});
     contenders.push_back({"(b) the bytes of the SparseAdam step, moved", [&] {
-                              using Values = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
-                              using Gradient = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
-                              const std::vector<std::int64_t>& rows = token_gradient.rows;
-                              for (std::size_t k = 0; k < rows.size(); ++k) {
-                                  if (k + 2 < rows.size()) {
-                                      const auto ahead = static_cast<Index>(rows[k + 2]);
-                                      seqembed::detail::request_values(moved_weights.row(ahead).data(), d_model, true);
-                                      seqembed::detail::request_values(moment_one.row(ahead).data(), d_model, true);
-                                      seqembed::detail::request_values(moment_two.row(ahead).data(), d_model, true);
-                                  }
-                                  const auto r = static_cast<Index>(rows[k]);
-                                  Values w(moved_weights.row(r).data(), d_model);
-                                  Values m(moment_one.row(r).data(), d_model);
-                                  Values v(moment_two.row(r).data(), d_model);
-                                  v = v + m;
-                                  m = m + w;
-                                  w = w + Gradient(token_gradient.values.row(static_cast<Index>(k)).data(), d_model);
-                              }
+                              seqembed_bench::move_sparse_adam_bytes(moved_weights, moment_one, moment_two,
+                                                                     token_gradient);
                               escape(moved_weights.data());
                           }});
 

@@ -564,32 +564,10 @@ struct TrainingCase {
         moment_two = seqembed::detail::new_zeros<float>(size.vocab, size.d_model);
     }
 
-    // The floor of a SparseAdam step: the bytes it reads (the gradient, the weights and both
-    // moments of each touched row) and writes (the weights and the moments), moved with one
-    // addition each, vectorised, the rows requested ahead as the step requests them.
+    // The floor of a SparseAdam step on the token table (move_sparse_adam_bytes).
     void move_sparse_adam_bytes() {
-        using Values = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
-        const seqembed::PipelineTables<float> tables = pipeline.trainable();
-        Eigen::Map<RowMatrix<float>> w = tables.token->weights;
-        const auto& m_rows = token_gradient.rows;
-        const Index cols = w.cols();
-        for (std::size_t k = 0; k < m_rows.size(); ++k) {
-            if (k + 2 < m_rows.size()) {
-                const auto ahead = static_cast<Index>(m_rows[k + 2]);
-                for (Index c = 0; c < cols; c += 16) {
-                    __builtin_prefetch(w.row(ahead).data() + c, 1);
-                    __builtin_prefetch(moment_one.row(ahead).data() + c, 1);
-                    __builtin_prefetch(moment_two.row(ahead).data() + c, 1);
-                }
-            }
-            const auto r = static_cast<Index>(m_rows[k]);
-            Values wr(w.row(r).data(), cols), m(moment_one.row(r).data(), cols), v(moment_two.row(r).data(), cols);
-            const Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>> g(
-                token_gradient.values.row(static_cast<Index>(k)).data(), cols);
-            v = v + m;
-            m = m + wr;
-            wr = wr + g;
-        }
+        seqembed_bench::move_sparse_adam_bytes(pipeline.trainable().token->weights, moment_one, moment_two,
+                                               token_gradient);
     }
 
     seqembed::RowGradient<float> token_gradient;  // of the first step's batch
