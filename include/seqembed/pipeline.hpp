@@ -399,8 +399,7 @@ public:
                 if constexpr (detail::takes_spans<LazyOptimizer>) {
                     if (!finite || fusable(reads, plan, rows)) {
                         token_optimizer.step_spans(table.weights, plan.rows, lr, [&](const auto& step_span) {
-                            const detail::RowSinkOf<Scalar, RequestSpan<decltype(step_span)>, TakeSpan<decltype(step_span)>>
-                                sink({step_span}, {step_span});
+                            const detail::SpanSink<Scalar, std::decay_t<decltype(step_span)>> sink(step_span);
                             run(&sink);
                         });
                         fused = true;
@@ -679,21 +678,6 @@ private:
             token_step(plans[0], token_reads, rows, run);
         return gradients;
     }
-
-    /// A RowSink's request: a step_span's.
-    template <typename StepSpan>
-    struct RequestSpan {
-        const StepSpan& step;
-        void operator()(std::size_t k, Index first, Index count) const noexcept { step.request(k, first, count); }
-    };
-    /// A RowSink's take: a step_span.
-    template <typename StepSpan>
-    struct TakeSpan {
-        const StepSpan& step;
-        void operator()(std::size_t k, Index first, Index count, const Scalar* values) const noexcept {
-            step(k, first, count, values);
-        }
-    };
 
     /// Whether every token row's sum is finite for sure: the rows they read hold no NaN or
     /// infinity, and the largest sum the reads could make stays below half the largest Scalar.

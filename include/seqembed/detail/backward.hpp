@@ -129,19 +129,19 @@ protected:
     ~RowSink() = default;
 };
 
-/// A RowSink of two callables: request(k, first, count) and take(k, first, count, values).
-template <typename Scalar, typename Request, typename Take>
-class RowSinkOf final : public RowSink<Scalar> {
+/// The RowSink of a lazy optimizer's step_span (SpanStep): take() steps the span, request()
+/// requests its lines.
+template <typename Scalar, typename StepSpan>
+class SpanSink final : public RowSink<Scalar> {
 public:
-    RowSinkOf(Request request, Take take) : m_request(std::move(request)), m_take(std::move(take)) {}
-    void request(std::size_t k, Index first, Index count) const noexcept override { m_request(k, first, count); }
+    explicit SpanSink(const StepSpan& step) : m_step(step) {}
+    void request(std::size_t k, Index first, Index count) const noexcept override { m_step.request(k, first, count); }
     void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept override {
-        m_take(k, first, count, values);
+        m_step(k, first, count, values);
     }
 
 private:
-    Request m_request;
-    Take m_take;
+    const StepSpan& m_step;
 };
 
 /// Whether a lazy optimizer's steps take the gradient span by span (its step_spans, marked by
