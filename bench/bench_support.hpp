@@ -277,9 +277,9 @@ inline void move_sparse_adam_bytes(Eigen::Ref<seqembed::RowMatrix<float>> weight
     for (std::size_t k = 0; k < rows.size(); ++k) {
         if (k + ahead < rows.size()) {
             const auto next = static_cast<seqembed::Index>(rows[k + ahead]);
-            seqembed::detail::request_values(weights.row(next).data(), cols, true);
-            seqembed::detail::request_values(first_moment.row(next).data(), cols, true);
-            seqembed::detail::request_values(second_moment.row(next).data(), cols, true);
+            seqembed::detail::request_span_start(weights.row(next).data(), cols, true);
+            seqembed::detail::request_span_start(first_moment.row(next).data(), cols, true);
+            seqembed::detail::request_span_start(second_moment.row(next).data(), cols, true);
         }
         const auto r = static_cast<seqembed::Index>(rows[k]);
         Values w(weights.row(r).data(), cols);

@@ -3,7 +3,7 @@
 // declarations of detail/engine/kernels.hpp's linked_kernels namespace and call the functions
 // defined here and in kernels_rotary.cpp, which hand out the header's own (inline_kernels) entry
 // points. This file: the dropout draw, the exact sin/cos, the row kernel, the backward's loops and
-// the Adam row step.
+// the optimizers' row steps.
 #define SEQEMBED_DETAIL_BUILDING_KERNELS 1
 #include <seqembed/detail/engine/kernels.hpp>
 
@@ -39,11 +39,11 @@ template GradientKernelFunctions<float> compiled_gradient_kernel<float>();
 template GradientKernelFunctions<double> compiled_gradient_kernel<double>();
 
 template <typename Scalar>
-AdamRowFunction<Scalar> compiled_adam_row_kernel() {
-    return inline_kernels::adam_row_kernel<Scalar>();
+OptimizerKernelFunctions<Scalar> compiled_optimizer_kernel() {
+    return inline_kernels::optimizer_kernel<Scalar>();
 }
 
-template AdamRowFunction<float> compiled_adam_row_kernel<float>();
-template AdamRowFunction<double> compiled_adam_row_kernel<double>();
+template OptimizerKernelFunctions<float> compiled_optimizer_kernel<float>();
+template OptimizerKernelFunctions<double> compiled_optimizer_kernel<double>();
 
 }  // namespace seqembed::detail::linked_kernels

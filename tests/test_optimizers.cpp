@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -197,31 +198,116 @@ TEST_CASE("Lazy optimizers leave the rows a gradient does not list as they were"
 
 namespace {
 
-// SparseAdam's rows after three steps with the ISA in force, on a row width that is no multiple
-// of a vector (the last lanes loaded and stored masked), with and without maximize.
-template <typename Scalar>
-seqembed::RowMatrix<Scalar> sparse_adam_after_steps(bool maximize) {
+// The ISA tests' table (6 x 37: a width that is no multiple of a vector) after three calls of
+// step(weights, gradient), each gradient listing rows 1, 3 and 4.
+template <typename Scalar, typename Step>
+seqembed::RowMatrix<Scalar> after_three_steps(const Step& step) {
     const seqembed::Index rows = 6, cols = 37;
-    seqembed::optim::SparseAdamOptions options;
-    options.maximize = maximize;
-    seqembed::optim::SparseAdam<Scalar> adam("t", rows, cols, options);
     seqembed::RowMatrix<Scalar> weights(rows, cols);
     for (seqembed::Index k = 0; k < weights.size(); ++k)
         weights.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k)));
-    for (int step = 0; step < 3; ++step) {
+    for (int at = 0; at < 3; ++at) {
         seqembed::RowGradient<Scalar> gradient;
         gradient.table_rows = rows;
         gradient.d_model = cols;
         gradient.rows = {1, 3, 4};
         gradient.values.resize(3, cols);
         for (seqembed::Index k = 0; k < gradient.values.size(); ++k)
-            gradient.values.data()[k] = static_cast<Scalar>(std::cos(1.3 * static_cast<double>(k + 7 * step)));
-        adam.step(weights, gradient, 0.05);
+            gradient.values.data()[k] = static_cast<Scalar>(std::cos(1.3 * static_cast<double>(k + 7 * at)));
+        step(weights, gradient);
     }
     return weights;
 }
 
+// SparseAdam's rows after three steps with the ISA in force (the last lanes loaded and stored
+// masked), with or without maximize.
+template <typename Scalar>
+seqembed::RowMatrix<Scalar> sparse_adam_after_steps(bool maximize) {
+    seqembed::optim::SparseAdamOptions options;
+    options.maximize = maximize;
+    seqembed::optim::SparseAdam<Scalar> adam("t", 6, 37, options);
+    return after_three_steps<Scalar>([&](auto& weights, const auto& gradient) { adam.step(weights, gradient, 0.05); });
+}
+
+// LazySgd's table (listed rows only) and Sgd's (every row, rows not listed a zero gradient) after
+// three steps with the ISA in force: the first sets the momentum buffers, the next two use them.
+template <typename Scalar>
+std::pair<seqembed::RowMatrix<Scalar>, seqembed::RowMatrix<Scalar>> sgd_after_steps(
+    const seqembed::optim::SgdOptions& options) {
+    seqembed::optim::LazySgd<Scalar> lazy("t", 6, 37, options);
+    seqembed::optim::Sgd<Scalar> dense("t", 6, 37, options);
+    return {after_three_steps<Scalar>([&](auto& weights, const auto& gradient) { lazy.step(weights, gradient, 0.05); }),
+            after_three_steps<Scalar>([&](auto& weights, const auto& gradient) { dense.step(weights, gradient, 0.05); })};
+}
+
+// RowwiseAdagrad's table after three steps with the ISA in force (two blocks of 16 partial sums,
+// then 5 values).
+template <typename Scalar>
+seqembed::RowMatrix<Scalar> rowwise_adagrad_after_steps(seqembed::optim::WeightDecayMode mode) {
+    seqembed::optim::RowwiseAdagradOptions options;
+    options.weight_decay = mode == seqembed::optim::WeightDecayMode::none ? 0.0 : 0.03;
+    options.weight_decay_mode = mode;
+    seqembed::optim::RowwiseAdagrad<Scalar> adagrad("t", 6, 37, options);
+    return after_three_steps<Scalar>(
+        [&](auto& weights, const auto& gradient) { adagrad.step(weights, gradient, 0.05); });
+}
+
 }  // namespace
+
+TEST_CASE("RowwiseAdagrad's row step gives the scalar ISA's bits on every ISA", "[optim][isa]") {
+    using seqembed::optim::WeightDecayMode;
+    for (const WeightDecayMode mode : {WeightDecayMode::none, WeightDecayMode::l2, WeightDecayMode::decoupled}) {
+        INFO("weight decay mode " << static_cast<int>(mode));
+        std::vector<seqembed::RowMatrix<float>> floats;
+        std::vector<seqembed::RowMatrix<double>> doubles;
+        for_each_isa([&](seqembed::Isa) {
+            floats.push_back(rowwise_adagrad_after_steps<float>(mode));
+            doubles.push_back(rowwise_adagrad_after_steps<double>(mode));
+        });
+        REQUIRE(!floats.empty());
+        for (const auto& other : floats) CHECK(other == floats.front());
+        for (const auto& other : doubles) CHECK(other == doubles.front());
+        CHECK(floats.front().row(0) == rowwise_adagrad_after_steps<float>(WeightDecayMode::none).row(0));
+        if (mode != WeightDecayMode::none)
+            CHECK(floats.front().row(1) != rowwise_adagrad_after_steps<float>(WeightDecayMode::none).row(1));
+    }
+}
+
+TEST_CASE("LazySgd's and Sgd's row step gives the scalar ISA's bits on every ISA", "[optim][isa]") {
+    using seqembed::optim::SgdOptions;
+    // momentum, dampening, weight decay, Nesterov, maximize
+    const std::vector<SgdOptions> cases = {{0.0, 0.0, 0.0, false, false, true},
+                                           {0.9, 0.0, 0.0, false, false, true},
+                                           {0.9, 0.3, 0.01, false, true, true},
+                                           {0.8, 0.0, 0.02, true, false, true},
+                                           {0.0, 0.0, 0.05, false, true, true}};
+    for (const SgdOptions& options : cases) {
+        INFO("momentum " << options.momentum << ", dampening " << options.dampening << ", weight decay "
+                         << options.weight_decay << ", Nesterov " << options.nesterov << ", maximize "
+                         << options.maximize);
+        std::vector<std::pair<seqembed::RowMatrix<float>, seqembed::RowMatrix<float>>> floats;
+        std::vector<std::pair<seqembed::RowMatrix<double>, seqembed::RowMatrix<double>>> doubles;
+        for_each_isa([&](seqembed::Isa) {
+            floats.push_back(sgd_after_steps<float>(options));
+            doubles.push_back(sgd_after_steps<double>(options));
+        });
+        REQUIRE(!floats.empty());
+        for (const auto& other : floats) {
+            CHECK(other.first == floats.front().first);
+            CHECK(other.second == floats.front().second);
+        }
+        for (const auto& other : doubles) {
+            CHECK(other.first == doubles.front().first);
+            CHECK(other.second == doubles.front().second);
+        }
+        // Listed rows are the same for both; LazySgd leaves the others, Sgd moves them only
+        // through momentum or weight decay.
+        const auto& [lazy, dense] = doubles.front();
+        CHECK(lazy.row(1) == dense.row(1));
+        const bool moves_unlisted = options.weight_decay != 0.0;
+        CHECK((lazy.row(0) != dense.row(0)) == moves_unlisted);
+    }
+}
 
 TEST_CASE("SparseAdam's row step gives the scalar ISA's bits on every ISA", "[optim][isa]") {
     for (const bool maximize : {false, true}) {

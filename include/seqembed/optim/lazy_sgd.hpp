@@ -94,6 +94,8 @@ public:
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
+        const auto sgd_row = seqembed::detail::optimizer_kernel<Scalar>().sgd_row;
+        const seqembed::detail::SgdConstants<Scalar> constants = detail::sgd_constants<Scalar>(m_options, lr);
         if (m_options.momentum != 0.0 && m_buffer.size() == 0) {  // may throw: before any change
             RowMatrix<Scalar> buffer = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             std::vector<bool> fresh(static_cast<std::size_t>(m_rows), true);
@@ -105,17 +107,16 @@ public:
         std::vector<char> fresh(rows.size(), 0);
         if (m_buffer.size() != 0)
             for (std::size_t k = 0; k < rows.size(); ++k) fresh[k] = m_fresh[static_cast<std::size_t>(rows[k])] ? 1 : 0;
-        const auto rate = static_cast<Scalar>(lr);
         const seqembed::detail::SpanStep step_span(
             [&](std::size_t k, Index first, Index count) {
                 const auto r = static_cast<Index>(rows[k]);
-                seqembed::detail::request_values(weights.row(r).data() + first, count, true);
-                if (m_buffer.size() != 0) seqembed::detail::request_values(m_buffer.row(r).data() + first, count, true);
+                seqembed::detail::request_span_start(weights.row(r).data() + first, count, true);
+                if (m_buffer.size() != 0) seqembed::detail::request_span_start(m_buffer.row(r).data() + first, count, true);
             },
             [&](std::size_t k, Index first, Index count, const Scalar* g) {
                 const auto r = static_cast<Index>(rows[k]);
                 Scalar* buffer = m_buffer.size() == 0 ? nullptr : m_buffer.row(r).data() + first;
-                detail::sgd_row(weights.row(r).data() + first, g, buffer, fresh[k] != 0, count, m_options, rate);
+                sgd_row(weights.row(r).data() + first, g, buffer, fresh[k] != 0, count, constants);
             });
         pass(step_span);
         if (m_buffer.size() != 0)

@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/engine/kernels.hpp"
 #include "../detail/optimizer_checks.hpp"
+#include "../detail/simd/platform.hpp"
 #include "../gradients.hpp"
 #include "../types.hpp"
 
@@ -44,7 +46,9 @@ struct RowwiseAdagradOptions {
 ///        (split_weight_update_cpu of rowwise_adagrad): one accumulator per table row. For each
 ///        listed row, with g its gradient:
 ///        - the accumulator grows by the mean over the row of g^2 (with L2 decay, of
-///          (g + weight_decay x w)^2), summed in Scalar in column order;
+///          (g + weight_decay x w)^2), summed in Scalar: column c into partial sum c % 16,
+///          then the 16 partial sums in order, on every ISA (FBGEMM's CPU kernel also sums in
+///          vector lanes);
 ///        - multiplier = lr / (sqrt(accumulator) + eps);
 ///        - w = correction x w - multiplier x g, correction being 1, 1 - multiplier x
 ///          weight_decay (L2) or 1 - lr x weight_decay (decoupled).
@@ -99,6 +103,7 @@ public:
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
+        const seqembed::detail::OptimizerKernelFunctions<Scalar> kernel = seqembed::detail::optimizer_kernel<Scalar>();
         if (m_accumulators.size() == 0) m_accumulators = Column::Zero(m_rows);  // may throw: before any change
         const auto rate = static_cast<Scalar>(lr);
         const auto eps = static_cast<Scalar>(m_options.eps);
@@ -108,18 +113,18 @@ public:
             const auto r = static_cast<Index>(rows[k]);
             const Scalar* g = gradient_row(k);
             Scalar* w = weights.row(r).data();
-            Scalar sum_square = 0;
-            for (Index c = 0; c < m_cols; ++c) {
-                const Scalar decayed = l2 ? g[c] + decay * w[c] : g[c];
-                sum_square += decayed * decayed;
+            if (k + seqembed::detail::rows_requested_ahead < rows.size()) {
+                const auto next = static_cast<Index>(rows[k + seqembed::detail::rows_requested_ahead]);
+                seqembed::detail::request_span_start(weights.row(next).data(), m_cols, true);
             }
+            const Scalar sum_square = kernel.square_sum(w, g, m_cols, decay, l2);
             const Scalar accumulator = m_accumulators[r] + sum_square / static_cast<Scalar>(m_cols);
             m_accumulators[r] = accumulator;
             const Scalar multiplier = rate / (std::sqrt(accumulator) + eps);
             Scalar correction = 1;
             if (l2) correction = Scalar(1) - multiplier * decay;
             if (m_options.weight_decay_mode == WeightDecayMode::decoupled) correction = Scalar(1) - rate * decay;
-            for (Index c = 0; c < m_cols; ++c) w[c] = correction * w[c] - g[c] * multiplier;
+            kernel.scale_and_subtract(w, g, m_cols, correction, multiplier);
         }
         ++m_steps;
     }

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "../detail/engine/kernels.hpp"
 #include "../detail/large_memory.hpp"
 #include "../detail/optimizer_checks.hpp"
 #include "../gradients.hpp"
@@ -45,25 +46,18 @@ inline void require_sgd_options(const char* optimizer, const SgdOptions& options
         seqembed::detail::fail<value_error>(optimizer, ": Nesterov momentum needs momentum > 0 and dampening 0");
 }
 
-/// One row of SGD: the update of torch.optim.SGD's _single_tensor_sgd, in its order of
-/// operations. `buffer` is the row's momentum buffer, `fresh` whether it holds nothing yet (it is
-/// then set to the gradient); g null for a zero gradient.
+/// The constants of an SGD step with `options` at learning rate lr, for the optimizers' row
+/// kernel (OptimizerKernel::sgd_row, in torch.optim.SGD's _single_tensor_sgd order).
 template <typename Scalar>
-void sgd_row(Scalar* weights, const Scalar* g, Scalar* buffer, bool fresh, Index cols, const SgdOptions& options,
-             Scalar lr) {
-    const auto weight_decay = static_cast<Scalar>(options.weight_decay);
-    const auto momentum = static_cast<Scalar>(options.momentum);
-    const auto keep = static_cast<Scalar>(1.0 - options.dampening);
-    for (Index c = 0; c < cols; ++c) {
-        Scalar d = g == nullptr ? Scalar(0) : g[c];
-        if (options.maximize) d = -d;
-        if (options.weight_decay != 0.0) d = d + weight_decay * weights[c];
-        if (options.momentum != 0.0) {
-            buffer[c] = fresh ? d : buffer[c] * momentum + keep * d;
-            d = options.nesterov ? d + momentum * buffer[c] : buffer[c];
-        }
-        weights[c] = weights[c] + (-lr) * d;
-    }
+seqembed::detail::SgdConstants<Scalar> sgd_constants(const SgdOptions& options, double lr) {
+    return {static_cast<Scalar>(options.weight_decay),
+            static_cast<Scalar>(options.momentum),
+            static_cast<Scalar>(1.0 - options.dampening),
+            -static_cast<Scalar>(lr),
+            options.maximize,
+            options.weight_decay != 0.0,
+            options.momentum != 0.0,
+            options.nesterov};
 }
 
 }  // namespace detail
@@ -103,8 +97,8 @@ public:
     void step(Eigen::Ref<RowMatrix<Scalar>> weights, const Eigen::Ref<const RowMatrix<Scalar>>& gradient, double lr) {
         check(weights, lr);
         seqembed::detail::require_dense_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
-        start_step();
-        for (Index r = 0; r < m_rows; ++r) update(weights, r, gradient.row(r).data(), lr);
+        const Step step = start_step(lr);
+        for (Index r = 0; r < m_rows; ++r) update(weights, r, gradient.row(r).data(), step);
         m_fresh = false;
     }
 
@@ -116,8 +110,9 @@ public:
     void step(Eigen::Ref<RowMatrix<Scalar>> weights, const RowGradient<Scalar>& gradient, double lr) {
         check(weights, lr);
         seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
-        start_step();
-        seqembed::detail::for_each_dense_row(m_rows, gradient, [&](Index r, const Scalar* g) { update(weights, r, g, lr); });
+        const Step step = start_step(lr);
+        seqembed::detail::for_each_dense_row(m_rows, gradient,
+                                             [&](Index r, const Scalar* g) { update(weights, r, g, step); });
         m_fresh = false;
     }
 
@@ -147,14 +142,21 @@ private:
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
     }
-    void start_step() {
+    /// A step's row kernel and constants.
+    struct Step {
+        seqembed::detail::OptimizerKernelFunctions<Scalar> kernel;
+        seqembed::detail::SgdConstants<Scalar> constants;
+    };
+    Step start_step(double lr) {
+        const Step step{seqembed::detail::optimizer_kernel<Scalar>(), detail::sgd_constants<Scalar>(m_options, lr)};
         if (m_options.momentum != 0.0 && m_buffer.size() == 0)  // may throw: before any change
             m_buffer = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
         ++m_steps;
+        return step;
     }
-    void update(Eigen::Ref<RowMatrix<Scalar>>& weights, Index r, const Scalar* g, double lr) {
+    void update(Eigen::Ref<RowMatrix<Scalar>>& weights, Index r, const Scalar* g, const Step& step) {
         Scalar* buffer = m_buffer.size() == 0 ? nullptr : m_buffer.row(r).data();
-        detail::sgd_row(weights.row(r).data(), g, buffer, m_fresh, m_cols, m_options, static_cast<Scalar>(lr));
+        step.kernel.sgd_row(weights.row(r).data(), g, buffer, m_fresh, m_cols, step.constants);
     }
 
     std::string m_table;

@@ -113,7 +113,7 @@ public:
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
-        const seqembed::detail::AdamRowFunction<Scalar> adam_row = seqembed::detail::adam_row_kernel<Scalar>();
+        const auto adam_row = seqembed::detail::optimizer_kernel<Scalar>().adam_row;
         if (m_exp_avg.size() == 0) {  // may throw: before any change
             RowMatrix<Scalar> exp_avg = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             RowMatrix<Scalar> exp_avg_sq = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
@@ -134,9 +134,9 @@ public:
         };
         const seqembed::detail::SpanStep step_span(
             [&](std::size_t k, Index first, Index count) {
-                seqembed::detail::request_values(weights.row(static_cast<Index>(rows[k])).data() + first, count, true);
-                seqembed::detail::request_values(at(m_exp_avg, k, first), count, true);
-                seqembed::detail::request_values(at(m_exp_avg_sq, k, first), count, true);
+                seqembed::detail::request_span_start(weights.row(static_cast<Index>(rows[k])).data() + first, count, true);
+                seqembed::detail::request_span_start(at(m_exp_avg, k, first), count, true);
+                seqembed::detail::request_span_start(at(m_exp_avg_sq, k, first), count, true);
             },
             [&](std::size_t k, Index first, Index count, const Scalar* g) {
                 adam_row(weights.row(static_cast<Index>(rows[k])).data() + first, at(m_exp_avg, k, first),

@@ -995,6 +995,20 @@ struct Backend {
                          const AdamConstants<Scalar>& constants) noexcept {
         OptimizerKernel<Scalar>::adam_row(w, m, v, g, count, constants);
     }
+    template <typename Scalar>
+    static void sgd_row(Scalar* w, const Scalar* g, Scalar* b, bool fresh, Index count,
+                        const SgdConstants<Scalar>& constants) noexcept {
+        OptimizerKernel<Scalar>::sgd_row(w, g, b, fresh, count, constants);
+    }
+    template <typename Scalar>
+    static Scalar square_sum(const Scalar* w, const Scalar* g, Index count, Scalar decay, bool l2) noexcept {
+        return OptimizerKernel<Scalar>::square_sum(w, g, count, decay, l2);
+    }
+    template <typename Scalar>
+    static void scale_and_subtract(Scalar* w, const Scalar* g, Index count, Scalar correction,
+                                   Scalar multiplier) noexcept {
+        OptimizerKernel<Scalar>::scale_and_subtract(w, g, count, correction, multiplier);
+    }
     static void draw(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
         draw_spans(key, first, count, out);
     }

@@ -1,7 +1,7 @@
 /// @file detail/engine/kernels.hpp
 /// @brief The kernels of kernels-inl.hpp compiled once per ISA, and the one place that picks
 ///        which copy runs (active_isa()): the entry points row_kernel, draw_spans, rotary_kernel,
-///        exact_sin_cos, gradient_kernel and adam_row_kernel.
+///        exact_sin_cos, gradient_kernel and optimizer_kernel.
 ///
 /// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa, and
 /// avx512_bf16_isa, which has only the rotation and takes AVX-512's other kernels) and
@@ -67,10 +67,18 @@ struct GradientKernelFunctions {
     void (*apply)(ReadRole, Scalar, const Scalar*, Index, WideScalar<Scalar>*, Scalar*) noexcept;
 };
 
-/// One Adam step on a row's values (optimizer-inl.hpp): weights, first and second moments,
-/// gradient, count, constants.
+/// The optimizers' row steps of one ISA over Scalar values (optimizer-inl.hpp's
+/// OptimizerKernel): Adam's (weights, first and second moments, gradient, count, constants);
+/// SGD's (weights, gradient or null, momentum buffer or null, whether the buffer is fresh,
+/// count, constants); and row-wise Adagrad's two passes, the sum of squares (weights, gradient,
+/// count, decay, whether L2) and the update (weights, gradient, count, correction, multiplier).
 template <typename Scalar>
-using AdamRowFunction = void (*)(Scalar*, Scalar*, Scalar*, const Scalar*, Index, const AdamConstants<Scalar>&) noexcept;
+struct OptimizerKernelFunctions {
+    void (*adam_row)(Scalar*, Scalar*, Scalar*, const Scalar*, Index, const AdamConstants<Scalar>&) noexcept;
+    void (*sgd_row)(Scalar*, const Scalar*, Scalar*, bool, Index, const SgdConstants<Scalar>&) noexcept;
+    Scalar (*square_sum)(const Scalar*, const Scalar*, Index, Scalar, bool) noexcept;
+    void (*scale_and_subtract)(Scalar*, const Scalar*, Index, Scalar, Scalar) noexcept;
+};
 
 /// The (Scalar, Storage) pairs of the row kernel that seqembed::kernels compiles: every pair
 /// TokenEmbedding and the stages built on the row kernel accept.
@@ -124,10 +132,11 @@ void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits*
 template <typename Scalar>
 GradientKernelFunctions<Scalar> compiled_gradient_kernel();
 
-/// The Adam row step of the ISA in force, from seqembed::kernels (defined for float and double).
+/// The optimizers' row steps of the ISA in force, from seqembed::kernels (defined for float and
+/// double).
 /// @throws value_error as active_isa().
 template <typename Scalar>
-AdamRowFunction<Scalar> compiled_adam_row_kernel();
+OptimizerKernelFunctions<Scalar> compiled_optimizer_kernel();
 
 /// exact_sin_cos_block of the ISA in force.
 /// @throws value_error as active_isa().
@@ -154,13 +163,13 @@ GradientKernelFunctions<Scalar> gradient_kernel() {
     return compiled_gradient_kernel<Scalar>();
 }
 
-/// The Adam row step of the ISA in force.
+/// The optimizers' row steps of the ISA in force.
 /// @throws value_error as active_isa().
 template <typename Scalar>
-AdamRowFunction<Scalar> adam_row_kernel() {
+OptimizerKernelFunctions<Scalar> optimizer_kernel() {
     static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
                   "seqembed::kernels compiles the optimizers' loops for float and double");
-    return compiled_adam_row_kernel<Scalar>();
+    return compiled_optimizer_kernel<Scalar>();
 }
 
 /// RotaryKernel<Table, Activation>::rotate of the ISA in force.
@@ -387,12 +396,16 @@ GradientKernelFunctions<Scalar> gradient_kernel() {
     });
 }
 
-/// The Adam row step of the ISA in force (optimizer-inl.hpp).
+/// The optimizers' row steps of the ISA in force (optimizer-inl.hpp).
 /// @throws value_error as active_isa().
 template <typename Scalar>
-AdamRowFunction<Scalar> adam_row_kernel() {
-    return with_active_isa(
-        [](auto backend) -> AdamRowFunction<Scalar> { return &decltype(backend)::template adam_row<Scalar>; });
+OptimizerKernelFunctions<Scalar> optimizer_kernel() {
+    return with_active_isa([](auto backend) {
+        using Backend = decltype(backend);
+        return OptimizerKernelFunctions<Scalar>{
+            &Backend::template adam_row<Scalar>, &Backend::template sgd_row<Scalar>,
+            &Backend::template square_sum<Scalar>, &Backend::template scale_and_subtract<Scalar>};
+    });
 }
 
 /// exact_sin_cos_block of the ISA in force.

@@ -57,4 +57,117 @@ struct OptimizerKernel {
             D::store_first(v + j, used, v_lanes);
         }
     }
+
+    /// One SGD step on count values of a row, in torch.optim.SGD's order: with d the gradient
+    /// (zero where g is null; negated under maximize), d += weight_decay w; the momentum buffer
+    /// b = d on the row's first update (fresh), else b = b momentum + (1 - dampening) d; then
+    /// d = d + momentum b (Nesterov) or b; w = w + (-lr) d. b is null without momentum.
+    static void sgd_row(Scalar* w, const Scalar* g, Scalar* b, bool fresh, Index count,
+                        const SgdConstants<Scalar>& constants) noexcept {
+        const Reg decay = D::set(constants.weight_decay);
+        const Reg momentum = D::set(constants.momentum);
+        const Reg keep = D::set(constants.keep);
+        const Reg minus_lr = D::set(constants.minus_lr);
+        const auto update = [&](Reg d, Reg& w_lanes, Reg& b_lanes) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            if (constants.maximize) d = D::negate(d);
+            if (constants.decays) {
+                Reg decay_term = D::mul(decay, w_lanes);
+                D::keep_rounded(decay_term);
+                d = D::add(d, decay_term);
+            }
+            if (constants.has_momentum) {
+                if (fresh) {
+                    b_lanes = d;
+                } else {
+                    Reg kept = D::mul(b_lanes, momentum);
+                    D::keep_rounded(kept);
+                    Reg added = D::mul(keep, d);
+                    D::keep_rounded(added);
+                    b_lanes = D::add(kept, added);
+                }
+                if (constants.nesterov) {
+                    Reg push = D::mul(momentum, b_lanes);
+                    D::keep_rounded(push);
+                    d = D::add(d, push);
+                } else {
+                    d = b_lanes;
+                }
+            }
+            Reg change = D::mul(minus_lr, d);
+            D::keep_rounded(change);
+            w_lanes = D::add(w_lanes, change);
+        };
+        const Reg zero = D::set(Scalar(0));
+        Index j = 0;
+        for (; j + D::count <= count; j += D::count) {
+            Reg w_lanes = D::load(w + j);
+            Reg b_lanes = b != nullptr ? D::load(b + j) : zero;
+            update(g != nullptr ? D::load(g + j) : zero, w_lanes, b_lanes);
+            D::store(w + j, w_lanes);
+            if (b != nullptr) D::store(b + j, b_lanes);
+        }
+        if (j < count) {
+            const int used = static_cast<int>(count - j);
+            Reg w_lanes = D::load_first(w + j, used);
+            Reg b_lanes = b != nullptr ? D::load_first(b + j, used) : zero;
+            update(g != nullptr ? D::load_first(g + j, used) : zero, w_lanes, b_lanes);
+            D::store_first(w + j, used, w_lanes);
+            if (b != nullptr) D::store_first(b + j, used, b_lanes);
+        }
+    }
+
+    /// The sum of the squares of count values d (d = g + decay w under L2 weight decay, else g),
+    /// for row-wise Adagrad: value j goes to partial sum j % 16, and the 16 partial sums are added
+    /// in order, whatever the ISA's vector width.
+    static Scalar square_sum(const Scalar* w, const Scalar* g, Index count, Scalar decay, bool l2) noexcept {
+        constexpr int partials = 16;
+        constexpr int regs = partials / D::count;
+        static_assert(regs * D::count == partials, "a vector holds a divisor of 16 values");
+        const Reg decay_lanes = D::set(decay);
+        Reg sums[static_cast<std::size_t>(regs)];
+        for (Reg& sum : sums) sum = D::set(Scalar(0));
+        const auto add_square = [&](Reg& sum, Reg d, Reg w_lanes) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            if (l2) {
+                Reg decay_term = D::mul(decay_lanes, w_lanes);
+                D::keep_rounded(decay_term);
+                d = D::add(d, decay_term);
+            }
+            Reg square = D::mul(d, d);
+            D::keep_rounded(square);
+            sum = D::add(sum, square);
+        };
+        Index j = 0;
+        for (; j + partials <= count; j += partials)
+            for (int r = 0; r < regs; ++r) add_square(sums[r], D::load(g + j + r * D::count), D::load(w + j + r * D::count));
+        for (int r = 0; r < regs && j + r * D::count < count; ++r) {  // the last values: the rest lanes add +0
+            const Index at = j + r * D::count;
+            const int used = static_cast<int>(std::min<Index>(D::count, count - at));
+            add_square(sums[r], D::load_first(g + at, used), D::load_first(w + at, used));
+        }
+        Scalar lanes[static_cast<std::size_t>(partials)];
+        for (int r = 0; r < regs; ++r) D::store(lanes + r * D::count, sums[r]);
+        Scalar total = lanes[0];
+        for (int k = 1; k < partials; ++k) total += lanes[k];
+        return total;
+    }
+
+    /// w = correction w - g multiplier over count values, each product rounded on its own.
+    static void scale_and_subtract(Scalar* w, const Scalar* g, Index count, Scalar correction,
+                                   Scalar multiplier) noexcept {
+        const Reg correction_lanes = D::set(correction);
+        const Reg multiplier_lanes = D::set(multiplier);
+        const auto update = [&](Reg w_lanes, Reg g_lanes) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            Reg kept = D::mul(correction_lanes, w_lanes);
+            D::keep_rounded(kept);
+            Reg change = D::mul(g_lanes, multiplier_lanes);
+            D::keep_rounded(change);
+            return D::sub(kept, change);
+        };
+        Index j = 0;
+        for (; j + D::count <= count; j += D::count) D::store(w + j, update(D::load(w + j), D::load(g + j)));
+        if (j < count) {
+            const int used = static_cast<int>(count - j);
+            D::store_first(w + j, used, update(D::load_first(w + j, used), D::load_first(g + j, used)));
+        }
+    }
 };

@@ -1,6 +1,6 @@
 /// @file detail/engine/optimizer_rows.hpp
 /// @brief What the optimizers' element loops (optimizer-inl.hpp) are given: the constants of
-///        one Adam step.
+///        one Adam or SGD step.
 #pragma once
 
 namespace seqembed::detail {
@@ -15,6 +15,21 @@ struct AdamConstants {
     Scalar eps;
     Scalar step_size;
     bool maximize;
+};
+
+/// The constants of one SGD step over rows of Scalar values, each rounded to Scalar: the weight
+/// decay, the momentum, 1 - dampening and the negated learning rate; and which terms the step
+/// has: the gradient negated (maximize), weight decay, momentum, Nesterov momentum.
+template <typename Scalar>
+struct SgdConstants {
+    Scalar weight_decay;
+    Scalar momentum;
+    Scalar keep;
+    Scalar minus_lr;
+    bool maximize;
+    bool decays;
+    bool has_momentum;
+    bool nesterov;
 };
 
 }  // namespace seqembed::detail
