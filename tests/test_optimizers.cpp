@@ -252,7 +252,37 @@ seqembed::RowMatrix<Scalar> rowwise_adagrad_after_steps(seqembed::optim::WeightD
         [&](auto& weights, const auto& gradient) { adagrad.step(weights, gradient, 0.05); });
 }
 
+// Adam's (or AdamW's) table after three steps over every row with the ISA in force (rows not
+// listed a zero gradient).
+template <typename Scalar, bool Decoupled>
+seqembed::RowMatrix<Scalar> dense_adam_after_steps(const seqembed::optim::AdamOptions& options) {
+    seqembed::optim::BasicAdam<Scalar, Decoupled> adam("t", 6, 37, options);
+    return after_three_steps<Scalar>(
+        [&](auto& weights, const auto& gradient) { adam.step(weights, gradient, 0.05); });
+}
+
 }  // namespace
+
+TEST_CASE("Adam's and AdamW's row step gives the scalar ISA's bits on every ISA", "[optim][isa]") {
+    using seqembed::optim::AdamOptions;
+    // beta1, beta2, eps, weight decay, AMSGrad, maximize
+    const std::vector<AdamOptions> cases = {{0.9, 0.999, 1e-8, 0.0, false, false, true},
+                                            {0.8, 0.99, 1e-6, 0.02, true, false, true},
+                                            {0.9, 0.999, 1e-8, 0.01, false, true, true}};
+    for (const AdamOptions& options : cases) {
+        INFO("weight decay " << options.weight_decay << ", AMSGrad " << options.amsgrad << ", maximize "
+                             << options.maximize);
+        std::vector<seqembed::RowMatrix<float>> adam;
+        std::vector<seqembed::RowMatrix<double>> adamw;
+        for_each_isa([&](seqembed::Isa) {
+            adam.push_back(dense_adam_after_steps<float, false>(options));
+            adamw.push_back(dense_adam_after_steps<double, true>(options));
+        });
+        REQUIRE(!adam.empty());
+        for (const auto& other : adam) CHECK(other == adam.front());
+        for (const auto& other : adamw) CHECK(other == adamw.front());
+    }
+}
 
 TEST_CASE("RowwiseAdagrad's row step gives the scalar ISA's bits on every ISA", "[optim][isa]") {
     using seqembed::optim::WeightDecayMode;

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "../detail/engine/kernels.hpp"
 #include "../detail/large_memory.hpp"
 #include "../detail/optimizer_checks.hpp"
 #include "../gradients.hpp"
@@ -89,8 +90,8 @@ public:
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_dense_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
-        const Constants constants = start_step(lr);
-        for (Index r = 0; r < m_rows; ++r) update(weights, r, gradient.row(r).data(), constants);
+        const Step step = start_step(lr);
+        for (Index r = 0; r < m_rows; ++r) update(weights, r, gradient.row(r).data(), step);
     }
 
     /// @brief One step with a row-sparse gradient, zero on the rows it does not list.
@@ -102,9 +103,9 @@ public:
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
-        const Constants constants = start_step(lr);
+        const Step step = start_step(lr);
         seqembed::detail::for_each_dense_row(m_rows, gradient,
-                                             [&](Index r, const Scalar* g) { update(weights, r, g, constants); });
+                                             [&](Index r, const Scalar* g) { update(weights, r, g, step); });
     }
 
     /// @brief The options.
@@ -145,16 +146,15 @@ public:
     }
 
 private:
-    struct Constants {
-        Scalar lr;
-        Scalar decay;        // Adam: the L2 factor; AdamW: 1 - lr x weight_decay
-        Scalar step_size;    // lr / bias_correction1
-        Scalar correction2;  // sqrt(bias_correction2)
+    /// A step's row kernel and constants.
+    struct Step {
+        seqembed::detail::OptimizerKernelFunctions<Scalar> kernel;
+        seqembed::detail::DenseAdamConstants<Scalar> constants;
     };
 
-    /// The state, allocated on the first step (before anything changes), and this step's constants.
-    Constants start_step(double lr) {
-        if (m_exp_avg.size() == 0) {
+    Step start_step(double lr) {
+        const seqembed::detail::OptimizerKernelFunctions<Scalar> kernel = seqembed::detail::optimizer_kernel<Scalar>();
+        if (m_exp_avg.size() == 0) {  // may throw: before any change
             RowMatrix<Scalar> exp_avg = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             RowMatrix<Scalar> exp_avg_sq = seqembed::detail::new_zeros<Scalar>(m_rows, m_cols);
             RowMatrix<Scalar> max_exp_avg_sq;
@@ -167,36 +167,19 @@ private:
         const double step = static_cast<double>(m_steps);
         const double bias_correction1 = 1.0 - std::pow(m_options.beta1, step);
         const double bias_correction2 = 1.0 - std::pow(m_options.beta2, step);
-        return {static_cast<Scalar>(lr),
-                static_cast<Scalar>(DecoupledWeightDecay ? 1.0 - lr * m_options.weight_decay : m_options.weight_decay),
-                static_cast<Scalar>(lr / bias_correction1), static_cast<Scalar>(std::sqrt(bias_correction2))};
+        const auto rounded = [](double value) { return static_cast<Scalar>(value); };
+        return {kernel,
+                {rounded(m_options.beta1), rounded(m_options.beta2), rounded(1.0 - m_options.beta1),
+                 rounded(1.0 - m_options.beta2), rounded(m_options.eps),
+                 rounded(DecoupledWeightDecay ? 1.0 - lr * m_options.weight_decay : m_options.weight_decay),
+                 rounded(lr / bias_correction1), rounded(std::sqrt(bias_correction2)), DecoupledWeightDecay,
+                 !DecoupledWeightDecay && m_options.weight_decay != 0.0, m_options.maximize}};
     }
 
-    void update(Eigen::Ref<RowMatrix<Scalar>>& weights, Index r, const Scalar* g, const Constants& k) {
-        Scalar* w = weights.row(r).data();
-        Scalar* m = m_exp_avg.row(r).data();
-        Scalar* v = m_exp_avg_sq.row(r).data();
+    void update(Eigen::Ref<RowMatrix<Scalar>>& weights, Index r, const Scalar* g, const Step& step) {
         Scalar* v_max = m_options.amsgrad ? m_max_exp_avg_sq.row(r).data() : nullptr;
-        const auto beta1 = static_cast<Scalar>(m_options.beta1);
-        const auto beta2 = static_cast<Scalar>(m_options.beta2);
-        const auto keep1 = static_cast<Scalar>(1.0 - m_options.beta1);
-        const auto keep2 = static_cast<Scalar>(1.0 - m_options.beta2);
-        const auto eps = static_cast<Scalar>(m_options.eps);
-        for (Index c = 0; c < m_cols; ++c) {
-            Scalar d = g == nullptr ? Scalar(0) : g[c];
-            if (m_options.maximize) d = -d;
-            if constexpr (DecoupledWeightDecay) {
-                w[c] = w[c] * k.decay;
-            } else {
-                if (m_options.weight_decay != 0.0) d = d + k.decay * w[c];
-            }
-            m[c] = m[c] * beta1 + keep1 * d;
-            v[c] = v[c] * beta2 + keep2 * d * d;  // addcmul: (value x g) x g
-            Scalar second = v[c];
-            if (v_max != nullptr) second = v_max[c] = std::max(v_max[c], v[c]);
-            const Scalar denominator = std::sqrt(second) / k.correction2 + eps;
-            w[c] = w[c] + (-k.step_size) * m[c] / denominator;  // addcdiv: (value x m) / denominator
-        }
+        step.kernel.dense_adam_row(weights.row(r).data(), m_exp_avg.row(r).data(), m_exp_avg_sq.row(r).data(), v_max,
+                                   g, m_cols, step.constants);
     }
 
     std::string m_table;

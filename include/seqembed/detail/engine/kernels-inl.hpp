@@ -996,6 +996,11 @@ struct Backend {
         OptimizerKernel<Scalar>::adam_row(w, m, v, g, count, constants);
     }
     template <typename Scalar>
+    static void dense_adam_row(Scalar* w, Scalar* m, Scalar* v, Scalar* v_max, const Scalar* g, Index count,
+                               const DenseAdamConstants<Scalar>& constants) noexcept {
+        OptimizerKernel<Scalar>::dense_adam_row(w, m, v, v_max, g, count, constants);
+    }
+    template <typename Scalar>
     static void sgd_row(Scalar* w, const Scalar* g, Scalar* b, bool fresh, Index count,
                         const SgdConstants<Scalar>& constants) noexcept {
         OptimizerKernel<Scalar>::sgd_row(w, g, b, fresh, count, constants);

@@ -68,13 +68,16 @@ struct GradientKernelFunctions {
 };
 
 /// The optimizers' row steps of one ISA over Scalar values (optimizer-inl.hpp's
-/// OptimizerKernel): Adam's (weights, first and second moments, gradient, count, constants);
-/// SGD's (weights, gradient or null, momentum buffer or null, whether the buffer is fresh,
+/// OptimizerKernel): SparseAdam's (weights, first and second moments, gradient, count,
+/// constants); Adam's and AdamW's over every row (the same, AMSGrad's maximum or null after the
+/// moments, and the gradient may be null); SGD's (weights, gradient or null, momentum buffer or null, whether the buffer is fresh,
 /// count, constants); and row-wise Adagrad's two passes, the sum of squares (weights, gradient,
 /// count, decay, whether L2) and the update (weights, gradient, count, correction, multiplier).
 template <typename Scalar>
 struct OptimizerKernelFunctions {
     void (*adam_row)(Scalar*, Scalar*, Scalar*, const Scalar*, Index, const AdamConstants<Scalar>&) noexcept;
+    void (*dense_adam_row)(Scalar*, Scalar*, Scalar*, Scalar*, const Scalar*, Index,
+                           const DenseAdamConstants<Scalar>&) noexcept;
     void (*sgd_row)(Scalar*, const Scalar*, Scalar*, bool, Index, const SgdConstants<Scalar>&) noexcept;
     Scalar (*square_sum)(const Scalar*, const Scalar*, Index, Scalar, bool) noexcept;
     void (*scale_and_subtract)(Scalar*, const Scalar*, Index, Scalar, Scalar) noexcept;
@@ -403,7 +406,8 @@ OptimizerKernelFunctions<Scalar> optimizer_kernel() {
     return with_active_isa([](auto backend) {
         using Backend = decltype(backend);
         return OptimizerKernelFunctions<Scalar>{
-            &Backend::template adam_row<Scalar>, &Backend::template sgd_row<Scalar>,
+            &Backend::template adam_row<Scalar>, &Backend::template dense_adam_row<Scalar>,
+            &Backend::template sgd_row<Scalar>,
             &Backend::template square_sum<Scalar>, &Backend::template scale_and_subtract<Scalar>};
     });
 }

@@ -58,6 +58,79 @@ struct OptimizerKernel {
         }
     }
 
+    /// One Adam or AdamW step on count values of a row, in torch.optim.Adam's order: with d the
+    /// gradient (zero where g is null; negated under maximize), AdamW first multiplies w by its
+    /// decay, Adam adds decay w to d; m = m beta1 + (1 - beta1) d, v = v beta2 + ((1 - beta2) d) d;
+    /// with AMSGrad (v_max not null) v_max = max(v_max, v) takes v's place below; then
+    /// w = w + ((-step_size) m) / (sqrt(v) / correction2 + eps).
+    static void dense_adam_row(Scalar* w, Scalar* m, Scalar* v, Scalar* v_max, const Scalar* g, Index count,
+                               const DenseAdamConstants<Scalar>& constants) noexcept {
+        const Reg beta1 = D::set(constants.beta1);
+        const Reg beta2 = D::set(constants.beta2);
+        const Reg keep1 = D::set(constants.keep1);
+        const Reg keep2 = D::set(constants.keep2);
+        const Reg eps = D::set(constants.eps);
+        const Reg decay = D::set(constants.decay);
+        const Reg minus_step = D::set(-constants.step_size);
+        const Reg correction2 = D::set(constants.correction2);
+        const auto update = [&](Reg d, Reg& w_lanes, Reg& m_lanes, Reg& v_lanes, Reg& max_lanes)
+                                SEQEMBED_DETAIL_INLINED_LAMBDA {
+            if (constants.maximize) d = D::negate(d);
+            if (constants.decoupled) {
+                w_lanes = D::mul(w_lanes, decay);
+                D::keep_rounded(w_lanes);
+            } else if (constants.l2) {
+                Reg decay_term = D::mul(decay, w_lanes);
+                D::keep_rounded(decay_term);
+                d = D::add(d, decay_term);
+            }
+            Reg m_kept = D::mul(m_lanes, beta1);
+            D::keep_rounded(m_kept);
+            Reg m_added = D::mul(keep1, d);
+            D::keep_rounded(m_added);
+            m_lanes = D::add(m_kept, m_added);
+            Reg v_kept = D::mul(v_lanes, beta2);
+            D::keep_rounded(v_kept);
+            Reg v_added = D::mul(keep2, d);
+            D::keep_rounded(v_added);
+            v_added = D::mul(v_added, d);
+            D::keep_rounded(v_added);
+            v_lanes = D::add(v_kept, v_added);
+            Reg second = v_lanes;
+            if (v_max != nullptr) {
+                max_lanes = D::max(max_lanes, v_lanes);
+                second = max_lanes;
+            }
+            const Reg denominator = D::add(D::div(D::sqrt(second), correction2), eps);
+            w_lanes = D::add(w_lanes, D::div(D::mul(minus_step, m_lanes), denominator));
+        };
+        const Reg zero = D::set(Scalar(0));
+        Index j = 0;
+        for (; j + D::count <= count; j += D::count) {
+            Reg w_lanes = D::load(w + j);
+            Reg m_lanes = D::load(m + j);
+            Reg v_lanes = D::load(v + j);
+            Reg max_lanes = v_max != nullptr ? D::load(v_max + j) : zero;
+            update(g != nullptr ? D::load(g + j) : zero, w_lanes, m_lanes, v_lanes, max_lanes);
+            D::store(w + j, w_lanes);
+            D::store(m + j, m_lanes);
+            D::store(v + j, v_lanes);
+            if (v_max != nullptr) D::store(v_max + j, max_lanes);
+        }
+        if (j < count) {
+            const int used = static_cast<int>(count - j);
+            Reg w_lanes = D::load_first(w + j, used);
+            Reg m_lanes = D::load_first(m + j, used);
+            Reg v_lanes = D::load_first(v + j, used);
+            Reg max_lanes = v_max != nullptr ? D::load_first(v_max + j, used) : zero;
+            update(g != nullptr ? D::load_first(g + j, used) : zero, w_lanes, m_lanes, v_lanes, max_lanes);
+            D::store_first(w + j, used, w_lanes);
+            D::store_first(m + j, used, m_lanes);
+            D::store_first(v + j, used, v_lanes);
+            if (v_max != nullptr) D::store_first(v_max + j, used, max_lanes);
+        }
+    }
+
     /// One SGD step on count values of a row, in torch.optim.SGD's order: with d the gradient
     /// (zero where g is null; negated under maximize), d += weight_decay w; the momentum buffer
     /// b = d on the row's first update (fresh), else b = b momentum + (1 - dampening) d; then

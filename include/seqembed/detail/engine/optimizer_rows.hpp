@@ -1,6 +1,6 @@
 /// @file detail/engine/optimizer_rows.hpp
 /// @brief What the optimizers' element loops (optimizer-inl.hpp) are given: the constants of
-///        one Adam or SGD step.
+///        one step of SparseAdam, Adam or AdamW, or SGD.
 #pragma once
 
 namespace seqembed::detail {
@@ -14,6 +14,26 @@ struct AdamConstants {
     Scalar keep2;
     Scalar eps;
     Scalar step_size;
+    bool maximize;
+};
+
+/// The constants of one Adam or AdamW step over every row (torch.optim.Adam's order), each
+/// rounded to Scalar: beta1, beta2, 1 - beta1, 1 - beta2, eps, the decay (Adam: the L2 factor
+/// added to the gradient; AdamW: 1 - lr weight_decay, the weights' factor), the step size
+/// lr / (1 - beta1^t) and sqrt(1 - beta2^t); whether the decay is decoupled (AdamW), whether
+/// Adam adds an L2 term, and whether the gradient is negated (maximize).
+template <typename Scalar>
+struct DenseAdamConstants {
+    Scalar beta1;
+    Scalar beta2;
+    Scalar keep1;
+    Scalar keep2;
+    Scalar eps;
+    Scalar decay;
+    Scalar step_size;
+    Scalar correction2;
+    bool decoupled;
+    bool l2;
     bool maximize;
 };
 

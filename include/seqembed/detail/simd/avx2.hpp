@@ -62,6 +62,8 @@ struct Lanes<float> {
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_ps(a, b); }
     static Reg div(Reg a, Reg b) noexcept { return _mm256_div_ps(a, b); }
     static Reg sqrt(Reg a) noexcept { return _mm256_sqrt_ps(a); }
+    /// std::max(a, b): b where a < b, else a (a when either is NaN).
+    static Reg max(Reg a, Reg b) noexcept { return _mm256_max_ps(b, a); }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return _mm256_fmadd_ps(a, b, c); }
     /// -a: the sign bit flipped.
@@ -192,6 +194,8 @@ struct Lanes<double> {
     static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_pd(a, b); }
     static Reg div(Reg a, Reg b) noexcept { return _mm256_div_pd(a, b); }
     static Reg sqrt(Reg a) noexcept { return _mm256_sqrt_pd(a); }
+    /// std::max(a, b): b where a < b, else a (a when either is NaN).
+    static Reg max(Reg a, Reg b) noexcept { return _mm256_max_pd(b, a); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return _mm256_permute_pd(v, 0x5); }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.

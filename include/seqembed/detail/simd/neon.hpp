@@ -63,6 +63,8 @@ struct Lanes<float> {
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f32(a, b); }
     static Reg div(Reg a, Reg b) noexcept { return vdivq_f32(a, b); }
     static Reg sqrt(Reg a) noexcept { return vsqrtq_f32(a); }
+    /// std::max(a, b): b where a < b, else a (a when either is NaN).
+    static Reg max(Reg a, Reg b) noexcept { return vbslq_f32(vcltq_f32(a, b), b, a); }
     /// a b + c, rounded once.
     static Reg mul_add(Reg a, Reg b, Reg c) noexcept { return vfmaq_f32(c, a, b); }
     /// -a: the sign bit flipped.
@@ -183,6 +185,8 @@ struct Lanes<double> {
     static Reg sub(Reg a, Reg b) noexcept { return vsubq_f64(a, b); }
     static Reg div(Reg a, Reg b) noexcept { return vdivq_f64(a, b); }
     static Reg sqrt(Reg a) noexcept { return vsqrtq_f64(a); }
+    /// std::max(a, b): b where a < b, else a (a when either is NaN).
+    static Reg max(Reg a, Reg b) noexcept { return vbslq_f64(vcltq_f64(a, b), b, a); }
     /// Lanes 2i and 2i + 1 exchanged.
     static Reg swap_pairs(Reg v) noexcept { return vextq_f64(v, v, 1); }
     /// Lane k + lane k + half for half = count / 2, ..., 1: the sum of the lanes, in that order.

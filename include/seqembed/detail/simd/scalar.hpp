@@ -59,6 +59,8 @@ struct Lanes {
     static Reg sub(Reg a, Reg b) noexcept { return a - b; }
     static Reg div(Reg a, Reg b) noexcept { return a / b; }
     static Reg sqrt(Reg a) noexcept { return std::sqrt(a); }
+    /// std::max(a, b): b where a < b, else a (a when either is NaN).
+    static Reg max(Reg a, Reg b) noexcept { return a < b ? b : a; }
     /// Reads 2 * count bfloat16 values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ...
     static void widen_split(const Eigen::bfloat16* p, Reg& even, Reg& odd) noexcept {
         even = widen(p);
