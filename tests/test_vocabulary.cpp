@@ -3,7 +3,7 @@
 // input with its exact message.
 #include <seqembed/seqembed.hpp>
 
-// The umbrella header needs Eigen alone: SentencePiece only through seqembed/sentencepiece.hpp.
+// The umbrella header needs Eigen alone: SentencePiece only through seqembed/text/sentencepiece.hpp.
 #if defined(SENTENCEPIECE_PROCESSOR_H_)
 #error "seqembed.hpp includes SentencePiece's header"
 #endif

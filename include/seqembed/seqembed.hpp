@@ -26,5 +26,5 @@
 #include "batch.hpp"
 #include "gradients.hpp"
 #include "pipeline.hpp"
-#include "vocabulary.hpp"
+#include "text/vocabulary.hpp"
 #include "alibi.hpp"

@@ -1,7 +1,7 @@
 // A consumer of seqembed::sentencepiece: compiles against SentencePieceTokenizer, links
 // SentencePiece's library through the target, and asks SentencePiece to read bytes that are no
 // model. Exit status 0 when that fails with seqembed's error carrying SentencePiece's message.
-#include <seqembed/sentencepiece.hpp>
+#include <seqembed/text/sentencepiece.hpp>
 
 #include <cstdio>
 #include <string>

@@ -10,7 +10,7 @@
 # function that brings those names in. It is compiled with -fsyntax-only (templates are still
 # instantiated) under the strict warnings of tests/strict/check.cmake, as errors. A block that
 # includes <seqembed/io/...> is compiled with nlohmann_json's include directory; one that
-# includes <seqembed/sentencepiece.hpp> with SentencePiece's, and is reported as skipped (ctest's
+# includes <seqembed/text/sentencepiece.hpp> with SentencePiece's, and is reported as skipped (ctest's
 # SKIP_REGULAR_EXPRESSION) when this build found no SentencePiece.
 cmake_minimum_required(VERSION 3.23)
 
@@ -41,7 +41,7 @@ foreach(encoded_line IN LISTS lines)
     if(line MATCHES "<seqembed/io/")
       set(needs_io ON)
     endif()
-    if(line MATCHES "<seqembed/sentencepiece.hpp>")
+    if(line MATCHES "<seqembed/(text/)?sentencepiece.hpp>")
       set(needs_sentencepiece ON)
     endif()
   else()
@@ -50,7 +50,7 @@ foreach(encoded_line IN LISTS lines)
 endforeach()
 
 if(needs_sentencepiece AND "${SENTENCEPIECE_INCLUDES}" STREQUAL "")
-  message("${NAME}: SKIPPED: the block includes <seqembed/sentencepiece.hpp> and this build found no "
+  message("${NAME}: SKIPPED: the block includes <seqembed/text/sentencepiece.hpp> and this build found no "
           "SentencePiece (Debian: libsentencepiece-dev)")
   return()
 endif()

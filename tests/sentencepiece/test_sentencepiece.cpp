@@ -3,7 +3,7 @@
 // model with T5's layout of special pieces, and a BPE model with SentencePiece's default ids, as
 // Llama's), then checks the adapter's ids, pieces, padding and errors against
 // sentencepiece::SentencePieceProcessor used directly on the same files.
-#include <seqembed/sentencepiece.hpp>
+#include <seqembed/text/sentencepiece.hpp>
 #include <seqembed/seqembed.hpp>
 
 #include <sentencepiece_processor.h>

@@ -70,10 +70,10 @@ elseif(MODE STREQUAL "headers")
     # The -inl.hpp files (kernels, rotary, gradient, optimizer) are fragments that kernels.hpp
     # includes once per ISA inside a namespace, and the AVX2, AVX-512 and AVX-512 BF16 backends
     # compile only inside kernels.hpp's target regions; the io
-    # headers need nlohmann_json, given only with IO; sentencepiece.hpp needs SentencePiece,
-    # given only with SENTENCEPIECE.
+    # headers need nlohmann_json, given only with IO; text/sentencepiece.hpp (and the forwarding
+    # header at its old path) needs SentencePiece, given only with SENTENCEPIECE.
     if(header MATCHES "(-inl|simd/avx2|simd/avx512|simd/avx512_bf16)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO)
-       OR (header STREQUAL "seqembed/sentencepiece.hpp" AND NOT SENTENCEPIECE))
+       OR (header MATCHES "^seqembed/(text/)?sentencepiece\\.hpp$" AND NOT SENTENCEPIECE))
       continue()
     endif()
     file(WRITE "${WORK}/header.cpp" "#include <${header}>\n#include <${header}>\n")
