@@ -11,9 +11,10 @@ set -euo pipefail
 
 # nlohmann-json3-dev: seqembed::io's safetensors header; clang-14 and libclang-rt-14-dev: the
 # fuzz preset's libFuzzer; libsentencepiece-dev: seqembed::sentencepiece and its tests, which
-# train their models with the library's own trainer (no spm_* program is needed).
+# train their models with the library's own trainer (no spm_* program is needed);
+# libutf8proc-dev: seqembed::text's Unicode data.
 packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev nlohmann-json3-dev clang-14
-          libclang-rt-14-dev libsentencepiece-dev)
+          libclang-rt-14-dev libsentencepiece-dev libutf8proc-dev)
 for extra in "$@"; do
   case "$extra" in
     cross) packages+=(g++-aarch64-linux-gnu g++-i686-linux-gnu qemu-user) ;;

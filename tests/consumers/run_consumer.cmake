@@ -423,14 +423,14 @@ elseif(CONSUMER STREQUAL "find_package")
   check("cmake --install to ${prefix}" "${result}" "${output}")
   find_package_route("${prefix}" "${prefix}/${INSTALL_PKGCONFIGDIR}"
                      "-DSEQEMBED_EXPECT_IO=${HAVE_IO}"
-                     "-DSEQEMBED_EXPECT_SENTENCEPIECE=${HAVE_SENTENCEPIECE}")
+                     "-DSEQEMBED_EXPECT_SENTENCEPIECE=${HAVE_SENTENCEPIECE}" "-DSEQEMBED_EXPECT_TEXT=${HAVE_TEXT}")
 
 elseif(CONSUMER STREQUAL "build_tree")
   # The package this build exported into its own directory, without an install.
   configure_build_run(find_package "-Dseqembed_DIR=${BINARY_DIR}"
                       "-DSEQEMBED_EXPECTED_DIR=${BINARY_DIR}"
                       "-DSEQEMBED_REQUEST_VERSION=${VERSION}" "-DSEQEMBED_EXPECT_IO=${HAVE_IO}"
-                      "-DSEQEMBED_EXPECT_SENTENCEPIECE=${HAVE_SENTENCEPIECE}")
+                      "-DSEQEMBED_EXPECT_SENTENCEPIECE=${HAVE_SENTENCEPIECE}" "-DSEQEMBED_EXPECT_TEXT=${HAVE_TEXT}")
 
 elseif(CONSUMER STREQUAL "pkg_config_pthread")
   # Where the C library lacks the threads (glibc before 2.34), FindThreads gives -pthread
@@ -474,7 +474,7 @@ elseif(CONSUMER STREQUAL "compiled_kernels")
     COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${build}" -G "${GENERATOR}"
             -C "${INITIAL_CACHE}" -DSEQEMBED_COMPILED_KERNELS=ON -DSEQEMBED_BUILD_TESTS=OFF
             -DSEQEMBED_BUILD_EXAMPLES=OFF -DSEQEMBED_BUILD_BENCHMARKS=OFF -DSEQEMBED_IO=OFF
-            -DSEQEMBED_SENTENCEPIECE=OFF -DSEQEMBED_INSTALL=ON
+            -DSEQEMBED_SENTENCEPIECE=OFF -DSEQEMBED_TEXT=OFF -DSEQEMBED_INSTALL=ON
     RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
   check("configure seqembed with SEQEMBED_COMPILED_KERNELS=ON" "${result}" "${output}")
   execute_process(

@@ -11,7 +11,8 @@
 # instantiated) under the strict warnings of tests/strict/check.cmake, as errors. A block that
 # includes <seqembed/io/...> is compiled with nlohmann_json's include directory; one that
 # includes <seqembed/text/sentencepiece.hpp> with SentencePiece's, and is reported as skipped (ctest's
-# SKIP_REGULAR_EXPRESSION) when this build found no SentencePiece.
+# SKIP_REGULAR_EXPRESSION) when this build found no SentencePiece; one that includes
+# <seqembed/text/tokenizer.hpp> with nlohmann_json's and utf8proc's.
 cmake_minimum_required(VERSION 3.23)
 
 foreach(required README BLOCK NAME WORK COMPILER HARNESS_DIR INCLUDE_DIR)
@@ -34,6 +35,7 @@ set(includes "")
 set(body "")
 set(needs_io OFF)
 set(needs_sentencepiece OFF)
+set(needs_text OFF)
 foreach(encoded_line IN LISTS lines)
   readme_decode(line "${encoded_line}")
   if(line MATCHES "^[ \t]*#[ \t]*include")
@@ -43,6 +45,10 @@ foreach(encoded_line IN LISTS lines)
     endif()
     if(line MATCHES "<seqembed/(text/)?sentencepiece.hpp>")
       set(needs_sentencepiece ON)
+    endif()
+    if(line MATCHES "<seqembed/text/tokenizer.hpp>")
+      set(needs_io ON)  # nlohmann_json
+      set(needs_text ON)
     endif()
   else()
     string(APPEND body "    ${line}\n")
@@ -81,6 +87,9 @@ if(needs_io)
 endif()
 if(needs_sentencepiece)
   list(APPEND system_dirs "${SENTENCEPIECE_INCLUDES}")
+endif()
+if(needs_text)
+  list(APPEND system_dirs "${TEXT_INCLUDES}")
 endif()
 list(REMOVE_DUPLICATES system_dirs)
 # The compiler's own directories (nlohmann_json in /usr/include) stay where the compiler has them:

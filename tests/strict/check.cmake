@@ -71,9 +71,11 @@ elseif(MODE STREQUAL "headers")
     # includes once per ISA inside a namespace, and the AVX2, AVX-512 and AVX-512 BF16 backends
     # compile only inside kernels.hpp's target regions; the io
     # headers need nlohmann_json, given only with IO; text/sentencepiece.hpp (and the forwarding
-    # header at its old path) needs SentencePiece, given only with SENTENCEPIECE.
+    # header at its old path) needs SentencePiece, given only with SENTENCEPIECE; the Tokenizer's
+    # headers need nlohmann_json and utf8proc, given only with TEXT.
     if(header MATCHES "(-inl|simd/avx2|simd/avx512|simd/avx512_bf16)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO)
-       OR (header MATCHES "^seqembed/(text/)?sentencepiece\\.hpp$" AND NOT SENTENCEPIECE))
+       OR (header MATCHES "^seqembed/(text/)?sentencepiece\\.hpp$" AND NOT SENTENCEPIECE)
+       OR (header MATCHES "^seqembed/text/(tokenizer\\.hpp|detail/)" AND NOT TEXT))
       continue()
     endif()
     file(WRITE "${WORK}/header.cpp" "#include <${header}>\n#include <${header}>\n")

@@ -1,0 +1,151 @@
+/// @file text/detail/unicode.hpp
+/// @brief The Unicode facts the tokenizers need, from utf8proc: UTF-8 decoded into code points
+///        that remember their bytes in the input, general categories, lowercase and canonical
+///        decomposition.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <utf8proc.h>
+
+#include "../../detail/exceptions.hpp"
+#include "../../error.hpp"
+
+namespace seqembed::text::detail {
+
+/// A code point of a text and the bytes [begin, end) of the input it stands for.
+struct Char {
+    char32_t code;
+    std::size_t begin;
+    std::size_t end;
+};
+
+/// U+FFFD, which replaces invalid UTF-8.
+inline constexpr char32_t replacement_character = 0xFFFD;
+
+/// The length of the well-formed UTF-8 sequence at text[at], or the length of its maximal
+/// ill-formed prefix as a negative number (at least one byte: the Unicode standard's "maximal
+/// subpart", which one U+FFFD replaces, as Rust's from_utf8_lossy and WHATWG's decoder do).
+inline long utf8_sequence(std::string_view text, std::size_t at, char32_t& code) noexcept {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    const unsigned char lead = byte(at);
+    if (lead < 0x80) {
+        code = lead;
+        return 1;
+    }
+    std::size_t length = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+        code = lead & 0x1Fu;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        code = lead & 0x0Fu;
+        if (lead == 0xE0) low = 0xA0;
+        if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        code = lead & 0x07u;
+        if (lead == 0xF0) low = 0x90;
+        if (lead == 0xF4) high = 0x8F;
+    } else {
+        return -1;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+        if (at + k >= text.size()) return -static_cast<long>(k);
+        const unsigned char next = byte(at + k);
+        if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return -static_cast<long>(k);
+        code = (code << 6) | (next & 0x3Fu);
+    }
+    return static_cast<long>(length);
+}
+
+/// The code points of `text`. Invalid UTF-8 is an error naming its byte offset, or with
+/// `replace`, each maximal ill-formed subsequence becomes one U+FFFD standing for its bytes.
+/// @throws value_error for invalid UTF-8 without `replace`.
+inline std::vector<Char> decode_utf8(std::string_view text, bool replace) {
+    std::vector<Char> chars;
+    chars.reserve(text.size());
+    for (std::size_t at = 0; at < text.size();) {
+        char32_t code = 0;
+        const long length = utf8_sequence(text, at, code);
+        if (length < 0) {
+            if (!replace)
+                seqembed::detail::fail<value_error>("text is not valid UTF-8 at byte ", at,
+                                                    " (EncodeOptions::invalid_utf8 = replace turns it into U+FFFD)");
+            chars.push_back({replacement_character, at, at + static_cast<std::size_t>(-length)});
+            at += static_cast<std::size_t>(-length);
+            continue;
+        }
+        chars.push_back({code, at, at + static_cast<std::size_t>(length)});
+        at += static_cast<std::size_t>(length);
+    }
+    return chars;
+}
+
+/// Appends code point c to out in UTF-8.
+inline void append_utf8(std::string& out, char32_t c) {
+    utf8proc_uint8_t bytes[4];
+    const utf8proc_ssize_t n = utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), bytes);
+    out.append(reinterpret_cast<const char*>(bytes), static_cast<std::size_t>(n));
+}
+
+/// The general category of c.
+inline utf8proc_category_t category(char32_t c) noexcept {
+    return utf8proc_category(static_cast<utf8proc_int32_t>(c));
+}
+
+/// Rust's char::is_whitespace (the White_Space property): tab to carriage return, U+0085, and
+/// the separators (Zs, Zl, Zp).
+inline bool is_whitespace(char32_t c) noexcept {
+    if ((c >= 0x09 && c <= 0x0D) || c == 0x85) return true;
+    const utf8proc_category_t k = category(c);
+    return k == UTF8PROC_CATEGORY_ZS || k == UTF8PROC_CATEGORY_ZL || k == UTF8PROC_CATEGORY_ZP;
+}
+
+/// A category of "other" (Cc, Cf, Cs, Co, Cn).
+inline bool is_other(char32_t c) noexcept {
+    const utf8proc_category_t k = category(c);
+    return k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CS ||
+           k == UTF8PROC_CATEGORY_CO || k == UTF8PROC_CATEGORY_CN;
+}
+
+/// A punctuation category (Pc, Pd, Ps, Pe, Pi, Pf, Po).
+inline bool is_punctuation(char32_t c) noexcept {
+    const utf8proc_category_t k = category(c);
+    return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
+}
+
+/// A nonspacing mark (Mn).
+inline bool is_nonspacing_mark(char32_t c) noexcept { return category(c) == UTF8PROC_CATEGORY_MN; }
+
+/// Appends Rust's char::to_lowercase(c) to out: the simple lowercase mapping, except U+0130
+/// (the only character whose unconditional lowercase is two code points: i and U+0307).
+inline void append_lowercase(std::vector<char32_t>& out, char32_t c) {
+    if (c == 0x130) {
+        out.push_back(0x69);
+        out.push_back(0x307);
+        return;
+    }
+    out.push_back(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+}
+
+/// Appends the canonical decomposition of c (NFD, one character at a time) to out.
+inline void append_decomposition(std::vector<char32_t>& out, char32_t c) {
+    utf8proc_int32_t parts[8];
+    int boundary = 0;
+    const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), parts, 8,
+                                                       UTF8PROC_DECOMPOSE, &boundary);
+    if (n <= 0 || n > 8) {
+        out.push_back(c);
+        return;
+    }
+    for (utf8proc_ssize_t k = 0; k < n; ++k) out.push_back(static_cast<char32_t>(parts[k]));
+}
+
+}  // namespace seqembed::text::detail

@@ -1,0 +1,170 @@
+// seqembed::text::Tokenizer against Hugging Face tokenizers' own encodings
+// (tests/fixtures/text/expected/, from tests/reference/generate_tokenizer_fixtures.js): ids,
+// tokens, type ids, masks, byte offsets and decodings of every text, pairs, truncation by each
+// strategy and padding on either side.
+#include <seqembed/text/tokenizer.hpp>
+
+#include <cstddef>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+
+namespace {
+
+using seqembed::text::Encoding;
+using seqembed::text::Tokenizer;
+
+std::string fixture(const std::string& name) { return std::string(SEQEMBED_TEXT_FIXTURES) + "/" + name; }
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream stream(path, std::ios::binary);
+    REQUIRE(stream);
+    std::ostringstream text;
+    text << stream.rdbuf();
+    return nlohmann::json::parse(text.str());
+}
+
+// The bytes of a case: its text, or its hex bytes (invalid UTF-8).
+std::string case_bytes(const nlohmann::json& item) {
+    if (item.contains("text")) return item["text"].get<std::string>();
+    const std::string hex = item["bytes_hex"].get<std::string>();
+    std::string bytes;
+    for (std::size_t k = 0; k + 1 < hex.size(); k += 2)
+        bytes.push_back(static_cast<char>(std::stoi(hex.substr(k, 2), nullptr, 16)));
+    return bytes;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> offsets_of(const nlohmann::json& list) {
+    std::vector<std::pair<std::size_t, std::size_t>> offsets;
+    for (const nlohmann::json& pair : list) offsets.emplace_back(pair[0].get<std::size_t>(), pair[1].get<std::size_t>());
+    return offsets;
+}
+
+// The encoding against the expected one; offsets only for valid UTF-8 (the reference's offsets of
+// a replaced text count the replacement's three bytes, seqembed's the input's).
+void check_encoding(const Encoding& encoding, const nlohmann::json& expected, bool offsets) {
+    CHECK(encoding.ids == expected["ids"].get<std::vector<seqembed::TokenId>>());
+    CHECK(encoding.tokens == expected["tokens"].get<std::vector<std::string>>());
+    CHECK(encoding.type_ids == expected["type_ids"].get<std::vector<seqembed::TokenId>>());
+    CHECK(encoding.special_tokens_mask == expected["special_tokens_mask"].get<std::vector<std::uint8_t>>());
+    CHECK(encoding.attention_mask == expected["attention_mask"].get<std::vector<std::uint8_t>>());
+    if (offsets) CHECK(encoding.offsets == offsets_of(expected["offsets"]));
+}
+
+void check_cases(const Tokenizer& tokenizer, const nlohmann::json& expected) {
+    for (const nlohmann::json& item : expected["cases"]) {
+        const std::string text = case_bytes(item);
+        const bool valid = item.contains("text");
+        INFO("text " << (valid ? text : item["bytes_hex"].get<std::string>()));
+        seqembed::text::EncodeOptions options;
+        options.invalid_utf8 = valid ? seqembed::text::InvalidUtf8::error : seqembed::text::InvalidUtf8::replace;
+        const Encoding with = tokenizer.encode(text, options);
+        check_encoding(with, item["with_special_tokens"], valid);
+        options.add_special_tokens = false;
+        check_encoding(tokenizer.encode(text, options), item["without_special_tokens"], valid);
+        CHECK(tokenizer.decode(with.ids) == item["decoded"].get<std::string>());
+        CHECK(tokenizer.decode(with.ids, true) == item["decoded_skipping_special"].get<std::string>());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("Tokenizer gives Hugging Face's encodings of BERT-base-uncased", "[text]") {
+    const nlohmann::json expected = read_json(fixture("expected/bert-base-uncased.json"));
+    const Tokenizer tokenizer = Tokenizer::from_file(fixture("bert-base-uncased/tokenizer.json"));
+    CHECK(tokenizer.vocab_size() == 30522);
+
+    SECTION("every text, with and without special tokens, and its decoding") { check_cases(tokenizer, expected); }
+
+    SECTION("from vocab.txt, as BertTokenizerFast builds it: the same encodings") {
+        check_cases(Tokenizer::from_bert_vocab(fixture("bert-base-uncased/vocab.txt")), expected);
+    }
+
+    SECTION("pairs: type ids 0 then 1, offsets into each text") {
+        for (const nlohmann::json& item : expected["pairs"]) {
+            INFO(item["first"].get<std::string>() << " | " << item["second"].get<std::string>());
+            check_encoding(tokenizer.encode(item["first"].get<std::string>(), item["second"].get<std::string>()), item,
+                           true);
+        }
+    }
+
+    SECTION("truncation by each strategy, padding on either side") {
+        for (const nlohmann::json& item : expected["batches"]) {
+            Tokenizer configured = tokenizer;
+            const std::string strategy = item["strategy"].get<std::string>();
+            seqembed::text::Truncation truncation;
+            truncation.max_length = item["max_length"].get<std::size_t>();
+            truncation.strategy = strategy == "LongestFirst" ? seqembed::text::TruncationStrategy::longest_first
+                                  : strategy == "OnlyFirst"  ? seqembed::text::TruncationStrategy::only_first
+                                                             : seqembed::text::TruncationStrategy::only_second;
+            configured.set_truncation(truncation);
+            seqembed::text::PaddingOptions padding;
+            padding.side = item["padding"].get<std::string>() == "left" ? seqembed::PaddingSide::left
+                                                                        : seqembed::PaddingSide::right;
+            padding.pad_id = item["pad_id"].get<seqembed::TokenId>();
+            if (item["pad_to"].is_number()) padding.length = item["pad_to"].get<std::size_t>();
+            configured.set_padding(padding);
+            INFO(strategy << ", padding " << item["padding"].get<std::string>());
+            if (item.contains("inputs")) {
+                const std::vector<Encoding> encodings =
+                    configured.encode_batch(item["inputs"].get<std::vector<std::string>>());
+                REQUIRE(encodings.size() == item["encodings"].size());
+                for (std::size_t k = 0; k < encodings.size(); ++k) {
+                    CHECK(encodings[k].ids == item["encodings"][k]["ids"].get<std::vector<seqembed::TokenId>>());
+                    CHECK(encodings[k].type_ids ==
+                          item["encodings"][k]["type_ids"].get<std::vector<seqembed::TokenId>>());
+                    CHECK(encodings[k].attention_mask ==
+                          item["encodings"][k]["attention_mask"].get<std::vector<std::uint8_t>>());
+                }
+                continue;
+            }
+            const std::string first = item["first"].get<std::string>();
+            const std::string second = item["second"].get<std::string>();
+            INFO(first << " | " << second);
+            if (item.contains("error")) {
+                CHECK_THROWS_AS(configured.encode(first, second), seqembed::value_error);
+                continue;
+            }
+            const Encoding encoding = configured.encode(first, second);
+            CHECK(encoding.ids == item["ids"].get<std::vector<seqembed::TokenId>>());
+            CHECK(encoding.type_ids == item["type_ids"].get<std::vector<seqembed::TokenId>>());
+            CHECK(encoding.attention_mask == item["attention_mask"].get<std::vector<std::uint8_t>>());
+        }
+    }
+}
+
+TEST_CASE("Tokenizer names what it cannot read", "[text][bad-input]") {
+    SECTION("a component this version does not implement, and the file") {
+        CHECK_THROWS_WITH(Tokenizer::from_file(fixture("gpt2/tokenizer.json")),
+                          Catch::Contains("gpt2/tokenizer.json") && Catch::Contains("\"BPE\"") &&
+                              Catch::Contains("not implemented"));
+    }
+    SECTION("malformed JSON, with the file and the position") {
+        CHECK_THROWS_WITH(Tokenizer::from_json("{\"model\": {\"type\": \"WordPiece\",", "broken.json"),
+                          Catch::StartsWith("seqembed: broken.json: ") && Catch::Contains("column"));
+        CHECK_THROWS_AS(Tokenizer::from_json("{\"model\": ", "broken.json"), seqembed::value_error);
+    }
+    SECTION("a file that cannot be opened") {
+        CHECK_THROWS_AS(Tokenizer::from_file(fixture("no-such-tokenizer.json")), seqembed::file_error);
+    }
+    SECTION("invalid UTF-8, named by its byte offset unless replaced") {
+        const Tokenizer tokenizer = Tokenizer::from_file(fixture("bert-base-uncased/tokenizer.json"));
+        CHECK_THROWS_WITH(tokenizer.encode(std::string("ab\xff" "c")),
+                          Catch::Contains("not valid UTF-8 at byte 2"));
+        seqembed::text::EncodeOptions replace;
+        replace.invalid_utf8 = seqembed::text::InvalidUtf8::replace;
+        const Encoding encoding = tokenizer.encode(std::string("a\xff" "b"), replace);
+        REQUIRE(encoding.size() == 3);  // [CLS] ab [SEP]: BERT drops U+FFFD
+        CHECK(encoding.offsets[1] == std::pair<std::size_t, std::size_t>(0, 3));
+    }
+    SECTION("an id with no token") {
+        const Tokenizer tokenizer = Tokenizer::from_file(fixture("bert-base-uncased/tokenizer.json"));
+        CHECK_THROWS_AS(tokenizer.decode({101, 40000}), seqembed::index_error);
+    }
+}
