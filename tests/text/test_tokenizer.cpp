@@ -5,6 +5,7 @@
 #include <seqembed/text/tokenizer.hpp>
 
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -167,4 +168,29 @@ TEST_CASE("Tokenizer names what it cannot read", "[text][bad-input]") {
         const Tokenizer tokenizer = Tokenizer::from_file(fixture("bert-base-uncased/tokenizer.json"));
         CHECK_THROWS_AS(tokenizer.decode({101, 40000}), seqembed::index_error);
     }
+}
+
+TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer does", "[text]") {
+    namespace fs = std::filesystem;
+    const fs::path work = fs::temp_directory_path() / "seqembed_text_load_tokenizer";
+    fs::remove_all(work);
+    fs::create_directories(work / "json");
+    fs::create_directories(work / "vocab");
+    fs::create_directories(work / "cased");
+    fs::create_directories(work / "empty");
+    fs::copy_file(fixture("bert-base-uncased/tokenizer.json"), work / "json" / "tokenizer.json");
+    fs::copy_file(fixture("bert-base-uncased/vocab.txt"), work / "vocab" / "vocab.txt");
+    fs::copy_file(fixture("bert-base-uncased/vocab.txt"), work / "cased" / "vocab.txt");
+    std::ofstream(work / "cased" / "tokenizer_config.json") << R"({"do_lower_case": false})";
+
+    const std::vector<seqembed::TokenId> hello = {101, 7592, 1010, 2088, 999, 102};
+    CHECK(seqembed::text::load_tokenizer((work / "json").string()).encode("Hello, world!").ids == hello);
+    CHECK(seqembed::text::load_tokenizer((work / "vocab").string()).encode("Hello, world!").ids == hello);
+    // Cased: "Hello" is not in the uncased vocabulary, and the accent stays.
+    const Encoding cased = seqembed::text::load_tokenizer((work / "cased").string()).encode("Hello café");
+    CHECK(cased.ids.at(1) != 7592);
+    CHECK(cased.tokens.at(1) != "hello");
+    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "empty").string()),
+                      Catch::Contains("holds no tokenizer.json and no vocab.txt"));
+    fs::remove_all(work);
 }

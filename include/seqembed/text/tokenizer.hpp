@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -670,5 +671,36 @@ private:
         fill(encoding.sequence_ids, -1);
     }
 };
+
+/// @brief The tokenizer of a model's directory, as Hugging Face's AutoTokenizer finds it:
+///        tokenizer.json, or else BERT's vocab.txt (lowercased unless tokenizer_config.json says
+///        "do_lower_case": false).
+/// @param directory the model's directory (the one io::load_model reads).
+/// @return the tokenizer.
+/// @throws file_error when the directory holds neither file; as Tokenizer::from_file and
+///         Tokenizer::from_bert_vocab otherwise.
+inline Tokenizer load_tokenizer(const std::string& directory) {
+    const std::filesystem::path root(directory);
+    const std::filesystem::path json = root / "tokenizer.json";
+    const std::filesystem::path vocab = root / "vocab.txt";
+    std::error_code ignored;
+    if (std::filesystem::is_regular_file(json, ignored)) return Tokenizer::from_file(json.string());
+    if (std::filesystem::is_regular_file(vocab, ignored)) {
+        bool lowercase = true;
+        const std::filesystem::path config = root / "tokenizer_config.json";
+        if (std::filesystem::is_regular_file(config, ignored)) {
+            std::ifstream stream(config, std::ios::binary);
+            std::ostringstream text;
+            text << stream.rdbuf();
+            const nlohmann::json settings = nlohmann::json::parse(text.str(), nullptr, false);
+            if (settings.is_discarded() || !settings.is_object())
+                seqembed::detail::fail<value_error>(config.string(), ": is not a JSON object");
+            const auto found = settings.find("do_lower_case");
+            if (found != settings.end() && found->is_boolean()) lowercase = found->get<bool>();
+        }
+        return Tokenizer::from_bert_vocab(vocab.string(), lowercase);
+    }
+    seqembed::detail::fail<file_error>(directory, ": holds no tokenizer.json and no vocab.txt");
+}
 
 }  // namespace seqembed::text
