@@ -3,6 +3,7 @@
 // tokens, type ids, masks, byte offsets and decodings of every text, pairs, truncation by each
 // strategy and padding on either side.
 #include <seqembed/text/tokenizer.hpp>
+#include <seqembed/seqembed.hpp>
 
 #include <cstddef>
 #include <filesystem>
@@ -114,7 +115,7 @@ TEST_CASE("Tokenizer gives Hugging Face's encodings of BERT-base-uncased", "[tex
             INFO(strategy << ", padding " << item["padding"].get<std::string>());
             if (item.contains("inputs")) {
                 const std::vector<Encoding> encodings =
-                    configured.encode_batch(item["inputs"].get<std::vector<std::string>>());
+                    configured.encode_each(item["inputs"].get<std::vector<std::string>>());
                 REQUIRE(encodings.size() == item["encodings"].size());
                 for (std::size_t k = 0; k < encodings.size(); ++k) {
                     CHECK(encodings[k].ids == item["encodings"][k]["ids"].get<std::vector<seqembed::TokenId>>());
@@ -193,4 +194,51 @@ TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer d
     CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "empty").string()),
                       Catch::Contains("holds no tokenizer.json and no vocab.txt"));
     fs::remove_all(work);
+}
+
+TEST_CASE("encode_batch gives the pipeline its ids, padding and token types", "[text]") {
+    const Tokenizer tokenizer = Tokenizer::from_file(fixture("bert-base-uncased/tokenizer.json"));
+    const std::vector<std::string> texts = {"Hello, world!", "A longer second sentence, with more words.", ""};
+    for (const seqembed::PaddingSide side : {seqembed::PaddingSide::right, seqembed::PaddingSide::left}) {
+        seqembed::BatchOptions options;
+        options.side = side;
+        const seqembed::EncodedBatch encoded = tokenizer.encode_batch(texts, options);
+        REQUIRE(encoded.ids.rows() == 3);
+        CHECK(encoded.pad_id == 0);  // [PAD]
+        CHECK(encoded.token_types.rows() == 3);
+        CHECK(encoded.token_types.cols() == encoded.ids.cols());
+        for (std::size_t b = 0; b < texts.size(); ++b) {
+            const Encoding one = tokenizer.encode(texts[b]);
+            const auto length = static_cast<seqembed::Index>(one.size());
+            const seqembed::Index first = side == seqembed::PaddingSide::right ? 0 : encoded.ids.cols() - length;
+            CHECK(encoded.lengths[b] == length);
+            CHECK(encoded.offsets[b] == one.offsets);
+            for (seqembed::Index t = 0; t < encoded.ids.cols(); ++t) {
+                const bool real = t >= first && t < first + length;
+                CHECK(encoded.ids(static_cast<seqembed::Index>(b), t) ==
+                      (real ? one.ids[static_cast<std::size_t>(t - first)] : 0));
+                CHECK(encoded.token_types(static_cast<seqembed::Index>(b), t) == 0);
+            }
+        }
+        // The forward reads it: padded places give zero rows, real ones the table's rows.
+        seqembed::RowMatrix<float> table(30522, 4);
+        for (seqembed::Index k = 0; k < table.size(); ++k) table.data()[k] = static_cast<float>(k % 97) - 48.0f;
+        seqembed::TokenEmbeddingOptions unscaled;
+        unscaled.scale = seqembed::EmbeddingScale::none();
+        seqembed::InputPipeline<float, seqembed::NoPositions<float>> pipeline(
+            seqembed::TokenEmbedding<float>::from_weights(table, unscaled), seqembed::NoPositions<float>(4));
+        const seqembed::RowMatrix<float> x = pipeline.forward(encoded.batch());
+        const seqembed::Index seq = encoded.ids.cols();
+        for (seqembed::Index b = 0; b < 3; ++b)
+            for (seqembed::Index t = 0; t < seq; ++t) {
+                const bool real = side == seqembed::PaddingSide::right ? t < encoded.lengths[static_cast<std::size_t>(b)]
+                                                                       : t >= seq - encoded.lengths[static_cast<std::size_t>(b)];
+                const seqembed::RowMatrix<float> expected =
+                    real ? seqembed::RowMatrix<float>(table.row(encoded.ids(b, t))) : seqembed::RowMatrix<float>::Zero(1, 4);
+                CHECK(x.row(b * seq + t) == expected);
+            }
+    }
+    seqembed::BatchOptions pad_with;
+    pad_with.pad_id = 7;
+    CHECK(tokenizer.encode_batch({"a", "a b c"}, pad_with).ids(0, 3) == 7);
 }

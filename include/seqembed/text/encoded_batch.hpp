@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
+#include "../batch.hpp"
 #include "../error.hpp"
 #include "../padding.hpp"
 #include "../types.hpp"
@@ -44,6 +46,26 @@ struct EncodedBatch {
     PaddingSide side = PaddingSide::right;
     /// @brief The id the padded places hold.
     TokenId pad_id = 0;
+    /// @brief batch x seq token types (segment ids; 0 in padded places) from a tokenizer that
+    ///        gives them (text::Tokenizer); 0 x 0 otherwise.
+    IdMatrix token_types;
+    /// @brief Per text, the bytes [begin, end) of the text each real token covers, in the order
+    ///        of its ids, from a tokenizer that gives them (text::Tokenizer); empty otherwise.
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> offsets;
+
+    /// @brief The Batch a forward reads: these ids, their padding, and the token types when one
+    ///        is not 0. All-zero types are left out: a pipeline with a token-type table reads row
+    ///        0 without them, and one without such a table refuses any.
+    /// @return a Batch that views ids, lengths and token_types: keep this batch alive and
+    ///         unchanged while it is used.
+    Batch batch() const& noexcept {
+        Batch view(ids, padding(), StepOffsets());
+        if (token_types.size() != 0 && (token_types.array() != 0).any()) view.token_types = TokenIds(token_types);
+        return view;
+    }
+    /// @brief Deleted: the Batch would view a temporary batch. Name the batch.
+    /// @return nothing: this overload cannot be called.
+    Batch batch() const&& = delete;
 
     /// @brief The Padding of these ids.
     /// @return Padding::right(lengths) or Padding::left(lengths): it views lengths, so keep the

@@ -29,6 +29,7 @@
 #include "../error.hpp"
 #include "../padding.hpp"
 #include "../types.hpp"
+#include "encoded_batch.hpp"
 #include "detail/normalizers.hpp"
 #include "detail/unicode.hpp"
 #include "detail/wordpiece.hpp"
@@ -194,18 +195,47 @@ public:
         return encoding;
     }
 
-    /// @brief Encodes several texts, padded together as set (to the longest by default).
+    /// @brief Encodes several texts into one batch ready for the pipeline: ids padded to the
+    ///        longest on options' side, the lengths, token types and offsets (EncodedBatch::batch()
+    ///        gives the forward its Batch). Truncation applies as set; set_padding does not.
+    /// @param texts UTF-8 texts.
+    /// @param batch the padding side and id (by default the tokenizer's [PAD], <pad> or
+    ///        set_padding's id).
+    /// @param options special tokens, invalid UTF-8.
+    /// @return the batch.
+    /// @throws value_error as encode (naming the text), or when no padding id is given and the
+    ///         tokenizer has none.
+    EncodedBatch encode_batch(const std::vector<std::string>& texts, const BatchOptions& batch = {},
+                              const EncodeOptions& options = {}) const {
+        const TokenId pad_id = batch.pad_id ? *batch.pad_id : padding_id();
+        const std::vector<Encoding> encodings = unpadded(texts, options);
+        std::size_t longest = 0;
+        for (const Encoding& encoding : encodings) longest = std::max(longest, encoding.size());
+        EncodedBatch out;
+        out.side = batch.side;
+        out.pad_id = pad_id;
+        out.ids.setConstant(static_cast<Index>(texts.size()), static_cast<Index>(longest), pad_id);
+        out.token_types.setZero(static_cast<Index>(texts.size()), static_cast<Index>(longest));
+        for (std::size_t b = 0; b < encodings.size(); ++b) {
+            const Encoding& encoding = encodings[b];
+            const std::size_t first = batch.side == PaddingSide::right ? 0 : longest - encoding.size();
+            std::copy(encoding.ids.begin(), encoding.ids.end(), out.ids.row(static_cast<Index>(b)).data() + first);
+            std::copy(encoding.type_ids.begin(), encoding.type_ids.end(),
+                      out.token_types.row(static_cast<Index>(b)).data() + first);
+            out.lengths.push_back(static_cast<std::int64_t>(encoding.size()));
+            out.offsets.push_back(encoding.offsets);
+        }
+        return out;
+    }
+
+    /// @brief Each text's Encoding, padded together as set_padding says (to the longest by
+    ///        default), as Hugging Face's encode_batch.
     /// @param texts UTF-8 texts.
     /// @param options special tokens, invalid UTF-8.
     /// @return one encoding per text.
     /// @throws value_error as encode (naming the text).
-    std::vector<Encoding> encode_batch(const std::vector<std::string>& texts, const EncodeOptions& options = {}) const {
-        std::vector<Encoding> encodings;
-        encodings.reserve(texts.size());
-        for (std::size_t k = 0; k < texts.size(); ++k)
-            encodings.push_back(seqembed::detail::run_renaming_error<value_error, value_error>(
-                [&] { return finish(tokens_of(texts[k], options), std::nullopt, options.add_special_tokens); },
-                "text ", k, " of the batch: "));
+    std::vector<Encoding> encode_each(const std::vector<std::string>& texts, const EncodeOptions& options = {}) const {
+        std::vector<Encoding> encodings = unpadded(texts, options);
         if (m_padding) {
             std::size_t longest = 0;
             for (const Encoding& encoding : encodings) longest = std::max(longest, encoding.size());
@@ -564,6 +594,25 @@ private:
         std::vector<detail::Piece> pieces;
         split_added(chars, false, pieces);
         return pieces;
+    }
+
+    /// Each text's encoding, truncated as set, not padded.
+    std::vector<Encoding> unpadded(const std::vector<std::string>& texts, const EncodeOptions& options) const {
+        std::vector<Encoding> encodings;
+        encodings.reserve(texts.size());
+        for (std::size_t k = 0; k < texts.size(); ++k)
+            encodings.push_back(seqembed::detail::run_renaming_error<value_error, value_error>(
+                [&] { return finish(tokens_of(texts[k], options), std::nullopt, options.add_special_tokens); },
+                "text ", k, " of the batch: "));
+        return encodings;
+    }
+
+    /// The id padding takes: set_padding's, else the token [PAD] or <pad>.
+    TokenId padding_id() const {
+        if (m_padding) return m_padding->pad_id;
+        for (const char* token : {"[PAD]", "<pad>"})
+            if (const std::optional<TokenId> id = token_to_id(token)) return *id;
+        seqembed::detail::fail<value_error>(m_source, ": has no [PAD] or <pad> token: give BatchOptions::pad_id");
     }
 
     std::size_t added_count(bool pair) const {
