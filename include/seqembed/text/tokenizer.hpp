@@ -164,9 +164,10 @@ public:
         tokenizer.m_model.unk_id = tokenizer.required_id("[UNK]");
         for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
             const TokenId id = tokenizer.m_model.vocab.find(special);
-            if (id >= 0) tokenizer.add_added_token({id, special, false, false, false, false, true, {}});
+            if (id >= 0) tokenizer.add_added_token({id, special, false, false, false, false, true, {}, {}});
         }
         tokenizer.set_bert_template("[CLS]", tokenizer.required_id("[CLS]"), "[SEP]", tokenizer.required_id("[SEP]"));
+        tokenizer.normalize_added_tokens();
         return tokenizer;
     }
 
@@ -253,7 +254,7 @@ public:
         std::vector<std::string> tokens;
         tokens.reserve(ids.size());
         for (std::size_t k = 0; k < ids.size(); ++k) {
-            const std::string* token = token_of(ids[k]);
+            const std::string* token = token_of(ids[k], true);
             if (token == nullptr)
                 seqembed::detail::fail<index_error>("token id ", ids[k], " at ", k, " has no token in ", m_source);
             if (skip_special_tokens && is_special(*token)) continue;
@@ -305,13 +306,26 @@ private:
         bool rstrip;
         bool normalized;
         bool special;
-        std::vector<char32_t> code_points;  // of content
+        std::vector<char32_t> code_points;  // what the text must hold: content, normalized when `normalized`
+        std::string decoded;                // what decode() writes: content, normalized when `normalized`
     };
 
-    /// Adds an added token (its code points decoded once).
-    void add_added_token(AddedToken token) {
-        for (const detail::Char& ch : detail::decode_utf8(token.content, true)) token.code_points.push_back(ch.code);
-        m_added.push_back(std::move(token));
+    /// Adds an added token (its code points found by normalized_added_tokens()).
+    void add_added_token(AddedToken token) { m_added.push_back(std::move(token)); }
+
+    /// Each added token's code points, and for those marked `normalized` their normalized form,
+    /// which the normalized text holds and which decode() gives back (as Hugging Face's 0.23).
+    void normalize_added_tokens() {
+        for (AddedToken& token : m_added) {
+            std::vector<detail::Char> chars = detail::decode_utf8(token.content, true);
+            if (token.normalized) chars = detail::bert_normalize(chars, m_normalizer);
+            token.code_points.clear();
+            token.decoded.clear();
+            for (const detail::Char& ch : chars) {
+                token.code_points.push_back(ch.code);
+                detail::append_utf8(token.decoded, ch.code);
+            }
+        }
     }
 
     /// A piece of the post-processor's template: a special token, or sequence A (0) or B (1).
@@ -423,7 +437,7 @@ private:
                                  value_or<bool>(token, "single_word", false, what),
                                  value_or<bool>(token, "lstrip", false, what), value_or<bool>(token, "rstrip", false, what),
                                  value_or<bool>(token, "normalized", false, what),
-                                 value_or<bool>(token, "special", false, what), {}});
+                                 value_or<bool>(token, "special", false, what), {}, {}});
             }
         }
 
@@ -462,6 +476,7 @@ private:
         }
         if (member(root, "truncation") != nullptr || member(root, "padding") != nullptr)
             malformed("sets \"truncation\" or \"padding\": set them with set_truncation and set_padding");
+        normalize_added_tokens();
     }
 
     void read_bert_processing(const nlohmann::json& processor) {
@@ -513,9 +528,11 @@ private:
         m_pair = pieces("pair");
     }
 
-    const std::string* token_of(TokenId id) const {
+    /// The token of id: an added token's content (or, for decoding, what decode() writes for
+    /// it), else the vocabulary's; null for none.
+    const std::string* token_of(TokenId id, bool for_decoding = false) const {
         for (const AddedToken& added : m_added)
-            if (added.id == id) return &added.content;
+            if (added.id == id) return for_decoding ? &added.decoded : &added.content;
         if (id < 0 || static_cast<std::size_t>(id) >= m_model.vocab.tokens.size()) return nullptr;
         const std::string& token = m_model.vocab.tokens[static_cast<std::size_t>(id)];
         return token.empty() ? nullptr : &token;
@@ -540,14 +557,6 @@ private:
             bool same = true;
             for (std::size_t k = 0; k < content.size() && same; ++k) same = chars[at + k].code == content[k];
             if (!same) continue;
-            const auto word = [&](std::size_t place) {
-                const char32_t c = chars[place].code;
-                const utf8proc_category_t kind = detail::category(c);
-                return c == '_' || (kind >= UTF8PROC_CATEGORY_LU && kind <= UTF8PROC_CATEGORY_NO);
-            };
-            if (added.single_word && ((at > 0 && word(at - 1)) ||
-                                      (at + content.size() < chars.size() && word(at + content.size()))))
-                continue;
             best = &added;
             length = content.size();
         }
@@ -555,7 +564,10 @@ private:
     }
 
     /// The tokens of chars (normalized when `normalized`), added tokens first, the rest through
-    /// the pre-tokenizer and the model.
+    /// the pre-tokenizer and the model. Added tokens are found as Hugging Face finds them: the
+    /// leftmost longest match, then the next after it; a single_word token with a word character
+    /// (\w) beside it is no match, and the search goes on after it; lstrip and rstrip take the
+    /// whitespace beside the token into it.
     void split_added(const std::vector<detail::Char>& chars, bool normalized, std::vector<detail::Piece>& out) const {
         std::size_t start = 0;
         const auto rest = [&](std::size_t end) {
@@ -577,12 +589,19 @@ private:
             }
             std::size_t begin = at;
             std::size_t end = at + length;
+            if (added->single_word && ((begin > 0 && detail::is_word_character(chars[begin - 1].code)) ||
+                                       (end < chars.size() && detail::is_word_character(chars[end].code)))) {
+                at = end;
+                continue;
+            }
             if (added->lstrip)
                 while (begin > start && detail::is_whitespace(chars[begin - 1].code)) --begin;
             if (added->rstrip)
                 while (end < chars.size() && detail::is_whitespace(chars[end].code)) ++end;
             rest(begin);
-            out.push_back({added->id, added->content, chars[at].begin, chars[at + length - 1].end});
+            std::string token;
+            for (std::size_t k = begin; k < end; ++k) detail::append_utf8(token, chars[k].code);
+            out.push_back({added->id, std::move(token), chars[begin].begin, chars[end - 1].end});
             start = end;
             at = end;
         }
@@ -633,7 +652,20 @@ private:
                   bool add_special_tokens) const {
         if (!m_truncation) return;
         const std::size_t added = add_special_tokens ? added_count(second.has_value()) : 0;
-        const std::size_t max_length = m_truncation->max_length > added ? m_truncation->max_length - added : 0;
+        // Hugging Face subtracts the special tokens in unsigned arithmetic: a max_length below
+        // their count wraps around, and only its early cut (each text to max_length tokens)
+        // applies; one equal to their count empties every text.
+        if (m_truncation->max_length < added) {
+            truncate_to(first, m_truncation->max_length, m_truncation->side);
+            if (second) truncate_to(*second, m_truncation->max_length, m_truncation->side);
+            return;
+        }
+        const std::size_t max_length = m_truncation->max_length - added;
+        if (max_length == 0) {
+            first.clear();
+            if (second) second->clear();
+            return;
+        }
         const std::size_t total = first.size() + (second ? second->size() : 0);
         if (total <= max_length) return;
         const std::size_t to_remove = total - max_length;

@@ -108,11 +108,22 @@ inline bool is_whitespace(char32_t c) noexcept {
     return k == UTF8PROC_CATEGORY_ZS || k == UTF8PROC_CATEGORY_ZL || k == UTF8PROC_CATEGORY_ZP;
 }
 
-/// A category of "other" (Cc, Cf, Cs, Co, Cn).
+/// A control, format or private-use character (Cc, Cf, Co): the unicode_categories crate's
+/// is_other, which Hugging Face's BertNormalizer uses (unassigned code points are not "other"
+/// there, and stay).
 inline bool is_other(char32_t c) noexcept {
     const utf8proc_category_t k = category(c);
-    return k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CS ||
-           k == UTF8PROC_CATEGORY_CO || k == UTF8PROC_CATEGORY_CN;
+    return k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CO;
+}
+
+/// A word character of the regular expression \w, as Hugging Face's single_word added tokens
+/// test their neighbours: alphabetic (letters, letter numbers, the circled and squared letters),
+/// marks, decimal digits, connector punctuation and the joiners U+200C, U+200D.
+inline bool is_word_character(char32_t c) noexcept {
+    const utf8proc_category_t k = category(c);
+    return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ND) || k == UTF8PROC_CATEGORY_NL ||
+           k == UTF8PROC_CATEGORY_PC || c == 0x200C || c == 0x200D || (c >= 0x24B6 && c <= 0x24E9) ||
+           (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) || (c >= 0x1F170 && c <= 0x1F189);
 }
 
 /// A punctuation category (Pc, Pd, Ps, Pe, Pi, Pf, Po).
