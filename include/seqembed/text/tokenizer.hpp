@@ -36,6 +36,21 @@
 
 namespace seqembed::text {
 
+namespace detail {
+
+/// The whole of a file's bytes.
+/// @throws file_error if it cannot be opened or read.
+inline std::string read_file(const std::string& path) {
+    std::ifstream stream(path, std::ios::binary);
+    if (!stream) seqembed::detail::fail<file_error>(path, ": cannot open it");
+    std::ostringstream text;
+    text << stream.rdbuf();
+    if (stream.bad()) seqembed::detail::fail<file_error>(path, ": cannot read it");
+    return text.str();
+}
+
+}  // namespace detail
+
 /// @brief One text, or one pair of texts, encoded: a row of a model's input.
 struct Encoding {
     /// @brief The token ids.
@@ -120,13 +135,7 @@ public:
     /// @return the tokenizer.
     /// @throws file_error if it cannot be read; value_error for malformed JSON (naming the file
     ///         and the position) or a component this version does not implement (naming it).
-    static Tokenizer from_file(const std::string& path) {
-        std::ifstream stream(path, std::ios::binary);
-        if (!stream) seqembed::detail::fail<file_error>(path, ": cannot open it");
-        std::ostringstream text;
-        text << stream.rdbuf();
-        return from_json(text.str(), path);
-    }
+    static Tokenizer from_file(const std::string& path) { return from_json(detail::read_file(path), path); }
 
     /// @brief The tokenizer a tokenizer.json's text describes.
     /// @param json the file's text.
@@ -209,23 +218,17 @@ public:
     EncodedBatch encode_batch(const std::vector<std::string>& texts, const BatchOptions& batch = {},
                               const EncodeOptions& options = {}) const {
         const TokenId pad_id = batch.pad_id ? *batch.pad_id : padding_id();
-        const std::vector<Encoding> encodings = unpadded(texts, options);
-        std::size_t longest = 0;
-        for (const Encoding& encoding : encodings) longest = std::max(longest, encoding.size());
-        EncodedBatch out;
-        out.side = batch.side;
-        out.pad_id = pad_id;
-        out.ids.setConstant(static_cast<Index>(texts.size()), static_cast<Index>(longest), pad_id);
-        out.token_types.setZero(static_cast<Index>(texts.size()), static_cast<Index>(longest));
-        for (std::size_t b = 0; b < encodings.size(); ++b) {
-            const Encoding& encoding = encodings[b];
-            const std::size_t first = batch.side == PaddingSide::right ? 0 : longest - encoding.size();
-            std::copy(encoding.ids.begin(), encoding.ids.end(), out.ids.row(static_cast<Index>(b)).data() + first);
-            std::copy(encoding.type_ids.begin(), encoding.type_ids.end(),
-                      out.token_types.row(static_cast<Index>(b)).data() + first);
-            out.lengths.push_back(static_cast<std::int64_t>(encoding.size()));
-            out.offsets.push_back(encoding.offsets);
+        std::vector<std::vector<TokenId>> ids;
+        std::vector<std::vector<TokenId>> types;
+        std::vector<std::vector<std::pair<std::size_t, std::size_t>>> offsets;
+        for (Encoding& encoding : unpadded(texts, options)) {
+            ids.push_back(std::move(encoding.ids));
+            types.push_back(std::move(encoding.type_ids));
+            offsets.push_back(std::move(encoding.offsets));
         }
+        EncodedBatch out = seqembed::detail::pad_sequences(ids, batch.side, pad_id);
+        out.token_types = seqembed::detail::pad_sequences(types, batch.side, 0).ids;
+        out.offsets = std::move(offsets);
         return out;
     }
 
@@ -770,10 +773,7 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
         bool lowercase = true;
         const std::filesystem::path config = root / "tokenizer_config.json";
         if (std::filesystem::is_regular_file(config, ignored)) {
-            std::ifstream stream(config, std::ios::binary);
-            std::ostringstream text;
-            text << stream.rdbuf();
-            const nlohmann::json settings = nlohmann::json::parse(text.str(), nullptr, false);
+            const nlohmann::json settings = nlohmann::json::parse(detail::read_file(config.string()), nullptr, false);
             if (settings.is_discarded() || !settings.is_object())
                 seqembed::detail::fail<value_error>(config.string(), ": is not a JSON object");
             const auto found = settings.find("do_lower_case");

@@ -13,6 +13,7 @@
 #include <utf8proc.h>
 
 #include "../../detail/exceptions.hpp"
+#include "../../detail/text/utf8.hpp"
 #include "../../error.hpp"
 
 namespace seqembed::text::detail {
@@ -27,44 +28,6 @@ struct Char {
 /// U+FFFD, which replaces invalid UTF-8.
 inline constexpr char32_t replacement_character = 0xFFFD;
 
-/// The length of the well-formed UTF-8 sequence at text[at], or the length of its maximal
-/// ill-formed prefix as a negative number (at least one byte: the Unicode standard's "maximal
-/// subpart", which one U+FFFD replaces, as Rust's from_utf8_lossy and WHATWG's decoder do).
-inline long utf8_sequence(std::string_view text, std::size_t at, char32_t& code) noexcept {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-    const unsigned char lead = byte(at);
-    if (lead < 0x80) {
-        code = lead;
-        return 1;
-    }
-    std::size_t length = 0;
-    unsigned char low = 0x80;
-    unsigned char high = 0xBF;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        length = 2;
-        code = lead & 0x1Fu;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        length = 3;
-        code = lead & 0x0Fu;
-        if (lead == 0xE0) low = 0xA0;
-        if (lead == 0xED) high = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        length = 4;
-        code = lead & 0x07u;
-        if (lead == 0xF0) low = 0x90;
-        if (lead == 0xF4) high = 0x8F;
-    } else {
-        return -1;
-    }
-    for (std::size_t k = 1; k < length; ++k) {
-        if (at + k >= text.size()) return -static_cast<long>(k);
-        const unsigned char next = byte(at + k);
-        if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return -static_cast<long>(k);
-        code = (code << 6) | (next & 0x3Fu);
-    }
-    return static_cast<long>(length);
-}
-
 /// The code points of `text`. Invalid UTF-8 is an error naming its byte offset, or with
 /// `replace`, each maximal ill-formed subsequence becomes one U+FFFD standing for its bytes.
 /// @throws value_error for invalid UTF-8 without `replace`.
@@ -73,7 +36,7 @@ inline std::vector<Char> decode_utf8(std::string_view text, bool replace) {
     chars.reserve(text.size());
     for (std::size_t at = 0; at < text.size();) {
         char32_t code = 0;
-        const long length = utf8_sequence(text, at, code);
+        const long length = seqembed::detail::utf8_sequence(text, at, code);
         if (length < 0) {
             if (!replace)
                 seqembed::detail::fail<value_error>("text is not valid UTF-8 at byte ", at,
