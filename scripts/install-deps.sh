@@ -12,16 +12,17 @@ set -euo pipefail
 # nlohmann-json3-dev: seqembed::io's safetensors header; clang-14 and libclang-rt-14-dev: the
 # fuzz preset's libFuzzer; libsentencepiece-dev: seqembed::sentencepiece and its tests, which
 # train their models with the library's own trainer (no spm_* program is needed);
-# libutf8proc-dev: seqembed::text's Unicode data.
+# libutf8proc-dev and libpcre2-dev: seqembed::text's Unicode data and regular expressions.
 packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev nlohmann-json3-dev clang-14
-          libclang-rt-14-dev libsentencepiece-dev libutf8proc-dev)
+          libclang-rt-14-dev libsentencepiece-dev libutf8proc-dev libpcre2-dev)
 for extra in "$@"; do
   case "$extra" in
     cross) packages+=(g++-aarch64-linux-gnu g++-i686-linux-gnu qemu-user) ;;
     bench) packages+=(libbenchmark-dev libtorch-dev) ;;
     docs) packages+=(doxygen) ;;
     generator) packages+=(python3-torch python3-mpmath python3-numpy) ;;
-    *) echo "install-deps.sh: unknown extra '$extra' (cross, bench, docs, generator)" >&2; exit 2 ;;
+    tokenizers) packages+=(npm) ;;
+    *) echo "install-deps.sh: unknown extra '$extra' (cross, bench, docs, generator, tokenizers)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,4 +1,4 @@
-// A consumer of seqembed::text: compiles against Tokenizer, links utf8proc through the target,
+// A consumer of seqembed::text: compiles against Tokenizer, links utf8proc and PCRE2 through the target,
 // builds a small WordPiece tokenizer from its tokenizer.json text and encodes a sentence that
 // needs lowercasing, accent stripping and a continuation piece. Exit status 0 when the ids are
 // those Hugging Face's tokenizer gives for this vocabulary.

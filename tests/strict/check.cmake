@@ -72,7 +72,7 @@ elseif(MODE STREQUAL "headers")
     # compile only inside kernels.hpp's target regions; the io
     # headers need nlohmann_json, given only with IO; text/sentencepiece.hpp (and the forwarding
     # header at its old path) needs SentencePiece, given only with SENTENCEPIECE; the Tokenizer's
-    # headers need nlohmann_json and utf8proc, given only with TEXT.
+    # headers need nlohmann_json, utf8proc and PCRE2, given only with TEXT.
     if(header MATCHES "(-inl|simd/avx2|simd/avx512|simd/avx512_bf16)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO)
        OR (header MATCHES "^seqembed/(text/)?sentencepiece\\.hpp$" AND NOT SENTENCEPIECE)
        OR (header MATCHES "^seqembed/text/(tokenizer\\.hpp|detail/)" AND NOT TEXT))

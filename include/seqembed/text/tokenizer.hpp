@@ -2,11 +2,11 @@
 /// @brief Tokenizer: text to ids as a model's own tokenizer.json says, giving Hugging Face
 ///        tokenizers' ids, type ids and offsets.
 ///
-/// Optional: target seqembed::text (nlohmann_json and utf8proc, Debian nlohmann-json3-dev and
-/// libutf8proc-dev); seqembed.hpp never includes it. This version reads the WordPiece family
-/// (BERT and its descendants): BertNormalizer, BertPreTokenizer, WordPiece, TemplateProcessing
-/// or BertProcessing, the WordPiece decoder, added and special tokens, pairs, truncation and
-/// padding. A tokenizer.json component it does not implement is an error naming it.
+/// Optional: target seqembed::text (nlohmann_json, utf8proc and PCRE2; Debian nlohmann-json3-dev,
+/// libutf8proc-dev and libpcre2-dev); seqembed.hpp never includes it. It reads the WordPiece
+/// (BERT), BPE (GPT-2, RoBERTa, Llama, Qwen, Mistral) and Unigram (SentencePiece) families:
+/// docs/tokenizers.md lists every component. A tokenizer.json component it does not implement is
+/// an error naming it.
 #pragma once
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -20,7 +20,9 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,10 +31,9 @@
 #include "../error.hpp"
 #include "../padding.hpp"
 #include "../types.hpp"
-#include "encoded_batch.hpp"
-#include "detail/normalizers.hpp"
+#include "detail/tokenizer_json.hpp"
 #include "detail/unicode.hpp"
-#include "detail/wordpiece.hpp"
+#include "encoded_batch.hpp"
 
 namespace seqembed::text {
 
@@ -164,19 +165,76 @@ public:
         if (!stream) seqembed::detail::fail<file_error>(path, ": cannot open it");
         Tokenizer tokenizer;
         tokenizer.m_source = path;
+        const detail::JsonReader reader(path);
+        detail::WordPiece model;
         std::string line;
         while (std::getline(stream, line)) {
             if (!line.empty() && line.back() == '\r') line.pop_back();
-            tokenizer.add_vocab_entry(line, static_cast<TokenId>(tokenizer.m_model.vocab.tokens.size()));
+            reader.add_entry(model.vocab, line, static_cast<TokenId>(model.vocab.tokens.size()));
         }
-        tokenizer.m_normalizer = detail::BertNormalizerOptions{true, true, lowercase, lowercase};
-        tokenizer.m_model.unk_id = tokenizer.required_id("[UNK]");
+        model.unk_id = model.vocab.find("[UNK]");
+        if (model.unk_id < 0) reader.malformed("the vocabulary has no \"[UNK]\"");
+        detail::Normalizer normalizer;
+        normalizer.bert = detail::BertNormalizerOptions{true, true, lowercase, lowercase};
+        tokenizer.m_normalizers = {normalizer};
+        tokenizer.m_pre_tokenizers = {detail::PreTokenizer{}};
+        tokenizer.m_decoders = {detail::Decoder{}};
+        std::vector<AddedToken> added;
         for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
-            const TokenId id = tokenizer.m_model.vocab.find(special);
-            if (id >= 0) tokenizer.add_added_token({id, special, false, false, false, false, true, {}, {}});
+            const TokenId id = model.vocab.find(special);
+            if (id >= 0) added.push_back({id, special, false, false, false, false, true, {}, {}});
         }
-        tokenizer.set_bert_template("[CLS]", tokenizer.required_id("[CLS]"), "[SEP]", tokenizer.required_id("[SEP]"));
-        tokenizer.normalize_added_tokens();
+        const TokenId cls = model.vocab.find("[CLS]");
+        const TokenId sep = model.vocab.find("[SEP]");
+        if (cls < 0 || sep < 0) reader.malformed("the vocabulary has no \"[CLS]\" or no \"[SEP]\"");
+        tokenizer.m_post.set_bert("[CLS]", cls, "[SEP]", sep);
+        tokenizer.m_model = std::move(model);
+        tokenizer.set_added_tokens(std::move(added));
+        return tokenizer;
+    }
+
+    /// @brief GPT-2's tokenizer from its vocab.json ({token: id}) and merges.txt (a version line,
+    ///        then one merge "a b" per line), as Hugging Face's GPT2TokenizerFast builds it: the
+    ///        ByteLevel pre-tokenizer, BPE, the ByteLevel decoder, <|endoftext|> special.
+    /// @param vocab_path vocab.json.
+    /// @param merges_path merges.txt.
+    /// @return the tokenizer.
+    /// @throws file_error if a file cannot be read; value_error if one is malformed (naming it).
+    static Tokenizer from_bpe_files(const std::string& vocab_path, const std::string& merges_path) {
+        Tokenizer tokenizer;
+        tokenizer.m_source = vocab_path;
+        detail::Bpe model;
+        {
+            const std::string text = detail::read_file(vocab_path);
+            const nlohmann::json root = seqembed::detail::run_renaming_error<value_error, nlohmann::json::exception>(
+                [&] { return nlohmann::json::parse(text); }, vocab_path, ": ");
+            detail::JsonReader(vocab_path).vocab(nlohmann::json{{"vocab", root}}, model.vocab, "vocab.json");
+        }
+        const detail::JsonReader reader(merges_path);
+        std::istringstream merges(detail::read_file(merges_path));
+        std::string line;
+        std::uint32_t rank = 0;
+        for (std::size_t number = 1; std::getline(merges, line); ++number) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line.empty() || (number == 1 && line.rfind("#version", 0) == 0)) continue;
+            const std::size_t space = line.find(' ');
+            if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
+                reader.malformed("line " + std::to_string(number) + " is not two tokens separated by a space");
+            reader.add_merge(model, line.substr(0, space), line.substr(space + 1), rank++);
+        }
+        model.index();
+        detail::PreTokenizer pre;
+        pre.kind = detail::PreTokenizer::Kind::byte_level;
+        pre.pattern = detail::Regex(detail::gpt2_pattern());
+        tokenizer.m_pre_tokenizers = {pre};
+        detail::Decoder decoder;
+        decoder.kind = detail::Decoder::Kind::byte_level;
+        tokenizer.m_decoders = {decoder};
+        std::vector<AddedToken> added;
+        const TokenId end = model.vocab.find("<|endoftext|>");
+        if (end >= 0) added.push_back({end, "<|endoftext|>", false, false, false, true, true, {}, {}});
+        tokenizer.m_model = std::move(model);
+        tokenizer.set_added_tokens(std::move(added));
         return tokenizer;
     }
 
@@ -257,13 +315,19 @@ public:
         std::vector<std::string> tokens;
         tokens.reserve(ids.size());
         for (std::size_t k = 0; k < ids.size(); ++k) {
-            const std::string* token = token_of(ids[k], true);
+            const AddedToken* added = added_of(ids[k]);
+            if (added != nullptr) {
+                // As Hugging Face 0.23: a normalized token is looked up by its decoded form.
+                if (!(skip_special_tokens && is_special(added->decoded))) tokens.push_back(added->decoded);
+                continue;
+            }
+            const std::string* token = model_token(ids[k]);
             if (token == nullptr)
                 seqembed::detail::fail<index_error>("token id ", ids[k], " at ", k, " has no token in ", m_source);
             if (skip_special_tokens && is_special(*token)) continue;
             tokens.push_back(*token);
         }
-        return detail::decode_wordpiece(tokens, m_decoder_prefix, m_decoder_cleanup);
+        return detail::decode_tokens(std::move(tokens), m_decoders);
     }
 
     /// @brief Truncates every encoding from now on (none: no truncation).
@@ -277,9 +341,9 @@ public:
     /// @param token the token.
     /// @return its id, or none.
     std::optional<TokenId> token_to_id(const std::string& token) const {
-        for (const AddedToken& added : m_added)
-            if (added.content == token) return added.id;
-        const TokenId id = m_model.vocab.find(token);
+        const auto found = m_added_by_content.find(token);
+        if (found != m_added_by_content.end()) return m_added[found->second].id;
+        const TokenId id = detail::vocab_of(m_model).find(token);
         return id >= 0 ? std::optional<TokenId>(id) : std::nullopt;
     }
 
@@ -287,14 +351,15 @@ public:
     /// @param id a token id.
     /// @return its token, or none.
     std::optional<std::string> id_to_token(TokenId id) const {
-        const std::string* token = token_of(id);
+        if (const AddedToken* added = added_of(id)) return added->content;
+        const std::string* token = model_token(id);
         return token == nullptr ? std::nullopt : std::optional<std::string>(*token);
     }
 
     /// @brief The number of ids (the model's vocabulary and the added tokens).
     /// @return one past the largest id.
     std::size_t vocab_size() const noexcept {
-        std::size_t size = m_model.vocab.tokens.size();
+        std::size_t size = detail::vocab_of(m_model).tokens.size();
         for (const AddedToken& added : m_added) size = std::max(size, static_cast<std::size_t>(added.id) + 1);
         return size;
     }
@@ -313,275 +378,156 @@ private:
         std::string decoded;                // what decode() writes: content, normalized when `normalized`
     };
 
-    /// Adds an added token (its code points found by normalized_added_tokens()).
-    void add_added_token(AddedToken token) { m_added.push_back(std::move(token)); }
+    std::string m_source;
+    std::vector<detail::Normalizer> m_normalizers;
+    std::vector<detail::PreTokenizer> m_pre_tokenizers;
+    detail::Model m_model;
+    detail::PostProcessor m_post;
+    std::vector<detail::Decoder> m_decoders;
+    std::vector<AddedToken> m_added;
+    std::unordered_map<TokenId, std::size_t> m_added_by_id;
+    std::unordered_map<std::string, std::size_t> m_added_by_content;
+    // The added tokens by their first code point, the longest first; [0] those matched in the
+    // input, [1] those (marked `normalized`) matched in the normalized text.
+    std::unordered_map<char32_t, std::vector<std::size_t>> m_added_by_first[2];
+    std::optional<Truncation> m_truncation;
+    std::optional<PaddingOptions> m_padding;
 
-    /// Each added token's code points, and for those marked `normalized` their normalized form,
-    /// which the normalized text holds and which decode() gives back (as Hugging Face's 0.23).
-    void normalize_added_tokens() {
-        for (AddedToken& token : m_added) {
+    /// Sets the added tokens: each one's code points, and for those marked `normalized` their
+    /// normalized form, which the normalized text holds and which decode() gives back (as
+    /// Hugging Face's 0.23); and the indexes that find them.
+    void set_added_tokens(std::vector<AddedToken> added) {
+        m_added = std::move(added);
+        m_added_by_id.clear();
+        m_added_by_content.clear();
+        m_added_by_first[0].clear();
+        m_added_by_first[1].clear();
+        for (std::size_t k = 0; k < m_added.size(); ++k) {
+            AddedToken& token = m_added[k];
             std::vector<detail::Char> chars = detail::decode_utf8(token.content, true);
-            if (token.normalized) chars = detail::bert_normalize(chars, m_normalizer);
+            if (token.normalized) chars = detail::normalize(chars, m_normalizers);
             token.code_points.clear();
             token.decoded.clear();
             for (const detail::Char& ch : chars) {
                 token.code_points.push_back(ch.code);
                 detail::append_utf8(token.decoded, ch.code);
             }
+            m_added_by_id[token.id] = k;  // a later entry with the same id wins, as in Hugging Face
+            m_added_by_content.emplace(token.content, k);
+            if (!token.code_points.empty())
+                m_added_by_first[token.normalized ? 1 : 0][token.code_points.front()].push_back(k);
         }
-    }
-
-    /// A piece of the post-processor's template: a special token, or sequence A (0) or B (1).
-    struct TemplatePiece {
-        bool special;
-        int sequence;  // 0 or 1 for a sequence
-        std::vector<TokenId> ids;
-        std::vector<std::string> tokens;
-        TokenId type_id;
-    };
-
-    std::string m_source;
-    detail::BertNormalizerOptions m_normalizer;
-    detail::WordPiece m_model;
-    std::vector<AddedToken> m_added;
-    std::vector<TemplatePiece> m_single;
-    std::vector<TemplatePiece> m_pair;
-    std::string m_decoder_prefix = "##";
-    bool m_decoder_cleanup = true;
-    std::optional<Truncation> m_truncation;
-    std::optional<PaddingOptions> m_padding;
-
-    [[noreturn]] void unsupported(const std::string& what, const std::string& type) const {
-        seqembed::detail::fail<value_error>(m_source, ": ", what, " of type \"", type,
-                                            "\" is not implemented by this version of seqembed::text");
-    }
-
-    [[noreturn]] void malformed(const std::string& what) const {
-        seqembed::detail::fail<value_error>(m_source, ": ", what);
-    }
-
-    static const nlohmann::json* member(const nlohmann::json& object, const char* key) {
-        if (!object.is_object()) return nullptr;
-        const auto found = object.find(key);
-        return found == object.end() || found->is_null() ? nullptr : &*found;
-    }
-
-    std::string type_of(const nlohmann::json& component, const std::string& what) const {
-        const nlohmann::json* type = member(component, "type");
-        if (type == nullptr || !type->is_string()) malformed(what + " has no \"type\"");
-        return type->get<std::string>();
-    }
-
-    template <typename T>
-    T value_or(const nlohmann::json& object, const char* key, T fallback, const std::string& what) const {
-        const nlohmann::json* value = member(object, key);
-        if (value == nullptr) return fallback;
-        if constexpr (std::is_same_v<T, bool>) {
-            if (!value->is_boolean()) malformed(what + "'s \"" + key + "\" is not true or false");
-        } else if constexpr (std::is_same_v<T, std::string>) {
-            if (!value->is_string()) malformed(what + "'s \"" + key + "\" is not a string");
-        } else {
-            if (!value->is_number_integer()) malformed(what + "'s \"" + key + "\" is not an integer");
-        }
-        return value->get<T>();
-    }
-
-    void add_vocab_entry(const std::string& token, TokenId id) {
-        auto& vocab = m_model.vocab;
-        if (id < 0) malformed("the vocabulary gives \"" + token + "\" a negative id");
-        if (static_cast<std::size_t>(id) >= vocab.tokens.size()) vocab.tokens.resize(static_cast<std::size_t>(id) + 1);
-        vocab.tokens[static_cast<std::size_t>(id)] = token;
-        vocab.ids.emplace(token, id);
-    }
-
-    TokenId required_id(const std::string& token) const {
-        const std::optional<TokenId> id = token_to_id(token);
-        if (!id) malformed("the vocabulary has no \"" + token + "\"");
-        return *id;
-    }
-
-    void set_bert_template(const std::string& cls, TokenId cls_id, const std::string& sep, TokenId sep_id) {
-        const TemplatePiece first{true, -1, {cls_id}, {cls}, 0};
-        const TemplatePiece separator{true, -1, {sep_id}, {sep}, 0};
-        TemplatePiece separator_b = separator;
-        separator_b.type_id = 1;
-        m_single = {first, {false, 0, {}, {}, 0}, separator};
-        m_pair = {first, {false, 0, {}, {}, 0}, separator, {false, 1, {}, {}, 1}, separator_b};
+        for (auto& by_first : m_added_by_first)
+            for (auto& [first, list] : by_first)
+                std::stable_sort(list.begin(), list.end(), [&](std::size_t x, std::size_t y) {
+                    return m_added[x].code_points.size() > m_added[y].code_points.size();
+                });
     }
 
     void read(const nlohmann::json& root) {
-        if (!root.is_object()) malformed("is not a JSON object");
-        const nlohmann::json* model = member(root, "model");
-        if (model == nullptr) malformed("has no \"model\"");
-        const std::string model_type = type_of(*model, "the model");
-        if (model_type != "WordPiece") unsupported("the model", model_type);
-        const nlohmann::json* vocab = member(*model, "vocab");
-        if (vocab == nullptr || !vocab->is_object()) malformed("the WordPiece model has no \"vocab\" object");
-        for (const auto& [token, id] : vocab->items()) {
-            if (!id.is_number_integer()) malformed("the vocabulary's id of \"" + token + "\" is not an integer");
-            add_vocab_entry(token, id.get<TokenId>());
-        }
-        m_model.unk_token = value_or<std::string>(*model, "unk_token", "[UNK]", "the model");
-        m_model.prefix = value_or<std::string>(*model, "continuing_subword_prefix", "##", "the model");
-        m_model.max_input_chars_per_word =
-            value_or<std::size_t>(*model, "max_input_chars_per_word", 100, "the model");
-        m_model.unk_id = m_model.vocab.find(m_model.unk_token);
-        if (m_model.unk_id < 0) malformed("the WordPiece model's unk_token \"" + m_model.unk_token + "\" is not in its vocab");
-
-        if (const nlohmann::json* added = member(root, "added_tokens")) {
-            if (!added->is_array()) malformed("\"added_tokens\" is not an array");
-            for (const nlohmann::json& token : *added) {
+        const detail::JsonReader reader(m_source);
+        if (!root.is_object()) reader.malformed("is not a JSON object");
+        const nlohmann::json* model = detail::JsonReader::member(root, "model");
+        if (model == nullptr) reader.malformed("has no \"model\"");
+        m_model = reader.model(*model);
+        if (const nlohmann::json* normalizer = detail::JsonReader::member(root, "normalizer"))
+            reader.normalizers(*normalizer, m_normalizers);
+        if (const nlohmann::json* pre_tokenizer = detail::JsonReader::member(root, "pre_tokenizer"))
+            reader.pre_tokenizers(*pre_tokenizer, m_pre_tokenizers);
+        if (const nlohmann::json* processor = detail::JsonReader::member(root, "post_processor"))
+            reader.post_processor(*processor, m_post);
+        if (const nlohmann::json* decoder = detail::JsonReader::member(root, "decoder"))
+            reader.decoders(*decoder, m_decoders);
+        std::vector<AddedToken> added;
+        if (const nlohmann::json* list = detail::JsonReader::member(root, "added_tokens")) {
+            if (!list->is_array()) reader.malformed("\"added_tokens\" is not an array");
+            for (const nlohmann::json& token : *list) {
                 const std::string what = "an added token";
-                const nlohmann::json* id = member(token, "id");
-                const nlohmann::json* content = member(token, "content");
-                if (id == nullptr || !id->is_number_integer() || content == nullptr || !content->is_string())
-                    malformed(what + " lacks an integer \"id\" or a string \"content\"");
-                add_added_token({id->get<TokenId>(), content->get<std::string>(),
-                                 value_or<bool>(token, "single_word", false, what),
-                                 value_or<bool>(token, "lstrip", false, what), value_or<bool>(token, "rstrip", false, what),
-                                 value_or<bool>(token, "normalized", false, what),
-                                 value_or<bool>(token, "special", false, what), {}, {}});
+                const nlohmann::json* id = detail::JsonReader::member(token, "id");
+                const nlohmann::json* content = detail::JsonReader::member(token, "content");
+                if (id == nullptr || !id->is_number_integer() || id->get<long long>() < 0 || content == nullptr ||
+                    !content->is_string())
+                    reader.malformed(what + " lacks an id (a count) or a string \"content\"");
+                added.push_back({id->get<TokenId>(), content->get<std::string>(),
+                                 reader.value_or<bool>(token, "single_word", false, what),
+                                 reader.value_or<bool>(token, "lstrip", false, what),
+                                 reader.value_or<bool>(token, "rstrip", false, what),
+                                 reader.value_or<bool>(token, "normalized", false, what),
+                                 reader.value_or<bool>(token, "special", false, what), {}, {}});
             }
         }
-
-        m_normalizer = {false, false, false, false};
-        if (const nlohmann::json* normalizer = member(root, "normalizer")) {
-            const std::string type = type_of(*normalizer, "the normalizer");
-            if (type != "BertNormalizer") unsupported("the normalizer", type);
-            const std::string what = "the BertNormalizer";
-            m_normalizer.clean_text = value_or<bool>(*normalizer, "clean_text", true, what);
-            m_normalizer.handle_chinese_chars = value_or<bool>(*normalizer, "handle_chinese_chars", true, what);
-            m_normalizer.lowercase = value_or<bool>(*normalizer, "lowercase", true, what);
-            m_normalizer.strip_accents = value_or<bool>(*normalizer, "strip_accents", m_normalizer.lowercase, what);
-        }
-        const nlohmann::json* pre_tokenizer = member(root, "pre_tokenizer");
-        if (pre_tokenizer == nullptr) malformed("has no \"pre_tokenizer\" (this version splits words as BERT)");
-        const std::string pre_type = type_of(*pre_tokenizer, "the pre-tokenizer");
-        if (pre_type != "BertPreTokenizer") unsupported("the pre-tokenizer", pre_type);
-
-        if (const nlohmann::json* processor = member(root, "post_processor")) {
-            const std::string type = type_of(*processor, "the post-processor");
-            if (type == "TemplateProcessing")
-                read_template(*processor);
-            else if (type == "BertProcessing")
-                read_bert_processing(*processor);
-            else
-                unsupported("the post-processor", type);
-        } else {
-            m_single = {{false, 0, {}, {}, 0}};
-            m_pair = {{false, 0, {}, {}, 0}, {false, 1, {}, {}, 1}};
-        }
-        if (const nlohmann::json* decoder = member(root, "decoder")) {
-            const std::string type = type_of(*decoder, "the decoder");
-            if (type != "WordPiece") unsupported("the decoder", type);
-            m_decoder_prefix = value_or<std::string>(*decoder, "prefix", "##", "the WordPiece decoder");
-            m_decoder_cleanup = value_or<bool>(*decoder, "cleanup", true, "the WordPiece decoder");
-        }
-        if (member(root, "truncation") != nullptr || member(root, "padding") != nullptr)
-            malformed("sets \"truncation\" or \"padding\": set them with set_truncation and set_padding");
-        normalize_added_tokens();
+        if (detail::JsonReader::member(root, "truncation") != nullptr || detail::JsonReader::member(root, "padding") != nullptr)
+            reader.malformed("sets \"truncation\" or \"padding\": set them with set_truncation and set_padding");
+        set_added_tokens(std::move(added));
     }
 
-    void read_bert_processing(const nlohmann::json& processor) {
-        const auto pair_of = [&](const char* key) {
-            const nlohmann::json* entry = member(processor, key);
-            if (entry == nullptr || !entry->is_array() || entry->size() != 2 || !(*entry)[0].is_string() ||
-                !(*entry)[1].is_number_integer())
-                malformed(std::string("BertProcessing's \"") + key + "\" is not [token, id]");
-            return std::make_pair((*entry)[0].get<std::string>(), (*entry)[1].get<TokenId>());
-        };
-        const auto [sep, sep_id] = pair_of("sep");
-        const auto [cls, cls_id] = pair_of("cls");
-        set_bert_template(cls, cls_id, sep, sep_id);
+    /// The added token of id, or null.
+    const AddedToken* added_of(TokenId id) const {
+        const auto found = m_added_by_id.find(id);
+        return found == m_added_by_id.end() ? nullptr : &m_added[found->second];
     }
 
-    void read_template(const nlohmann::json& processor) {
-        const nlohmann::json* specials = member(processor, "special_tokens");
-        const auto pieces = [&](const char* key) {
-            const nlohmann::json* list = member(processor, key);
-            if (list == nullptr || !list->is_array()) malformed(std::string("TemplateProcessing has no \"") + key + "\" list");
-            std::vector<TemplatePiece> out;
-            for (const nlohmann::json& item : *list) {
-                if (const nlohmann::json* special = member(item, "SpecialToken")) {
-                    const std::string name = value_or<std::string>(*special, "id", "", "a SpecialToken");
-                    const nlohmann::json* entry = specials == nullptr ? nullptr : member(*specials, name.c_str());
-                    if (entry == nullptr) malformed("TemplateProcessing's special token \"" + name + "\" is not in its special_tokens");
-                    TemplatePiece piece{true, -1, {}, {}, value_or<TokenId>(*special, "type_id", 0, "a SpecialToken")};
-                    const nlohmann::json* ids = member(*entry, "ids");
-                    const nlohmann::json* tokens = member(*entry, "tokens");
-                    if (ids == nullptr || tokens == nullptr || !ids->is_array() || !tokens->is_array() ||
-                        ids->size() != tokens->size())
-                        malformed("TemplateProcessing's special token \"" + name + "\" lacks matching ids and tokens");
-                    for (std::size_t k = 0; k < ids->size(); ++k) {
-                        piece.ids.push_back((*ids)[k].get<TokenId>());
-                        piece.tokens.push_back((*tokens)[k].get<std::string>());
-                    }
-                    out.push_back(std::move(piece));
-                } else if (const nlohmann::json* sequence = member(item, "Sequence")) {
-                    const std::string name = value_or<std::string>(*sequence, "id", "A", "a Sequence");
-                    if (name != "A" && name != "B") malformed("TemplateProcessing's sequence \"" + name + "\" is not A or B");
-                    out.push_back({false, name == "A" ? 0 : 1, {}, {}, value_or<TokenId>(*sequence, "type_id", 0, "a Sequence")});
-                } else {
-                    malformed(std::string("TemplateProcessing's \"") + key + "\" holds neither a SpecialToken nor a Sequence");
-                }
-            }
-            return out;
-        };
-        m_single = pieces("single");
-        m_pair = pieces("pair");
-    }
-
-    /// The token of id: an added token's content (or, for decoding, what decode() writes for
-    /// it), else the vocabulary's; null for none.
-    const std::string* token_of(TokenId id, bool for_decoding = false) const {
-        for (const AddedToken& added : m_added)
-            if (added.id == id) return for_decoding ? &added.decoded : &added.content;
-        if (id < 0 || static_cast<std::size_t>(id) >= m_model.vocab.tokens.size()) return nullptr;
-        const std::string& token = m_model.vocab.tokens[static_cast<std::size_t>(id)];
+    /// The model's token of id, or null.
+    const std::string* model_token(TokenId id) const {
+        const detail::Vocab& vocab = detail::vocab_of(m_model);
+        if (id < 0 || static_cast<std::size_t>(id) >= vocab.tokens.size()) return nullptr;
+        const std::string& token = vocab.tokens[static_cast<std::size_t>(id)];
         return token.empty() ? nullptr : &token;
     }
 
     bool is_special(const std::string& token) const {
-        for (const AddedToken& added : m_added)
-            if (added.special && added.content == token) return true;
-        return false;
+        const auto found = m_added_by_content.find(token);
+        return found != m_added_by_content.end() && m_added[found->second].special;
     }
 
     /// The added token that matches chars[at...] (the longest), or null. Added tokens with
     /// `normalized` match the normalized text, the others the input.
     const AddedToken* added_at(const std::vector<detail::Char>& chars, std::size_t at, bool normalized,
                                std::size_t& length) const {
-        const AddedToken* best = nullptr;
         length = 0;
-        for (const AddedToken& added : m_added) {
-            if (added.normalized != normalized) continue;
-            const std::vector<char32_t>& content = added.code_points;
-            if (content.empty() || content.size() <= length || at + content.size() > chars.size()) continue;
+        const auto& by_first = m_added_by_first[normalized ? 1 : 0];
+        if (by_first.empty()) return nullptr;
+        const auto found = by_first.find(chars[at].code);
+        if (found == by_first.end()) return nullptr;
+        for (const std::size_t index : found->second) {
+            const std::vector<char32_t>& content = m_added[index].code_points;
+            if (at + content.size() > chars.size()) continue;
             bool same = true;
-            for (std::size_t k = 0; k < content.size() && same; ++k) same = chars[at + k].code == content[k];
+            for (std::size_t k = 1; k < content.size() && same; ++k) same = chars[at + k].code == content[k];
             if (!same) continue;
-            best = &added;
             length = content.size();
+            return &m_added[index];
         }
-        return best;
+        return nullptr;
+    }
+
+    /// The model's tokens of a normalized text that holds no added token.
+    void tokenize(std::vector<detail::Char> text, std::vector<detail::Piece>& out) const {
+        std::vector<detail::Text> words;
+        words.push_back(std::move(text));
+        detail::pre_tokenize(words, m_pre_tokenizers);
+        std::visit(
+            [&](const auto& model) {
+                for (const detail::Text& word : words) model.tokenize(word, out);
+            },
+            m_model);
     }
 
     /// The tokens of chars (normalized when `normalized`), added tokens first, the rest through
-    /// the pre-tokenizer and the model. Added tokens are found as Hugging Face finds them: the
-    /// leftmost longest match, then the next after it; a single_word token with a word character
-    /// (\w) beside it is no match, and the search goes on after it; lstrip and rstrip take the
-    /// whitespace beside the token into it.
+    /// the normalizers, the pre-tokenizers and the model. Added tokens are found as Hugging Face
+    /// finds them: the leftmost longest match, then the next after it; a single_word token with
+    /// a word character (\w) beside it is no match, and the search goes on after it; lstrip and
+    /// rstrip take the whitespace beside the token into it.
     void split_added(const std::vector<detail::Char>& chars, bool normalized, std::vector<detail::Piece>& out) const {
         std::size_t start = 0;
         const auto rest = [&](std::size_t end) {
             if (end <= start) return;
-            const std::vector<detail::Char> part(chars.begin() + static_cast<std::ptrdiff_t>(start),
-                                                 chars.begin() + static_cast<std::ptrdiff_t>(end));
-            if (!normalized) {
-                split_added(detail::bert_normalize(part, m_normalizer), true, out);
-                return;
-            }
-            for (const auto& [first, last] : detail::bert_pre_tokenize(part)) m_model.split(part, first, last, out);
+            std::vector<detail::Char> part(chars.begin() + static_cast<std::ptrdiff_t>(start),
+                                           chars.begin() + static_cast<std::ptrdiff_t>(end));
+            if (!normalized)
+                split_added(detail::normalize(std::move(part), m_normalizers), true, out);
+            else
+                tokenize(std::move(part), out);
         };
         for (std::size_t at = 0; at < chars.size();) {
             std::size_t length = 0;
@@ -618,6 +564,25 @@ private:
         return pieces;
     }
 
+    /// ByteLevel's trimming: the offsets of a token that starts or ends with spaces (Ġ) leave
+    /// them out, except the one space add_prefix_space put before the first token.
+    void trim_offsets(std::vector<detail::Piece>& pieces) const {
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            detail::Piece& piece = pieces[i];
+            const std::vector<detail::Char> chars = detail::decode_utf8(piece.token, true);
+            const auto is_space = [](char32_t c) { return c == 0x120 || detail::is_whitespace(c); };
+            std::size_t leading = 0;
+            while (leading < chars.size() && is_space(chars[leading].code)) ++leading;
+            std::size_t trailing = 0;
+            while (trailing < chars.size() && is_space(chars[chars.size() - 1 - trailing].code)) ++trailing;
+            if (leading > 0) {
+                if ((i == 0 || piece.begin == 0) && m_post.add_prefix_space && leading == 1) leading = 0;
+                piece.begin = std::min(piece.begin + leading, piece.end);
+            }
+            if (trailing > 0 && piece.end >= trailing) piece.end = std::max(piece.end - trailing, piece.begin);
+        }
+    }
+
     /// Each text's encoding, truncated as set, not padded.
     std::vector<Encoding> unpadded(const std::vector<std::string>& texts, const EncodeOptions& options) const {
         std::vector<Encoding> encodings;
@@ -639,7 +604,7 @@ private:
 
     std::size_t added_count(bool pair) const {
         std::size_t count = 0;
-        for (const TemplatePiece& piece : pair ? m_pair : m_single) count += piece.ids.size();
+        for (const detail::TemplatePiece& piece : pair ? m_post.pair : m_post.single) count += piece.ids.size();
         return count;
     }
 
@@ -721,7 +686,11 @@ private:
             encoding.offsets.push_back(offsets);
             encoding.sequence_ids.push_back(sequence);
         };
-        for (const TemplatePiece& piece : second ? m_pair : m_single) {
+        if (m_post.trim_offsets) {
+            trim_offsets(first);
+            if (second) trim_offsets(*second);
+        }
+        for (const detail::TemplatePiece& piece : second ? m_post.pair : m_post.single) {
             if (piece.special) {
                 if (!add_special_tokens) continue;
                 for (std::size_t k = 0; k < piece.ids.size(); ++k)
@@ -781,7 +750,11 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
         }
         return Tokenizer::from_bert_vocab(vocab.string(), lowercase);
     }
-    seqembed::detail::fail<file_error>(directory, ": holds no tokenizer.json and no vocab.txt");
+    const std::filesystem::path bpe_vocab = root / "vocab.json";
+    const std::filesystem::path merges = root / "merges.txt";
+    if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored))
+        return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string());
+    seqembed::detail::fail<file_error>(directory, ": holds no tokenizer.json, no vocab.txt and no vocab.json with merges.txt");
 }
 
 }  // namespace seqembed::text

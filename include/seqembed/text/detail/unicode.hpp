@@ -98,6 +98,24 @@ inline bool is_punctuation(char32_t c) noexcept {
 /// A nonspacing mark (Mn).
 inline bool is_nonspacing_mark(char32_t c) noexcept { return category(c) == UTF8PROC_CATEGORY_MN; }
 
+/// A mark of any kind (Mn, Mc, Me): what the StripAccents normalizer removes.
+inline bool is_mark(char32_t c) noexcept {
+    const utf8proc_category_t k = category(c);
+    return k == UTF8PROC_CATEGORY_MN || k == UTF8PROC_CATEGORY_MC || k == UTF8PROC_CATEGORY_ME;
+}
+
+/// A numeric character (Nd, Nl, No): Rust's char::is_numeric, which the Digits pre-tokenizer
+/// splits at.
+inline bool is_numeric(char32_t c) noexcept {
+    const utf8proc_category_t k = category(c);
+    return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_NO;
+}
+
+/// The canonical combining class of c (0 for starters).
+inline int combining_class(char32_t c) noexcept {
+    return utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class;
+}
+
 /// Appends Rust's char::to_lowercase(c) to out: the simple lowercase mapping, except U+0130
 /// (the only character whose unconditional lowercase is two code points: i and U+0307).
 inline void append_lowercase(std::vector<char32_t>& out, char32_t c) {
