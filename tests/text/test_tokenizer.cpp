@@ -314,3 +314,51 @@ TEST_CASE("Tokenizer follows Hugging Face's added-token and truncation rules at 
               item["ids"].get<std::vector<seqembed::TokenId>>());
     }
 }
+
+TEST_CASE("encode_batch and encode_each give the same encodings on any number of threads", "[text]") {
+    const nlohmann::json expected = read_json(fixture("expected/gpt2.json"));
+    Tokenizer tokenizer = Tokenizer::from_file(fixture("gpt2/tokenizer.json"));
+    std::vector<std::string> texts;
+    for (int round = 0; round < 5; ++round)
+        for (const nlohmann::json& item : expected["cases"])
+            if (item.contains("text")) texts.push_back(item["text"].get<std::string>());
+    std::vector<seqembed::text::TextPair> pairs;
+    for (std::size_t k = 0; k + 1 < texts.size(); k += 2) pairs.emplace_back(texts[k], texts[k + 1]);
+    seqembed::BatchOptions batch;
+    batch.pad_id = 50256;
+    seqembed::text::EncodeOptions serial;
+    const seqembed::EncodedBatch one = tokenizer.encode_batch(texts, batch, serial);
+    const seqembed::EncodedBatch one_pairs = tokenizer.encode_pairs(pairs, batch, serial);
+    for (std::size_t k = 0; k < texts.size(); ++k) CHECK(one.offsets[k] == tokenizer.encode(texts[k]).offsets);
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+        const Encoding pair = tokenizer.encode(pairs[k].first, pairs[k].second);
+        CHECK(one_pairs.lengths[k] == static_cast<seqembed::Index>(pair.size()));
+        for (std::size_t t = 0; t < pair.size(); ++t) {
+            CHECK(one_pairs.ids(static_cast<seqembed::Index>(k), static_cast<seqembed::Index>(t)) == pair.ids[t]);
+            CHECK(one_pairs.token_types(static_cast<seqembed::Index>(k), static_cast<seqembed::Index>(t)) ==
+                  pair.type_ids[t]);
+        }
+    }
+    for (const std::size_t threads : {std::size_t{2}, std::size_t{3}, std::size_t{0}}) {
+        INFO("threads " << threads);
+        seqembed::text::EncodeOptions parallel;
+        parallel.threads = threads;
+        const seqembed::EncodedBatch many = tokenizer.encode_batch(texts, batch, parallel);
+        CHECK(many.ids == one.ids);
+        CHECK(many.lengths == one.lengths);
+        CHECK(many.offsets == one.offsets);
+        CHECK(tokenizer.encode_pairs(pairs, batch, parallel).token_types == one_pairs.token_types);
+        const std::vector<Encoding> each = tokenizer.encode_each(texts, parallel);
+        REQUIRE(each.size() == texts.size());
+        for (std::size_t k = 0; k < texts.size(); k += 7) CHECK(each[k].ids == tokenizer.encode(texts[k]).ids);
+        const std::vector<Encoding> each_pair = tokenizer.encode_each_pair(pairs, parallel);
+        REQUIRE(each_pair.size() == pairs.size());
+        for (std::size_t k = 0; k < pairs.size(); k += 5)
+            CHECK(each_pair[k].type_ids == tokenizer.encode(pairs[k].first, pairs[k].second).type_ids);
+        // The error is the first failing text's, as on one thread.
+        std::vector<std::string> broken = texts;
+        broken[41] = "bad \xff";
+        broken[97] = "worse \xfe";
+        CHECK_THROWS_WITH(tokenizer.encode_batch(broken, batch, parallel), Catch::Contains("text 41 of the batch"));
+    }
+}

@@ -12,14 +12,18 @@
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -28,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../detail/exceptions.hpp"
+#include "../detail/workers.hpp"
 #include "../error.hpp"
 #include "../padding.hpp"
 #include "../types.hpp"
@@ -87,7 +92,13 @@ struct EncodeOptions {
     bool add_special_tokens = true;
     /// @brief Invalid UTF-8: an error (default) or replaced.
     InvalidUtf8 invalid_utf8 = InvalidUtf8::error;
+    /// @brief The threads that share a batch's texts (encode_batch, encode_each): 1 encodes on
+    ///        the calling thread, 0 uses one per core. The result is the same for any count.
+    std::size_t threads = 1;
 };
+
+/// @brief A pair of texts (a question and its context, two sentences).
+using TextPair = std::pair<std::string, std::string>;
 
 /// @brief Which text of a pair loses tokens first when an encoding is truncated.
 enum class TruncationStrategy {
@@ -269,41 +280,45 @@ public:
     /// @param texts UTF-8 texts.
     /// @param batch the padding side and id (by default the tokenizer's [PAD], <pad> or
     ///        set_padding's id).
-    /// @param options special tokens, invalid UTF-8.
+    /// @param options special tokens, invalid UTF-8, threads.
     /// @return the batch.
     /// @throws value_error as encode (naming the text), or when no padding id is given and the
     ///         tokenizer has none.
     EncodedBatch encode_batch(const std::vector<std::string>& texts, const BatchOptions& batch = {},
                               const EncodeOptions& options = {}) const {
-        const TokenId pad_id = batch.pad_id ? *batch.pad_id : padding_id();
-        std::vector<std::vector<TokenId>> ids;
-        std::vector<std::vector<TokenId>> types;
-        std::vector<std::vector<std::pair<std::size_t, std::size_t>>> offsets;
-        for (Encoding& encoding : unpadded(texts, options)) {
-            ids.push_back(std::move(encoding.ids));
-            types.push_back(std::move(encoding.type_ids));
-            offsets.push_back(std::move(encoding.offsets));
-        }
-        EncodedBatch out = seqembed::detail::pad_sequences(ids, batch.side, pad_id);
-        out.token_types = seqembed::detail::pad_sequences(types, batch.side, 0).ids;
-        out.offsets = std::move(offsets);
-        return out;
+        return batch_of(unpadded(texts, options), batch);
+    }
+
+    /// @brief Encodes several pairs of texts into one batch ready for the pipeline, as
+    ///        encode_batch does texts: each row the pair's encoding (token types 0, then 1).
+    /// @param pairs pairs of UTF-8 texts.
+    /// @param batch the padding side and id.
+    /// @param options special tokens, invalid UTF-8, threads.
+    /// @return the batch.
+    /// @throws value_error as encode (naming the pair).
+    EncodedBatch encode_pairs(const std::vector<TextPair>& pairs, const BatchOptions& batch = {},
+                              const EncodeOptions& options = {}) const {
+        return batch_of(unpadded(pairs, options), batch);
     }
 
     /// @brief Each text's Encoding, padded together as set_padding says (to the longest by
     ///        default), as Hugging Face's encode_batch.
     /// @param texts UTF-8 texts.
-    /// @param options special tokens, invalid UTF-8.
+    /// @param options special tokens, invalid UTF-8, threads.
     /// @return one encoding per text.
     /// @throws value_error as encode (naming the text).
     std::vector<Encoding> encode_each(const std::vector<std::string>& texts, const EncodeOptions& options = {}) const {
-        std::vector<Encoding> encodings = unpadded(texts, options);
-        if (m_padding) {
-            std::size_t longest = 0;
-            for (const Encoding& encoding : encodings) longest = std::max(longest, encoding.size());
-            for (Encoding& encoding : encodings) pad(encoding, longest);
-        }
-        return encodings;
+        return padded_together(unpadded(texts, options));
+    }
+
+    /// @brief Each pair's Encoding, padded together as set_padding says, as Hugging Face's
+    ///        encode_batch of pairs.
+    /// @param pairs pairs of UTF-8 texts.
+    /// @param options special tokens, invalid UTF-8, threads.
+    /// @return one encoding per pair.
+    /// @throws value_error as encode (naming the pair).
+    std::vector<Encoding> encode_each_pair(const std::vector<TextPair>& pairs, const EncodeOptions& options = {}) const {
+        return padded_together(unpadded(pairs, options));
     }
 
     /// @brief The text of `ids`, as Hugging Face's decode.
@@ -583,15 +598,88 @@ private:
         }
     }
 
-    /// Each text's encoding, truncated as set, not padded.
-    std::vector<Encoding> unpadded(const std::vector<std::string>& texts, const EncodeOptions& options) const {
-        std::vector<Encoding> encodings;
-        encodings.reserve(texts.size());
-        for (std::size_t k = 0; k < texts.size(); ++k)
-            encodings.push_back(seqembed::detail::run_renaming_error<value_error, value_error>(
-                [&] { return finish(tokens_of(texts[k], options), std::nullopt, options.add_special_tokens); },
-                "text ", k, " of the batch: "));
+    /// The encoding of a text or a pair, truncated as set, not padded.
+    Encoding unpadded_one(const std::string& text, const EncodeOptions& options) const {
+        return finish(tokens_of(text, options), std::nullopt, options.add_special_tokens);
+    }
+    Encoding unpadded_one(const TextPair& pair, const EncodeOptions& options) const {
+        return finish(tokens_of(pair.first, options), tokens_of(pair.second, options), options.add_special_tokens);
+    }
+
+    /// Each input's encoding, truncated as set, not padded; options.threads share the inputs a
+    /// few at a time, and the first input that fails (by index) is the error, as on one thread.
+    template <typename Input>
+    std::vector<Encoding> unpadded(const std::vector<Input>& inputs, const EncodeOptions& options) const {
+        const char* what = std::is_same_v<Input, TextPair> ? "pair " : "text ";
+        const auto one = [&](std::size_t k) {
+            return seqembed::detail::run_renaming_error<value_error, value_error>(
+                [&] { return unpadded_one(inputs[k], options); }, what, k, " of the batch: ");
+        };
+        std::vector<Encoding> encodings(inputs.size());
+        std::size_t threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+        threads = std::min(threads, inputs.size());
+        if (threads <= 1) {
+            for (std::size_t k = 0; k < inputs.size(); ++k) encodings[k] = one(k);
+            return encodings;
+        }
+#if SEQEMBED_DETAIL_EXCEPTIONS
+        constexpr std::size_t chunk = 8;
+        std::atomic<std::size_t> next{0};
+        std::vector<std::exception_ptr> failure(threads);
+        std::vector<std::size_t> failed_at(threads, inputs.size());
+        std::vector<std::thread> helpers = seqembed::detail::reserved_helpers(static_cast<Index>(threads));
+        seqembed::detail::run_workers(static_cast<Index>(threads), helpers, [&](Index worker) {
+            const auto w = static_cast<std::size_t>(worker);
+            for (std::size_t first; (first = next.fetch_add(chunk)) < inputs.size();) {
+                for (std::size_t k = first; k < std::min(first + chunk, inputs.size()); ++k) {
+                    try {
+                        encodings[k] = one(k);
+                    } catch (...) {
+                        if (k < failed_at[w]) {
+                            failed_at[w] = k;
+                            failure[w] = std::current_exception();
+                        }
+                    }
+                }
+            }
+        });
+        const auto first_failure = std::min_element(failed_at.begin(), failed_at.end());
+        if (*first_failure < inputs.size())
+            std::rethrow_exception(failure[static_cast<std::size_t>(first_failure - failed_at.begin())]);
+#else
+        for (std::size_t k = 0; k < inputs.size(); ++k) encodings[k] = one(k);
+#endif
         return encodings;
+    }
+
+    /// Encodings padded together as set_padding says.
+    std::vector<Encoding> padded_together(std::vector<Encoding> encodings) const {
+        if (m_padding) {
+            std::size_t longest = 0;
+            for (const Encoding& encoding : encodings) longest = std::max(longest, encoding.size());
+            for (Encoding& encoding : encodings) pad(encoding, longest);
+        }
+        return encodings;
+    }
+
+    /// Encodings as one batch for the pipeline.
+    EncodedBatch batch_of(std::vector<Encoding> encodings, const BatchOptions& batch) const {
+        const TokenId pad_id = batch.pad_id ? *batch.pad_id : padding_id();
+        std::vector<std::vector<TokenId>> ids;
+        std::vector<std::vector<TokenId>> types;
+        std::vector<std::vector<std::pair<std::size_t, std::size_t>>> offsets;
+        ids.reserve(encodings.size());
+        types.reserve(encodings.size());
+        offsets.reserve(encodings.size());
+        for (Encoding& encoding : encodings) {
+            ids.push_back(std::move(encoding.ids));
+            types.push_back(std::move(encoding.type_ids));
+            offsets.push_back(std::move(encoding.offsets));
+        }
+        EncodedBatch out = seqembed::detail::pad_sequences(ids, batch.side, pad_id);
+        out.token_types = seqembed::detail::pad_sequences(types, batch.side, 0).ids;
+        out.offsets = std::move(offsets);
+        return out;
     }
 
     /// The id padding takes: set_padding's, else the token [PAD] or <pad>.
