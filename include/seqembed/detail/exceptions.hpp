@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <exception>
 #include <sstream>
 #include <string>
 
@@ -93,6 +94,23 @@ bool attempt_succeeds(Attempt&& attempt) noexcept {
 #else
     attempt();
     return true;
+#endif
+}
+
+/// Runs attempt() and gives what it threw (null when it finished), to rethrow elsewhere: on
+/// another thread, or after others' work. Without exceptions a failure aborts inside attempt().
+template <typename Attempt>
+std::exception_ptr attempt_capturing(Attempt&& attempt) noexcept {
+#if SEQEMBED_DETAIL_EXCEPTIONS
+    try {
+        attempt();
+        return nullptr;
+    } catch (...) {
+        return std::current_exception();
+    }
+#else
+    attempt();
+    return nullptr;
 #endif
 }
 

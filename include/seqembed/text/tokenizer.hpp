@@ -622,7 +622,6 @@ private:
             for (std::size_t k = 0; k < inputs.size(); ++k) encodings[k] = one(k);
             return encodings;
         }
-#if SEQEMBED_DETAIL_EXCEPTIONS
         constexpr std::size_t chunk = 8;
         std::atomic<std::size_t> next{0};
         std::vector<std::exception_ptr> failure(threads);
@@ -632,13 +631,10 @@ private:
             const auto w = static_cast<std::size_t>(worker);
             for (std::size_t first; (first = next.fetch_add(chunk)) < inputs.size();) {
                 for (std::size_t k = first; k < std::min(first + chunk, inputs.size()); ++k) {
-                    try {
-                        encodings[k] = one(k);
-                    } catch (...) {
-                        if (k < failed_at[w]) {
-                            failed_at[w] = k;
-                            failure[w] = std::current_exception();
-                        }
+                    std::exception_ptr error = seqembed::detail::attempt_capturing([&] { encodings[k] = one(k); });
+                    if (error && k < failed_at[w]) {
+                        failed_at[w] = k;
+                        failure[w] = std::move(error);
                     }
                 }
             }
@@ -646,9 +642,6 @@ private:
         const auto first_failure = std::min_element(failed_at.begin(), failed_at.end());
         if (*first_failure < inputs.size())
             std::rethrow_exception(failure[static_cast<std::size_t>(first_failure - failed_at.begin())]);
-#else
-        for (std::size_t k = 0; k < inputs.size(); ++k) encodings[k] = one(k);
-#endif
         return encodings;
     }
 
