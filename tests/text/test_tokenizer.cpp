@@ -177,6 +177,21 @@ TEST_CASE("Tokenizer gives Hugging Face's encodings of GPT-2 (byte-level BPE)", 
     }
 }
 
+TEST_CASE("Tokenizer gives Hugging Face's encodings of a SentencePiece Unigram model", "[text]") {
+    // Trained by the generator on tests/reference/unigram_corpus.txt, written as Hugging Face's
+    // converter writes such a model: Metaspace, Unigram, a run of unknown characters one <unk>.
+    check_family(Tokenizer::from_file(fixture("unigram/tokenizer.json")), read_json(fixture("expected/unigram.json")));
+}
+
+TEST_CASE("Tokenizer gives Hugging Face's encodings of a Unigram model with byte fallback", "[text]") {
+    check_family(Tokenizer::from_file(fixture("unigram-byte-fallback/tokenizer.json")),
+                 read_json(fixture("expected/unigram-byte-fallback.json")));
+}
+
+TEST_CASE("Tokenizer gives Hugging Face's encodings of Llama 2 (downloaded)", "[text][downloaded]") {
+    check_downloaded_family("llama2");
+}
+
 TEST_CASE("Tokenizer gives Hugging Face's encodings of Llama 3 (downloaded)", "[text][downloaded]") {
     check_downloaded_family("llama3");
 }

@@ -206,7 +206,8 @@ inline std::vector<std::pair<std::size_t, std::size_t>> match_characters(const s
 }
 
 /// The Replace normalizer: each match of `pattern` replaced by `content`, whose characters
-/// stand for the matched characters' bytes (an empty match's: the next character's start).
+/// stand, as Hugging Face aligns them, for the last matched character's bytes (an empty match's:
+/// the character before it, or none at the start).
 inline std::vector<Char> replace(const std::vector<Char>& text, const Regex& pattern, const std::vector<char32_t>& content) {
     std::vector<Char> out;
     out.reserve(text.size());
@@ -215,11 +216,9 @@ inline std::vector<Char> replace(const std::vector<Char>& text, const Regex& pat
         out.insert(out.end(), text.begin() + static_cast<std::ptrdiff_t>(at), text.begin() + static_cast<std::ptrdiff_t>(first));
         std::size_t begin = 0;
         std::size_t end = 0;
-        if (last > first) {
-            begin = text[first].begin;
+        if (last > 0) {
+            begin = text[last - 1].begin;
             end = text[last - 1].end;
-        } else {
-            begin = end = first < text.size() ? text[first].begin : (text.empty() ? 0 : text.back().end);
         }
         for (const char32_t c : content) out.push_back({c, begin, end});
         at = last;
