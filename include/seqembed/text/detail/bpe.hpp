@@ -20,13 +20,79 @@
 
 namespace seqembed::text::detail {
 
+/// The merges of a BPE model: a pair of ids (left << 32 | right) to its rank and merged id, in
+/// an open-addressing table (linear probing, a power-of-two size at most half full), which finds
+/// a pair several times faster than std::unordered_map, the lookup BPE spends most time in.
+class MergeTable {
+public:
+    /// A merge: its rank (lower merges first) and the merged token's id.
+    struct Merge {
+        std::uint32_t rank;
+        TokenId id;
+    };
+
+    /// Sets the merge of a pair (a later one replaces an earlier, as Hugging Face's map does).
+    void insert(std::uint64_t key, Merge merge) {
+        if (2 * (m_size + 1) > m_slots.size()) grow();
+        Slot& slot = find_slot(key);
+        if (slot.key != key) ++m_size;
+        slot = {key, merge};
+    }
+
+    /// The merge of `key`, or null.
+    const Merge* find(std::uint64_t key) const noexcept {
+        if (m_slots.empty()) return nullptr;
+        for (std::size_t at = index(key);; at = (at + 1) & m_mask) {
+            const Slot& slot = m_slots[at];
+            if (slot.key == key) return &slot.merge;
+            if (slot.key == empty) return nullptr;
+        }
+    }
+
+    /// The number of merges.
+    std::size_t size() const noexcept { return m_size; }
+
+private:
+    static constexpr std::uint64_t empty = ~std::uint64_t{0};  // no pair of ids below 2^31 makes it
+    struct Slot {
+        std::uint64_t key = empty;
+        Merge merge{0, 0};
+    };
+    std::vector<Slot> m_slots;
+    std::size_t m_mask = 0;
+    std::size_t m_size = 0;
+    int m_shift = 64;
+
+    std::size_t index(std::uint64_t key) const noexcept {
+        return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> m_shift);
+    }
+
+    Slot& find_slot(std::uint64_t key) {
+        std::size_t at = index(key);
+        while (m_slots[at].key != key && m_slots[at].key != empty) at = (at + 1) & m_mask;
+        return m_slots[at];
+    }
+
+    void grow() {
+        const std::size_t capacity = m_slots.empty() ? 64 : 2 * m_slots.size();
+        std::vector<Slot> old = std::move(m_slots);
+        m_slots.assign(capacity, Slot{});
+        m_mask = capacity - 1;
+        m_shift = 64;
+        for (std::size_t c = capacity; c > 1; c >>= 1) --m_shift;
+        for (const Slot& slot : old)
+            if (slot.key != empty) find_slot(slot.key) = slot;
+    }
+};
+
 /// BPE's model (tokenizer.json's "model" of type "BPE").
 struct Bpe {
     Vocab vocab;
     /// The merge of each pair of ids (left << 32 | right): its rank and the merged token's id.
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, TokenId>> merges;
-    /// The id of each one-character token, for words' first characters.
-    std::unordered_map<char32_t, TokenId> characters;
+    MergeTable merges;
+    /// The id of each one-character token below U+10000 (-1 for none), and of the others.
+    std::vector<TokenId> basic_characters;
+    std::unordered_map<char32_t, TokenId> other_characters;
     /// The id of each byte's <0xXX> token, or -1.
     std::array<TokenId, 256> byte_ids{};
     std::string unk_token;  // "" for none: an unknown character is dropped
@@ -44,7 +110,8 @@ struct Bpe {
     /// The lookups built from vocab: one-character tokens and byte tokens.
     void index() {
         byte_ids.fill(-1);
-        characters.clear();
+        basic_characters.assign(0x10000, -1);
+        other_characters.clear();
         static const char digits[] = "0123456789ABCDEF";
         for (unsigned b = 0; b < 256; ++b) {
             const std::string name = std::string("<0x") + digits[b >> 4] + digits[b & 15] + ">";
@@ -54,7 +121,11 @@ struct Bpe {
             const std::string& token = vocab.tokens[id];
             if (token.empty() || token.size() > 4) continue;
             const std::vector<Char> chars = decode_utf8(token, true);
-            if (chars.size() == 1) characters.emplace(chars[0].code, static_cast<TokenId>(id));
+            if (chars.size() != 1) continue;
+            if (chars[0].code < 0x10000)
+                basic_characters[chars[0].code] = static_cast<TokenId>(id);
+            else
+                other_characters.emplace(chars[0].code, static_cast<TokenId>(id));
         }
     }
 
@@ -87,8 +158,13 @@ struct Bpe {
             const bool affixed = (k > 0 && !prefix.empty()) || (k + 1 == word.size() && !suffix.empty());
             TokenId id = -1;
             if (!affixed) {
-                const auto found = characters.find(word[k].code);
-                if (found != characters.end()) id = found->second;
+                const char32_t code = word[k].code;
+                if (code < 0x10000) {
+                    id = basic_characters[code];
+                } else {
+                    const auto found = other_characters.find(code);
+                    if (found != other_characters.end()) id = found->second;
+                }
             } else {
                 piece.clear();
                 if (k > 0) piece = prefix;
@@ -160,8 +236,8 @@ private:
         const auto consider = [&](std::size_t at) {
             const long next = symbols[at].next;
             if (next < 0) return;
-            const auto found = merges.find(key(symbols[at].id, symbols[static_cast<std::size_t>(next)].id));
-            if (found != merges.end()) queue.push({found->second.first, at, found->second.second});
+            if (const MergeTable::Merge* merge = merges.find(key(symbols[at].id, symbols[static_cast<std::size_t>(next)].id)))
+                queue.push({merge->rank, at, merge->id});
         };
         for (std::size_t at = 0; at + 1 < symbols.size(); ++at) consider(at);
         while (!queue.empty()) {
@@ -170,8 +246,8 @@ private:
             Symbol& left = symbols[top.at];
             if (left.first == left.last || left.next < 0) continue;
             Symbol& right = symbols[static_cast<std::size_t>(left.next)];
-            const auto found = merges.find(key(left.id, right.id));
-            if (found == merges.end() || found->second.second != top.id) continue;  // a stale candidate
+            const MergeTable::Merge* merge = merges.find(key(left.id, right.id));
+            if (merge == nullptr || merge->id != top.id) continue;  // a stale candidate
             left.id = top.id;
             left.last = right.last;
             left.next = right.next;

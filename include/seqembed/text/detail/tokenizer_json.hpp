@@ -310,7 +310,6 @@ public:
     /// A BPE model's merges: "a b" strings or [a, b] pairs, the first ranking first.
     void merges(const nlohmann::json& list, Bpe& bpe) const {
         if (!list.is_array()) malformed("the BPE model's \"merges\" is not a list");
-        bpe.merges.reserve(list.size());
         std::uint32_t rank = 0;
         for (const nlohmann::json& item : list) {
             std::string left;
@@ -343,7 +342,7 @@ public:
             merged += right;
         const TokenId id = bpe.vocab.find(merged);
         if (id < 0) malformed("the BPE merge of \"" + left + "\" and \"" + right + "\" makes \"" + merged + "\", not in the vocabulary");
-        bpe.merges.emplace(Bpe::key(a, b), std::make_pair(rank, id));
+        bpe.merges.insert(Bpe::key(a, b), {rank, id});
     }
 
     /// The model of "model".
