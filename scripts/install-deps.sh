@@ -23,7 +23,9 @@ for extra in "$@"; do
     bench) packages+=(libbenchmark-dev libtorch-dev) ;;
     docs) packages+=(doxygen) ;;
     generator) packages+=(python3-torch python3-mpmath python3-numpy sentencepiece) ;;
-    tokenizers) packages+=(npm) ;;
+    # A machine with another Node.js (NodeSource's, which bundles npm) keeps it: Debian's npm
+    # conflicts with it.
+    tokenizers) command -v npm >/dev/null || packages+=(npm) ;;
     *) echo "install-deps.sh: unknown extra '$extra' (cross, bench, docs, generator, tokenizers)" >&2; exit 2 ;;
   esac
 done

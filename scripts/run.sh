@@ -8,6 +8,8 @@
 #                            npm first (their tests are skipped by name where that fails)
 #   scripts/run.sh bench     build and run the Google Benchmark suite (-O3 -march=native)
 #   scripts/run.sh compare   seqembed vs memcpy vs libtorch, side by side (native and -O2 builds)
+#   scripts/run.sh compare-tokenizers  seqembed::text's Tokenizer vs Hugging Face's Rust library
+#                            (npm tokenizers), MB/s on one thread and two (not part of CI)
 #   scripts/run.sh docs      build the API reference with Doxygen
 #   scripts/run.sh compile-time  the compile time of a pipeline translation unit, header-only and
 #                            with compiled kernels, next to a small Eigen program
@@ -36,6 +38,10 @@ case "${1:-}" in
     scripts/install-deps.sh bench
     cmake --workflow --preset compare
     cmake --workflow --preset compare-portable ;;
+  compare-tokenizers)
+    scripts/install-deps.sh bench tokenizers
+    scripts/fetch-tokenizers.sh build/tokenizers
+    bench/tokenizers/compare.sh ;;
   docs)
     scripts/install-deps.sh docs
     cmake --workflow --preset docs ;;
@@ -43,6 +49,6 @@ case "${1:-}" in
     scripts/install-deps.sh
     bench/compile_time.sh ;;
   *)
-    echo "usage: scripts/run.sh demo|test|bench|compare|docs|compile-time" >&2
+    echo "usage: scripts/run.sh demo|test|bench|compare|compare-tokenizers|docs|compile-time" >&2
     exit 2 ;;
 esac
