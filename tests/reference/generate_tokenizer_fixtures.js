@@ -412,6 +412,24 @@ async function main() {
     write(`expected/${name}.json`, JSON.stringify(expected, null, 1) + '\n');
   }
 
+  // RoBERTa's components on GPT-2's vocabulary (roberta-base's tokenizer.json, and the same with
+  // add_prefix_space): RobertaProcessing and ByteLevel's trimming of offsets, <mask> with lstrip.
+  // The test applies `patch` to gpt2/tokenizer.json.
+  for (const [name, prefix] of [['roberta', false], ['roberta-prefix', true]]) {
+    const special = (id, content, flags) => ({ id, content, single_word: false, lstrip: false, rstrip: false,
+                                               normalized: false, special: true, ...flags });
+    const patch = {
+      added_tokens: gpt2.json.added_tokens.concat([special(50257, '<s>'), special(50258, '</s>'), special(50259, '<pad>'),
+                                                   special(50260, '<unk>'), special(50261, '<mask>', { lstrip: true })]),
+      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: prefix, trim_offsets: true, use_regex: true },
+      post_processor: { type: 'RobertaProcessing', sep: ['</s>', 50258], cls: ['<s>', 50257], trim_offsets: true,
+                        add_prefix_space: prefix },
+    };
+    const json = JSON.stringify({ ...gpt2.json, ...patch }) + '\n';
+    const expected = await expectations(name, Tokenizer.fromString(json), 'gpt2/tokenizer.json', gpt2Sha);
+    write(`expected/${name}.json`, JSON.stringify({ base: 'gpt2/tokenizer.json', patch, ...expected }, null, 1) + '\n');
+  }
+
   // llama-tokenizer-js's own encoder (BOS and the leading space added, as by default) against
   // Hugging Face's on the assembled file. It knows no special tokens in the text, and gives no
   // BOS for an empty text.

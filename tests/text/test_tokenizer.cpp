@@ -177,6 +177,18 @@ TEST_CASE("Tokenizer gives Hugging Face's encodings of GPT-2 (byte-level BPE)", 
     }
 }
 
+TEST_CASE("Tokenizer gives Hugging Face's encodings with RoBERTa's components", "[text]") {
+    // GPT-2's vocabulary with roberta-base's pre-tokenizer and RobertaProcessing (offsets trimmed
+    // of the spaces), with and without add_prefix_space.
+    for (const char* name : {"roberta", "roberta-prefix"}) {
+        INFO(name);
+        const nlohmann::json expected = read_json(fixture(std::string("expected/") + name + ".json"));
+        nlohmann::json json = read_json(fixture(expected["base"].get<std::string>()));
+        for (const auto& [key, value] : expected["patch"].items()) json[key] = value;
+        check_family(Tokenizer::from_json(json.dump(), name), expected);
+    }
+}
+
 TEST_CASE("Tokenizer gives Hugging Face's encodings of a SentencePiece Unigram model", "[text]") {
     // Trained by the generator on tests/reference/unigram_corpus.txt, written as Hugging Face's
     // converter writes such a model: Metaspace, Unigram, a run of unknown characters one <unk>.
