@@ -28,6 +28,13 @@ if("io" IN_LIST FEATURES)
 else()
     set(SEQEMBED_IO_OPTION OFF)
 endif()
+# The text feature builds and installs seqembed::text (Tokenizer, on nlohmann-json, utf8proc and
+# pcre2), as io does seqembed::io.
+if("text" IN_LIST FEATURES)
+    set(SEQEMBED_TEXT_OPTION ON)
+else()
+    set(SEQEMBED_TEXT_OPTION OFF)
+endif()
 
 vcpkg_cmake_configure(
     SOURCE_PATH "${SOURCE_PATH}"
@@ -38,6 +45,7 @@ vcpkg_cmake_configure(
         -DSEQEMBED_BUILD_DOCS=OFF
         -DSEQEMBED_INSTALL=ON
         -DSEQEMBED_IO=${SEQEMBED_IO_OPTION}
+        -DSEQEMBED_TEXT=${SEQEMBED_TEXT_OPTION}
 )
 
 vcpkg_cmake_install()
