@@ -25,6 +25,10 @@
 //                       committed: scripts/fetch-tokenizers.sh fetches (and for Llama 2
 //                       assembles) them, and the expected file records the sha256 a test checks
 //                       before it trusts one;
+//   expected/components.json
+//                       the texts' encodings under single components (pre-tokenizers, normalizers,
+//                       post-processors, decoders) patched into the committed GPT-2, BERT and
+//                       Unigram tokenizer.json files (see componentConfigs below);
 //   PROVENANCE.md       every source file's package, version and sha256.
 // Running it twice gives identical files.
 'use strict';
@@ -312,9 +316,10 @@ function describePair(encoding, first, second) {
   return result;
 }
 
-async function expectations(name, tokenizer, file, fileSha) {
+// Every text's encodings, with and without the special tokens, and the decodings of the first.
+async function textCases(tokenizer, entries = texts) {
   const cases = [];
-  for (const entry of texts) {
+  for (const entry of entries) {
     const text = entry.bytes.toString('utf8');
     const item = entry.invalid ? { bytes_hex: entry.bytes.toString('hex'), replaced: true } : { text };
     for (const addSpecialTokens of [true, false]) {
@@ -326,6 +331,11 @@ async function expectations(name, tokenizer, file, fileSha) {
     item.decoded_skipping_special = await tokenizer.decode(ids, true);
     cases.push(item);
   }
+  return cases;
+}
+
+async function expectations(name, tokenizer, file, fileSha) {
+  const cases = await textCases(tokenizer);
   const pairCases = [];
   for (const [first, second] of pairs) {
     const encoding = await tokenizer.encode(first, second, { addSpecialTokens: true });
@@ -368,6 +378,118 @@ async function expectations(name, tokenizer, file, fileSha) {
            tokenizers_version: packageVersion('tokenizers'), cases, pairs: pairCases, batches };
 }
 
+// --- Single components ---------------------------------------------------------------------
+// Each config replaces top-level keys of a committed tokenizer.json with components written as
+// Hugging Face serialises them (key for key, in its order: checked below by saving the loaded
+// tokenizer and comparing). Only the texts' cases are recorded (the texts, then componentTexts),
+// one case a line.
+function componentConfigs() {
+  const gpt2 = 'gpt2/tokenizer.json';
+  const bert = 'bert-base-uncased/tokenizer.json';
+  const unigram = 'unigram/tokenizer.json';
+  const byteLevel = (flags) => ({ type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true,
+                                  ...flags });
+  // A pre-tokenizer followed by ByteLevel without its own splitting regex.
+  const thenByteLevel = (first) => ({
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [first, byteLevel({ use_regex: false })] } });
+  const split = (pattern, behavior, invert = false) => ({ type: 'Split', pattern, behavior, invert });
+  const metaspace = (prependScheme, splitWords) => {
+    const component = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: prependScheme, split: splitWords };
+    return { pre_tokenizer: component, decoder: component };
+  };
+  const bertNormalizer = (flags) => ({ normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true,
+                                                     strip_accents: null, lowercase: true, ...flags } });
+  return [
+    ['split-whitespace-removed', gpt2, thenByteLevel(split({ Regex: '\\s+' }, 'Removed'))],
+    ['split-punctuation-isolated', gpt2, thenByteLevel(split({ Regex: '\\p{P}' }, 'Isolated'))],
+    ['split-punctuation-merged-with-previous', gpt2, thenByteLevel(split({ Regex: '\\p{P}' }, 'MergedWithPrevious'))],
+    ['split-whitespace-merged-with-next', gpt2, thenByteLevel(split({ Regex: '\\s' }, 'MergedWithNext'))],
+    ['split-punctuation-contiguous', gpt2, thenByteLevel(split({ Regex: '\\p{P}' }, 'Contiguous'))],
+    ['split-letters-inverted-removed', gpt2, thenByteLevel(split({ Regex: '\\p{L}+' }, 'Removed', true))],
+    ['split-string-space-merged-with-previous', gpt2, thenByteLevel(split({ String: ' ' }, 'MergedWithPrevious'))],
+    ['digits-individual', gpt2, thenByteLevel({ type: 'Digits', individual_digits: true })],
+    ['digits-grouped', gpt2, thenByteLevel({ type: 'Digits', individual_digits: false })],
+    ['whitespace', gpt2, thenByteLevel({ type: 'Whitespace' })],
+    ['whitespace-split', gpt2, thenByteLevel({ type: 'WhitespaceSplit' })],
+    ['punctuation-isolated', gpt2, thenByteLevel({ type: 'Punctuation', behavior: 'Isolated' })],
+    ['punctuation-contiguous', gpt2, thenByteLevel({ type: 'Punctuation', behavior: 'Contiguous' })],
+    ['normalizer-nfkc', gpt2, { normalizer: { type: 'NFKC' } }],
+    ['normalizer-nfd', gpt2, { normalizer: { type: 'NFD' } }],
+    ['normalizer-nfkd', gpt2, { normalizer: { type: 'NFKD' } }],
+    ['normalizer-lowercase', gpt2, { normalizer: { type: 'Lowercase' } }],
+    ['normalizer-nfd-strip-accents', gpt2,
+     { normalizer: { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'StripAccents' }] } }],
+    ['normalizer-strip-both', gpt2, { normalizer: { type: 'Strip', strip_left: true, strip_right: true } }],
+    ['normalizer-strip-right', gpt2, { normalizer: { type: 'Strip', strip_left: false, strip_right: true } }],
+    ['normalizer-replace-digits', gpt2, { normalizer: { type: 'Replace', pattern: { Regex: '\\d+' }, content: '<num>' } }],
+    ['normalizer-prepend', gpt2, { normalizer: { type: 'Prepend', prepend: '\u2581' } }],
+    ['normalizer-nfkc-lowercase', gpt2,
+     { normalizer: { type: 'Sequence', normalizers: [{ type: 'NFKC' }, { type: 'Lowercase' }] } }],
+    ['bytelevel-prefix-space-trim-offsets', gpt2,
+     { pre_tokenizer: byteLevel({ add_prefix_space: true }),
+       post_processor: byteLevel({ add_prefix_space: true, trim_offsets: true }) }],
+    ['bytelevel-prefix-space-untrimmed-offsets', gpt2,
+     { pre_tokenizer: byteLevel({ add_prefix_space: true }),
+       post_processor: byteLevel({ add_prefix_space: true, trim_offsets: false }) }],
+    ['metaspace-prepend-first', unigram, metaspace('first', true)],
+    ['metaspace-prepend-never', unigram, metaspace('never', true)],
+    ['metaspace-no-split', unigram, metaspace('always', false)],
+    ['bert-processing', bert, { post_processor: { type: 'BertProcessing', sep: ['[SEP]', 102], cls: ['[CLS]', 101] } }],
+    ['wordpiece-decoder-no-cleanup', bert, { decoder: { type: 'WordPiece', prefix: '##', cleanup: false } }],
+    ['bert-normalizer-cased-accents-kept', bert, bertNormalizer({ strip_accents: false, lowercase: false })],
+    ['bert-normalizer-no-chinese-chars', bert, bertNormalizer({ handle_chinese_chars: false })],
+    ['no-post-processor', bert, { post_processor: null }],
+    // Strip with stop > 0 indexes before the start of an empty string (the empty text's decoding
+    // after ByteLevel) and aborts: Llama's Strip(' ', 1, 0) after ByteLevel, and a stop on
+    // GPT-2's tokens (never empty) before it.
+    ['decoder-bytelevel-strip-start', gpt2,
+     { decoder: { type: 'Sequence', decoders: [byteLevel({ add_prefix_space: true }),
+                                              { type: 'Strip', content: ' ', start: 1, stop: 0 }] } }],
+    ['decoder-strip-stop-bytelevel', gpt2,
+     { decoder: { type: 'Sequence', decoders: [{ type: 'Strip', content: '\u0120', start: 0, stop: 1 },
+                                              byteLevel({ add_prefix_space: true })] } }],
+    ['decoder-bpe-suffix', gpt2, { decoder: { type: 'BPEDecoder', suffix: '\u0120' } }],
+  ];
+}
+
+// After the texts, a few that tell settings apart which the texts do not: special tokens with no
+// space after them (Metaspace's prepend_scheme "first" prepends only at the start of the text,
+// ByteLevel's add_prefix_space and the normalizers act on each part between special tokens), and
+// text holding U+2581 itself.
+const componentTexts = ['<s>x</s>y<unk>z', '<|endoftext|>Hello<|endoftext|>world', '[CLS]hello[SEP]world',
+                        'a\u2581b \u2581 c\u2581'].map((text) => ({ text, bytes: Buffer.from(text, 'utf8') }));
+
+async function writeComponents(bases) {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'seqembed-components-'));
+  const configs = [];
+  try {
+    for (const [name, base, patch] of componentConfigs()) {
+      const tokenizer = Tokenizer.fromString(JSON.stringify({ ...JSON.parse(bases[base]), ...patch }));
+      const saved = path.join(directory, `${name}.json`);
+      tokenizer.save(saved, false);
+      const written = JSON.parse(fs.readFileSync(saved, 'utf8'));
+      for (const [key, value] of Object.entries(patch)) {
+        if (JSON.stringify(written[key]) !== JSON.stringify(value)) {
+          throw new Error(`components config ${name}: Hugging Face writes ${key} as ${JSON.stringify(written[key])}`);
+        }
+      }
+      configs.push({ name, base, patch, cases: await textCases(tokenizer, texts.concat(componentTexts)) });
+    }
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+  const lines = ['{', ` "generator": ${JSON.stringify('tests/reference/generate_tokenizer_fixtures.js')},`,
+                 ` "tokenizers_version": ${JSON.stringify(packageVersion('tokenizers'))},`, ' "configs": ['];
+  configs.forEach((config, at) => {
+    lines.push(`  {"name": ${JSON.stringify(config.name)}, "base": ${JSON.stringify(config.base)}, ` +
+               `"patch": ${JSON.stringify(config.patch)}, "cases": [`);
+    lines.push(config.cases.map((item) => `   ${JSON.stringify(item)}`).join(',\n'));
+    lines.push(`  ]}${at + 1 < configs.length ? ',' : ''}`);
+  });
+  lines.push(' ]', '}');
+  write('expected/components.json', lines.join('\n') + '\n');
+}
+
 async function main() {
   const results = [];
   // BERT: vocab.txt and tokenizer.json committed.
@@ -399,9 +521,11 @@ async function main() {
 
   // Unigram: tokenizer.json committed (the models are ours).
   const unigramShas = {};
+  const unigramJsons = {};
   for (const [name, byteFallback] of [['unigram', false], ['unigram-byte-fallback', true]]) {
     const json = JSON.stringify(unigramTokenizerJson(trainUnigram(byteFallback), byteFallback)) + '\n';
     unigramShas[name] = write(`${name}/tokenizer.json`, json);
+    unigramJsons[name] = json;
     results.push([name, Tokenizer.fromString(json), `${name}/tokenizer.json`, unigramShas[name]]);
   }
 
@@ -429,6 +553,11 @@ async function main() {
     const expected = await expectations(name, Tokenizer.fromString(json), 'gpt2/tokenizer.json', gpt2Sha);
     write(`expected/${name}.json`, JSON.stringify({ base: 'gpt2/tokenizer.json', patch, ...expected }, null, 1) + '\n');
   }
+
+  // Single components on the committed tokenizer.json files (pre-tokenizers, normalizers,
+  // post-processors, decoders), each config a `patch` of top-level keys the test applies to `base`.
+  await writeComponents({ 'gpt2/tokenizer.json': gpt2Json, 'bert-base-uncased/tokenizer.json': bertJson,
+                          'unigram/tokenizer.json': unigramJsons.unigram });
 
   // llama-tokenizer-js's own encoder (BOS and the leading space added, as by default) against
   // Hugging Face's on the assembled file. It knows no special tokens in the text, and gives no

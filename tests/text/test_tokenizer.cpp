@@ -189,6 +189,19 @@ TEST_CASE("Tokenizer gives Hugging Face's encodings with RoBERTa's components", 
     }
 }
 
+TEST_CASE("Tokenizer gives Hugging Face's encodings with each component's settings", "[text]") {
+    // Each config replaces parts of a base tokenizer.json: every Split behavior, Digits,
+    // Whitespace, Punctuation, the Unicode forms and the other normalizers, ByteLevel's prefix
+    // space and trimmed offsets, Metaspace's prepend schemes, BERT's variants, the decoders.
+    const nlohmann::json components = read_json(fixture("expected/components.json"));
+    for (const nlohmann::json& config : components["configs"]) {
+        INFO(config["name"].get<std::string>());
+        nlohmann::json json = read_json(fixture(config["base"].get<std::string>()));
+        for (const auto& [key, value] : config["patch"].items()) json[key] = value;
+        check_cases(Tokenizer::from_json(json.dump(), config["name"].get<std::string>()), config);
+    }
+}
+
 TEST_CASE("Tokenizer gives Hugging Face's encodings of a SentencePiece Unigram model", "[text]") {
     // Trained by the generator on tests/reference/unigram_corpus.txt, written as Hugging Face's
     // converter writes such a model: Metaspace, Unigram, a run of unknown characters one <unk>.

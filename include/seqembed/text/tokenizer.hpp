@@ -256,7 +256,7 @@ public:
     /// @throws value_error for invalid UTF-8 (unless replaced) or a truncation the text cannot
     ///         take.
     Encoding encode(std::string_view text, const EncodeOptions& options = {}) const {
-        Encoding encoding = finish(tokens_of(text, options), std::nullopt, options.add_special_tokens);
+        Encoding encoding = finish(tokens_of(text, options), std::nullopt, options.add_special_tokens, text, {});
         if (m_padding) pad(encoding, encoding.size());
         return encoding;
     }
@@ -269,7 +269,7 @@ public:
     /// @throws value_error as encode.
     Encoding encode(std::string_view first, std::string_view second, const EncodeOptions& options = {}) const {
         Encoding encoding =
-            finish(tokens_of(first, options), tokens_of(second, options), options.add_special_tokens);
+            finish(tokens_of(first, options), tokens_of(second, options), options.add_special_tokens, first, second);
         if (m_padding) pad(encoding, encoding.size());
         return encoding;
     }
@@ -580,8 +580,22 @@ private:
     }
 
     /// ByteLevel's trimming: the offsets of a token that starts or ends with spaces (Ġ) leave
-    /// them out, except the one space add_prefix_space put before the first token.
-    void trim_offsets(std::vector<detail::Piece>& pieces) const {
+    /// them out, one character of `text` per space, except the one space add_prefix_space put
+    /// before the first token. Hugging Face counts in characters (its offsets are characters
+    /// when trimmed), so a prefix space, which stands for the first character, trims it whole.
+    void trim_offsets(std::vector<detail::Piece>& pieces, std::string_view text) const {
+        // Where each character of the text starts (an invalid sequence counts as one), and its end.
+        std::vector<std::size_t> starts;
+        for (std::size_t at = 0; at < text.size();) {
+            starts.push_back(at);
+            char32_t code = 0;
+            const long length = seqembed::detail::utf8_sequence(text, at, code);
+            at += static_cast<std::size_t>(length < 0 ? -length : length);
+        }
+        starts.push_back(text.size());
+        const auto character = [&](std::size_t byte) {  // the character at or after byte
+            return static_cast<std::size_t>(std::lower_bound(starts.begin(), starts.end(), byte) - starts.begin());
+        };
         for (std::size_t i = 0; i < pieces.size(); ++i) {
             detail::Piece& piece = pieces[i];
             const std::vector<detail::Char> chars = detail::decode_utf8(piece.token, true);
@@ -592,18 +606,21 @@ private:
             while (trailing < chars.size() && is_space(chars[chars.size() - 1 - trailing].code)) ++trailing;
             if (leading > 0) {
                 if ((i == 0 || piece.begin == 0) && m_post.add_prefix_space && leading == 1) leading = 0;
-                piece.begin = std::min(piece.begin + leading, piece.end);
+                const std::size_t begin = std::min(character(piece.begin) + leading, starts.size() - 1);
+                piece.begin = std::min(starts[begin], piece.end);
             }
-            if (trailing > 0 && piece.end >= trailing) piece.end = std::max(piece.end - trailing, piece.begin);
+            const std::size_t end = character(piece.end);
+            if (trailing > 0 && end >= trailing) piece.end = std::max(starts[end - trailing], piece.begin);
         }
     }
 
     /// The encoding of a text or a pair, truncated as set, not padded.
     Encoding unpadded_one(const std::string& text, const EncodeOptions& options) const {
-        return finish(tokens_of(text, options), std::nullopt, options.add_special_tokens);
+        return finish(tokens_of(text, options), std::nullopt, options.add_special_tokens, text, {});
     }
     Encoding unpadded_one(const TextPair& pair, const EncodeOptions& options) const {
-        return finish(tokens_of(pair.first, options), tokens_of(pair.second, options), options.add_special_tokens);
+        return finish(tokens_of(pair.first, options), tokens_of(pair.second, options), options.add_special_tokens,
+                      pair.first, pair.second);
     }
 
     /// Each input's encoding, truncated as set, not padded; options.threads share the inputs a
@@ -754,7 +771,7 @@ private:
     }
 
     Encoding finish(std::vector<detail::Piece> first, std::optional<std::vector<detail::Piece>> second,
-                    bool add_special_tokens) const {
+                    bool add_special_tokens, std::string_view first_text, std::string_view second_text) const {
         truncate(first, second, add_special_tokens);
         Encoding encoding;
         const auto push = [&](TokenId id, const std::string& token, TokenId type, bool special,
@@ -768,8 +785,8 @@ private:
             encoding.sequence_ids.push_back(sequence);
         };
         if (m_post.trim_offsets) {
-            trim_offsets(first);
-            if (second) trim_offsets(*second);
+            trim_offsets(first, first_text);
+            if (second) trim_offsets(*second, second_text);
         }
         for (const detail::TemplatePiece& piece : second ? m_post.pair : m_post.single) {
             if (piece.special) {

@@ -180,9 +180,8 @@ private:
     /// ByteLevel: a space before the word (with add_prefix_space), GPT-2's split (with
     /// use_regex), then each character as the alphabet's characters of its UTF-8 bytes.
     void byte_level(Text& word, std::vector<Text>& out) const {
-        // The space stands for no bytes (Hugging Face 0.23 gives a token of it alone (0, 0)).
         if (add_prefix_space && !word.empty() && word.front().code != ' ')
-            word.insert(word.begin(), Char{' ', word.front().begin, word.front().begin});
+            word.insert(word.begin(), Char{' ', word.front().begin, word.front().end});
         std::vector<Text> parts;
         if (pattern)
             split_spans(word, spans_of(word, match_characters(word, pattern), false), SplitBehavior::isolated, parts);
