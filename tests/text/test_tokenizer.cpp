@@ -208,6 +208,13 @@ TEST_CASE("Tokenizer gives Hugging Face's encodings of a SentencePiece Unigram m
     check_family(Tokenizer::from_file(fixture("unigram/tokenizer.json")), read_json(fixture("expected/unigram.json")));
 }
 
+TEST_CASE("Tokenizer gives Hugging Face's encodings of a Unigram model with SentencePiece's NFKC charsmap", "[text]") {
+    // Trained with nmt_nfkc, written as transformers' SpmConverter writes T5's and XLM-RoBERTa's:
+    // the Precompiled normalizer (a double-array trie over graphemes), then runs of spaces as one.
+    check_family(Tokenizer::from_file(fixture("unigram-nfkc/tokenizer.json")),
+                 read_json(fixture("expected/unigram-nfkc.json")));
+}
+
 TEST_CASE("Tokenizer gives Hugging Face's encodings of a Unigram model with byte fallback", "[text]") {
     check_family(Tokenizer::from_file(fixture("unigram-byte-fallback/tokenizer.json")),
                  read_json(fixture("expected/unigram-byte-fallback.json")));
@@ -233,10 +240,26 @@ TEST_CASE("Tokenizer gives Hugging Face's encodings of Mistral NeMo (downloaded)
 TEST_CASE("Tokenizer names what it cannot read", "[text][bad-input]") {
     SECTION("a component this version does not implement, and the file") {
         nlohmann::json json = read_json(fixture("gpt2/tokenizer.json"));
+        json["pre_tokenizer"] = {{"type", "UnicodeScripts"}};
+        CHECK_THROWS_WITH(Tokenizer::from_json(json.dump(), "scripts/tokenizer.json"),
+                          Catch::Contains("scripts/tokenizer.json") && Catch::Contains("\"UnicodeScripts\"") &&
+                              Catch::Contains("not implemented"));
+    }
+    SECTION("a precompiled charsmap that is not one, named") {
+        nlohmann::json json = read_json(fixture("gpt2/tokenizer.json"));
         json["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "AA=="}};
         CHECK_THROWS_WITH(Tokenizer::from_json(json.dump(), "t5/tokenizer.json"),
-                          Catch::Contains("t5/tokenizer.json") && Catch::Contains("\"Precompiled\"") &&
-                              Catch::Contains("not implemented"));
+                          Catch::Contains("t5/tokenizer.json") && Catch::Contains("Precompiled") &&
+                              Catch::Contains("too few for its header"));
+        json["normalizer"]["precompiled_charsmap"] = "not base64!";
+        CHECK_THROWS_WITH(Tokenizer::from_json(json.dump(), "t5/tokenizer.json"), Catch::Contains("not base64"));
+        // A trie of one unit whose offset points outside it: an error when text reaches it (here
+        // at once, normalizing GPT-2's added token, which is marked normalized).
+        json["normalizer"]["precompiled_charsmap"] = "BAAAAP///wA=";
+        CHECK_THROWS_WITH(Tokenizer::from_json(json.dump(), "t5/tokenizer.json"), Catch::Contains("points outside itself"));
+        json["added_tokens"][0]["normalized"] = false;
+        const Tokenizer broken = Tokenizer::from_json(json.dump(), "t5/tokenizer.json");
+        CHECK_THROWS_WITH(broken.encode("a"), Catch::Contains("points outside itself"));
     }
     SECTION("malformed JSON, with the file and the position") {
         CHECK_THROWS_WITH(Tokenizer::from_json("{\"model\": {\"type\": \"WordPiece\",", "broken.json"),

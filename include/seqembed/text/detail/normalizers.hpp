@@ -1,14 +1,17 @@
 /// @file text/detail/normalizers.hpp
 /// @brief Normalizers over aligned text (each code point keeps the bytes of the input it came
 ///        from), as Hugging Face tokenizers' normalizers: BertNormalizer, the Unicode forms (NFC,
-///        NFD, NFKC, NFKD), Lowercase, StripAccents, Replace, Prepend, Strip, and Sequence.
+///        NFD, NFKC, NFKD), Lowercase, StripAccents, Replace, Prepend, Strip, Precompiled
+///        (SentencePiece's), and Sequence.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "precompiled.hpp"
 #include "regex.hpp"
 #include "unicode.hpp"
 
@@ -261,7 +264,7 @@ inline std::vector<Char> strip_accents(const std::vector<Char>& text) {
 /// One normalizer of tokenizer.json (a Sequence is a list of them).
 struct Normalizer {
     /// The kinds this version implements.
-    enum class Kind { bert, unicode, lowercase, strip_accents, replace, prepend, strip };
+    enum class Kind { bert, unicode, lowercase, strip_accents, replace, prepend, strip, precompiled };
     Kind kind = Kind::bert;
     BertNormalizerOptions bert;
     UnicodeForm form = UnicodeForm::nfc;
@@ -269,6 +272,7 @@ struct Normalizer {
     std::vector<char32_t> content;  // replace, prepend
     bool left = true;               // strip
     bool right = true;              // strip
+    std::shared_ptr<const PrecompiledCharsmap> charsmap;  // precompiled
 
     /// `text` normalized.
     std::vector<Char> apply(const std::vector<Char>& text) const {
@@ -280,6 +284,7 @@ struct Normalizer {
         case Kind::replace: return replace(text, pattern, content);
         case Kind::prepend: return prepend(text, content);
         case Kind::strip: return strip(text, left, right);
+        case Kind::precompiled: return precompiled_normalize(text, *charsmap);
         }
         return text;
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -168,6 +169,12 @@ public:
         } else if (type == "Prepend") {
             n.kind = Normalizer::Kind::prepend;
             n.content = code_points(value_or<std::string>(json, "prepend", "", what));
+        } else if (type == "Precompiled") {
+            n.kind = Normalizer::Kind::precompiled;
+            const std::string base64 = value_or<std::string>(json, "precompiled_charsmap", "", what);
+            n.charsmap = seqembed::detail::run_renaming_error<value_error, value_error>(
+                [&] { return std::make_shared<const PrecompiledCharsmap>(base64_decode(base64)); }, m_source, ": ",
+                what, ": ");
         } else if (type == "Strip") {
             n.kind = Normalizer::Kind::strip;
             n.left = value_or<bool>(json, "strip_left", true, what);
