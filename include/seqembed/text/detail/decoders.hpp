@@ -56,17 +56,6 @@ inline std::string utf8_lossy(std::string_view bytes) {
     return out;
 }
 
-/// Whether `bytes` is valid UTF-8.
-inline bool is_utf8(std::string_view bytes) {
-    for (std::size_t at = 0; at < bytes.size();) {
-        char32_t code = 0;
-        const long length = seqembed::detail::utf8_sequence(bytes, at, code);
-        if (length < 0) return false;
-        at += static_cast<std::size_t>(length);
-    }
-    return true;
-}
-
 /// One decoder of tokenizer.json (a Sequence is a list of them); each turns the tokens into
 /// other tokens, which decode() joins.
 struct Decoder {
@@ -190,7 +179,7 @@ private:
         std::size_t count = 0;
         const auto flush = [&] {
             if (count == 0) return;
-            if (is_utf8(bytes)) {
+            if (seqembed::detail::first_invalid_utf8(bytes) == bytes.size()) {
                 out.push_back(bytes);
             } else {
                 for (std::size_t k = 0; k < count; ++k) out.emplace_back("\xEF\xBF\xBD");
