@@ -238,6 +238,7 @@ public:
     /// @return a (batch * seq) x d_model matrix, row b * seq + t for token (b, t).
     /// @throws as forward_into.
     RowMatrix<Scalar> forward(const Batch& batch) const {
+        require_whole_vocabulary("InputPipeline::forward");
         check(batch);
         RowMatrix<Scalar> out = detail::new_output<Scalar>(batch.ids.size(), d_model());
         write(batch, out);
@@ -258,8 +259,93 @@ public:
     std::optional<std::uint64_t> forward_into(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
         detail::require_shape("output of InputPipeline::forward_into", out.rows(), out.cols(), batch.ids.size(),
                               d_model());
+        require_whole_vocabulary("InputPipeline::forward_into");
         check(batch);
         return write(batch, out);
+    }
+
+    /// @brief Checks a batch as forward_into does before it writes, writing nothing.
+    /// @param batch the ids and what goes with them.
+    /// @throws as forward_into for the batch (not for the output, nor for a shard).
+    void check_forward(const Batch& batch) const { check(batch); }
+
+    /// @brief A vocabulary shard's part of the forward (its token table holds part of the
+    ///        vocabulary, TokenEmbeddingOptions::shard): each token's row of the shard's table
+    ///        times the scale, -0.0 for an id another shard holds, +0.0 for a padded row (with
+    ///        PaddedRows::zero). Summed over the shards of the vocabulary (an all-reduce), these
+    ///        are the token rows of the whole table; finish_forward_into then adds the rest.
+    ///        Everything is checked first, for the whole vocabulary, so every rank throws
+    ///        alike. seqembed/mpi.hpp runs the three steps over MPI.
+    /// @param batch the ids and what goes with them (the same on every rank).
+    /// @param out (batch * seq) x d_model.
+    /// @throws as forward_into; value_error for a pipeline whose token-type table reads the
+    ///         token table (GPT-2's), which shard mode does not support.
+    void partial_forward_into(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out) const {
+        detail::require_shape("output of InputPipeline::partial_forward_into", out.rows(), out.cols(),
+                              batch.ids.size(), d_model());
+        require_shardable();
+        check(batch);
+        if (batch.ids.size() == 0) return;
+        static_cast<void>(active_isa());  // a bad SEQEMBED_ISA throws here, not in a helper thread
+        std::vector<std::thread> helpers = detail::reserved_helpers(worker_count(batch.ids));
+        detail::RowJob<Scalar> job;
+        job.width = d_model();
+        job.scale = m_embedding.scale();
+        job.streaming = streams(out.size());
+        const Index workers = worker_count(batch.ids);
+        detail::run_workers(workers, helpers, [&](Index worker) {
+            write_rows<RowPart::tokens>(job, batch, out, detail::share_start(batch.ids.rows(), worker, workers),
+                                        detail::share_start(batch.ids.rows(), worker + 1, workers));
+        });
+    }
+
+    /// @brief The rest of a sharded forward, after the shards' partial_forward_into outputs
+    ///        were summed: adds each row's token type and position, applies LayerNorm and, in
+    ///        training, dropout (this pipeline's next call: every rank takes the same), in place.
+    ///        The result is forward()'s of the whole table, bit for bit. `out` may hold a slice
+    ///        of the output's rows (a reduce-scatter's), from row first_row on; dropout's mask is
+    ///        indexed by the whole output's elements, so the slices make the whole mask.
+    /// @param batch the forward's batch.
+    /// @param out rows [first_row, first_row + out.rows()) of the summed output, d_model wide.
+    /// @param first_row the output row out's first row is.
+    /// @return the dropout call this forward took, to give to backward; none in evaluation
+    ///         mode (or with p = 0, or for an empty batch).
+    /// @throws as partial_forward_into; shape_error for rows outside the output or another
+    ///         width.
+    std::optional<std::uint64_t> finish_forward_into(const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out,
+                                                     Index first_row = 0) const {
+        if (out.cols() != d_model() || first_row < 0 || out.rows() > batch.ids.size() ||
+            first_row > batch.ids.size() - out.rows())
+            detail::fail<shape_error>("output of InputPipeline::finish_forward_into: rows [", first_row, ", ",
+                                      first_row, " + ", out.rows(), ") x ", out.cols(), " are not rows of the ",
+                                      batch.ids.size(), " x ", d_model(), " output");
+        require_shardable();
+        check(batch);
+        if (batch.ids.size() == 0) return std::nullopt;
+        static_cast<void>(active_isa());
+        const Index seq = batch.ids.cols();
+        const Index first_sequence = first_row / seq;
+        const Index end_sequence = out.rows() == 0 ? first_sequence : (first_row + out.rows() + seq - 1) / seq;
+        const Index workers = std::max<Index>(
+            1, std::min({worker_count(batch.ids), end_sequence - first_sequence,
+                         std::max<Index>(1, out.size() / elements_per_extra_worker)}));
+        std::vector<std::thread> helpers = detail::reserved_helpers(workers);
+        detail::RowJob<Scalar> job = m_norm ? detail::StageAccess::norm_job(*m_norm) : detail::RowJob<Scalar>{};
+        job.width = d_model();
+        job.scale = Scalar(1);  // x * 1 is x: the summed token rows pass unchanged
+        job.streaming = streams(out.size());
+        job.dropping = m_dropout.is_active();
+        if (job.dropping) {
+            job.key = {m_dropout.seed(), detail::StageAccess::take_call(m_dropout),
+                       detail::DrawThreshold::of(m_dropout.threshold())};
+            job.keep_scale = m_dropout.template keep_scale<Scalar>();
+        }
+        const Index sequences = end_sequence - first_sequence;
+        detail::run_workers(workers, helpers, [&](Index worker) {
+            write_rows<RowPart::rest>(job, batch, out, first_sequence + detail::share_start(sequences, worker, workers),
+                                      first_sequence + detail::share_start(sequences, worker + 1, workers), first_row);
+        });
+        return job.dropping ? std::optional<std::uint64_t>(job.key.call) : std::nullopt;
     }
 
     /// @brief Embeds a batch into a new (batch * seq) x d_model matrix.
@@ -466,6 +552,23 @@ private:
         return batch;
     }
 
+    /// Throws for a token table that holds part of the vocabulary: `what` needs the whole.
+    void require_whole_vocabulary(const char* what) const {
+        if (m_embedding.is_shard())
+            detail::fail<value_error>(what, ": the token table holds ids [", m_embedding.shard().first, ", ",
+                                      m_embedding.shard().end(), ") of ", m_embedding.vocab_size(),
+                                      " (a vocabulary shard): use partial_forward_into, sum the shards' outputs, "
+                                      "then finish_forward_into (seqembed/mpi.hpp does it over MPI)");
+    }
+
+    /// Throws for a token-type table that views the token table (GPT-2's): its rows would be
+    /// a shard's too, added after the positions.
+    void require_shardable() const {
+        if (m_types && tied_type_row(0))
+            detail::fail<value_error>("shard mode: the token-type table reads the token table (GPT-2's), whose rows "
+                                      "a shard holds only in part; shard mode does not support it");
+    }
+
     /// Every check, before anything is written: the inputs fit, every id and type id of a token
     /// to be written is in its table, every sequence's positions are in the positional stage.
     void check(const Batch& batch) const {
@@ -540,6 +643,7 @@ private:
     /// The checks of a backward: the batch as a forward's, grad_output's shape, the call number.
     void check_backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                         std::optional<std::uint64_t> call) const {
+        require_whole_vocabulary("InputPipeline's backward");
         detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
                               batch.ids.size(), d_model());
         check(batch);
@@ -719,12 +823,12 @@ private:
     /// the token table's.
     std::optional<std::int64_t> tied_type_row(TokenId type) const {
         if constexpr (std::is_same_v<Storage, Scalar>) {
-            const Scalar* first = detail::StageAccess::table_row(m_embedding, 0);
+            const Scalar* first = m_embedding.table().data();
             const Scalar* row = detail::StageAccess::type_row(*m_types, type);
             const auto base = reinterpret_cast<std::uintptr_t>(first);
             const auto at = reinterpret_cast<std::uintptr_t>(row);
             const auto row_bytes = sizeof(Scalar) * static_cast<std::uintptr_t>(d_model());
-            const auto table_bytes = row_bytes * static_cast<std::uintptr_t>(m_embedding.vocab_size());
+            const auto table_bytes = row_bytes * static_cast<std::uintptr_t>(m_embedding.table().rows());
             if (at >= base && at - base < table_bytes && (at - base) % row_bytes == 0)
                 return static_cast<std::int64_t>((at - base) / row_bytes);
         } else {
@@ -767,39 +871,71 @@ private:
         });
     }
 
+    /// Which part of a row write_rows writes: all of it; a shard's token rows alone; or the rest
+    /// (types, positions, LayerNorm, dropout) on token rows summed in place.
+    enum class RowPart { whole, tokens, rest };
+
     /// The rows of sequences first_row .. end_row - 1, through one pass of the row kernel. A
     /// position row past a sinusoidal table is computed into its output row first, which the
-    /// kernel then reads as the position to add.
+    /// kernel then reads as the position to add (into a scratch row for RowPart::rest, whose
+    /// output rows hold the token rows). For RowPart::rest, `out` holds the output's rows from
+    /// `first_output_row` on, and the others are skipped.
+    template <RowPart Part = RowPart::whole>
     void write_rows(const detail::RowJob<Scalar>& job, const Batch& batch, Eigen::Ref<RowMatrix<Scalar>>& out,
-                    Index first_row, Index end_row) const {
+                    Index first_row, Index end_row, Index first_output_row = 0) const {
         if (first_row >= end_row) return;
+        using Read = std::conditional_t<Part == RowPart::rest, Scalar, Storage>;
         const TokenIds& ids = batch.ids;
         const bool padded_too = m_padded_rows == PaddedRows::computed;
         const Index width = d_model();
         const Index seq = ids.cols();
+        const Index end_output_row = first_output_row + out.rows();
         const auto table_row = [this](TokenId id) { return detail::StageAccess::table_row(m_embedding, id); };
         detail::RowsAhead<Storage, decltype(table_row)> rows_ahead(
-            ids, first_row, end_row, detail::rows_ahead(m_prefetch_bytes, sizeof(Storage) * static_cast<std::size_t>(width)),
+            ids, first_row, end_row,
+            Part == RowPart::rest ? 0 : detail::rows_ahead(m_prefetch_bytes, sizeof(Storage) * static_cast<std::size_t>(width)),
             m_embedding.vocab_size(), table_row);
-        detail::RowPass<Scalar, Storage> pass(job);
+        // RowPart::rest: a position row computed for each row the pass holds until it writes.
+        using Pass = detail::RowPass<Scalar, Read>;
+        std::vector<Scalar> scratch;
+        if constexpr (Part == RowPart::rest) scratch.resize(static_cast<std::size_t>(Pass::batch * width));
+        Index added = 0;
+        Pass pass(job);
         detail::for_each_position(batch, m_numbering, m_padding_id, first_row, end_row, [&](Index b, Index t, bool real,
                                                                                              std::int64_t position) {
             const Index row = b * seq + t;
-            Scalar* out_row = out.row(row).data();
-            const Storage* next = rows_ahead.next();
+            if constexpr (Part == RowPart::rest)
+                if (row < first_output_row || row >= end_output_row) return;
+            Scalar* out_row = out.row(row - first_output_row).data();
+            const Read* next = nullptr;  // the table row to request (none for the summed rows)
+            if constexpr (Part == RowPart::rest)
+                static_cast<void>(rows_ahead.next());
+            else
+                next = rows_ahead.next();
             const auto first_element = static_cast<std::uint64_t>(row) * static_cast<std::uint64_t>(width);
             if (!real && !padded_too) {
                 pass.add({out_row, nullptr, first_element}, next);
+                ++added;
                 return;
             }
-            const Scalar* position_row = detail::StageAccess::position_row(m_positions, position, out_row);
+            if constexpr (Part == RowPart::tokens) {
+                pass.add({out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)), first_element}, next);
+                return;
+            }
+            Scalar* position_scratch = out_row;
+            if constexpr (Part == RowPart::rest) position_scratch = scratch.data() + (added % Pass::batch) * width;
+            const Scalar* position_row = detail::StageAccess::position_row(m_positions, position, position_scratch);
             const Scalar* type_row = nullptr;
             if (batch.token_types)
                 type_row = detail::StageAccess::type_row(*m_types, (*batch.token_types)(b, t));
             else if (m_types && m_type_options.row_zero_by_default)
                 type_row = detail::StageAccess::type_row(*m_types, 0);
-            detail::RowSources<Scalar, Storage> sources{out_row, detail::StageAccess::table_row(m_embedding, ids(b, t)),
-                                                        first_element};
+            const Read* token_row;
+            if constexpr (Part == RowPart::rest)
+                token_row = out_row;
+            else
+                token_row = detail::StageAccess::table_row(m_embedding, ids(b, t));
+            detail::RowSources<Scalar, Read> sources{out_row, token_row, first_element};
             if (m_type_options.order == TokenTypeOrder::before_positions) {
                 sources.add(type_row);
                 sources.add(position_row);
@@ -808,6 +944,7 @@ private:
                 sources.add(type_row);
             }
             pass.add(sources, next);
+            ++added;
         });
         pass.finish();
     }

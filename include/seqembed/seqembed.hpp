@@ -14,6 +14,7 @@
 #include "types.hpp"
 #include "isa.hpp"
 #include "table_options.hpp"
+#include "vocabulary_shard.hpp"
 #include "token_embedding.hpp"
 #include "token_types.hpp"
 #include "sinusoidal.hpp"

@@ -24,6 +24,7 @@
 #include "gradients.hpp"
 #include "trainable_table.hpp"
 #include "types.hpp"
+#include "vocabulary_shard.hpp"
 
 namespace seqembed {
 
@@ -79,6 +80,13 @@ struct TokenEmbeddingOptions {
     std::uint64_t seed = 0;
     /// @brief With weights from the caller: throw if any value is NaN or infinite.
     bool check_finite = false;
+    /// @brief The part of the vocabulary the table holds (a vocabulary-parallel table, one per
+    ///        rank); unset, the whole vocabulary. Ids are the whole vocabulary's: an id the shard
+    ///        holds reads its row, any other id of the vocabulary a zero row, written as -0.0
+    ///        (so that adding the ranks' outputs gives the held row's bits: x + (-0.0) is x for
+    ///        every x). padding_idx is an id of the whole vocabulary too. A seeded table holds
+    ///        the rows the whole table would hold; weights given hold the shard's rows.
+    std::optional<VocabularyShard> shard;
 };
 
 /// @brief A vocab_size x d_model embedding table: ids in, scaled rows out.
@@ -120,27 +128,35 @@ public:
 
     /// @brief A table initialised with seeded N(0, 1) draws, as nn.Embedding does (the values
     ///        differ from PyTorch's generator, the distribution is the same).
-    /// @param vocab_size number of rows, > 0.
+    /// @param vocab_size number of ids (the whole vocabulary's, with options.shard), > 0.
     /// @param d_model number of columns, > 0.
-    /// @param options scale, padding_idx (its row is zeroed) and seed.
-    /// @throws value_error for a size <= 0, a table too large for memory or Eigen::Index.
+    /// @param options scale, padding_idx (its row is zeroed), seed, and the shard held (its
+    ///        rows are those of the whole table with the same seed).
+    /// @throws value_error for a size <= 0, a table too large for memory or Eigen::Index, a
+    ///         shard that is not part of a vocabulary of vocab_size ids.
     /// @throws index_error for padding_idx outside [-vocab_size, vocab_size).
     TokenEmbedding(Index vocab_size, Index d_model, const TokenEmbeddingOptions& options = {})
-        : m_table(allocate_table(vocab_size, d_model)),
+        : m_shard(checked_shard(options.shard, vocab_size)),
+          m_table(allocate_table(m_shard.rows, d_model)),
           m_padding_idx(normalized_padding_idx(options.padding_idx, vocab_size)),
           m_scale(scale_for(options.scale, d_model)) {
         detail::fill_standard_normal(m_table.writable().data(), m_table.writable().size(), options.seed,
-                                     detail::InitStream::token_embedding);
-        if (m_padding_idx) m_table.writable().row(static_cast<Index>(*m_padding_idx)).setZero();
+                                     detail::InitStream::token_embedding,
+                                     static_cast<std::uint64_t>(m_shard.first) * static_cast<std::uint64_t>(d_model));
+        if (m_padding_idx && m_shard.holds(*m_padding_idx))
+            m_table.writable().row(static_cast<Index>(*m_padding_idx - m_shard.first)).setZero();
+        make_zero_row();
     }
 
     /// @brief A table holding a copy of weights (vocab_size x d_model).
-    /// @param weights the pre-trained table, one row per token.
-    /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite.
+    /// @param weights the pre-trained table, one row per token (with options.shard, one per
+    ///        id the shard holds).
+    /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite, shard.
     /// @return an embedding that owns its copy of weights (is_view() is false), so weights may
     ///         be freed or changed afterwards.
-    /// @throws value_error for an empty table, one too large for memory or, with check_finite,
-    ///         a NaN or infinity.
+    /// @throws value_error for an empty table, one too large for memory, an invalid shard or,
+    ///         with check_finite, a NaN or infinity.
+    /// @throws shape_error for weights whose rows are not the shard's.
     /// @throws index_error for padding_idx out of range.
     static TokenEmbedding from_weights(const Eigen::Ref<const RowMatrix<Storage>>& weights,
                                        const TokenEmbeddingOptions& options = {}) {
@@ -153,15 +169,17 @@ public:
 
     /// @brief A table that views vocab_size x d_model row-major values at data without copying
     ///        them (a memory-mapped checkpoint). The caller keeps them alive and unchanged.
-    /// @param data first value of row 0.
-    /// @param vocab_size rows.
+    /// @param data first value of row 0 (with options.shard, of the shard's first id).
+    /// @param vocab_size rows (with options.shard, its rows).
     /// @param d_model columns.
-    /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite.
+    /// @param options scale, padding_idx (recorded, the row is not zeroed), check_finite, shard.
     /// @param owner whatever keeps data alive (a file mapping): held by the embedding and its
     ///        copies, so the values live as long as they do. Null: the caller keeps them alive.
     /// @return an embedding reading data in place (is_view() is true); without an owner, it and
     ///         every copy of it are valid only while the vocab_size x d_model values at data live.
-    /// @throws value_error for a null pointer, a size <= 0 or a non-finite value when checked.
+    /// @throws value_error for a null pointer, a size <= 0, an invalid shard or a non-finite
+    ///         value when checked.
+    /// @throws shape_error for a row count that is not the shard's.
     /// @throws index_error for padding_idx out of range.
     static TokenEmbedding view(const Storage* data, Index vocab_size, Index d_model,
                                const TokenEmbeddingOptions& options = {},
@@ -172,9 +190,15 @@ public:
         return TokenEmbedding(std::move(table), options);
     }
 
-    /// @brief Number of rows (token ids 0 .. vocab_size-1).
+    /// @brief Number of token ids (0 .. vocab_size-1): the whole vocabulary's, for a shard too.
     /// @return the vocabulary size, > 0.
-    Index vocab_size() const noexcept { return m_table.rows(); }
+    Index vocab_size() const noexcept { return m_shard.vocab_size; }
+    /// @brief The part of the vocabulary whose rows the table holds.
+    /// @return options.shard, or the whole vocabulary ({0, vocab_size, vocab_size}).
+    const VocabularyShard& shard() const noexcept { return m_shard; }
+    /// @brief Whether the table holds only part of the vocabulary.
+    /// @return true for a shard that is not the whole vocabulary.
+    bool is_shard() const noexcept { return !m_shard.is_whole(); }
     /// @brief Width of a row.
     /// @return the number of columns of the table and of every looked-up row, > 0.
     Index d_model() const noexcept { return m_table.cols(); }
@@ -189,8 +213,9 @@ public:
     /// @return true for an embedding made by view(), false for one that owns its values.
     bool is_view() const noexcept { return !m_table.owns_data(); }
     /// @brief The unscaled table, as a read-only view (for a tied output projection, say).
-    /// @return a vocab_size x d_model row-major view (no copy), valid while this embedding or a
-    ///         copy of it lives (for a view() without owner, while the caller's memory does).
+    /// @return a vocab_size x d_model row-major view (for a shard, shard().rows x d_model: row
+    ///         k is id shard().first + k), no copy, valid while this embedding or a copy of it
+    ///         lives (for a view() without owner, while the caller's memory does).
     Eigen::Map<const RowMatrix<Storage>> table() const noexcept { return m_table.matrix(); }
     /// @brief Opens the table for an optimizer step (TrainableTable): a view, a file's mapping or
     ///        a table shared with a copy of this embedding is copied first, and the others keep
@@ -214,22 +239,22 @@ public:
                 m_master = std::move(master);
                 copied = true;
             }
-            return {Eigen::Map<RowMatrix<Scalar>>(m_master->data(), vocab_size(), d_model()), copied};
+            return {Eigen::Map<RowMatrix<Scalar>>(m_master->data(), m_table.rows(), d_model()), copied};
         }
     }
 
     /// @brief Stores rows of the master weights back into a bfloat16 or half table, each value
     ///        rounded to nearest even, after an optimizer step on trainable_table(): the rows a
     ///        lazy step updated (its gradient's rows). Nothing to do for a float or double table.
-    /// @param rows table rows, each in [0, vocab_size).
+    /// @param rows table rows, each in [0, table().rows()) (the vocabulary size, or a shard's rows).
     /// @throws value_error before the first trainable_table() of a narrow table; index_error for
     ///         a row outside the table (nothing is stored then).
     void round_master_rows(const std::vector<std::int64_t>& rows) {
         if constexpr (!std::is_same_v<Storage, Scalar>) {
             require_master();
             for (const std::int64_t row : rows)
-                if (row < 0 || row >= vocab_size())
-                    detail::fail<index_error>("round_master_rows: row ", row, " is outside the table's ", vocab_size(),
+                if (row < 0 || row >= m_table.rows())
+                    detail::fail<index_error>("round_master_rows: row ", row, " is outside the table's ", m_table.rows(),
                                               " rows");
             m_table.make_own("trainable token table");
             auto table = m_table.writable();
@@ -291,6 +316,7 @@ public:
     RowGradient<Scalar> backward(const TokenIds& ids, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output) const {
         detail::require_shape("gradient of TokenEmbedding's output", grad_output.rows(), grad_output.cols(), ids.size(),
                               d_model());
+        require_whole("TokenEmbedding::backward");
         require_ids(ids);
         std::vector<detail::RowRead<Scalar>> reads;
         reads.reserve(static_cast<std::size_t>(ids.size()));
@@ -304,8 +330,43 @@ public:
 private:
     friend struct detail::StageAccess;
 
-    /// Unscaled row of a valid id.
-    const Storage* table_row(TokenId id) const noexcept { return m_table.row(static_cast<Index>(id)); }
+    /// Unscaled row of an id of the vocabulary: its row when the shard holds it, otherwise the
+    /// zero row whose product with the scale is -0.0.
+    const Storage* table_row(TokenId id) const noexcept {
+        const auto local = static_cast<std::uint64_t>(id - m_shard.first);
+        return local < static_cast<std::uint64_t>(m_shard.rows) ? m_table.row(static_cast<Index>(local))
+                                                                : m_zero_row->data();
+    }
+
+    /// A row of zeros whose sign makes Scalar(zero) * scale -0.0 (+0.0 for a negative scale),
+    /// which the ids a shard does not hold read.
+    void make_zero_row() {
+        if (!is_shard()) return;
+        const Storage zero = std::signbit(m_scale) ? Storage(0.0f) : Storage(-0.0f);
+        m_zero_row = std::make_shared<const std::vector<Storage>>(static_cast<std::size_t>(d_model()), zero);
+    }
+
+    static VocabularyShard checked_shard(const std::optional<VocabularyShard>& shard, Index vocab_size) {
+        if (!shard) {
+            detail::require_positive("vocab_size", vocab_size);
+            return VocabularyShard::whole(vocab_size);
+        }
+        shard->require_valid("TokenEmbeddingOptions::shard");
+        if (shard->vocab_size != vocab_size)
+            detail::fail<value_error>("TokenEmbeddingOptions::shard is part of a vocabulary of ", shard->vocab_size,
+                                      " ids, the table's is ", vocab_size);
+        return *shard;
+    }
+
+    /// The shard of a table given with `rows` rows.
+    static VocabularyShard shard_of_rows(const std::optional<VocabularyShard>& shard, Index rows) {
+        if (!shard) return VocabularyShard{0, rows, rows};
+        shard->require_valid("TokenEmbeddingOptions::shard");
+        if (shard->rows != rows)
+            detail::fail<shape_error>("the token table given has ", rows, " rows, its shard [", shard->first, ", ",
+                                      shard->end(), ") ", shard->rows);
+        return *shard;
+    }
 
     void require_ids(const TokenIds& ids) const {
         for (Index b = 0; b < ids.rows(); ++b)
@@ -337,9 +398,12 @@ private:
     }
 
     TokenEmbedding(detail::RowTable<Storage> table, const TokenEmbeddingOptions& options)
-        : m_table(std::move(table)),
-          m_padding_idx(normalized_padding_idx(options.padding_idx, m_table.rows())),
-          m_scale(scale_for(options.scale, m_table.cols())) {}
+        : m_shard(shard_of_rows(options.shard, table.rows())),
+          m_table(std::move(table)),
+          m_padding_idx(normalized_padding_idx(options.padding_idx, m_shard.vocab_size)),
+          m_scale(scale_for(options.scale, m_table.cols())) {
+        make_zero_row();
+    }
 
     static detail::RowTable<Storage> allocate_table(Index vocab_size, Index d_model) {
         detail::require_positive("vocab_size", vocab_size);
@@ -361,18 +425,28 @@ private:
         return static_cast<Scalar>(scale.factor_for(d_model));
     }
 
+    /// Throws for a shard: what `what` computes is for a table of the whole vocabulary.
+    void require_whole(const char* what) const {
+        if (is_shard())
+            detail::fail<value_error>(what, " is not available for a vocabulary shard (ids [", m_shard.first, ", ",
+                                      m_shard.end(), ") of ", m_shard.vocab_size, ")");
+    }
+
     void require_master() const {
         if (!m_master)
             detail::fail<value_error>("a bfloat16 or half token table has no master weights to round before "
                                       "trainable_table() made them");
     }
 
+    VocabularyShard m_shard;
     detail::RowTable<Storage> m_table;
     std::optional<TokenId> m_padding_idx;
     Scalar m_scale;
     // A narrow table's float master weights while it trains (null before); shared by copies
     // until one of them opens its table again.
     std::shared_ptr<RowMatrix<Scalar>> m_master;
+    // A shard's zero row (null for the whole vocabulary), shared by copies.
+    std::shared_ptr<const std::vector<Storage>> m_zero_row;
 };
 
 }  // namespace seqembed

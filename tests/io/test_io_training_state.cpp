@@ -21,7 +21,7 @@ using Pipeline = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbed
 
 /// A small training run: a pipeline and one optimizer of each kind on its tables.
 struct Run {
-    Pipeline pipeline{seqembed::TokenEmbedding<float>(40, 8, {seqembed::EmbeddingScale::none(), std::nullopt, 1, false}),
+    Pipeline pipeline{seqembed::TokenEmbedding<float>(40, 8, {seqembed::EmbeddingScale::none(), std::nullopt, 1, false, std::nullopt}),
                       seqembed::LearnedPositionalEmbedding<float>(16, 8), {0.2, 9}};
     seqembed::optim::SparseAdam<float> token{"token", 40, 8};
     seqembed::optim::RowwiseAdagrad<float> token_adagrad{"token", 40, 8};

@@ -26,17 +26,18 @@ inline double unit_interval_open_below(std::uint32_t low, std::uint32_t high) {
 
 /// Fills count elements with N(0, 1) draws: Box-Muller in double over Philox blocks, so element
 /// k depends only on (seed, stream, k). std::normal_distribution is not used because its output
-/// differs between standard libraries.
+/// differs between standard libraries. `first` is the index of data[0] among the stream's
+/// elements: a part of a table (a vocabulary shard's rows) gets the whole table's values.
 template <typename Scalar>
-void fill_standard_normal(Scalar* data, Index count, std::uint64_t seed, InitStream stream) {
+void fill_standard_normal(Scalar* data, Index count, std::uint64_t seed, InitStream stream, std::uint64_t first = 0) {
     constexpr double two_pi = 6.283185307179586476925286766559;
-    for (Index pair = 0; 2 * pair < count; ++pair) {
-        const PhiloxBlock bits =
-            philox_block(seed, static_cast<std::uint64_t>(stream), static_cast<std::uint64_t>(pair));
+    const auto end = first + static_cast<std::uint64_t>(count);
+    for (std::uint64_t pair = first / 2; 2 * pair < end; ++pair) {
+        const PhiloxBlock bits = philox_block(seed, static_cast<std::uint64_t>(stream), pair);
         const double radius = std::sqrt(-2.0 * std::log(unit_interval_open_below(bits[0], bits[1])));
         const double angle = two_pi * unit_interval_open_below(bits[2], bits[3]);
-        data[2 * pair] = static_cast<Scalar>(radius * std::cos(angle));
-        if (2 * pair + 1 < count) data[2 * pair + 1] = static_cast<Scalar>(radius * std::sin(angle));
+        if (2 * pair >= first) data[2 * pair - first] = static_cast<Scalar>(radius * std::cos(angle));
+        if (2 * pair + 1 < end) data[2 * pair + 1 - first] = static_cast<Scalar>(radius * std::sin(angle));
     }
 }
 

@@ -71,6 +71,10 @@ private:
 template <typename Scalar, typename Storage>
 class RowPass {
 public:
+    /// Rows handed to the kernel at once: a row added is written by the time this many more are
+    /// (what a row's sources point to must live until then).
+    static constexpr Index batch = 32;
+
     /// A pass with the kernel of the ISA in force.
     /// @throws value_error as active_isa().
     explicit RowPass(const RowJob<Scalar>& job) : m_kernel(row_kernel<Scalar, Storage>()), m_job(job) {}
@@ -93,8 +97,6 @@ public:
     }
 
 private:
-    static constexpr Index batch = 32;
-
     void write() noexcept {
         if (m_count == 0) return;
         m_kernel.write(m_job, m_carry, m_rows, m_count, m_ahead);

@@ -1,0 +1,236 @@
+// Vocabulary shards without MPI: the split rule, a shard's table and lookups (-0.0 for the ids
+// another shard holds), and the pipeline's three steps (partial forward, the sum, the rest)
+// against the unsharded forward, bit for bit, on the ISA in force (the ISA suite reruns this
+// file per ISA): threads, slices of the output, padding on both sides, LayerNorm, dropout,
+// bfloat16 tables, negative scales, positions computed past a sinusoidal table.
+#include <seqembed/seqembed.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bit_equal.hpp"
+#include "catch.hpp"
+
+using seqembed::Index;
+using seqembed::RowMatrix;
+using seqembed::TokenEmbedding;
+using seqembed::TokenEmbeddingOptions;
+using seqembed::VocabularyShard;
+
+namespace {
+
+bool is_negative_zero(double value) { return value == 0.0 && std::signbit(value); }
+
+seqembed::IdMatrix ids_over(Index vocab, Index rows, Index cols) {
+    seqembed::IdMatrix ids(rows, cols);
+    for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = (k * 7919 + 3) % vocab;
+    ids(0, cols - 1) = vocab - 1;
+    return ids;
+}
+
+// The sum of every shard's partial forward, in rank order, then the rest on `finisher`.
+template <typename Scalar, typename Pipeline, typename Make>
+RowMatrix<Scalar> sharded_forward(const Make& make, Index vocab, Index ranks, const seqembed::Batch& batch,
+                                  const Pipeline& finisher, Index d) {
+    RowMatrix<Scalar> sum;
+    for (Index r = 0; r < ranks; ++r) {
+        const Pipeline rank = make(VocabularyShard::of_rank(vocab, ranks, r));
+        RowMatrix<Scalar> part(batch.ids.size(), d);
+        rank.partial_forward_into(batch, part);
+        if (r == 0)
+            sum = part;
+        else
+            sum += part;
+    }
+    static_cast<void>(finisher.finish_forward_into(batch, sum));
+    return sum;
+}
+
+}  // namespace
+
+TEST_CASE("VocabularyShard::of_rank splits into parts that differ by one row at most, larger first", "[shard]") {
+    const VocabularyShard a = VocabularyShard::of_rank(10, 3, 0);
+    const VocabularyShard b = VocabularyShard::of_rank(10, 3, 1);
+    const VocabularyShard c = VocabularyShard::of_rank(10, 3, 2);
+    CHECK(a == VocabularyShard{0, 4, 10});
+    CHECK(b == VocabularyShard{4, 3, 10});
+    CHECK(c == VocabularyShard{7, 3, 10});
+    CHECK(VocabularyShard::of_rank(32000, 8, 7) == VocabularyShard{28000, 4000, 32000});
+    CHECK(VocabularyShard::whole(5).is_whole());
+    CHECK(b.holds(4));
+    CHECK_FALSE(b.holds(7));
+    CHECK_THROWS_AS(VocabularyShard::of_rank(3, 4, 0), seqembed::value_error);
+    CHECK_THROWS_AS(VocabularyShard::of_rank(10, 3, 3), seqembed::index_error);
+    CHECK_THROWS_AS(VocabularyShard::of_rank(0, 1, 0), seqembed::value_error);
+}
+
+TEMPLATE_TEST_CASE("A seeded shard holds the whole table's rows, and looks up -0.0 for the others", "[shard]", float,
+                   double) {
+    const Index vocab = 23;
+    const Index d = 7;  // odd: a shard may start inside one of the initialisation's pairs
+    TokenEmbeddingOptions whole_options;
+    whole_options.seed = 9;
+    whole_options.padding_idx = 12;
+    const TokenEmbedding<TestType> whole(vocab, d, whole_options);
+    for (Index r = 0; r < 3; ++r) {
+        TokenEmbeddingOptions options = whole_options;
+        options.shard = VocabularyShard::of_rank(vocab, 3, r);
+        const TokenEmbedding<TestType> shard(vocab, d, options);
+        const VocabularyShard& held = shard.shard();
+        CHECK(shard.vocab_size() == vocab);
+        CHECK(shard.is_shard());
+        REQUIRE(shard.table().rows() == held.rows);
+        CHECK(bit_equal<TestType>(shard.table(), whole.table().middleRows(held.first, held.rows)));
+        seqembed::IdMatrix ids(1, vocab);
+        for (Index id = 0; id < vocab; ++id) ids(0, id) = id;
+        const RowMatrix<TestType> out = shard.forward(ids);
+        const RowMatrix<TestType> expected = whole.forward(ids);
+        for (Index id = 0; id < vocab; ++id)
+            for (Index j = 0; j < d; ++j) {
+                if (held.holds(id))
+                    REQUIRE(out(id, j) == expected(id, j));
+                else
+                    REQUIRE(is_negative_zero(static_cast<double>(out(id, j))));
+            }
+    }
+}
+
+TEST_CASE("A shard with a negative scale still gives -0.0 for the ids it does not hold", "[shard]") {
+    TokenEmbeddingOptions options;
+    options.scale = seqembed::EmbeddingScale::value(-3.0);
+    options.shard = VocabularyShard{2, 2, 6};
+    const auto shard = TokenEmbedding<float>::from_weights(RowMatrix<float>::Ones(2, 4), options);
+    seqembed::IdMatrix ids(1, 3);
+    ids << 0, 3, 5;
+    const RowMatrix<float> out = shard.forward(ids);
+    CHECK(is_negative_zero(out(0, 0)));
+    CHECK(out(1, 0) == -3.0f);
+    CHECK(is_negative_zero(out(2, 3)));
+}
+
+TEST_CASE("A shard's table and ids are checked", "[shard][errors]") {
+    TokenEmbeddingOptions options;
+    options.shard = VocabularyShard{4, 3, 10};
+    CHECK_THROWS_WITH(TokenEmbedding<float>::from_weights(RowMatrix<float>::Zero(4, 2), options),
+                      Catch::Matchers::Contains("has 4 rows, its shard [4, 7) 3"));
+    CHECK_THROWS_WITH(TokenEmbedding<float>(11, 2, options),
+                      Catch::Matchers::Contains("part of a vocabulary of 10 ids, the table's is 11"));
+    options.shard = VocabularyShard{8, 3, 10};
+    CHECK_THROWS_WITH(TokenEmbedding<float>(10, 2, options),
+                      Catch::Matchers::Contains("are not a non-empty part of a vocabulary of 10 ids"));
+    options.shard = VocabularyShard{4, 3, 10};
+    const TokenEmbedding<float> shard(10, 2, options);
+    seqembed::IdMatrix ids(1, 2);
+    ids << 9, 10;
+    CHECK_THROWS_WITH(shard.forward(ids), Catch::Matchers::Contains("token id 10 at (batch 0, position 1) is outside the "
+                                                                    "vocabulary [0, 10)"));
+    CHECK_THROWS_AS(shard.backward(ids.leftCols(1), RowMatrix<float>::Zero(1, 2)), seqembed::value_error);
+}
+
+TEMPLATE_TEST_CASE("The sum of the shards' partial forwards, finished, is the unsharded forward", "[shard][pipeline]",
+                   float, double) {
+    const Index vocab = 211;
+    const Index d = 37;
+    const seqembed::IdMatrix ids = ids_over(vocab, 6, 29);
+    seqembed::Batch batch(ids);
+    Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> mask(6, 29);
+    for (Index b = 0; b < 6; ++b)
+        for (Index t = 0; t < 29; ++t) mask(b, t) = (b % 2 == 0 ? t >= b : t < 29 - 2 * b) ? 1 : 0;
+    batch.padding = seqembed::Padding::from_mask(mask);
+    batch.offsets = seqembed::StepOffsets(5);
+    const int threads = GENERATE(1, 3);
+    const bool norm = GENERATE(false, true);
+    const double scale = GENERATE(1.0, -2.0);
+    using Pipeline = seqembed::InputPipeline<TestType>;
+    const auto make = [&](std::optional<VocabularyShard> shard) {
+        TokenEmbeddingOptions options;
+        options.seed = 4;
+        options.scale = seqembed::EmbeddingScale::value(scale);
+        options.shard = shard;
+        seqembed::SinusoidalOptions sinusoidal;
+        sinusoidal.max_positions = 16;  // the rest computed, into a row of the finishing pass
+        sinusoidal.beyond = seqembed::BeyondTable::compute;
+        seqembed::PipelineOptions pipeline_options;
+        pipeline_options.dropout = 0.2;
+        pipeline_options.threads = threads;
+        Pipeline pipeline(TokenEmbedding<TestType>(vocab, d, options),
+                          seqembed::SinusoidalPositionalEncoding<TestType>(d, sinusoidal), pipeline_options);
+        pipeline.set_token_types(seqembed::TokenTypeEmbedding<TestType>(1, d, 2));
+        if (norm) pipeline.set_layer_norm(seqembed::LayerNorm<TestType>(d));
+        pipeline.set_training(true);
+        return pipeline;
+    };
+    const Pipeline whole = make(std::nullopt);
+    const RowMatrix<TestType> expected = whole.forward(batch);
+    for (const Index ranks : {1, 2, 5}) {
+        INFO("ranks " << ranks << ", threads " << threads << ", LayerNorm " << norm << ", scale " << scale);
+        const Pipeline finisher = make(VocabularyShard::of_rank(vocab, ranks, 0));
+        CHECK(bit_equal<TestType>(sharded_forward<TestType>(make, vocab, ranks, batch, finisher, d), expected));
+
+        // The same sum finished in slices, each by its own rank's pipeline (the same call).
+        RowMatrix<TestType> sum = RowMatrix<TestType>::Zero(ids.size(), d);
+        for (Index r = 0; r < ranks; ++r) {
+            RowMatrix<TestType> part(ids.size(), d);
+            make(VocabularyShard::of_rank(vocab, ranks, r)).partial_forward_into(batch, part);
+            sum += part;
+        }
+        RowMatrix<TestType> sliced(ids.size(), d);
+        const std::vector<Index> bounds = {0, 40, 41, 100, ids.size()};
+        for (std::size_t k = 0; k + 1 < bounds.size(); ++k) {
+            const Index first = bounds[k];
+            const Index end = bounds[k + 1];
+            RowMatrix<TestType> slice = sum.middleRows(first, end - first);
+            const Pipeline rank = make(VocabularyShard::of_rank(vocab, ranks, 0));
+            const std::optional<std::uint64_t> call = rank.finish_forward_into(batch, slice, first);
+            CHECK(call == std::optional<std::uint64_t>(0));
+            sliced.middleRows(first, end - first) = slice;
+        }
+        CHECK(bit_equal<TestType>(sliced, expected));
+    }
+}
+
+TEST_CASE("A bfloat16 shard's partial forwards sum to the unsharded forward", "[shard][pipeline]") {
+    const Index vocab = 97;
+    const Index d = 24;
+    const RowMatrix<Eigen::bfloat16> table = TokenEmbedding<float>(vocab, d).table().cast<Eigen::bfloat16>();
+    using Embedding = TokenEmbedding<float, Eigen::bfloat16>;
+    using Pipeline = seqembed::InputPipeline<float, seqembed::NoPositions<float>, Embedding>;
+    const auto make = [&](std::optional<VocabularyShard> shard) {
+        TokenEmbeddingOptions options;
+        options.shard = shard;
+        const Index first = shard ? shard->first : 0;
+        const Index rows = shard ? shard->rows : vocab;
+        return Pipeline(Embedding::view(table.row(first).data(), rows, d, options), seqembed::NoPositions<float>(d));
+    };
+    const seqembed::IdMatrix ids = ids_over(vocab, 3, 11);
+    const seqembed::Batch batch(ids);
+    const Pipeline finisher = make(VocabularyShard::of_rank(vocab, 3, 0));
+    CHECK(bit_equal<float>(sharded_forward<float>(make, vocab, 3, batch, finisher, d), make(std::nullopt).forward(batch)));
+}
+
+TEST_CASE("A pipeline over a shard refuses the unsharded calls, and shard mode refuses GPT-2's tied types",
+          "[shard][errors]") {
+    const Index vocab = 50;
+    const Index d = 8;
+    TokenEmbeddingOptions options;
+    options.shard = VocabularyShard::of_rank(vocab, 2, 1);
+    seqembed::InputPipeline<float> pipeline(TokenEmbedding<float>(vocab, d, options),
+                                            seqembed::SinusoidalPositionalEncoding<float>(d));
+    const seqembed::IdMatrix ids = ids_over(vocab, 2, 4);
+    const seqembed::Batch batch(ids);
+    CHECK_THROWS_WITH(pipeline.forward(batch), Catch::Matchers::Contains("use partial_forward_into"));
+    CHECK_THROWS_AS(pipeline.backward(batch, RowMatrix<float>::Zero(8, d)), seqembed::value_error);
+    RowMatrix<float> out(8, d);
+    CHECK_THROWS_AS(pipeline.finish_forward_into(batch, out, 1), seqembed::shape_error);
+    CHECK_THROWS_AS(pipeline.finish_forward_into(batch, out.leftCols(4), 0), seqembed::shape_error);
+
+    // GPT-2: the type table views the token table.
+    const TokenEmbedding<float> whole(vocab, d);
+    seqembed::InputPipeline<float> gpt2(whole, seqembed::SinusoidalPositionalEncoding<float>(d));
+    gpt2.set_token_types(seqembed::TokenTypeEmbedding<float>::view(whole.table().data(), vocab, d),
+                         {seqembed::TokenTypeOrder::after_positions, false});
+    CHECK_THROWS_WITH(gpt2.partial_forward_into(batch, out), Catch::Matchers::Contains("reads the token table"));
+}
