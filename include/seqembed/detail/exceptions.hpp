@@ -131,6 +131,47 @@ void run_cleaning_up_on_error(Work&& work, CleanUp&& clean_up) {
 #endif
 }
 
+/// Which of seqembed's errors a failure was, to raise the same kind elsewhere (on another
+/// process, after its ranks agreed that one failed).
+enum class FailureKind : int { none, index, shape, value, file, error, out_of_memory, other };
+
+/// What an attempt threw, by kind, with its message.
+struct Failure {
+    FailureKind kind = FailureKind::none;
+    std::string message;
+};
+
+/// Runs attempt() and says what it threw, if anything: one of seqembed's errors, an allocation
+/// that failed, or another std::exception (anything else is rethrown). Without exceptions a
+/// failure aborts inside attempt(), so the kind is always none.
+template <typename Attempt, typename IndexError, typename ShapeError, typename ValueError, typename FileError,
+          typename Error>
+Failure attempt_describing(Attempt&& attempt) {
+#if SEQEMBED_DETAIL_EXCEPTIONS
+    try {
+        attempt();
+        return {};
+    } catch (const IndexError& caught) {
+        return {FailureKind::index, caught.what()};
+    } catch (const ShapeError& caught) {
+        return {FailureKind::shape, caught.what()};
+    } catch (const ValueError& caught) {
+        return {FailureKind::value, caught.what()};
+    } catch (const FileError& caught) {
+        return {FailureKind::file, caught.what()};
+    } catch (const Error& caught) {
+        return {FailureKind::error, caught.what()};
+    } catch (const std::bad_alloc&) {
+        return {FailureKind::out_of_memory, "out of memory"};
+    } catch (const std::exception& caught) {
+        return {FailureKind::other, caught.what()};
+    }
+#else
+    attempt();
+    return {};
+#endif
+}
+
 }  // namespace seqembed::detail
 
 #undef SEQEMBED_DETAIL_EXCEPTIONS
