@@ -190,6 +190,37 @@ public:
         return TokenEmbedding(std::move(table), options);
     }
 
+    /// @brief Copies share the table (and a narrow table's master weights) until one of them
+    ///        opens it for training.
+    TokenEmbedding(const TokenEmbedding&) = default;
+    /// @brief As the copy constructor.
+    /// @return this embedding.
+    TokenEmbedding& operator=(const TokenEmbedding&) = default;
+    /// @brief Takes the table; the moved-from embedding is empty (vocab_size() 0) and rejects
+    ///        every id.
+    /// @param other the embedding to take from.
+    TokenEmbedding(TokenEmbedding&& other) noexcept
+        : m_shard(std::exchange(other.m_shard, VocabularyShard{})),
+          m_table(std::move(other.m_table)),
+          m_padding_idx(other.m_padding_idx),
+          m_scale(other.m_scale),
+          m_master(std::move(other.m_master)),
+          m_zero_row(std::move(other.m_zero_row)) {}
+    /// @brief As the move constructor.
+    /// @param other the embedding to take from.
+    /// @return this embedding.
+    TokenEmbedding& operator=(TokenEmbedding&& other) noexcept {
+        m_shard = std::exchange(other.m_shard, VocabularyShard{});
+        m_table = std::move(other.m_table);
+        m_padding_idx = other.m_padding_idx;
+        m_scale = other.m_scale;
+        m_master = std::move(other.m_master);
+        m_zero_row = std::move(other.m_zero_row);
+        return *this;
+    }
+    /// @brief Frees the table when no copy holds it.
+    ~TokenEmbedding() = default;
+
     /// @brief Number of token ids (0 .. vocab_size-1): the whole vocabulary's, for a shard too.
     /// @return the vocabulary size, > 0.
     Index vocab_size() const noexcept { return m_shard.vocab_size; }
