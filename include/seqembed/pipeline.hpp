@@ -330,16 +330,7 @@ public:
             1, std::min({worker_count(batch.ids), end_sequence - first_sequence,
                          std::max<Index>(1, out.size() / elements_per_extra_worker)}));
         std::vector<std::thread> helpers = detail::reserved_helpers(workers);
-        detail::RowJob<Scalar> job = m_norm ? detail::StageAccess::norm_job(*m_norm) : detail::RowJob<Scalar>{};
-        job.width = d_model();
-        job.scale = Scalar(1);  // x * 1 is x: the summed token rows pass unchanged
-        job.streaming = streams(out.size());
-        job.dropping = m_dropout.is_active();
-        if (job.dropping) {
-            job.key = {m_dropout.seed(), detail::StageAccess::take_call(m_dropout),
-                       detail::DrawThreshold::of(m_dropout.threshold())};
-            job.keep_scale = m_dropout.template keep_scale<Scalar>();
-        }
+        const detail::RowJob<Scalar> job = forward_job(Scalar(1), out.size());  // x * 1 is x: the sums pass unchanged
         const Index sequences = end_sequence - first_sequence;
         detail::run_workers(workers, helpers, [&](Index worker) {
             write_rows<RowPart::rest>(job, batch, out, first_sequence + detail::share_start(sequences, worker, workers),
@@ -843,18 +834,26 @@ private:
         if (batch.ids.size() == 0) return std::nullopt;
         static_cast<void>(active_isa());  // a bad SEQEMBED_ISA throws here, not in a helper thread
         std::vector<std::thread> helpers = detail::reserved_helpers(worker_count(batch.ids));  // may throw: first
+        const detail::RowJob<Scalar> job = forward_job(m_embedding.scale(), out.size());
+        run(job, batch, out, helpers);
+        return job.dropping ? std::optional<std::uint64_t>(job.key.call) : std::nullopt;
+    }
+
+    /// The row kernel's job of a forward writing `elements` output values, the token rows read
+    /// times `scale`: LayerNorm when the pipeline has one, and in training dropout's next call
+    /// (taken here, so after everything that may throw).
+    detail::RowJob<Scalar> forward_job(Scalar scale, Index elements) const {
         detail::RowJob<Scalar> job = m_norm ? detail::StageAccess::norm_job(*m_norm) : detail::RowJob<Scalar>{};
         job.width = d_model();
-        job.scale = m_embedding.scale();
-        job.streaming = streams(out.size());
+        job.scale = scale;
+        job.streaming = streams(elements);
         job.dropping = m_dropout.is_active();
         if (job.dropping) {
             job.key = {m_dropout.seed(), detail::StageAccess::take_call(m_dropout),
                        detail::DrawThreshold::of(m_dropout.threshold())};
             job.keep_scale = m_dropout.template keep_scale<Scalar>();
         }
-        run(job, batch, out, helpers);
-        return job.dropping ? std::optional<std::uint64_t>(job.key.call) : std::nullopt;
+        return job;
     }
 
     /// The rows of a job, sequences shared between workers, each writing its own rows; `helpers`
