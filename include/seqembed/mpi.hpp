@@ -212,6 +212,14 @@ void require_agreement(MPI_Comm comm, const InputPipeline<Scalar, Positional, Em
                                             "'s), the vocabulary has ", zero.vocab_size, " ids");
 }
 
+/// Throws unless a matrix's rows lie end to end (an MPI buffer), naming it.
+template <typename Matrix>
+void require_contiguous(const char* what, const Matrix& matrix) {
+    if (matrix.rows() > 1 && matrix.outerStride() != matrix.cols())
+        seqembed::detail::fail<shape_error>(what, " must hold its rows end to end for MPI (its rows are ",
+                                            matrix.outerStride(), " values apart, ", matrix.cols(), " wide)");
+}
+
 /// MPI_Allreduce in place over `count` values, in pieces that fit an int count.
 template <typename Scalar>
 void sum_in_place(Scalar* values, Index count, MPI_Comm comm) {
@@ -284,6 +292,7 @@ std::optional<std::uint64_t> forward_into(const InputPipeline<Scalar, Positional
     detail::agreed(comm, [&] {
         seqembed::detail::require_shape("output of mpi::forward_into", out.rows(), out.cols(), batch.ids.size(),
                                         pipeline.d_model());
+        detail::require_contiguous("output of mpi::forward_into", out);
         pipeline.check_forward(batch);
     });
     detail::agreed(comm, [&] { pipeline.partial_forward_into(batch, out); });
@@ -335,6 +344,8 @@ std::optional<std::uint64_t> forward_scattered_into(const InputPipeline<Scalar, 
                                         partial.cols(), batch.ids.size(), pipeline.d_model());
         seqembed::detail::require_shape("output slice of mpi::forward_scattered_into", out.rows(), out.cols(),
                                         slice.rows, pipeline.d_model());
+        detail::require_contiguous("partial output of mpi::forward_scattered_into", partial);
+        detail::require_contiguous("output slice of mpi::forward_scattered_into", out);
         for (int r = 0; r < ranks; ++r) {
             const Index values = slice_of(batch.ids.size(), ranks, r).rows * pipeline.d_model();
             if (values > INT_MAX)

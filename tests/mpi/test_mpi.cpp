@@ -234,6 +234,12 @@ void errors() {
         {"rank 1" + of, "output of mpi::forward_into"});
     expect((out.array() == 42.0f).all(), "output shape on rank 1: an output was written");
 
+    // An output whose rows are not end to end (a block of a wider matrix).
+    seqembed::RowMatrix<float> wide = seqembed::RowMatrix<float>::Zero(10, d + 3);
+    expect_error_everywhere<seqembed::shape_error>(
+        "output rows apart", [&] { seqembed::mpi::forward_into(pipeline, same, wide.leftCols(d), MPI_COMM_WORLD); },
+        {"rank 0" + of, "must hold its rows end to end"});
+
     // Shards that overlap, or leave a gap.
     seqembed::VocabularyShard overlapping = shard;
     if (rank == 1) overlapping = {shard.first - 1, shard.rows + 1, vocab};
