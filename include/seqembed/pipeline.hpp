@@ -292,11 +292,7 @@ public:
         job.width = d_model();
         job.scale = m_embedding.scale();
         job.streaming = streams(out.size());
-        const Index workers = worker_count(batch.ids);
-        detail::run_workers(workers, helpers, [&](Index worker) {
-            write_rows<RowPart::tokens>(job, batch, out, detail::share_start(batch.ids.rows(), worker, workers),
-                                        detail::share_start(batch.ids.rows(), worker + 1, workers));
-        });
+        run<RowPart::tokens>(job, batch, out, helpers);
     }
 
     /// @brief The rest of a sharded forward, after the shards' partial_forward_into outputs
@@ -856,8 +852,13 @@ private:
         return job;
     }
 
+    /// Which part of a row write_rows writes: all of it; a shard's token rows alone; or the rest
+    /// (types, positions, LayerNorm, dropout) on token rows summed in place.
+    enum class RowPart { whole, tokens, rest };
+
     /// The rows of a job, sequences shared between workers, each writing its own rows; `helpers`
     /// has room for the helper threads (detail::reserved_helpers).
+    template <RowPart Part = RowPart::whole>
     void run(const detail::RowJob<Scalar>& job, const Batch& batch, Eigen::Ref<RowMatrix<Scalar>> out,
              std::vector<std::thread>& helpers) const {
         const TokenIds& ids = batch.ids;
@@ -865,14 +866,10 @@ private:
         // Sequences are split evenly between the workers; each element's dropout draw depends on
         // its index only, so the output is the same for any number of workers.
         detail::run_workers(workers, helpers, [&](Index worker) {
-            write_rows(job, batch, out, detail::share_start(ids.rows(), worker, workers),
-                       detail::share_start(ids.rows(), worker + 1, workers));
+            write_rows<Part>(job, batch, out, detail::share_start(ids.rows(), worker, workers),
+                             detail::share_start(ids.rows(), worker + 1, workers));
         });
     }
-
-    /// Which part of a row write_rows writes: all of it; a shard's token rows alone; or the rest
-    /// (types, positions, LayerNorm, dropout) on token rows summed in place.
-    enum class RowPart { whole, tokens, rest };
 
     /// The rows of sequences first_row .. end_row - 1, through one pass of the row kernel. A
     /// position row past a sinusoidal table is computed into its output row first, which the
