@@ -3,8 +3,10 @@
 // against the unsharded forward, bit for bit, on the ISA in force (the ISA suite reruns this
 // file per ISA): threads, slices of the output, padding on both sides, LayerNorm, dropout,
 // bfloat16 tables, negative scales, positions computed past a sinusoidal table.
+#include <seqembed/optim.hpp>
 #include <seqembed/seqembed.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -190,6 +192,178 @@ TEMPLATE_TEST_CASE("The sum of the shards' partial forwards, finished, is the un
         }
         CHECK(bit_equal<TestType>(sliced, expected));
     }
+}
+
+namespace {
+
+// A deterministic output gradient with values of both signs and several magnitudes.
+template <typename Scalar>
+RowMatrix<Scalar> gradient_of_output(Index rows, Index cols, int step) {
+    RowMatrix<Scalar> grad(rows, cols);
+    for (Index k = 0; k < grad.size(); ++k)
+        grad.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k) + step) * (1 + k % 5));
+    return grad;
+}
+
+// The optimizers of one pipeline's tables: lazy Adam on the token table, Adam on the rest.
+template <typename Scalar>
+struct PipelineSteps {
+    seqembed::optim::SparseAdam<Scalar> token;
+    seqembed::optim::Adam<Scalar> positions;
+    seqembed::optim::Adam<Scalar> types;
+    seqembed::optim::Adam<Scalar> gamma;
+    seqembed::optim::Adam<Scalar> beta;
+
+    PipelineSteps(Index token_rows, Index position_rows, Index d)
+        : token("token", token_rows, d), positions("positions", position_rows, d), types("types", 2, d),
+          gamma("gamma", 1, d), beta("beta", 1, d) {}
+
+    template <typename Pipeline>
+    void step(Pipeline& pipeline, const seqembed::PipelineGradients<Scalar>& grads) {
+        const double lr = 0.05;
+        seqembed::PipelineTables<Scalar> tables = pipeline.trainable();
+        token.step(tables.token->weights, grads.token, lr);
+        positions.step(tables.positions->weights, grads.positions, lr);
+        types.step(tables.token_types->weights, grads.token_types, lr);
+        if (tables.gamma) {
+            gamma.step(*tables.gamma, RowMatrix<Scalar>(grads.gamma), lr);
+            beta.step(*tables.beta, RowMatrix<Scalar>(grads.beta), lr);
+        }
+    }
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("The shards' partial backwards are the unsharded backward, and their steps the unsharded steps",
+                   "[shard][backward]", float, double) {
+    const Index vocab = 211;
+    const Index d = 37;
+    const Index positions = 40;
+    const seqembed::TokenId padding_idx = 17;
+    seqembed::IdMatrix ids = ids_over(vocab, 6, 29);
+    ids(1, 3) = padding_idx;
+    ids(4, 20) = padding_idx;
+    seqembed::Batch batch(ids);
+    Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> mask(6, 29);
+    for (Index b = 0; b < 6; ++b)
+        for (Index t = 0; t < 29; ++t) mask(b, t) = (b % 2 == 0 ? t >= b : t < 29 - 2 * b) ? 1 : 0;
+    batch.padding = seqembed::Padding::from_mask(mask);
+    seqembed::IdMatrix types(6, 29);
+    for (Index k = 0; k < types.size(); ++k) types.data()[k] = (k / 7) % 2;
+    batch.token_types = types;
+    const bool norm = GENERATE(false, true);
+    const auto padded = GENERATE(seqembed::PaddedRows::zero, seqembed::PaddedRows::computed);
+    using Pipeline = seqembed::InputPipeline<TestType, seqembed::LearnedPositionalEmbedding<TestType>>;
+    const auto make = [&](std::optional<VocabularyShard> shard) {
+        TokenEmbeddingOptions options;
+        options.seed = 4;
+        options.padding_idx = padding_idx;
+        options.shard = shard;
+        seqembed::PipelineOptions pipeline_options;
+        pipeline_options.dropout = 0.2;
+        pipeline_options.threads = 2;
+        pipeline_options.padded_rows = padded;
+        pipeline_options.positions = seqembed::PositionNumbering::sequence_index;
+        Pipeline pipeline(TokenEmbedding<TestType>(vocab, d, options),
+                          seqembed::LearnedPositionalEmbedding<TestType>(positions, d), pipeline_options);
+        pipeline.set_token_types(seqembed::TokenTypeEmbedding<TestType>(2, d, 2));
+        if (norm) pipeline.set_layer_norm(seqembed::LayerNorm<TestType>(d));
+        pipeline.set_training(true);
+        return pipeline;
+    };
+    for (const Index ranks : {1, 2, 5}) {
+        INFO("ranks " << ranks << ", LayerNorm " << norm << ", padded rows computed "
+                      << (padded == seqembed::PaddedRows::computed));
+        Pipeline whole = make(std::nullopt);
+        PipelineSteps<TestType> whole_steps(vocab, positions, d);
+        std::vector<Pipeline> shards;
+        std::vector<PipelineSteps<TestType>> shard_steps;
+        for (Index r = 0; r < ranks; ++r) {
+            shards.push_back(make(VocabularyShard::of_rank(vocab, ranks, r)));
+            shard_steps.emplace_back(shards.back().embedding().table().rows(), positions, d);
+        }
+        for (int step = 0; step < 3; ++step) {
+            INFO("step " << step);
+            const std::optional<std::uint64_t> call = whole.dropout().calls();
+            const RowMatrix<TestType> expected = whole.forward(batch);
+            RowMatrix<TestType> token_rows = RowMatrix<TestType>::Zero(ids.size(), d);
+            for (const Pipeline& shard : shards) {
+                RowMatrix<TestType> part(ids.size(), d);
+                shard.partial_forward_into(batch, part);
+                token_rows += part;
+            }
+            for (const Pipeline& shard : shards) {
+                RowMatrix<TestType> out = token_rows;
+                CHECK(shard.finish_forward_into(batch, out) == call);
+                CHECK(bit_equal<TestType>(out, expected));
+            }
+            const RowMatrix<TestType> grad = gradient_of_output<TestType>(ids.size(), d, step);
+            const seqembed::PipelineGradients<TestType> unsharded = whole.backward(batch, grad, call);
+            std::size_t listed = 0;
+            for (Index r = 0; r < ranks; ++r) {
+                const VocabularyShard& part = shards[static_cast<std::size_t>(r)].embedding().shard();
+                const seqembed::PipelineGradients<TestType> grads =
+                    shards[static_cast<std::size_t>(r)].partial_backward(batch, grad, call, token_rows);
+                CHECK(grads.token.table_rows == part.rows);
+                // The shard's rows are the unsharded gradient's rows in its range, moved to its table.
+                std::vector<std::int64_t> held;
+                RowMatrix<TestType> values(0, d);
+                for (std::size_t k = 0; k < unsharded.token.rows.size(); ++k) {
+                    if (!part.holds(unsharded.token.rows[k])) continue;
+                    held.push_back(unsharded.token.rows[k] - part.first);
+                    values.conservativeResize(values.rows() + 1, d);
+                    values.bottomRows(1) = unsharded.token.values.row(static_cast<Index>(k));
+                }
+                CHECK(grads.token.rows == held);
+                CHECK(bit_equal<TestType>(grads.token.values, values));
+                listed += grads.token.rows.size();
+                CHECK(grads.positions.rows == unsharded.positions.rows);
+                CHECK(bit_equal<TestType>(grads.positions.values, unsharded.positions.values));
+                CHECK(grads.token_types.rows == unsharded.token_types.rows);
+                CHECK(bit_equal<TestType>(grads.token_types.values, unsharded.token_types.values));
+                CHECK(bit_equal<TestType>(RowMatrix<TestType>(grads.gamma), RowMatrix<TestType>(unsharded.gamma)));
+                CHECK(bit_equal<TestType>(RowMatrix<TestType>(grads.beta), RowMatrix<TestType>(unsharded.beta)));
+                shard_steps[static_cast<std::size_t>(r)].step(shards[static_cast<std::size_t>(r)], grads);
+            }
+            CHECK(listed == unsharded.token.rows.size());
+            CHECK(std::find(unsharded.token.rows.begin(), unsharded.token.rows.end(), padding_idx) ==
+                  unsharded.token.rows.end());
+            whole_steps.step(whole, unsharded);
+        }
+        // After three steps every shard holds the unsharded table's rows, and the same small tables.
+        for (const Pipeline& shard : shards) {
+            const VocabularyShard& part = shard.embedding().shard();
+            CHECK(bit_equal<TestType>(RowMatrix<TestType>(shard.embedding().table()),
+                                      RowMatrix<TestType>(whole.embedding().table().middleRows(part.first, part.rows))));
+            CHECK(bit_equal<TestType>(RowMatrix<TestType>(shard.positions().table()),
+                                      RowMatrix<TestType>(whole.positions().table())));
+            CHECK(bit_equal<TestType>(RowMatrix<TestType>(shard.token_types()->table()),
+                                      RowMatrix<TestType>(whole.token_types()->table())));
+            if (norm)
+                CHECK(bit_equal<TestType>(RowMatrix<TestType>(shard.layer_norm()->gamma()),
+                                          RowMatrix<TestType>(whole.layer_norm()->gamma())));
+        }
+    }
+}
+
+TEST_CASE("A shard's partial backward checks its token rows", "[shard][backward][errors]") {
+    const Index vocab = 50;
+    const Index d = 8;
+    TokenEmbeddingOptions options;
+    options.shard = VocabularyShard::of_rank(vocab, 2, 1);
+    seqembed::InputPipeline<float> pipeline(TokenEmbedding<float>(vocab, d, options),
+                                            seqembed::SinusoidalPositionalEncoding<float>(d));
+    const seqembed::IdMatrix ids = ids_over(vocab, 2, 4);
+    const seqembed::Batch batch(ids);
+    const RowMatrix<float> grad = RowMatrix<float>::Ones(8, d);
+    const RowMatrix<float> none(0, 0);
+    CHECK_NOTHROW(pipeline.partial_backward(batch, grad, std::nullopt, none));  // no LayerNorm: not read
+    pipeline.set_layer_norm(seqembed::LayerNorm<float>(d));
+    CHECK_THROWS_WITH(pipeline.partial_backward(batch, grad, std::nullopt, none),
+                      Catch::Matchers::Contains("token rows of InputPipeline::partial_backward"));
+    CHECK_THROWS_AS(pipeline.partial_backward(batch, RowMatrix<float>::Ones(7, d), std::nullopt, grad),
+                    seqembed::shape_error);
+    CHECK_THROWS_AS(pipeline.partial_backward(batch, grad, std::uint64_t{0}, grad), seqembed::value_error);
 }
 
 TEST_CASE("A bfloat16 shard's partial forwards sum to the unsharded forward", "[shard][pipeline]") {

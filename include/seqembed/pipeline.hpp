@@ -422,6 +422,36 @@ public:
         return gradients_of(batch, grad_output, call);
     }
 
+    /// @brief A vocabulary shard's part of the backward of a sharded forward
+    ///        (partial_forward_into, the sum over the shards, finish_forward_into): the token
+    ///        table's gradient for the ids this shard holds, by row of its table (id -
+    ///        embedding().shard().first), and the whole gradients of the other tables
+    ///        (positions, token types, LayerNorm), which are the same on every shard for the same
+    ///        grad_output. Together the shards' token gradients are backward()'s of the whole
+    ///        table, row for row and bit for bit; the others are backward()'s. An optimizer
+    ///        steps the shard's rows through trainable().token, whose rows are the shard's.
+    ///        seqembed/mpi.hpp runs it over MPI.
+    /// @param batch the forward's batch.
+    /// @param grad_output (batch * seq) x d_model: the gradient of the whole output.
+    /// @param call the dropout call of a training forward, or none.
+    /// @param token_rows the sum of the shards' partial_forward_into outputs for the batch,
+    ///        (batch * seq) x d_model: the input LayerNorm's backward needs is these rows plus
+    ///        types and positions. Read only when the pipeline has a LayerNorm; without one it
+    ///        may be empty (0 x 0).
+    /// @return the gradients; `token` has embedding().table().rows() rows.
+    /// @throws as backward (for a shard too); shape_error for token_rows of the wrong shape;
+    ///         value_error for a token-type table that reads the token table (GPT-2's).
+    PipelineGradients<Scalar> partial_backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
+                                               std::optional<std::uint64_t> call,
+                                               const Eigen::Ref<const RowMatrix<Scalar>>& token_rows) const {
+        require_shardable();
+        check_gradient(batch, grad_output, call);
+        if (m_norm || token_rows.size() != 0)
+            detail::require_shape("token rows of InputPipeline::partial_backward", token_rows.rows(), token_rows.cols(),
+                                  batch.ids.size(), d_model());
+        return gradients_of(batch, grad_output, call, &token_rows);
+    }
+
     /// @brief As backward, adding the gradients into `gradients` (accumulation over several
     ///        batches before an optimizer step). Everything is checked first: on an error
     ///        `gradients` is unchanged.
@@ -463,7 +493,7 @@ public:
         const bool finite = token_optimizer.options().check_finite;
         bool fused = false;
         PipelineGradients<Scalar> gradients = gradients_of(
-            batch, grad_output, call,
+            batch, grad_output, call, nullptr,
             [&](const detail::ReadPlan& plan, const std::vector<detail::RowRead<Scalar>>& reads,
                 const detail::GradientRows<Scalar>& rows, const auto& run) {
                 // A NaN or infinity, or a sum that could round past the largest Scalar, or an
@@ -631,6 +661,12 @@ private:
     void check_backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                         std::optional<std::uint64_t> call) const {
         require_whole_vocabulary("InputPipeline's backward");
+        check_gradient(batch, grad_output, call);
+    }
+
+    /// The checks of a backward's inputs other than the vocabulary's.
+    void check_gradient(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
+                        std::optional<std::uint64_t> call) const {
         detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
                               batch.ids.size(), d_model());
         check(batch);
@@ -644,10 +680,12 @@ private:
     /// `token_step`, when given, is called as token_step(plan, reads, rows, run) with the token
     /// table's plan, its reads and the rows the pass reads, and must call run(sink) once: the
     /// pass, in which the token table's gradient goes span by span to the RowSink `sink`, or
-    /// into the gradients when sink is null.
+    /// into the gradients when sink is null. With `token_rows` (a shard's backward), the token
+    /// reads are the shard's, by row of its table, and LayerNorm's input is built on those rows.
     template <typename TokenStep = std::nullptr_t>
     PipelineGradients<Scalar> gradients_of(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                            std::optional<std::uint64_t> call,
+                                           const Eigen::Ref<const RowMatrix<Scalar>>* token_rows = nullptr,
                                            const TokenStep& token_step = nullptr) const {
         const TokenIds& ids = batch.ids;
         const Index width = d_model();
@@ -664,7 +702,7 @@ private:
             });
         };
         PipelineGradients<Scalar> gradients;
-        gradients.token = empty_gradient(m_embedding.vocab_size());
+        gradients.token = empty_gradient(m_embedding.table().rows());
         if constexpr (has_learned_positions)
             gradients.positions = empty_gradient(m_positions.max_positions());
         if (m_types && !tied_type_row(0)) gradients.token_types = empty_gradient(m_types->type_vocab_size());
@@ -679,13 +717,15 @@ private:
         if constexpr (has_learned_positions) position_reads.reserve(static_cast<std::size_t>(ids.size()));
         if (m_norm) written.reserve(static_cast<std::size_t>(ids.size()));
         const TokenId no_gradient_id = m_embedding.padding_idx().value_or(-1);
+        const VocabularyShard& shard = m_embedding.shard();
         detail::for_each_position(batch, m_numbering, m_padding_id, 0, ids.rows(),
                                   [&](Index b, Index t, bool real, std::int64_t position) {
             if (!real && !padded_too) return;
             const Index row = b * seq + t;
             if (m_norm) written.push_back(row);
             const TokenId id = ids(b, t);
-            if (id != no_gradient_id) token_reads.push_back({id, row, m_embedding.scale()});
+            if (id != no_gradient_id && shard.holds(id))
+                token_reads.push_back({id - shard.first, row, m_embedding.scale()});
             if (m_types) {
                 std::optional<TokenId> type;
                 if (batch.token_types)
@@ -728,8 +768,14 @@ private:
             RowMatrix<Scalar> sums(ids.size(), width);
             detail::RowJob<Scalar> job{};
             job.width = width;
-            job.scale = m_embedding.scale();
-            run(job, batch, sums, helpers);
+            if (token_rows != nullptr) {  // the shards' summed token rows, read with a scale of 1
+                sums = *token_rows;
+                job.scale = Scalar(1);
+                run<RowPart::rest>(job, batch, sums, helpers);
+            } else {
+                job.scale = m_embedding.scale();
+                run(job, batch, sums, helpers);
+            }
             gradients.gamma.resize(width);
             gradients.beta.resize(width);
             detail::layer_norm_backward(written.data(), static_cast<Index>(written.size()), sums.data(), width,
