@@ -137,10 +137,10 @@ inline std::uint64_t batch_digest(const Batch& batch) noexcept {
     return hash;
 }
 
-/// What every rank must agree on before a sharded forward: the vocabulary split, the width,
-/// the batch and the dropout state.
+/// What every rank must agree on before a sharded forward or backward: the vocabulary split,
+/// the width, the batch, the dropout state and the backward's dropout call (-1 for none).
 struct RankView {
-    std::int64_t first, rows, vocab_size, d_model, batch_rows, batch_cols, calls, training, scalar_bytes;
+    std::int64_t first, rows, vocab_size, d_model, batch_rows, batch_cols, calls, training, scalar_bytes, call;
     std::uint64_t digest;
 };
 
@@ -148,7 +148,7 @@ struct RankView {
 /// shards tile the vocabulary and everything else agrees.
 template <typename Scalar, typename Positional, typename Embedding>
 void require_agreement(MPI_Comm comm, const InputPipeline<Scalar, Positional, Embedding>& pipeline,
-                       const Batch& batch) {
+                       const Batch& batch, std::optional<std::uint64_t> call = std::nullopt) {
     const VocabularyShard& shard = pipeline.embedding().shard();
     const RankView mine{shard.first,
                         shard.rows,
@@ -159,6 +159,7 @@ void require_agreement(MPI_Comm comm, const InputPipeline<Scalar, Positional, Em
                         static_cast<std::int64_t>(pipeline.dropout().calls()),
                         pipeline.is_training() ? 1 : 0,
                         static_cast<std::int64_t>(sizeof(Scalar)),
+                        call ? static_cast<std::int64_t>(*call) : -1,
                         batch_digest(batch)};
     const int size = size_of(comm);
     std::vector<RankView> views(static_cast<std::size_t>(size));
@@ -185,6 +186,7 @@ void require_agreement(MPI_Comm comm, const InputPipeline<Scalar, Positional, Em
                                                 "rank 0's");
         differs("training mode", view.training, zero.training);
         differs("dropout call counter", view.calls, zero.calls);
+        differs("backward's dropout call (-1 for none)", view.call, zero.call);
     }
     std::vector<int> order(static_cast<std::size_t>(size));
     for (int r = 0; r < size; ++r) order[static_cast<std::size_t>(r)] = r;
@@ -231,6 +233,27 @@ void sum_in_place(Scalar* values, Index count, MPI_Comm comm) {
     }
 }
 
+/// The row counts and first rows of every rank's slice of `rows` output rows, as MPI's int
+/// counts and displacements. Throws value_error when a count does not fit an int.
+inline void slice_counts(Index rows, int ranks, std::vector<int>& counts, std::vector<int>& firsts);
+
+/// MPI_Allgatherv of every rank's slice of a rows x width matrix (slice_of's rows), `mine` this
+/// rank's rows, into `all`, counted in rows (a datatype of one row) so that no count overflows.
+template <typename Scalar>
+void gather_rows(const Scalar* mine, Scalar* all, Index rows, Index width, MPI_Comm comm) {
+    const int ranks = size_of(comm);
+    std::vector<int> counts;
+    std::vector<int> firsts;
+    slice_counts(rows, ranks, counts, firsts);
+    MPI_Datatype row = MPI_DATATYPE_NULL;
+    require_mpi(MPI_Type_contiguous(static_cast<int>(width), datatype<Scalar>(), &row), "MPI_Type_contiguous (a row)");
+    require_mpi(MPI_Type_commit(&row), "MPI_Type_commit (a row)");
+    const int code = MPI_Allgatherv(mine, counts[static_cast<std::size_t>(rank_of(comm))], row, all, counts.data(),
+                                    firsts.data(), row, comm);
+    MPI_Type_free(&row);
+    require_mpi(code, "MPI_Allgatherv (the ranks' rows)");
+}
+
 }  // namespace detail
 
 inline int rank_of(MPI_Comm comm) {
@@ -267,6 +290,56 @@ inline RowSlice slice_of(Index rows, Index ranks, Index rank) noexcept {
     return {rank * base + std::min(rank, larger), base + (rank < larger ? 1 : 0)};
 }
 
+namespace detail {
+
+inline void slice_counts(Index rows, int ranks, std::vector<int>& counts, std::vector<int>& firsts) {
+    if (rows > INT_MAX)
+        seqembed::detail::fail<value_error>("an output of ", rows, " rows: more than MPI's int counts (", INT_MAX, ")");
+    counts.resize(static_cast<std::size_t>(ranks));
+    firsts.resize(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+        const RowSlice slice = slice_of(rows, ranks, r);
+        counts[static_cast<std::size_t>(r)] = static_cast<int>(slice.rows);
+        firsts[static_cast<std::size_t>(r)] = static_cast<int>(slice.first);
+    }
+}
+
+/// The width of a row datatype: at most INT_MAX values.
+inline void require_row_width(Index width) {
+    if (width > INT_MAX)
+        seqembed::detail::fail<value_error>("rows of ", width, " values: more than MPI's int counts (", INT_MAX, ")");
+}
+
+/// The shards' summed token rows of a batch, for the backward of a pipeline with LayerNorm:
+/// `saved` when the forward kept them (whole, or this rank's slice to gather), else looked up
+/// again and all-reduced. Empty for a pipeline without LayerNorm, which does not read them.
+template <typename Scalar, typename Positional, typename Embedding>
+RowMatrix<Scalar> token_rows_of(const InputPipeline<Scalar, Positional, Embedding>& pipeline, const Batch& batch,
+                                const RowMatrix<Scalar>* saved, bool saved_is_slice, MPI_Comm comm) {
+    RowMatrix<Scalar> rows;
+    if (pipeline.layer_norm() == nullptr) return rows;
+    const Index count = batch.ids.size();
+    const Index width = pipeline.d_model();
+    const RowSlice slice = slice_of(count, size_of(comm), rank_of(comm));
+    agreed(comm, [&] {
+        if (saved != nullptr)
+            seqembed::detail::require_shape("saved token rows of the sharded forward", saved->rows(), saved->cols(),
+                                            saved_is_slice ? slice.rows : count, width);
+        if (saved != nullptr && saved_is_slice) require_row_width(width);
+        rows = seqembed::detail::new_output<Scalar>(count, width);
+        if (saved == nullptr) pipeline.partial_forward_into(batch, rows);
+    });
+    if (saved == nullptr)
+        sum_in_place(rows.data(), rows.size(), comm);
+    else if (saved_is_slice)
+        gather_rows(saved->data(), rows.data(), count, width, comm);
+    else
+        rows = *saved;
+    return rows;
+}
+
+}  // namespace detail
+
 /// @brief The sharded forward with an all-reduce: every rank's pipeline (its token table one
 ///        shard of the vocabulary; the other stages the same on every rank) looks up its ids,
 ///        the partial outputs are summed in place by MPI_Allreduce, then each rank adds token
@@ -282,21 +355,27 @@ inline RowSlice slice_of(Index rows, Index ranks, Index rank) noexcept {
 /// @param batch the ids and what goes with them, the same on every rank.
 /// @param out (batch * seq) x d_model.
 /// @param comm the ranks sharing the vocabulary.
+/// @param token_rows when given, receives the summed token rows before the rest is added (the
+///        input of a LayerNorm's backward, which mpi::backward then reads instead of looking the
+///        rows up again); resized to out's shape.
 /// @return the dropout call the forward took (the same on every rank), or none.
 /// @throws as InputPipeline::forward_into, on every rank, and error if an MPI call fails (with
 ///         an error handler that returns).
 template <typename Scalar, typename Positional, typename Embedding>
 std::optional<std::uint64_t> forward_into(const InputPipeline<Scalar, Positional, Embedding>& pipeline,
-                                          const Batch& batch, Eigen::Ref<RowMatrix<typename detail::undeduced<Scalar>::type>> out, MPI_Comm comm) {
+                                          const Batch& batch, Eigen::Ref<RowMatrix<typename detail::undeduced<Scalar>::type>> out, MPI_Comm comm,
+                                          RowMatrix<typename detail::undeduced<Scalar>::type>* token_rows = nullptr) {
     detail::agreed(comm, [&] { detail::require_agreement(comm, pipeline, batch); });
     detail::agreed(comm, [&] {
         seqembed::detail::require_shape("output of mpi::forward_into", out.rows(), out.cols(), batch.ids.size(),
                                         pipeline.d_model());
         detail::require_contiguous("output of mpi::forward_into", out);
         pipeline.check_forward(batch);
+        if (token_rows != nullptr) *token_rows = seqembed::detail::new_output<Scalar>(out.rows(), out.cols());
     });
     detail::agreed(comm, [&] { pipeline.partial_forward_into(batch, out); });
     detail::sum_in_place(out.data(), out.size(), comm);
+    if (token_rows != nullptr) *token_rows = out;
     std::optional<std::uint64_t> call;
     detail::agreed(comm, [&] { call = pipeline.finish_forward_into(batch, out); });
     return call;
@@ -329,12 +408,15 @@ RowMatrix<Scalar> forward(const InputPipeline<Scalar, Positional, Embedding>& pi
 /// @param partial (batch * seq) x d_model, the rank's partial output (overwritten).
 /// @param out slice_of(batch * seq, ranks, rank).rows x d_model: this rank's rows.
 /// @param comm the ranks sharing the vocabulary.
+/// @param token_rows when given, receives this rank's rows of the summed token rows before the
+///        rest is added (for mpi::backward_scattered); resized to out's shape.
 /// @return the dropout call the forward took (the same on every rank), or none.
 /// @throws as forward_into; value_error for a slice of more than INT_MAX values (MPI's counts).
 template <typename Scalar, typename Positional, typename Embedding>
 std::optional<std::uint64_t> forward_scattered_into(const InputPipeline<Scalar, Positional, Embedding>& pipeline,
                                                     const Batch& batch, Eigen::Ref<RowMatrix<typename detail::undeduced<Scalar>::type>> partial,
-                                                    Eigen::Ref<RowMatrix<typename detail::undeduced<Scalar>::type>> out, MPI_Comm comm) {
+                                                    Eigen::Ref<RowMatrix<typename detail::undeduced<Scalar>::type>> out, MPI_Comm comm,
+                                                    RowMatrix<typename detail::undeduced<Scalar>::type>* token_rows = nullptr) {
     const int ranks = size_of(comm);
     const RowSlice slice = slice_of(batch.ids.size(), ranks, rank_of(comm));
     std::vector<int> counts(static_cast<std::size_t>(ranks));
@@ -354,11 +436,13 @@ std::optional<std::uint64_t> forward_scattered_into(const InputPipeline<Scalar, 
             counts[static_cast<std::size_t>(r)] = static_cast<int>(values);
         }
         pipeline.check_forward(batch);
+        if (token_rows != nullptr) *token_rows = seqembed::detail::new_output<Scalar>(out.rows(), out.cols());
     });
     detail::agreed(comm, [&] { pipeline.partial_forward_into(batch, partial); });
     detail::require_mpi(MPI_Reduce_scatter(partial.data(), out.data(), counts.data(), detail::datatype<Scalar>(),
                                            MPI_SUM, comm),
                         "MPI_Reduce_scatter (the shards' outputs)");
+    if (token_rows != nullptr) *token_rows = out;
     std::optional<std::uint64_t> call;
     detail::agreed(comm, [&] { call = pipeline.finish_forward_into(batch, out, slice.first); });
     return call;
@@ -382,6 +466,85 @@ RowMatrix<Scalar> forward_scattered(const InputPipeline<Scalar, Positional, Embe
     });
     forward_scattered_into(pipeline, batch, partial, out, comm);
     return out;
+}
+
+/// @brief The backward of mpi::forward_into: each rank sums the gradient of the token-table
+///        rows it holds (PipelineGradients::token, by row of its table: id - shard().first) and
+///        the whole gradients of the replicated tables (positions, token types, LayerNorm). With
+///        the same grad_output on every rank (what the layers after an all-reduce give), those
+///        are the same on every rank and equal bit for bit the unsharded pipeline's backward, so
+///        they need no all-reduce, and the token gradients together are the unsharded one's
+///        rows. No collective touches the gradients: the ranks only agree on failure, and a
+///        pipeline with LayerNorm, whose backward reads its input, takes the forward's token
+///        rows (forward_into's token_rows) or looks them up again with one all-reduce.
+///
+/// Each rank then steps its own tables: optimizer.step(pipeline.trainable().token->weights,
+/// gradients.token, lr) updates its rows of the vocabulary, and the replicated tables' steps
+/// are the same on every rank.
+/// @param pipeline this rank's pipeline (the forward's).
+/// @param batch the forward's batch, the same on every rank.
+/// @param grad_output (batch * seq) x d_model: the gradient of the whole output, the same on
+///        every rank.
+/// @param call the dropout call the forward returned, or none.
+/// @param comm the ranks sharing the vocabulary.
+/// @param token_rows the token rows mpi::forward_into kept, or null (then looked up again when
+///        the pipeline has a LayerNorm).
+/// @return this rank's gradients.
+/// @throws as InputPipeline::partial_backward, on every rank, named with the failing rank;
+///         value_error for batches, dropout counters or calls that differ between ranks.
+template <typename Scalar, typename Positional, typename Embedding>
+PipelineGradients<Scalar> backward(const InputPipeline<Scalar, Positional, Embedding>& pipeline, const Batch& batch,
+                                   const Eigen::Ref<const RowMatrix<typename detail::undeduced<Scalar>::type>>& grad_output,
+                                   std::optional<std::uint64_t> call, MPI_Comm comm,
+                                   const RowMatrix<typename detail::undeduced<Scalar>::type>* token_rows = nullptr) {
+    detail::agreed(comm, [&] { detail::require_agreement(comm, pipeline, batch, call); });
+    const RowMatrix<Scalar> rows = detail::token_rows_of(pipeline, batch, token_rows, false, comm);
+    PipelineGradients<Scalar> gradients;
+    detail::agreed(comm, [&] { gradients = pipeline.partial_backward(batch, grad_output, call, rows); });
+    return gradients;
+}
+
+/// @brief The backward of mpi::forward_scattered_into: the ranks' slices of the output
+///        gradient are all-gathered first (MPI_Allgatherv), then each rank computes what
+///        mpi::backward does from the whole gradient: its token rows' gradient, and the
+///        replicated tables' gradients, the same on every rank and bit for bit the unsharded
+///        ones. A pipeline with LayerNorm all-gathers the token rows the forward kept too (or
+///        looks them up again with one all-reduce).
+/// @param pipeline this rank's pipeline (the forward's).
+/// @param batch the forward's batch, the same on every rank.
+/// @param grad_slice slice_of(batch * seq, ranks, rank).rows x d_model: the gradient of this
+///        rank's rows of the output.
+/// @param call the dropout call the forward returned, or none.
+/// @param comm the ranks sharing the vocabulary.
+/// @param token_rows this rank's rows of the token rows forward_scattered_into kept, or null.
+/// @return this rank's gradients.
+/// @throws as backward; value_error for an output of more than INT_MAX rows.
+template <typename Scalar, typename Positional, typename Embedding>
+PipelineGradients<Scalar> backward_scattered(const InputPipeline<Scalar, Positional, Embedding>& pipeline,
+                                             const Batch& batch,
+                                             const Eigen::Ref<const RowMatrix<typename detail::undeduced<Scalar>::type>>& grad_slice,
+                                             std::optional<std::uint64_t> call, MPI_Comm comm,
+                                             const RowMatrix<typename detail::undeduced<Scalar>::type>* token_rows = nullptr) {
+    const Index count = batch.ids.size();
+    const Index width = pipeline.d_model();
+    const RowSlice slice = slice_of(count, size_of(comm), rank_of(comm));
+    RowMatrix<Scalar> grad_output;
+    detail::agreed(comm, [&] { detail::require_agreement(comm, pipeline, batch, call); });
+    detail::agreed(comm, [&] {
+        seqembed::detail::require_shape("gradient slice of mpi::backward_scattered", grad_slice.rows(),
+                                        grad_slice.cols(), slice.rows, width);
+        detail::require_contiguous("gradient slice of mpi::backward_scattered", grad_slice);
+        std::vector<int> counts;
+        std::vector<int> firsts;
+        detail::slice_counts(count, size_of(comm), counts, firsts);
+        detail::require_row_width(width);
+        grad_output = seqembed::detail::new_output<Scalar>(count, width);
+    });
+    detail::gather_rows(grad_slice.data(), grad_output.data(), count, width, comm);
+    const RowMatrix<Scalar> rows = detail::token_rows_of(pipeline, batch, token_rows, true, comm);
+    PipelineGradients<Scalar> gradients;
+    detail::agreed(comm, [&] { gradients = pipeline.partial_backward(batch, grad_output, call, rows); });
+    return gradients;
 }
 
 }  // namespace seqembed::mpi

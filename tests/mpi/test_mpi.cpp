@@ -4,13 +4,16 @@
 // unsharded forward's bytes, in evaluation and training (dropout), over several calls; and that
 // an error on any rank is thrown on every rank, named. Prints "mpi tests: OK" on rank 0.
 #include <seqembed/mpi.hpp>
+#include <seqembed/optim.hpp>
 #include <seqembed/seqembed.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -81,6 +84,152 @@ void check_equal_outputs(const std::string& name, const std::function<seqembed::
     }
 }
 
+// A deterministic output gradient with values of both signs and several magnitudes.
+template <typename Scalar>
+seqembed::RowMatrix<Scalar> output_gradient(seqembed::Index rows, seqembed::Index cols, int step) {
+    seqembed::RowMatrix<Scalar> grad(rows, cols);
+    for (seqembed::Index k = 0; k < grad.size(); ++k)
+        grad.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k) + step) * (1 + k % 5));
+    return grad;
+}
+
+// One pipeline's optimizers, made at the first step for the tables it has: lazy Adam on the
+// token table (its float master weights for bfloat16, rounded back after), Adam on the rest.
+template <typename Scalar>
+struct Steps {
+    std::optional<seqembed::optim::SparseAdam<Scalar>> token;
+    std::optional<seqembed::optim::Adam<Scalar>> positions, types, gamma, beta;
+
+    template <typename Pipeline>
+    void step(Pipeline& pipeline, const seqembed::PipelineGradients<Scalar>& grads) {
+        const double lr = 0.01;
+        seqembed::PipelineTables<Scalar> tables = pipeline.trainable();
+        const seqembed::Index d = pipeline.d_model();
+        if (!token) token.emplace("token", tables.token->weights.rows(), d);
+        token->step(tables.token->weights, grads.token, lr);
+        pipeline.round_master_rows(grads.token.rows);
+        if (tables.positions) {
+            if (!positions) positions.emplace("positions", tables.positions->weights.rows(), d);
+            positions->step(tables.positions->weights, grads.positions, lr);
+        }
+        if (tables.token_types) {
+            if (!types) types.emplace("types", tables.token_types->weights.rows(), d);
+            types->step(tables.token_types->weights, grads.token_types, lr);
+        }
+        if (tables.gamma) {
+            if (!gamma) gamma.emplace("gamma", 1, d);
+            if (!beta) beta.emplace("beta", 1, d);
+            gamma->step(*tables.gamma, seqembed::RowMatrix<Scalar>(grads.gamma), lr);
+            beta->step(*tables.beta, seqembed::RowMatrix<Scalar>(grads.beta), lr);
+        }
+    }
+};
+
+template <typename Scalar>
+bool same_vector(const Eigen::Matrix<Scalar, 1, Eigen::Dynamic>& a, const Eigen::Matrix<Scalar, 1, Eigen::Dynamic>& b) {
+    return same_bytes<Scalar>(seqembed::RowMatrix<Scalar>(a), seqembed::RowMatrix<Scalar>(b));
+}
+
+// Whether a shard's gradients are the unsharded ones: its token rows those of its range, by row
+// of its table, and the replicated tables' whole gradients.
+template <typename Scalar>
+bool same_gradients(const seqembed::PipelineGradients<Scalar>& got, const seqembed::PipelineGradients<Scalar>& whole,
+                    const seqembed::VocabularyShard& shard) {
+    std::vector<std::int64_t> rows;
+    std::vector<seqembed::Index> at;
+    for (std::size_t k = 0; k < whole.token.rows.size(); ++k)
+        if (shard.holds(whole.token.rows[k])) {
+            rows.push_back(whole.token.rows[k] - shard.first);
+            at.push_back(static_cast<seqembed::Index>(k));
+        }
+    seqembed::RowMatrix<Scalar> values(static_cast<seqembed::Index>(at.size()), whole.token.d_model);
+    for (std::size_t k = 0; k < at.size(); ++k) values.row(static_cast<seqembed::Index>(k)) = whole.token.values.row(at[k]);
+    return got.token.table_rows == shard.rows && got.token.rows == rows && same_bytes(got.token.values, values) &&
+           got.positions.rows == whole.positions.rows && same_bytes(got.positions.values, whole.positions.values) &&
+           got.token_types.rows == whole.token_types.rows &&
+           same_bytes(got.token_types.values, whole.token_types.values) && same_vector(got.gamma, whole.gamma) &&
+           same_vector(got.beta, whole.beta);
+}
+
+// The bytes of a pipeline's replicated tables: learned positions, token types, LayerNorm.
+template <typename Pipeline>
+std::vector<unsigned char> replicated_tables(const Pipeline& pipeline) {
+    std::vector<unsigned char> bytes;
+    const auto add = [&](const auto* values, seqembed::Index count) {
+        const auto* first = reinterpret_cast<const unsigned char*>(values);
+        bytes.insert(bytes.end(), first, first + count * static_cast<seqembed::Index>(sizeof(*values)));
+    };
+    if constexpr (std::is_same_v<std::decay_t<decltype(pipeline.positions())>,
+                                 seqembed::LearnedPositionalEmbedding<float>>)
+        add(pipeline.positions().table().data(), pipeline.positions().table().size());
+    if (pipeline.token_types() != nullptr)
+        add(pipeline.token_types()->table().data(), pipeline.token_types()->table().size());
+    if (pipeline.layer_norm() != nullptr) {
+        add(pipeline.layer_norm()->gamma().data(), pipeline.d_model());
+        add(pipeline.layer_norm()->beta().data(), pipeline.d_model());
+    }
+    return bytes;
+}
+
+// Three training steps over the shards, with the all-reduce and with the reduce-scatter (the
+// token rows kept by the forward, or looked up again), against the unsharded pipeline's steps:
+// outputs, gradients and, after the steps, every table, byte for byte.
+template <typename Scalar, typename Positional, typename Embedding>
+void check_training(const std::string& name, const std::function<seqembed::InputPipeline<Scalar, Positional, Embedding>(
+                                                 const std::optional<seqembed::VocabularyShard>&)>& make,
+                    seqembed::Index vocab_size, const seqembed::Batch& batch, bool keep_token_rows) {
+    using Matrix = seqembed::RowMatrix<Scalar>;
+    const seqembed::VocabularyShard shard = seqembed::mpi::shard_of(vocab_size, MPI_COMM_WORLD);
+    auto whole = make(std::nullopt);
+    auto reduced = make(shard);
+    auto scattered = make(shard);
+    whole.set_training(true);
+    reduced.set_training(true);
+    scattered.set_training(true);
+    Steps<Scalar> whole_steps, reduced_steps, scattered_steps;
+    const seqembed::Index d = whole.d_model();
+    const seqembed::mpi::RowSlice slice = seqembed::mpi::slice_of(batch.ids.size(), ranks, rank);
+    const std::string how = name + (keep_token_rows ? " (token rows kept)" : " (token rows looked up again)");
+    for (int step = 0; step < 3; ++step) {
+        const std::string at = how + ", step " + std::to_string(step);
+        Matrix expected(batch.ids.size(), d);
+        const std::optional<std::uint64_t> call = whole.forward_into(batch, expected);
+        Matrix out(batch.ids.size(), d);
+        Matrix token_rows;
+        const std::optional<std::uint64_t> reduced_call = seqembed::mpi::forward_into(
+            reduced, batch, out, MPI_COMM_WORLD, keep_token_rows ? &token_rows : nullptr);
+        expect(reduced_call == call && same_bytes(out, expected), at + ": all-reduce forward");
+        Matrix partial(batch.ids.size(), d);
+        Matrix mine(slice.rows, d);
+        Matrix token_slice;
+        const std::optional<std::uint64_t> scattered_call = seqembed::mpi::forward_scattered_into(
+            scattered, batch, partial, mine, MPI_COMM_WORLD, keep_token_rows ? &token_slice : nullptr);
+        expect(scattered_call == call && same_bytes<Scalar>(mine, expected.middleRows(slice.first, slice.rows)),
+               at + ": reduce-scatter forward");
+
+        const Matrix grad = output_gradient<Scalar>(batch.ids.size(), d, step);
+        const seqembed::PipelineGradients<Scalar> unsharded = whole.backward(batch, grad, call);
+        const seqembed::PipelineGradients<Scalar> from_all = seqembed::mpi::backward(
+            reduced, batch, grad, reduced_call, MPI_COMM_WORLD, keep_token_rows ? &token_rows : nullptr);
+        expect(same_gradients(from_all, unsharded, shard), at + ": all-reduce backward");
+        const Matrix grad_slice = grad.middleRows(slice.first, slice.rows);
+        const seqembed::PipelineGradients<Scalar> from_slices = seqembed::mpi::backward_scattered(
+            scattered, batch, grad_slice, scattered_call, MPI_COMM_WORLD, keep_token_rows ? &token_slice : nullptr);
+        expect(same_gradients(from_slices, unsharded, shard), at + ": reduce-scatter backward");
+
+        whole_steps.step(whole, unsharded);
+        reduced_steps.step(reduced, from_all);
+        scattered_steps.step(scattered, from_slices);
+    }
+    for (const auto* trained : {&reduced, &scattered}) {
+        const std::string which = how + (trained == &reduced ? ", all-reduce" : ", reduce-scatter");
+        expect(same_bytes(Matrix(trained->embedding().table().template cast<Scalar>()),
+                          Matrix(whole.embedding().table().middleRows(shard.first, shard.rows).template cast<Scalar>())),
+               which + ": the token table's rows after three steps");
+        expect(replicated_tables(*trained) == replicated_tables(whole), which + ": the replicated tables after three steps");
+    }
+}
+
 // BERT's stage: learned positions, token types, LayerNorm, dropout 0.1, float, no scale; or
 // RoBERTa's: positions numbered by non-padding ids from padding_idx + 1, padded rows computed.
 void bert_like(bool training, bool roberta) {
@@ -114,9 +263,12 @@ void bert_like(bool training, bool roberta) {
         pipeline.set_layer_norm(seqembed::LayerNorm<float>(d, 1e-12));
         return pipeline;
     };
+    const std::string name = std::string(roberta ? "RoBERTa" : "BERT") + "-like";
     check_equal_outputs<float, seqembed::LearnedPositionalEmbedding<float>, seqembed::TokenEmbedding<float>>(
-        std::string(roberta ? "RoBERTa" : "BERT") + "-like, " + (training ? "training" : "evaluation"), make, vocab,
-        batch, training);
+        name + ", " + (training ? "training" : "evaluation"), make, vocab, batch, training);
+    if (training)
+        check_training<float, seqembed::LearnedPositionalEmbedding<float>, seqembed::TokenEmbedding<float>>(
+            name, make, vocab, batch, !roberta);
 }
 
 // The Transformer's stage in double: sinusoidal positions computed past a short table (offsets),
@@ -152,6 +304,8 @@ void transformer_double() {
     };
     check_equal_outputs<double, seqembed::SinusoidalPositionalEncoding<double>, seqembed::TokenEmbedding<double>>(
         "Transformer-like, double, training", make, vocab, batch, true);
+    check_training<double, seqembed::SinusoidalPositionalEncoding<double>, seqembed::TokenEmbedding<double>>(
+        "Transformer-like, double", make, vocab, batch, false);
 }
 
 // A bfloat16 table, float output, no positions (Llama's input stage), viewed in place.
@@ -173,6 +327,7 @@ void bfloat16_view() {
     };
     check_equal_outputs<float, seqembed::NoPositions<float>, Embedding>("bfloat16 view, evaluation", make, vocab,
                                                                        batch, false);
+    check_training<float, seqembed::NoPositions<float>, Embedding>("bfloat16 view", make, vocab, batch, true);
 }
 
 // Runs f on every rank and checks that every rank threw ErrorType with a message holding each
@@ -267,6 +422,20 @@ void errors() {
     expect_error_everywhere<seqembed::value_error>(
         "dropout counters that differ", [&] { seqembed::mpi::forward(training, same, MPI_COMM_WORLD); },
         {"dropout call counter is 0, rank 0's 1"});
+
+    // A backward whose dropout call differs on the last rank, and a gradient slice of the wrong
+    // shape on rank 1.
+    const seqembed::RowMatrix<float> grad = seqembed::RowMatrix<float>::Ones(same_ids.size(), d);
+    const std::optional<std::uint64_t> call = rank == ranks - 1 ? std::optional<std::uint64_t>(0) : std::nullopt;
+    expect_error_everywhere<seqembed::value_error>(
+        "backward calls that differ", [&] { seqembed::mpi::backward(pipeline, same, grad, call, MPI_COMM_WORLD); },
+        {"rank " + std::to_string(ranks - 1) + "'s backward's dropout call"});
+    const seqembed::mpi::RowSlice slice = seqembed::mpi::slice_of(same_ids.size(), ranks, rank);
+    const seqembed::RowMatrix<float> grad_slice = seqembed::RowMatrix<float>::Ones(slice.rows + (rank == 1), d);
+    expect_error_everywhere<seqembed::shape_error>(
+        "gradient slice on rank 1",
+        [&] { seqembed::mpi::backward_scattered(pipeline, same, grad_slice, std::nullopt, MPI_COMM_WORLD); },
+        {"rank 1" + of, "gradient slice of mpi::backward_scattered"});
 
     // The unsharded forward refuses a shard.
     if (shard.rows < vocab) {
