@@ -131,32 +131,32 @@ private:
     }
 };
 
-/// @brief Scales every gradient of `gradients` so that their global 2-norm is at most
-///        max_norm, as torch.nn.utils.clip_grad_norm_ over all the parameters: the norm of all
-///        their values together (a row-sparse gradient's listed values), and when it exceeds
-///        max_norm every value multiplied by max_norm / (norm + 1e-6). The norm is summed in
-///        double, in the order token, positions, token types, gamma, beta.
-/// @tparam Scalar float or double.
-/// @param gradients the gradients to clip, in place.
-/// @param max_norm the largest norm allowed, finite and >= 0.
-/// @return the global norm before clipping (infinite or NaN when a value is, and then nothing is
-///         scaled).
-/// @throws value_error for a negative, NaN or infinite max_norm.
-template <typename Scalar>
-double clip_grad_norm(PipelineGradients<Scalar>& gradients, double max_norm) {
-    if (!(max_norm >= 0.0) || !std::isfinite(max_norm))
-        detail::fail<value_error>("clip_grad_norm: max_norm must be finite and >= 0, got ", max_norm);
-    const auto square = [](const auto& values) {
-        double sum = 0;
-        for (Index k = 0; k < values.size(); ++k) {
-            const auto value = static_cast<double>(values.data()[k]);
-            sum += value * value;
+namespace detail {
+
+/// The sum of a matrix's squared values in double: each row's squares summed in order, then the
+/// rows' sums in order. Row by row, so that a table split by rows between processes sums to the
+/// same bits when the parts' row sums are added in the same order (seqembed::mpi).
+template <typename Matrix>
+double squares_by_row(const Matrix& values) {
+    double total = 0;
+    for (Index r = 0; r < values.rows(); ++r) {
+        double row = 0;
+        for (Index c = 0; c < values.cols(); ++c) {
+            const auto value = static_cast<double>(values(r, c));
+            row += value * value;
         }
-        return sum;
-    };
-    const double total = std::sqrt(square(gradients.token.values) + square(gradients.positions.values) +
-                                   square(gradients.token_types.values) + square(gradients.gamma) +
-                                   square(gradients.beta));
+        total += row;
+    }
+    return total;
+}
+
+/// clip_grad_norm's norm and scaling, given the sum of the token gradient's squares.
+template <typename Scalar>
+double clip_with_token_squares(PipelineGradients<Scalar>& gradients, double token_squares, double max_norm) {
+    const double total =
+        std::sqrt(token_squares + squares_by_row(gradients.positions.values) +
+                  squares_by_row(gradients.token_types.values) + squares_by_row(gradients.gamma) +
+                  squares_by_row(gradients.beta));
     if (!std::isfinite(total)) return total;
     const double coefficient = max_norm / (total + 1e-6);
     if (coefficient < 1.0) {
@@ -168,6 +168,33 @@ double clip_grad_norm(PipelineGradients<Scalar>& gradients, double max_norm) {
         gradients.beta *= factor;
     }
     return total;
+}
+
+/// Throws unless max_norm is finite and >= 0.
+inline void require_max_norm(double max_norm) {
+    if (!(max_norm >= 0.0) || !std::isfinite(max_norm))
+        detail::fail<value_error>("clip_grad_norm: max_norm must be finite and >= 0, got ", max_norm);
+}
+
+}  // namespace detail
+
+/// @brief Scales every gradient of `gradients` so that their global 2-norm is at most
+///        max_norm, as torch.nn.utils.clip_grad_norm_ over all the parameters: the norm of all
+///        their values together (a row-sparse gradient's listed values), and when it exceeds
+///        max_norm every value multiplied by max_norm / (norm + 1e-6). The squares are summed in
+///        double, row by row (each row's in order, then the rows'), in the order token,
+///        positions, token types, gamma, beta; seqembed::mpi::clip_grad_norm gives the same
+///        bits for a token table split between ranks.
+/// @tparam Scalar float or double.
+/// @param gradients the gradients to clip, in place.
+/// @param max_norm the largest norm allowed, finite and >= 0.
+/// @return the global norm before clipping (infinite or NaN when a value is, and then nothing is
+///         scaled).
+/// @throws value_error for a negative, NaN or infinite max_norm.
+template <typename Scalar>
+double clip_grad_norm(PipelineGradients<Scalar>& gradients, double max_norm) {
+    detail::require_max_norm(max_norm);
+    return detail::clip_with_token_squares(gradients, detail::squares_by_row(gradients.token.values), max_norm);
 }
 
 }  // namespace seqembed

@@ -547,4 +547,69 @@ PipelineGradients<Scalar> backward_scattered(const InputPipeline<Scalar, Positio
     return gradients;
 }
 
+/// @brief clip_grad_norm over the gradients of a sharded backward (mpi::backward or
+///        backward_scattered): the global 2-norm of every rank's token rows and of the
+///        replicated tables (counted once), and every rank's gradients scaled alike. The token
+///        rows' squares are added row by row in the order of the vocabulary, so the norm and the
+///        scaling are clip_grad_norm's of the unsharded gradients, bit for bit.
+///
+/// Collective: every rank calls it with its gradients and its shard.
+/// @param gradients this rank's gradients, scaled in place.
+/// @param max_norm the largest norm allowed, finite and >= 0, the same on every rank.
+/// @param shard this rank's shard (pipeline.embedding().shard()): the ranks' rows are added in
+///        the order of their shards' first ids.
+/// @param comm the ranks sharing the vocabulary.
+/// @return the global norm before clipping, the same on every rank.
+/// @throws value_error (on every rank) for a bad max_norm on any rank, or a rank with more
+///         than INT_MAX gradient rows.
+template <typename Scalar>
+double clip_grad_norm(PipelineGradients<Scalar>& gradients, double max_norm, const VocabularyShard& shard,
+                      MPI_Comm comm) {
+    const int ranks = size_of(comm);
+    std::vector<double> mine;
+    detail::agreed(comm, [&] {
+        seqembed::detail::require_max_norm(max_norm);
+        const auto rows = static_cast<Index>(gradients.token.values.rows());
+        if (rows > INT_MAX)
+            seqembed::detail::fail<value_error>("mpi::clip_grad_norm: ", rows, " token gradient rows, more than MPI's "
+                                                "int counts (", INT_MAX, ")");
+        mine.resize(static_cast<std::size_t>(rows));
+        for (Index r = 0; r < rows; ++r)
+            mine[static_cast<std::size_t>(r)] = seqembed::detail::squares_by_row(gradients.token.values.row(r));
+    });
+    // Each rank's shard and row count, then every rank's row sums.
+    const std::int64_t header[2] = {shard.first, static_cast<std::int64_t>(mine.size())};
+    std::vector<std::int64_t> headers(static_cast<std::size_t>(2 * ranks));
+    detail::require_mpi(MPI_Allgather(header, 2, MPI_INT64_T, headers.data(), 2, MPI_INT64_T, comm),
+                        "MPI_Allgather (the ranks' gradient rows)");
+    std::vector<int> counts(static_cast<std::size_t>(ranks));
+    std::vector<int> firsts(static_cast<std::size_t>(ranks));
+    std::vector<double> all;
+    detail::agreed(comm, [&] {
+        std::int64_t total = 0;
+        for (int r = 0; r < ranks; ++r) {
+            counts[static_cast<std::size_t>(r)] = static_cast<int>(headers[static_cast<std::size_t>(2 * r + 1)]);
+            firsts[static_cast<std::size_t>(r)] = static_cast<int>(total);
+            total += headers[static_cast<std::size_t>(2 * r + 1)];
+            if (total > INT_MAX)
+                seqembed::detail::fail<value_error>("mpi::clip_grad_norm: the ranks hold ", total,
+                                                    " token gradient rows together, more than MPI's int counts");
+        }
+        all.resize(static_cast<std::size_t>(total));
+    });
+    detail::require_mpi(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                                       counts.data(), firsts.data(), MPI_DOUBLE, comm),
+                        "MPI_Allgatherv (the token gradient's row sums)");
+    std::vector<int> order(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) order[static_cast<std::size_t>(r)] = r;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return headers[static_cast<std::size_t>(2 * a)] < headers[static_cast<std::size_t>(2 * b)];
+    });
+    double token_squares = 0;
+    for (const int r : order)
+        for (int k = 0; k < counts[static_cast<std::size_t>(r)]; ++k)
+            token_squares += all[static_cast<std::size_t>(firsts[static_cast<std::size_t>(r)] + k)];
+    return seqembed::detail::clip_with_token_squares(gradients, token_squares, max_norm);
+}
+
 }  // namespace seqembed::mpi

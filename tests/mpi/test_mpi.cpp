@@ -217,6 +217,20 @@ void check_training(const std::string& name, const std::function<seqembed::Input
             scattered, batch, grad_slice, scattered_call, MPI_COMM_WORLD, keep_token_rows ? &token_slice : nullptr);
         expect(same_gradients(from_slices, unsharded, shard), at + ": reduce-scatter backward");
 
+        // Clipped to a norm below theirs at the second step: the same norm and scaled values.
+        if (step == 1) {
+            seqembed::PipelineGradients<Scalar> clipped = unsharded;
+            seqembed::PipelineGradients<Scalar> clipped_all = from_all;
+            seqembed::PipelineGradients<Scalar> clipped_slices = from_slices;
+            const double norm = seqembed::clip_grad_norm(clipped, 0.5);
+            expect(norm > 0.5, at + ": the gradients' norm is above the clipping norm");
+            expect(seqembed::mpi::clip_grad_norm(clipped_all, 0.5, shard, MPI_COMM_WORLD) == norm &&
+                       seqembed::mpi::clip_grad_norm(clipped_slices, 0.5, shard, MPI_COMM_WORLD) == norm,
+                   at + ": mpi::clip_grad_norm's norm");
+            expect(same_gradients(clipped_all, clipped, shard) && same_gradients(clipped_slices, clipped, shard),
+                   at + ": clipped gradients");
+        }
+
         whole_steps.step(whole, unsharded);
         reduced_steps.step(reduced, from_all);
         scattered_steps.step(scattered, from_slices);
@@ -436,6 +450,13 @@ void errors() {
         "gradient slice on rank 1",
         [&] { seqembed::mpi::backward_scattered(pipeline, same, grad_slice, std::nullopt, MPI_COMM_WORLD); },
         {"rank 1" + of, "gradient slice of mpi::backward_scattered"});
+
+    // A clipping norm that is negative on rank 0 alone.
+    seqembed::PipelineGradients<float> none;
+    expect_error_everywhere<seqembed::value_error>(
+        "negative max_norm on rank 0",
+        [&] { seqembed::mpi::clip_grad_norm(none, rank == 0 ? -1.0 : 1.0, shard, MPI_COMM_WORLD); },
+        {"rank 0" + of, "max_norm must be finite and >= 0, got -1"});
 
     // The unsharded forward refuses a shard.
     if (shard.rows < vocab) {
