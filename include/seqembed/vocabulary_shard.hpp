@@ -1,6 +1,7 @@
 /// @file vocabulary_shard.hpp
 /// @brief VocabularyShard: which rows of a global vocabulary a token table holds, for
-///        vocabulary-parallel tables (Megatron-LM's VocabParallelEmbedding split).
+///        vocabulary-parallel tables (Megatron-LM's VocabParallelEmbedding split);
+///        VocabularySplit: which rank's part to hold, before the vocabulary's size is known.
 #pragma once
 
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -78,6 +79,30 @@ struct VocabularyShard {
             detail::fail<value_error>(what, ": rows [", first, ", ", first, " + ", rows,
                                       ") are not a non-empty part of a vocabulary of ", vocab_size, " ids");
     }
+};
+
+/// @brief How a token table's rows are split across ranks, before the vocabulary's size is
+///        known: which of `ranks` contiguous parts this rank holds (VocabularyShard::of_rank's
+///        rule). The default is the whole vocabulary, one rank.
+/// @code
+/// // Rank 1 of 3 loads ids [10667, 21334) of a 32001-id table from its checkpoint:
+/// auto llama = seqembed::io::load_llama("Llama-3.1-8B/", {}, seqembed::VocabularySplit{3, 1});
+/// @endcode
+struct VocabularySplit {
+    /// @brief The number of parts, in [1, vocab_size].
+    Index ranks = 1;
+    /// @brief The part this rank holds, in [0, ranks).
+    Index rank = 0;
+
+    /// @brief The part of a vocabulary of vocab_size ids this rank holds.
+    /// @param vocab_size the vocabulary's size, > 0.
+    /// @return VocabularyShard::of_rank(vocab_size, ranks, rank).
+    /// @throws as VocabularyShard::of_rank: value_error for a size <= 0 or ranks outside
+    ///         [1, vocab_size]; index_error for a rank outside [0, ranks).
+    VocabularyShard of(Index vocab_size) const { return VocabularyShard::of_rank(vocab_size, ranks, rank); }
+    /// @brief Whether the split is one part, the whole vocabulary.
+    /// @return true when ranks is 1.
+    bool is_whole() const noexcept { return ranks == 1; }
 };
 
 /// @brief Whether two shards are the same part of the same vocabulary.
