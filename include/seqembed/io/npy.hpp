@@ -127,6 +127,22 @@ public:
     /// @throws shape_error if the rank is not 2; as tensor() else.
     template <typename T>
     Tensor<T> matrix(const ReadOptions& options = {}) const { return read<T>(2, options); }
+    /// @brief Reads rows [first, first + count) of a rank-2 array as T, looking at no other row:
+    ///        a view of those rows' bytes when they can be viewed (C order, as matrix()), else a
+    ///        converted copy of those rows alone (a Fortran-order array's rows are strided: always
+    ///        a copy, the loaded rows equal to the stored ones).
+    /// @tparam T the element type.
+    /// @param first the first row, in [0, rows).
+    /// @param count how many rows, > 0, with first + count <= rows.
+    /// @param options narrowing and copy.
+    /// @return the rows, shape {count, cols}.
+    /// @throws index_error for a range that is empty or not inside [0, rows); shape_error if the
+    ///         rank is not 2; as tensor() else.
+    template <typename T>
+    Tensor<T> matrix_rows(Index first, Index count, const ReadOptions& options = {}) const {
+        require_element_type<T>();
+        return detail::read_rows<T>(stored(), first, count, options);
+    }
     /// @brief Reads a rank-1 array as T.
     /// @tparam T the element type.
     /// @param options narrowing and copy.
@@ -161,17 +177,20 @@ public:
     MaskMatrix mask() const { return detail::read_mask(stored()); }
 
     /// @brief A token embedding over the (rank-2) array, viewing the file or a converted copy,
-    ///        which it keeps alive.
+    ///        which it keeps alive. With options.shard, the array is the whole vocabulary's table
+    ///        and only the shard's rows are read (matrix_rows).
     /// @tparam Scalar the output type.
     /// @tparam Storage the table's type.
-    /// @param options scale, padding_idx, check_finite.
+    /// @param options scale, padding_idx, check_finite, shard.
     /// @param read narrowing and copy.
     /// @return the embedding.
-    /// @throws as matrix(), and as TokenEmbedding::view.
+    /// @throws as matrix() (matrix_rows() with a shard), and as TokenEmbedding::view; with a
+    ///         shard, shape_error for an array whose rows are not shard->vocab_size.
     template <typename Scalar = float, typename Storage = Scalar>
     TokenEmbedding<Scalar, Storage> token_embedding(const TokenEmbeddingOptions& options = {},
                                                     const ReadOptions& read = {}) const {
-        const Tensor<Storage> table = matrix<Storage>(read);
+        require_element_type<Storage>();
+        const Tensor<Storage> table = detail::read_token_table<Storage>(stored(), options.shard, read);
         return TokenEmbedding<Scalar, Storage>::view(table.data(), table.shape()[0], table.shape()[1],
                                                      options, table.owner());
     }
@@ -203,10 +222,15 @@ private:
     }
 
     template <typename T>
-    Tensor<T> read(int rank, const ReadOptions& options) const {
+    static constexpr void require_element_type() {
         static_assert(is_element_type_v<T>,
                       "seqembed::io::NpyFile: T must be float, double, Eigen::half or Eigen::bfloat16; "
                       "read integers and bools with integers(), ids() or mask()");
+    }
+
+    template <typename T>
+    Tensor<T> read(int rank, const ReadOptions& options) const {
+        require_element_type<T>();
         return detail::read_tensor<T>(stored(), rank, options);
     }
 

@@ -148,6 +148,30 @@ public:
     Tensor<T> matrix(std::string_view name, const ReadOptions& options = {}) const {
         return read<T>(name, 2, options);
     }
+    /// @brief Reads rows [first, first + count) of a rank-2 tensor as T, looking at no other
+    ///        row: a view of those rows' bytes in the file when the stored dtype is T (as
+    ///        matrix()), else a copy of those rows alone, converted (a value of another row, a
+    ///        NaN or one a narrowing read would round, is never read).
+    /// @tparam T float, double, Eigen::half or Eigen::bfloat16.
+    /// @param name the tensor's name.
+    /// @param first the first row, in [0, rows).
+    /// @param count how many rows, > 0, with first + count <= rows.
+    /// @param options narrowing and copy.
+    /// @return the rows, shape {count, cols}; row k is the tensor's row first + k.
+    /// @throws index_error for a range that is empty or not inside [0, rows), naming the file,
+    ///         the tensor, the range and its rows; shape_error if the rank is not 2; as tensor()
+    ///         else.
+    /// @code
+    /// // Rank 1 of 4's part of a token table, without reading the other ranks' rows:
+    /// auto file = seqembed::io::SafetensorsFile::open("model.safetensors");
+    /// const auto shard = seqembed::VocabularyShard::of_rank(32000, 4, 1);
+    /// auto rows = file.matrix_rows<float>("model.embed_tokens.weight", shard.first, shard.rows);
+    /// @endcode
+    template <typename T>
+    Tensor<T> matrix_rows(std::string_view name, Index first, Index count, const ReadOptions& options = {}) const {
+        require_element_type<T>();
+        return detail::read_rows<T>(stored(name), first, count, options);
+    }
     /// @brief Reads a rank-1 tensor as T (a LayerNorm weight, a bias; see tensor()).
     /// @tparam T the element type.
     /// @param name the tensor's name.
@@ -199,18 +223,30 @@ public:
     /// @brief A token embedding over a rank-2 tensor: a view of the mapped file when the stored
     ///        dtype is Storage (no copy), else a converted copy. Either way the embedding (and
     ///        every copy of it, and a pipeline holding it) keeps the mapping alive.
+    ///
+    /// With options.shard, the tensor is the whole vocabulary's table (shard->vocab_size rows)
+    /// and only the shard's rows are read (matrix_rows): viewed, or converted alone, and
+    /// checked alone by check_finite.
     /// @tparam Scalar the output type.
     /// @tparam Storage the table's type (Scalar, or Eigen::bfloat16 / Eigen::half).
     /// @param name the tensor's name (vocab_size x d_model).
-    /// @param options scale, padding_idx, check_finite.
+    /// @param options scale, padding_idx, check_finite, shard.
     /// @param read narrowing and copy.
     /// @return the embedding.
-    /// @throws as matrix(), and as TokenEmbedding::view.
+    /// @throws as matrix() (matrix_rows() with a shard), and as TokenEmbedding::view; with a
+    ///         shard, shape_error for a tensor whose rows are not shard->vocab_size, naming both,
+    ///         and value_error for a shard that is not part of a vocabulary.
+    /// @code
+    /// seqembed::TokenEmbeddingOptions options;
+    /// options.shard = seqembed::VocabularySplit{4, 1}.of(32000);   // rank 1 of 4
+    /// auto part = file.token_embedding<float>("model.embed_tokens.weight", options);
+    /// @endcode
     template <typename Scalar = float, typename Storage = Scalar>
     TokenEmbedding<Scalar, Storage> token_embedding(std::string_view name,
                                                     const TokenEmbeddingOptions& options = {},
                                                     const ReadOptions& read = {}) const {
-        const Tensor<Storage> table = matrix<Storage>(name, read);
+        require_element_type<Storage>();
+        const Tensor<Storage> table = detail::read_token_table<Storage>(stored(name), options.shard, read);
         return TokenEmbedding<Scalar, Storage>::view(table.data(), table.shape()[0], table.shape()[1],
                                                      options, table.owner());
     }
@@ -242,10 +278,15 @@ private:
     detail::StoredTensor stored(std::string_view name) const;
 
     template <typename T>
-    Tensor<T> read(std::string_view name, int rank, const ReadOptions& options) const {
+    static constexpr void require_element_type() {
         static_assert(is_element_type_v<T>,
                       "seqembed::io::SafetensorsFile: T must be float, double, Eigen::half or "
                       "Eigen::bfloat16; read integer and BOOL tensors with integers(), ids() or mask()");
+    }
+
+    template <typename T>
+    Tensor<T> read(std::string_view name, int rank, const ReadOptions& options) const {
+        require_element_type<T>();
         return detail::read_tensor<T>(stored(name), rank, options);
     }
 

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "../../detail/large_memory.hpp"
 #include "../../error.hpp"
 #include "../../types.hpp"
+#include "../../vocabulary_shard.hpp"
 #include "../errors.hpp"
 #include "../tensor.hpp"
 #include "convert.hpp"
@@ -123,21 +126,29 @@ std::shared_ptr<const void> allocate_copy(const StoredTensor& stored, std::uint6
     return std::shared_ptr<const void>(std::move(buffer));
 }
 
-/// Reads a stored tensor of floating-point values as T. `rank` -1 accepts ranks 0 to 4, else
-/// exactly that rank.
+/// Throws unless a stored tensor of floating-point values of that rank (-1: 0 to 4) can be read
+/// as T with these options.
 template <typename T>
-Tensor<T> read_tensor(const StoredTensor& stored, int rank, const ReadOptions& options) {
+void check_float_read(const StoredTensor& stored, int rank, const ReadOptions& options) {
     constexpr Dtype to = dtype_of<T>();
     if (is_integer(stored.dtype))
         fail<format_error>(where(stored), ": holds integers (", stored_dtype_text(stored),
                            "), not floating-point values; they are never read as ", dtype_name(to),
                            ": read them as int64 with ", reader_name(stored), "::integers(), ids() or mask()");
     check_rank(stored, rank);
-    const auto stored_rank = static_cast<int>(stored.shape.size());
     if (!options.allow_narrowing && !is_exact_conversion(stored.dtype, to))
         fail<value_error>(where(stored), ": reading ", dtype_name(stored.dtype), " as ",
                           dtype_name(to), " rounds values; set ReadOptions::allow_narrowing to "
                           "round them to nearest even");
+}
+
+/// Reads a stored tensor of floating-point values as T. `rank` -1 accepts ranks 0 to 4, else
+/// exactly that rank.
+template <typename T>
+Tensor<T> read_tensor(const StoredTensor& stored, int rank, const ReadOptions& options) {
+    constexpr Dtype to = dtype_of<T>();
+    check_float_read<T>(stored, rank, options);
+    const auto stored_rank = static_cast<int>(stored.shape.size());
     std::vector<Index> shape(stored.shape.begin(), stored.shape.end());
     const std::uint64_t count = stored.bytes / dtype_size(stored.dtype);
     const bool swap = stored.big_endian == host_is_little_endian();
@@ -159,6 +170,59 @@ Tensor<T> read_tensor(const StoredTensor& stored, int rank, const ReadOptions& o
         });
     }
     return Tensor<T>(*stored.file, *stored.name, std::move(shape), out, memory, false);
+}
+
+/// Reads rows [first, first + count) of a stored rank-2 tensor of floating-point values as T,
+/// shape {count, cols}, looking at no other row: in C order the rows' bytes are a stored tensor
+/// of their own (viewed or converted as read_tensor does); in Fortran order (a .npy file) they
+/// are strided, so they are converted into an owned copy, element by element.
+template <typename T>
+Tensor<T> read_rows(const StoredTensor& stored, Index first, Index count, const ReadOptions& options) {
+    check_float_read<T>(stored, 2, options);
+    const std::int64_t rows = stored.shape[0];
+    const std::int64_t cols = stored.shape[1];
+    if (count <= 0 || first < 0 || first > rows - count) {
+        // first + count is only printed as a sum when it cannot overflow.
+        const bool summable = count >= 0 ? first <= std::numeric_limits<Index>::max() - count
+                                         : first >= std::numeric_limits<Index>::min() - count;
+        const std::string end =
+            summable ? std::to_string(first + count) : std::to_string(first) + " + " + std::to_string(count);
+        fail<index_error>(where(stored), ": rows [", first, ", ", end, ") are not a non-empty range of its ", rows,
+                          " rows [0, ", rows, ")");
+    }
+    const auto row_bytes = static_cast<std::uint64_t>(cols) * dtype_size(stored.dtype);
+    if (!stored.fortran_order || rows == 1) {
+        StoredTensor part = stored;
+        part.shape = {std::int64_t{count}, cols};
+        part.data = stored.data + static_cast<std::uint64_t>(first) * row_bytes;
+        part.bytes = static_cast<std::uint64_t>(count) * row_bytes;
+        return read_tensor<T>(part, 2, options);
+    }
+    // Column-major: element (i, j) is element i + rows * j of the stored bytes.
+    const auto values = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(cols);
+    const std::shared_ptr<const void> memory = allocate_copy<T>(stored, values);
+    T* out = static_cast<T*>(const_cast<void*>(memory.get()));
+    const bool swap = stored.big_endian == host_is_little_endian();
+    std::size_t k = 0;
+    for (std::int64_t i = first; i < std::int64_t{first} + count; ++i)
+        for (std::int64_t j = 0; j < cols; ++j)
+            out[k++] = convert_element<T>(stored.dtype, swap, stored.data, static_cast<std::size_t>(i + rows * j));
+    return Tensor<T>(*stored.file, *stored.name, {count, static_cast<Index>(cols)}, out, memory, false);
+}
+
+/// Reads a token table: the whole rank-2 tensor without a shard; with one, the tensor must have
+/// the shard's vocab_size rows, and only the shard's rows are read (read_rows).
+template <typename T>
+Tensor<T> read_token_table(const StoredTensor& stored, const std::optional<VocabularyShard>& shard,
+                           const ReadOptions& options) {
+    if (!shard) return read_tensor<T>(stored, 2, options);
+    shard->require_valid("TokenEmbeddingOptions::shard");
+    check_rank(stored, 2);
+    if (stored.shape[0] != shard->vocab_size)
+        fail<shape_error>(where(stored), ": has ", stored.shape[0], " rows (shape ", shape_text(stored.shape),
+                          "), but TokenEmbeddingOptions::shard is part of a vocabulary of ", shard->vocab_size,
+                          " ids: the table of the whole vocabulary has one row per id");
+    return read_rows<T>(stored, shard->first, shard->rows, options);
 }
 
 /// Throws for element `index` of the stored bytes (at row-major position `k`), which has no
