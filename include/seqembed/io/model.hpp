@@ -247,27 +247,31 @@ private:
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
 /// @param options dropout, threads, stores, padded rows; positions left unset (the family's rule).
+/// @param split which rows of the token tables to read (the family loader's split: this rank's
+///        part alone, as a shard table, whose forward is the pipeline's partial_forward_into,
+///        summed over the ranks, then finish_forward_into; the default, the whole tables).
 /// @return the model's stage.
 /// @throws file_error, format_error as the loaders (a model_type without a loader is a
 ///         format_error naming the file and the families there are); value_error for options
 ///         that contradict the family's rule.
-inline Model load_model(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline Model load_model(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                        const VocabularySplit& split = {}) {
     const std::string family = ModelConfig::read(directory / "config.json").model_type;
-    if (family == "bert") return Model(load_bert(directory, options));
-    if (family == "electra") return Model(load_electra(directory, options));
-    if (detail::is_roberta_family(family)) return Model(load_roberta(directory, options));
-    if (family == "gpt2") return Model(load_gpt2(directory, options));
-    if (family == "bart") return Model(load_bart(directory, options));
-    if (family == "opt") return Model(load_opt(directory, options));
-    if (family == "marian") return Model(load_marian(directory, options));
-    if (family == "t5") return Model(load_t5(directory, options));
-    if (family == "llama") return Model(load_llama(directory, options));
-    if (family == "mistral") return Model(load_mistral(directory, options));
-    if (family == "qwen2") return Model(load_qwen2(directory, options));
-    if (family == "gemma") return Model(load_gemma(directory, options));
-    if (family == "phi") return Model(load_phi(directory, options));
-    if (family == "phi3") return Model(load_phi3(directory, options));
-    return Model(load_gpt_neox(directory, options));  // ModelConfig::read refused every other type
+    if (family == "bert") return Model(load_bert(directory, options, split));
+    if (family == "electra") return Model(load_electra(directory, options, split));
+    if (detail::is_roberta_family(family)) return Model(load_roberta(directory, options, split));
+    if (family == "gpt2") return Model(load_gpt2(directory, options, split));
+    if (family == "bart") return Model(load_bart(directory, options, split));
+    if (family == "opt") return Model(load_opt(directory, options, split));
+    if (family == "marian") return Model(load_marian(directory, options, split));
+    if (family == "t5") return Model(load_t5(directory, options, split));
+    if (family == "llama") return Model(load_llama(directory, options, split));
+    if (family == "mistral") return Model(load_mistral(directory, options, split));
+    if (family == "qwen2") return Model(load_qwen2(directory, options, split));
+    if (family == "gemma") return Model(load_gemma(directory, options, split));
+    if (family == "phi") return Model(load_phi(directory, options, split));
+    if (family == "phi3") return Model(load_phi3(directory, options, split));
+    return Model(load_gpt_neox(directory, options, split));  // ModelConfig::read refused every other type
 }
 
 }  // namespace seqembed::io

@@ -30,6 +30,7 @@
 #include "../sinusoidal.hpp"
 #include "../token_embedding.hpp"
 #include "../token_types.hpp"
+#include "../vocabulary_shard.hpp"
 #include "detail/checkpoint_files.hpp"
 #include "detail/config_json.hpp"
 #include "detail/path_name.hpp"
@@ -141,10 +142,31 @@ namespace detail {
 /// called in it.
 class Checkpoint {
 public:
-    Checkpoint(const std::filesystem::path& directory, ModelConfig config)
-        : m_config(std::move(config)), m_files(directory) {}
+    /// `split` says which rows of the token tables to read; `loader` names the loader in the
+    /// messages about it. A split the vocabulary cannot take fails here, before any tensor is read.
+    Checkpoint(const std::filesystem::path& directory, ModelConfig config, const VocabularySplit& split,
+               const char* loader)
+        : m_config(std::move(config)), m_files(directory), m_split(split), m_loader(loader),
+          m_shard(shard_of(m_config.vocab_size)) {}
 
     const ModelConfig& config() const noexcept { return m_config; }
+
+    /// Whether the token tables are read in part (a split of more than one rank).
+    bool is_split() const noexcept { return !m_split.is_whole(); }
+    /// The rows of the vocab_size token table this rank holds (all of them without a split).
+    const VocabularyShard& shard() const noexcept { return m_shard; }
+
+    /// The rows of a vocabulary of vocab_size ids the split gives this rank, its errors (those
+    /// of VocabularyShard::of_rank) prefixed with the loader and the split.
+    VocabularyShard shard_of(Index vocab_size) const {
+        const auto of = [&] {
+            return seqembed::detail::run_renaming_error<value_error, value_error>(
+                [&] { return m_split.of(vocab_size); }, m_loader, ": VocabularySplit{", m_split.ranks, ", ",
+                m_split.rank, "}: ");
+        };
+        return seqembed::detail::run_renaming_error<index_error, index_error>(
+            of, m_loader, ": VocabularySplit{", m_split.ranks, ", ", m_split.rank, "}: ");
+    }
 
     /// Whether any of the names is in the file.
     bool has(const std::vector<std::string>& names) const {
@@ -154,19 +176,28 @@ public:
     }
 
     /// The tensor under the first name the file has, as rows x cols floats (any stored float
-    /// type, widened exactly); `what` names the expected shape in messages.
-    Tensor<float> matrix(const std::vector<std::string>& names, Index rows, Index cols, const char* what) const {
+    /// type, widened exactly); `what` names the expected shape in messages. With `part`, only
+    /// its rows are read (the rest of the tensor is never looked at), as part->rows x cols.
+    Tensor<float> matrix(const std::vector<std::string>& names, Index rows, Index cols, const char* what,
+                         const VocabularyShard* part = nullptr) const {
         for (const std::string& name : names) {
             const SafetensorsFile* file = m_files.find(name);
             if (file == nullptr) continue;
-            Tensor<float> tensor = file->matrix<float>(name);
-            if (tensor.shape()[0] != rows || tensor.shape()[1] != cols)
-                seqembed::detail::fail<format_error>(file->path(), ": tensor '", name, "' is ", tensor.shape()[0],
-                                                     " x ", tensor.shape()[1], ", expected ", what, " = ", rows,
-                                                     " x ", cols, " (from config.json)");
-            return tensor;
+            const std::vector<std::int64_t>& shape = file->info(name).shape;
+            if (shape.size() == 2 && (shape[0] != rows || shape[1] != cols))
+                seqembed::detail::fail<format_error>(file->path(), ": tensor '", name, "' is ", shape[0], " x ",
+                                                     shape[1], ", expected ", what, " = ", rows, " x ", cols,
+                                                     " (from config.json)");
+            return part ? file->matrix_rows<float>(name, part->first, part->rows) : file->matrix<float>(name);
         }
         missing(names, std::to_string(rows) + " x " + std::to_string(cols));
+    }
+
+    /// The rows `shard` of the token table at `names` (shard.vocab_size x width in the file),
+    /// read alone when the checkpoint is split; the whole table otherwise.
+    Tensor<float> token_rows(const std::vector<std::string>& names, const VocabularyShard& shard, Index width,
+                             const char* what) const {
+        return matrix(names, shard.vocab_size, width, what, is_split() ? &shard : nullptr);
     }
 
     /// The vector under the first name the file has, `size` floats.
@@ -183,13 +214,22 @@ public:
         missing(names, std::to_string(size) + " values");
     }
 
-    /// The token table at `names` (vocab_size x width), viewed in the file.
+    /// The token table at `names` (vocab_size x width), viewed in the file: this rank's shard
+    /// of it when the checkpoint is split.
     TokenEmbedding<float> token_embedding(const std::vector<std::string>& names, Index width,
                                           EmbeddingScale scale) const {
-        const Tensor<float> table = matrix(names, m_config.vocab_size, width, "vocab_size x width");
         TokenEmbeddingOptions options;
         options.scale = scale;
-        return TokenEmbedding<float>::view(table.data(), m_config.vocab_size, width, options, table.owner());
+        return token_embedding(names, m_shard, width, options, "vocab_size x width");
+    }
+
+    /// The rows `shard` of the token table at `names` (shard.vocab_size x width), viewed in the
+    /// file, as a shard embedding when the checkpoint is split.
+    TokenEmbedding<float> token_embedding(const std::vector<std::string>& names, const VocabularyShard& shard,
+                                          Index width, TokenEmbeddingOptions options, const char* what) const {
+        const Tensor<float> table = token_rows(names, shard, width, what);
+        if (is_split()) options.shard = shard;
+        return TokenEmbedding<float>::view(table.data(), table.shape()[0], width, options, table.owner());
     }
 
     /// The learned position table at `names` (rows x width), viewed in the file.
@@ -270,6 +310,9 @@ private:
 
     ModelConfig m_config;
     CheckpointFiles m_files;
+    VocabularySplit m_split;
+    const char* m_loader;
+    VocabularyShard m_shard;
 };
 
 /// The options a loader builds its family's pipeline with: `numbering` (and RoBERTa's padding
@@ -341,11 +384,12 @@ inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
         [&] { return RotaryEmbedding<float>(options); }, name, ": its rotary options are invalid: ");
 }
 
-/// A rotary family's stage: the token table at `names` (times `scale`), no additive positions,
-/// and the rotary stage from config.json.
+/// A rotary family's stage: the token table at `names` (times `scale`; the split's rows of
+/// it), no additive positions, and the rotary stage from config.json.
 inline LookupModelInput rotary_family(const std::filesystem::path& directory, const std::vector<std::string>& names,
-                                      EmbeddingScale scale, const PipelineOptions& options, const char* loader) {
-    const Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+                                      EmbeddingScale scale, const PipelineOptions& options,
+                                      const VocabularySplit& split, const char* loader) {
+    const Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, loader);
     const ModelConfig& config = checkpoint.config();
     InputPipeline<float, NoPositions<float>> pipeline(
         checkpoint.token_embedding(names, config.hidden_size, scale), NoPositions<float>(config.hidden_size),
@@ -423,12 +467,18 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
 ///        read.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows; positions left unset (or the family's).
+/// @param split which rows of the token table to read: split.of(vocab_size)'s alone (the
+///        others are never read), as a shard table (pipeline.embedding().is_shard(): the
+///        pipeline is in shard mode); the default, the whole table.
 /// @return the stage.
 /// @throws file_error, format_error (naming the file and the tensor or key; a missing tensor
 ///         lists what the checkpoint holds) as the readers; value_error for options.positions
-///         other than the family's rule.
-inline LearnedModelInput load_bert(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+///         other than the family's rule; value_error (ranks outside [1, vocab_size]) or
+///         index_error (rank outside [0, ranks)) for a split, VocabularyShard::of_rank's
+///         message prefixed with the loader's name and the split.
+inline LearnedModelInput load_bert(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_bert");
     return detail::bert_family(checkpoint, "bert.",
                                detail::family_options(options, "load_bert", PositionNumbering::sequence_index), {});
 }
@@ -438,10 +488,13 @@ inline LearnedModelInput load_bert(const std::filesystem::path& directory, const
 ///        `embeddings.*`, `electra.embeddings_project.*` or `embeddings_project.*`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+///        embeddings_project is unchanged (applied to the stage's output).
 /// @return the stage; `projection` maps its output to hidden_size.
 /// @throws file_error, format_error as the readers; value_error as load_bert.
-inline LearnedModelInput load_electra(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+inline LearnedModelInput load_electra(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                      const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_electra");
     LearnedModelInput stage = detail::bert_family(
         checkpoint, "electra.", detail::family_options(options, "load_electra", PositionNumbering::sequence_index), {});
     const ModelConfig& config = checkpoint.config();
@@ -470,11 +523,13 @@ inline LearnedModelInput load_electra(const std::filesystem::path& directory, co
 ///        padding_idx + 1 + id); io::Model::forward takes them as Hugging Face does, as rows.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage.
 /// @throws file_error, format_error as the readers; value_error as load_bert, or for a
 ///         padding_id other than pad_token_id.
-inline LearnedModelInput load_roberta(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+inline LearnedModelInput load_roberta(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                      const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_roberta");
     const std::int64_t padding_idx = checkpoint.config().pad_token_id.value_or(1);
     return detail::bert_family(
         checkpoint, "roberta.",
@@ -488,25 +543,48 @@ inline LearnedModelInput load_roberta(const std::filesystem::path& directory, co
 ///        wpe likewise.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+///        With more than one rank the stage has no token-type stage: GPT-2's token types
+///        read wte whole, which a shard holds only in part (shard mode refuses them), so
+///        token types are not supported for a split GPT-2; the rest is.
 /// @return the stage; its token-type table is a view of wte (TokenTypeOrder::after_positions,
 ///         nothing added without token type ids).
 /// @throws file_error, format_error as the readers; value_error as load_bert.
-inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_gpt2");
     const ModelConfig& config = checkpoint.config();
     const std::vector<std::string> wte = {"transformer.wte.weight", "wte.weight"};
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
         checkpoint.token_embedding(wte, config.hidden_size, EmbeddingScale::none()),
         checkpoint.positions({"transformer.wpe.weight", "wpe.weight"}, config.max_positions, config.hidden_size, {}),
         detail::family_options(options, "load_gpt2", PositionNumbering::sequence_index));
-    const Tensor<float> table = checkpoint.matrix(wte, config.vocab_size, config.hidden_size, "vocab_size x n_embd");
-    pipeline.set_token_types(
-        TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
-        TokenTypeOptions{TokenTypeOrder::after_positions, false});
+    if (!checkpoint.is_split()) {
+        // A shard holds part of wte, which token types read whole: shard mode refuses them.
+        const Tensor<float> table =
+            checkpoint.matrix(wte, config.vocab_size, config.hidden_size, "vocab_size x n_embd");
+        pipeline.set_token_types(
+            TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
+            TokenTypeOptions{TokenTypeOrder::after_positions, false});
+    }
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
 }
 
 namespace detail {
+
+/// rows x weight^T (OPT's project_in), one row at a time through an aligned copy of it: each
+/// output row depends on its input row and the weight alone, never on the rows around it or
+/// where it lies in memory, so a shard's projected rows are the whole table's, bit for bit.
+inline RowMatrix<float> project_rows(const Eigen::Ref<const RowMatrix<float>>& rows,
+                                     const Eigen::Ref<const RowMatrix<float>>& weight) {
+    RowMatrix<float> out(rows.rows(), weight.rows());
+    Eigen::Matrix<float, 1, Eigen::Dynamic> row(rows.cols());
+    for (Index r = 0; r < rows.rows(); ++r) {
+        row = rows.row(r);
+        out.row(r).noalias() = row * weight.transpose();
+    }
+    return out;
+}
 
 /// The token table of BART's and Marian's encoders (the shared one).
 inline TokenEmbedding<float> shared_tokens(const Checkpoint& checkpoint, const std::vector<std::string>& names) {
@@ -560,10 +638,13 @@ inline LearnedPositionalEmbedding<float> marian_positions(const Checkpoint& chec
 ///        tensors (an encoder alone) gives no decoder stage.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows (both stages).
+/// @param split which rows of the token table to read, as load_bert.
+///        Both stages read the same rows of the shared table.
 /// @return the stages.
 /// @throws file_error, format_error as the readers; value_error as load_bert.
-inline LearnedModelInput load_bart(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+inline LearnedModelInput load_bart(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_bart");
     const PipelineOptions family = detail::family_options(options, "load_bart", PositionNumbering::sequence_index);
     LearnedModelInput stage{checkpoint.config(), detail::bart_stage(checkpoint, "encoder", family), std::nullopt,
                             std::nullopt, std::nullopt};
@@ -580,10 +661,14 @@ inline LearnedModelInput load_bart(const std::filesystem::path& directory, const
 ///        `model.decoder.project_in.weight` (with or without `model.`).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+///        With project_in, only those rows are projected, each bit for bit as the whole
+///        table's projection gives it.
 /// @return the stage.
 /// @throws file_error, format_error as the readers; value_error as load_bert.
-inline LearnedModelInput load_opt(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+inline LearnedModelInput load_opt(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                  const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_opt");
     const ModelConfig& config = checkpoint.config();
     const Index width = config.hidden_size;
     const std::vector<std::string> tokens = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
@@ -591,14 +676,16 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
     TokenEmbeddingOptions unscaled;
     unscaled.scale = EmbeddingScale::none();
     if (config.embedding_size != width) {
-        const Tensor<float> table = checkpoint.matrix(tokens, config.vocab_size, config.embedding_size,
-                                                      "vocab_size x word_embed_proj_dim");
+        const VocabularyShard& shard = checkpoint.shard();
+        const Tensor<float> table =
+            checkpoint.token_rows(tokens, shard, config.embedding_size, "vocab_size x word_embed_proj_dim");
         const Tensor<float> project = checkpoint.matrix({"model.decoder.project_in.weight", "decoder.project_in.weight"},
                                                         width, config.embedding_size, "hidden_size x word_embed_proj_dim");
-        const RowMatrix<float> projected =
-            Eigen::Map<const RowMatrix<float>>(table.data(), config.vocab_size, config.embedding_size) *
-            Eigen::Map<const RowMatrix<float>>(project.data(), width, config.embedding_size).transpose();
-        embedding = TokenEmbedding<float>::from_weights(projected, unscaled);
+        if (checkpoint.is_split()) unscaled.shard = shard;
+        embedding = TokenEmbedding<float>::from_weights(
+            detail::project_rows(Eigen::Map<const RowMatrix<float>>(table.data(), shard.rows, config.embedding_size),
+                                 Eigen::Map<const RowMatrix<float>>(project.data(), width, config.embedding_size)),
+            unscaled);
     } else {
         embedding = checkpoint.token_embedding(tokens, width, EmbeddingScale::none());
     }
@@ -620,10 +707,14 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
 ///        Face's numpy table in the last bit).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows (both stages).
+/// @param split which rows of the token table to read, as load_bert.
+///        The decoder's own table (decoder_vocab_size rows) is read as
+///        split.of(decoder_vocab_size)'s rows; without one it shares the encoder's shard.
 /// @return the stages.
 /// @throws file_error, format_error as the readers; value_error as load_bert.
-inline LearnedModelInput load_marian(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+inline LearnedModelInput load_marian(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                     const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_marian");
     const ModelConfig& config = checkpoint.config();
     const PipelineOptions family = detail::family_options(options, "load_marian", PositionNumbering::sequence_index);
     const std::vector<std::string> shared = {"model.encoder.embed_tokens.weight", "model.shared.weight",
@@ -636,12 +727,10 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
     const std::vector<std::string> own = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
     std::optional<TokenEmbedding<float>> tokens;
     if (checkpoint.has(own)) {
-        const Tensor<float> table =
-            checkpoint.matrix(own, config.decoder_vocab_size, config.hidden_size, "decoder_vocab_size x d_model");
         TokenEmbeddingOptions scaled;
         scaled.scale = config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none();
-        tokens = TokenEmbedding<float>::view(table.data(), config.decoder_vocab_size, config.hidden_size, scaled,
-                                             table.owner());
+        tokens = checkpoint.token_embedding(own, checkpoint.shard_of(config.decoder_vocab_size), config.hidden_size,
+                                            scaled, "decoder_vocab_size x d_model");
     } else {
         tokens = stage.pipeline.embedding();
     }
@@ -654,10 +743,13 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
 ///        or `encoder.embed_tokens.weight`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+///        The decoder's stage shares the encoder's shard table.
 /// @return the stages.
 /// @throws file_error, format_error as the readers; value_error as load_bert.
-inline LookupModelInput load_t5(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
-    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"));
+inline LookupModelInput load_t5(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_t5");
     const ModelConfig& config = checkpoint.config();
     InputPipeline<float, NoPositions<float>> pipeline(
         checkpoint.token_embedding({"shared.weight", "encoder.embed_tokens.weight"}, config.hidden_size,
@@ -682,13 +774,15 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
 /// 64 MiB, for Llama 3.1).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error (naming the file and the tensor or key) as the readers and
 ///         read_rotary_config, and for a head_dim or rotary_dim the rotation cannot use (odd);
 ///         value_error as load_bert.
-inline LookupModelInput load_llama(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline LookupModelInput load_llama(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, "load_llama");
+                                 options, split, "load_llama");
 }
 
 /// @brief Mistral's input stage: as Llama's (`model.embed_tokens.weight`, no scale), the rotary
@@ -696,11 +790,13 @@ inline LookupModelInput load_llama(const std::filesystem::path& directory, const
 ///        from hidden_size / num_attention_heads).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error, value_error as load_llama.
-inline LookupModelInput load_mistral(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline LookupModelInput load_mistral(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                     const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, "load_mistral");
+                                 options, split, "load_mistral");
 }
 
 /// @brief Qwen2's (and Qwen2.5's) input stage: as Llama's (`model.embed_tokens.weight`, no
@@ -708,11 +804,13 @@ inline LookupModelInput load_mistral(const std::filesystem::path& directory, con
 ///        `rope_type`, as the model cards add it for long contexts).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error, value_error as load_llama.
-inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, "load_qwen2");
+                                 options, split, "load_qwen2");
 }
 
 /// @brief Gemma's input stage: `model.embed_tokens.weight` times sqrt(hidden_size), and the rotary
@@ -725,11 +823,13 @@ inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const
 /// same factor, so the rows are equal bit for bit.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error, value_error as load_llama.
-inline LookupModelInput load_gemma(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline LookupModelInput load_gemma(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"},
-                                 EmbeddingScale::sqrt_d_model(), options, "load_gemma");
+                                 EmbeddingScale::sqrt_d_model(), options, split, "load_gemma");
 }
 
 /// @brief Phi's (phi-1, phi-1.5, phi-2) input stage: `model.embed_tokens.weight`, no scale, and
@@ -737,11 +837,13 @@ inline LookupModelInput load_gemma(const std::filesystem::path& directory, const
 ///        dimensions of a head rotate (phi-2: 32 of 80), the rest pass unchanged.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout (embd_pdrop's place), threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error, value_error as load_llama.
-inline LookupModelInput load_phi(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline LookupModelInput load_phi(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                 const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, "load_phi");
+                                 options, split, "load_phi");
 }
 
 /// @brief Phi-3's (and Phi-3.5's, Phi-4-mini's) input stage: `model.embed_tokens.weight`, no
@@ -750,11 +852,13 @@ inline LookupModelInput load_phi(const std::filesystem::path& directory, const P
 ///        models, whose frequencies each apply call chooses from its largest position.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error, value_error as load_llama.
-inline LookupModelInput load_phi3(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline LookupModelInput load_phi3(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                  const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, "load_phi3");
+                                 options, split, "load_phi3");
 }
 
 /// @brief GPT-NeoX's (and Pythia's) input stage: `gpt_neox.embed_in.weight`, no scale, and the
@@ -762,11 +866,13 @@ inline LookupModelInput load_phi3(const std::filesystem::path& directory, const 
 ///        rotary_pct) dimensions of a head (Pythia: 0.25).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
 /// @return the stage; `rotary` is set.
 /// @throws file_error, format_error, value_error as load_llama.
-inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, const PipelineOptions& options = {}) {
+inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                      const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"gpt_neox.embed_in.weight", "embed_in.weight"}, EmbeddingScale::none(),
-                                 options, "load_gpt_neox");
+                                 options, split, "load_gpt_neox");
 }
 
 }  // namespace seqembed::io
