@@ -22,6 +22,7 @@ namespace {
 using seqembed::Index;
 
 int failures = 0;
+constexpr Index rows_of_slice = 3;
 
 void expect(bool condition, const char* what) {
     if (!condition) {
@@ -37,6 +38,8 @@ void read_back(const seqembed::io::SafetensorsFile& file, const std::string& nam
     const seqembed::io::Tensor<T> tensor = file.matrix<T>(name, options);
     expect(tensor.shape().size() == 2 && tensor.shape()[0] == rows && tensor.shape()[1] == cols, "tensor shape");
     (void)file.tensor<T>(name, options);
+    const seqembed::io::Tensor<T> slice = file.matrix_rows<T>(name, 1, rows_of_slice, options);
+    expect(slice.shape().size() == 2 && slice.shape()[0] == rows_of_slice && slice.shape()[1] == cols, "slice shape");
 }
 
 }  // namespace
@@ -45,7 +48,7 @@ int main(int argc, char** argv) {
     // A model directory on the command line: every family's loader (instantiated here either way).
     if (argc == 2) {
         const std::string type = seqembed::io::ModelConfig::read(std::filesystem::path(argv[1]) / "config.json").model_type;
-        if (type == "bert") (void)seqembed::io::load_bert(argv[1]);
+        if (type == "bert") (void)seqembed::io::load_bert(argv[1], {}, seqembed::VocabularySplit{2, 1});
         if (type == "electra") (void)seqembed::io::load_electra(argv[1]);
         if (type == "roberta") (void)seqembed::io::load_roberta(argv[1]);
         if (type == "gpt2") (void)seqembed::io::load_gpt2(argv[1]);
@@ -80,10 +83,13 @@ int main(int argc, char** argv) {
     const auto half = file.token_embedding<float, Eigen::half>("f16");
     const auto wide = file.token_embedding<double>("f64");
     const auto positions = file.learned_positions<float>("f32");
+    seqembed::TokenEmbeddingOptions sharded;
+    sharded.shard = seqembed::VocabularySplit{4, 1}.of(6);
+    const auto shard = file.token_embedding<float, Eigen::bfloat16>("f32", sharded, {true, false});
     seqembed::IdMatrix ids(1, 2);
     ids << 1, 5;
     expect(embedding.forward(ids).rows() == 2 && compact.forward(ids).rows() == 2 && half.forward(ids).rows() == 2 &&
-               wide.forward(ids).rows() == 2 && positions.forward(0, 2).rows() == 2,
+               wide.forward(ids).rows() == 2 && positions.forward(0, 2).rows() == 2 && shard.table().rows() == 2,
            "tables read from memory embed");
 
     // A rotary stage from a config's keys (Llama 3.1's rule).
@@ -128,6 +134,8 @@ int main(int argc, char** argv) {
     const std::string npy = seqembed::io::serialize_npy(table.data(), {6, 4});
     const auto array = seqembed::io::NpyFile::from_memory(npy.data(), npy.size());
     expect(array.matrix<float>().shape()[1] == 4, "npy matrix");
+    expect(array.matrix_rows<double>(5, 1).shape()[0] == 1 && array.token_embedding<float>(sharded).is_shard(),
+           "npy rows");
     expect(array.dtype() == seqembed::io::Dtype::f32, "npy dtype");
 
     const std::filesystem::path directory = std::filesystem::temp_directory_path();
