@@ -201,7 +201,7 @@ template <typename Scalar>
 RowMatrix<Scalar> gradient_of_output(Index rows, Index cols, int step) {
     RowMatrix<Scalar> grad(rows, cols);
     for (Index k = 0; k < grad.size(); ++k)
-        grad.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k) + step) * (1 + k % 5));
+        grad.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k) + step) * static_cast<double>(1 + k % 5));
     return grad;
 }
 

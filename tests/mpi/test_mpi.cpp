@@ -89,7 +89,7 @@ template <typename Scalar>
 seqembed::RowMatrix<Scalar> output_gradient(seqembed::Index rows, seqembed::Index cols, int step) {
     seqembed::RowMatrix<Scalar> grad(rows, cols);
     for (seqembed::Index k = 0; k < grad.size(); ++k)
-        grad.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k) + step) * (1 + k % 5));
+        grad.data()[k] = static_cast<Scalar>(std::sin(0.37 * static_cast<double>(k) + step) * static_cast<double>(1 + k % 5));
     return grad;
 }
 
