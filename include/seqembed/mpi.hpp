@@ -278,6 +278,13 @@ inline VocabularyShard shard_of(Index vocab_size, MPI_Comm comm) {
     return VocabularyShard::of_rank(vocab_size, size_of(comm), rank_of(comm));
 }
 
+/// @brief This rank's part of any vocabulary split between comm's ranks, for a loader that
+///        learns the vocabulary's size from the checkpoint (io::load_model(directory, options,
+///        mpi::split_of(comm)) reads only this rank's rows of the token table).
+/// @param comm the communicator.
+/// @return {ranks: its size, rank: this process's rank}.
+inline VocabularySplit split_of(MPI_Comm comm) { return VocabularySplit{size_of(comm), rank_of(comm)}; }
+
 /// @brief The output rows rank `rank` of `ranks` keeps after a reduce-scatter: contiguous
 ///        parts whose sizes differ by one at most, the larger ones first.
 /// @param rows the output's rows (batch x seq).

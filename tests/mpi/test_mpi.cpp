@@ -6,6 +6,9 @@
 #include <seqembed/mpi.hpp>
 #include <seqembed/optim.hpp>
 #include <seqembed/seqembed.hpp>
+#ifdef SEQEMBED_TEST_IO
+#include <seqembed/io/io.hpp>
+#endif
 
 #include <cmath>
 #include <cstdio>
@@ -344,6 +347,34 @@ void bfloat16_view() {
     check_training<float, seqembed::NoPositions<float>, Embedding>("bfloat16 view", make, vocab, batch, true);
 }
 
+#ifdef SEQEMBED_TEST_IO
+// A checkpoint's stage loaded with this rank's rows of its token table alone (io::load_model's
+// VocabularySplit, mpi::split_of), in evaluation and training, against the whole load.
+void loaded_checkpoint(const std::string& family) {
+    const std::string directory = std::string(SEQEMBED_MODEL_FIXTURES) + "/" + family;
+    seqembed::PipelineOptions options;
+    options.dropout = 0.1;
+    const seqembed::io::Model whole = seqembed::io::load_model(directory, options);
+    const seqembed::Index vocab = whole.config().vocab_size;
+    using Pipeline = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>>;
+    const auto make = [&](const std::optional<seqembed::VocabularyShard>& shard) -> Pipeline {
+        if (!shard) return seqembed::io::load_model(directory, options).learned()->pipeline;
+        const seqembed::io::Model part = seqembed::io::load_model(directory, options, seqembed::mpi::split_of(MPI_COMM_WORLD));
+        expect(part.learned()->pipeline.embedding().shard() == *shard, family + ": the loaded shard");
+        return part.learned()->pipeline;
+    };
+    const Inputs in = inputs(vocab, 3, 9, 4);
+    seqembed::Batch batch(in.ids);
+    batch.padding = seqembed::Padding::from_mask(in.mask);
+    const seqembed::IdMatrix types = seqembed::IdMatrix::Zero(3, 9);  // RoBERTa has one type
+    if (whole.takes_token_types()) batch.token_types = types;
+    check_equal_outputs<float, seqembed::LearnedPositionalEmbedding<float>, seqembed::TokenEmbedding<float>>(
+        family + " checkpoint, evaluation", make, vocab, batch, false);
+    check_training<float, seqembed::LearnedPositionalEmbedding<float>, seqembed::TokenEmbedding<float>>(
+        family + " checkpoint", make, vocab, batch, true);
+}
+#endif
+
 // Runs f on every rank and checks that every rank threw ErrorType with a message holding each
 // of `parts`.
 template <typename ErrorType>
@@ -482,6 +513,10 @@ int main(int argc, char** argv) {
         bert_like(true, true);
         transformer_double();
         bfloat16_view();
+#ifdef SEQEMBED_TEST_IO
+        loaded_checkpoint("bert");
+        loaded_checkpoint("roberta");
+#endif
         errors();
     } catch (const std::exception& caught) {
         expect(false, std::string("unexpected exception: ") + caught.what());
