@@ -346,26 +346,6 @@ TEMPLATE_TEST_CASE("The shards' partial backwards are the unsharded backward, an
     }
 }
 
-TEST_CASE("A shard's partial backward checks its token rows", "[shard][backward][errors]") {
-    const Index vocab = 50;
-    const Index d = 8;
-    TokenEmbeddingOptions options;
-    options.shard = VocabularyShard::of_rank(vocab, 2, 1);
-    seqembed::InputPipeline<float> pipeline(TokenEmbedding<float>(vocab, d, options),
-                                            seqembed::SinusoidalPositionalEncoding<float>(d));
-    const seqembed::IdMatrix ids = ids_over(vocab, 2, 4);
-    const seqembed::Batch batch(ids);
-    const RowMatrix<float> grad = RowMatrix<float>::Ones(8, d);
-    const RowMatrix<float> none(0, 0);
-    CHECK_NOTHROW(pipeline.partial_backward(batch, grad, std::nullopt, none));  // no LayerNorm: not read
-    pipeline.set_layer_norm(seqembed::LayerNorm<float>(d));
-    CHECK_THROWS_WITH(pipeline.partial_backward(batch, grad, std::nullopt, none),
-                      Catch::Matchers::Contains("token rows of InputPipeline::partial_backward"));
-    CHECK_THROWS_AS(pipeline.partial_backward(batch, RowMatrix<float>::Ones(7, d), std::nullopt, grad),
-                    seqembed::shape_error);
-    CHECK_THROWS_AS(pipeline.partial_backward(batch, grad, std::uint64_t{0}, grad), seqembed::value_error);
-}
-
 TEST_CASE("A bfloat16 shard's partial forwards sum to the unsharded forward", "[shard][pipeline]") {
     const Index vocab = 97;
     const Index d = 24;
@@ -385,7 +365,8 @@ TEST_CASE("A bfloat16 shard's partial forwards sum to the unsharded forward", "[
     CHECK(bit_equal<float>(sharded_forward<float>(make, vocab, 3, batch, finisher, d), make(std::nullopt).forward(batch)));
 }
 
-TEST_CASE("A pipeline over a shard refuses the unsharded calls, and shard mode refuses GPT-2's tied types",
+TEST_CASE("A pipeline over a shard refuses the unsharded calls, shard mode refuses GPT-2's tied types, and "
+          "partial_backward checks its token rows",
           "[shard][errors]") {
     const Index vocab = 50;
     const Index d = 8;
@@ -407,4 +388,15 @@ TEST_CASE("A pipeline over a shard refuses the unsharded calls, and shard mode r
     gpt2.set_token_types(seqembed::TokenTypeEmbedding<float>::view(whole.table().data(), vocab, d),
                          {seqembed::TokenTypeOrder::after_positions, false});
     CHECK_THROWS_WITH(gpt2.partial_forward_into(batch, out), Catch::Matchers::Contains("reads the token table"));
+
+    // partial_backward reads the summed token rows only for LayerNorm's backward, and checks them.
+    const RowMatrix<float> grad = RowMatrix<float>::Ones(8, d);
+    const RowMatrix<float> none(0, 0);
+    CHECK_NOTHROW(pipeline.partial_backward(batch, grad, std::nullopt, none));
+    pipeline.set_layer_norm(seqembed::LayerNorm<float>(d));
+    CHECK_THROWS_WITH(pipeline.partial_backward(batch, grad, std::nullopt, none),
+                      Catch::Matchers::Contains("token rows of InputPipeline::partial_backward"));
+    CHECK_THROWS_AS(pipeline.partial_backward(batch, RowMatrix<float>::Ones(7, d), std::nullopt, grad),
+                    seqembed::shape_error);
+    CHECK_THROWS_AS(pipeline.partial_backward(batch, grad, std::uint64_t{0}, grad), seqembed::value_error);
 }
