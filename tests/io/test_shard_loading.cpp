@@ -277,7 +277,7 @@ TEST_CASE("SafetensorsFile::token_embedding with a shard reads the shard's rows 
     }
 }
 
-TEST_CASE("Family loaders read a rank's rows of BERT's and RoBERTa's word table; the rest loads whole",
+TEST_CASE("Family loaders read a rank's rows of BERT's and RoBERTa's word table and the rest loads whole",
           "[io][shard][models]") {
     for (const auto& [type, prefix] : std::vector<std::pair<std::string, std::string>>{{"bert", "bert."}, {"roberta", "roberta."}}) {
         INFO(type);
@@ -355,7 +355,7 @@ TEST_CASE("load_marian with a split: the encoder's rows of vocab_size, the decod
     CHECK(part.decoder->embedding().shard() == VocabularyShard{7, 7, 20});
 }
 
-TEST_CASE("load_t5 and load_llama with a split; the decoder's stage of T5 shares the encoder's shard",
+TEST_CASE("load_t5 and load_llama with a split (the decoder's stage of T5 shares the encoder's shard)",
           "[io][shard][models]") {
     SECTION("t5") {
         test_support::TempDir dir;
