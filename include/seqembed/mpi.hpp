@@ -318,13 +318,14 @@ inline void require_row_width(Index width) {
 }
 
 /// The shards' summed token rows of a batch, for the backward of a pipeline with LayerNorm:
-/// `saved` when the forward kept them (whole, or this rank's slice to gather), else looked up
-/// again and all-reduced. Empty for a pipeline without LayerNorm, which does not read them.
+/// `saved` itself when the forward kept them whole; else built in `storage` from this rank's
+/// slice of them (gathered) or looked up again and all-reduced. For a pipeline without
+/// LayerNorm, which does not read them, the empty `storage`.
 template <typename Scalar, typename Positional, typename Embedding>
-RowMatrix<Scalar> token_rows_of(const InputPipeline<Scalar, Positional, Embedding>& pipeline, const Batch& batch,
-                                const RowMatrix<Scalar>* saved, bool saved_is_slice, MPI_Comm comm) {
-    RowMatrix<Scalar> rows;
-    if (pipeline.layer_norm() == nullptr) return rows;
+const RowMatrix<Scalar>& token_rows_of(const InputPipeline<Scalar, Positional, Embedding>& pipeline,
+                                       const Batch& batch, const RowMatrix<Scalar>* saved, bool saved_is_slice,
+                                       MPI_Comm comm, RowMatrix<Scalar>& storage) {
+    if (pipeline.layer_norm() == nullptr) return storage;
     const Index count = batch.ids.size();
     const Index width = pipeline.d_model();
     const RowSlice slice = slice_of(count, size_of(comm), rank_of(comm));
@@ -333,16 +334,16 @@ RowMatrix<Scalar> token_rows_of(const InputPipeline<Scalar, Positional, Embeddin
             seqembed::detail::require_shape("saved token rows of the sharded forward", saved->rows(), saved->cols(),
                                             saved_is_slice ? slice.rows : count, width);
         if (saved != nullptr && saved_is_slice) require_row_width(width);
-        rows = seqembed::detail::new_output<Scalar>(count, width);
-        if (saved == nullptr) pipeline.partial_forward_into(batch, rows);
+        if (saved == nullptr || saved_is_slice) storage = seqembed::detail::new_output<Scalar>(count, width);
+        if (saved == nullptr) pipeline.partial_forward_into(batch, storage);
     });
-    if (saved == nullptr)
-        sum_in_place(rows.data(), rows.size(), comm);
-    else if (saved_is_slice)
-        gather_rows(saved->data(), rows.data(), count, width, comm);
-    else
-        rows = *saved;
-    return rows;
+    if (saved == nullptr) {
+        sum_in_place(storage.data(), storage.size(), comm);
+        return storage;
+    }
+    if (!saved_is_slice) return *saved;
+    gather_rows(saved->data(), storage.data(), count, width, comm);
+    return storage;
 }
 
 }  // namespace detail
@@ -505,7 +506,8 @@ PipelineGradients<Scalar> backward(const InputPipeline<Scalar, Positional, Embed
                                    std::optional<std::uint64_t> call, MPI_Comm comm,
                                    const RowMatrix<typename detail::undeduced<Scalar>::type>* token_rows = nullptr) {
     detail::agreed(comm, [&] { detail::require_agreement(comm, pipeline, batch, call); });
-    const RowMatrix<Scalar> rows = detail::token_rows_of(pipeline, batch, token_rows, false, comm);
+    RowMatrix<Scalar> storage;
+    const RowMatrix<Scalar>& rows = detail::token_rows_of(pipeline, batch, token_rows, false, comm, storage);
     PipelineGradients<Scalar> gradients;
     detail::agreed(comm, [&] { gradients = pipeline.partial_backward(batch, grad_output, call, rows); });
     return gradients;
@@ -548,7 +550,8 @@ PipelineGradients<Scalar> backward_scattered(const InputPipeline<Scalar, Positio
         grad_output = seqembed::detail::new_output<Scalar>(count, width);
     });
     detail::gather_rows(grad_slice.data(), grad_output.data(), count, width, comm);
-    const RowMatrix<Scalar> rows = detail::token_rows_of(pipeline, batch, token_rows, true, comm);
+    RowMatrix<Scalar> storage;
+    const RowMatrix<Scalar>& rows = detail::token_rows_of(pipeline, batch, token_rows, true, comm, storage);
     PipelineGradients<Scalar> gradients;
     detail::agreed(comm, [&] { gradients = pipeline.partial_backward(batch, grad_output, call, rows); });
     return gradients;
