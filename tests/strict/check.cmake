@@ -5,7 +5,8 @@
 # MODE is
 #   compile    core_in_use.cpp (and io_in_use.cpp with IO) compiled with FLAGS plus a user's
 #              strictest warnings as errors; linked and run when RUN is set (ON, or a launcher
-#              such as qemu-aarch64)
+#              such as qemu-aarch64); only checked by the front end (-fsyntax-only, templates
+#              instantiated, no code generated) when RUN is SYNTAX
 #   headers    every header alone in a translation unit, with the same warnings
 #   macros     the macros a translation unit receives from seqembed.hpp (and seqembed/io/io.hpp)
 #              beyond those of its own includes: only public SEQEMBED_ ones; and none of
@@ -42,7 +43,11 @@ if(MODE STREQUAL "compile")
   endif()
   foreach(program IN LISTS programs)
     set(binary "${WORK}/${program}")
-    if(RUN)
+    if(RUN STREQUAL "SYNTAX")
+      run("${program}: compile (front end)" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} -fsyntax-only
+          "${SOURCE_DIR}/${program}.cpp")
+      message(STATUS "${program}: checked by the front end")
+    elseif(RUN)
       # Static where a launcher runs it, so that the target's shared libraries are not needed.
       set(link_flags -pthread)
       if(NOT RUN STREQUAL "ON")
