@@ -16,7 +16,7 @@ set -euo pipefail
 # fuzz preset's libFuzzer; libsentencepiece-dev: seqembed::sentencepiece and its tests, which
 # train their models with the library's own trainer (no spm_* program is needed);
 # libutf8proc-dev and libpcre2-dev: seqembed::text's Unicode data and regular expressions.
-packages=(cmake g++ clang libeigen3-dev catch2 git pkg-config libstb-dev nlohmann-json3-dev clang-14
+packages=(cmake ninja-build g++ clang libeigen3-dev catch2 git pkg-config libstb-dev nlohmann-json3-dev clang-14
           libclang-rt-14-dev libsentencepiece-dev libutf8proc-dev libpcre2-dev)
 for extra in "$@"; do
   case "$extra" in
