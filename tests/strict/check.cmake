@@ -7,7 +7,9 @@
 #              strictest warnings as errors; linked and run when RUN is set (ON, or a launcher
 #              such as qemu-aarch64); only checked by the front end (-fsyntax-only, templates
 #              instantiated, no code generated) when RUN is SYNTAX
-#   headers    every header alone in a translation unit, with the same warnings
+#   headers    every header alone in a translation unit, with the same warnings; with
+#              -DTOGETHER=ON, every header twice in one translation unit instead (the warnings
+#              of the compiler that does not check self-containment)
 #   macros     the macros a translation unit receives from seqembed.hpp (and seqembed/io/io.hpp)
 #              beyond those of its own includes: only public SEQEMBED_ ones; and none of
 #              <immintrin.h> from the headers that run no kernel
@@ -71,6 +73,9 @@ if(MODE STREQUAL "compile")
 elseif(MODE STREQUAL "headers")
   file(GLOB_RECURSE headers RELATIVE "${seqembed_include}" "${seqembed_include}/seqembed/*.hpp")
   set(failed "")
+  set(together_text "")
+  set(together_flags "")
+  set(together_headers "")
   foreach(header IN LISTS headers)
     # The -inl.hpp files (kernels, rotary, gradient, optimizer) are fragments that kernels.hpp
     # includes once per ISA inside a namespace, and the AVX2, AVX-512 and AVX-512 BF16 backends
@@ -91,6 +96,12 @@ elseif(MODE STREQUAL "headers")
         list(APPEND extra_flags -isystem "${dir}")
       endforeach()
     endif()
+    if(TOGETHER)
+      list(APPEND together_flags ${extra_flags})
+      string(APPEND together_text "#include <${header}>\n#include <${header}>\n")
+      list(APPEND together_headers "${header}")
+      continue()
+    endif()
     file(WRITE "${WORK}/header.cpp" "#include <${header}>\n#include <${header}>\n")
     execute_process(COMMAND ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} ${extra_flags} -fsyntax-only
                             "${WORK}/header.cpp"
@@ -100,6 +111,14 @@ elseif(MODE STREQUAL "headers")
       message("${header}:\n${out}${err}")
     endif()
   endforeach()
+  if(TOGETHER)
+    file(WRITE "${WORK}/headers.cpp" "${together_text}")
+    run("every header in one translation unit" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags}
+        ${together_flags} -fsyntax-only "${WORK}/headers.cpp")
+    list(LENGTH together_headers count)
+    message(STATUS "${count} headers compile together, each twice included")
+    return()
+  endif()
   list(LENGTH headers count)
   if(failed)
     list(JOIN failed "\n  " failed)
