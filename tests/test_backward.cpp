@@ -710,6 +710,60 @@ TEST_CASE("backward_step gives backward and the lazy step's bits, and checks bef
     }
 }
 
+TEST_CASE("backward_step without other learned tables, and with GPT-2's tied token types, gives the unfused bits",
+          "[backward][optim]") {
+    // Token rows read once, twice and many times; the fused step then gathers each row's reads
+    // with no other table summed first (sinusoidal positions), or with a tied type table whose
+    // reads add to the token rows (GPT-2).
+    const Index vocab = 40, width = 37, batch_size = 4, seq = 70;
+    IdMatrix ids(batch_size, seq);
+    std::mt19937 generator(61);
+    for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>(generator() % vocab);
+    IdMatrix types = IdMatrix::Zero(batch_size, seq);
+    for (Index k = 0; k < types.size(); k += 3) types.data()[k] = 7;
+    const RowMatrix<float> token = random_matrix(vocab, width, 62).cast<float>();
+    for (const int threads : {1, 3}) {
+        seqembed::PipelineOptions options{0.2, 5, threads};
+        seqembed::InputPipeline<float> sinusoidal(seqembed::TokenEmbedding<float>::from_weights(token),
+                                                  seqembed::SinusoidalPositionalEncoding<float>(width), options);
+        seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> tied(
+            seqembed::TokenEmbedding<float>::from_weights(token),
+            seqembed::LearnedPositionalEmbedding<float>::from_weights(random_matrix(seq, width, 63).cast<float>()),
+            options);
+        seqembed::TokenTypeOptions type_options;
+        type_options.order = seqembed::TokenTypeOrder::after_positions;
+        type_options.row_zero_by_default = false;
+        tied.set_token_types(seqembed::TokenTypeEmbedding<float>::view(
+                                 seqembed::detail::StageAccess::table_row(tied.embedding(), 0), vocab, width),
+                             type_options);
+        seqembed::Batch batch(ids);
+        const auto check = [&](auto fused, seqembed::Batch given) {
+            fused.set_training(true);
+            auto unfused = fused;
+            static_cast<void>(unfused.trainable());
+            seqembed::optim::SparseAdam<float> fused_optimizer("token", vocab, width);
+            seqembed::optim::SparseAdam<float> unfused_optimizer = fused_optimizer;
+            RowMatrix<float> out(ids.size(), width);
+            for (int step = 0; step < 2; ++step) {
+                const std::uint64_t call = fused.forward_into(given, out).value();
+                const RowMatrix<float> g =
+                    random_matrix(ids.size(), width, static_cast<unsigned>(64 + step)).cast<float>();
+                const auto others = fused.backward_step(given, g, call, fused_optimizer, 0.01);
+                const auto all = unfused.backward(given, g, call);
+                unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.01);
+                CHECK(others.token.empty());
+                CHECK(others.positions.values == all.positions.values);
+                CHECK(fused.embedding().table() == unfused.embedding().table());
+                CHECK(fused_optimizer.exp_avg_sq() == unfused_optimizer.exp_avg_sq());
+            }
+        };
+        INFO("threads " << threads);
+        check(sinusoidal, batch);
+        batch.token_types = types;
+        check(tied, batch);
+    }
+}
+
 TEST_CASE("forward_into returns the dropout call it took, which backward takes", "[backward]") {
     Weights w;
     Setup setup;

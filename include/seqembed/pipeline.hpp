@@ -679,8 +679,9 @@ private:
     /// that has one, then each table's rows summed from the rows that read them, in one pass.
     /// `token_step`, when given, is called as token_step(plan, reads, rows, run) with the token
     /// table's plan, its reads and the rows the pass reads, and must call run(sink) once: the
-    /// pass, in which the token table's gradient goes span by span to the RowSink `sink`, or
-    /// into the gradients when sink is null. With `token_rows` (a shard's backward), the token
+    /// other tables' pass, then the token table's rows in ascending order, each gathered from
+    /// its reads and handed span by span to the RowSink `sink` (step_gathered_rows); or, when
+    /// sink is null, the one pass with the token table's gradient in the gradients. With `token_rows` (a shard's backward), the token
     /// reads are the shard's, by row of its table, and LayerNorm's input is built on those rows.
     template <typename TokenStep = std::nullptr_t>
     PipelineGradients<Scalar> gradients_of(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
@@ -804,8 +805,16 @@ private:
                 planned[at]->values = detail::new_output<Scalar>(static_cast<Index>(plans[at].rows.size()), width);
                 tables[at].gradient = planned[at]->values.data();
             }
-            tables.front().sink = token_sink;
-            detail::sum_tables(tables, rows, width, parallel);
+            if (token_sink != nullptr) {
+                // The other tables in one pass in order of output row, then the token table's
+                // rows in ascending order, each stepped as its sum is gathered.
+                const std::vector<detail::TableSum<Scalar>> others(tables.begin() + 1, tables.end());
+                if (!others.empty()) detail::sum_tables(others, rows, width, parallel);
+                detail::step_gathered_rows(*tables.front().reads, *tables.front().plan, rows, width, *token_sink,
+                                           parallel);
+            } else {
+                detail::sum_tables(tables, rows, width, parallel);
+            }
             for (std::size_t at = token_sink != nullptr ? 1 : 0; at < tables.size(); ++at)
                 planned[at]->rows = std::move(plans[at].rows);
         };

@@ -111,7 +111,7 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
     return plan;
 }
 
-/// Where a fused optimizer step takes a table's gradient: span by span, as the summing pass
+/// Where a fused optimizer step takes a table's gradient: span by span, as step_gathered_rows
 /// completes each listed row's columns [first, first + count).
 template <typename Scalar>
 class RowSink {
@@ -156,28 +156,25 @@ template <typename Optimizer>
 inline constexpr bool takes_spans = TakesSpans<Optimizer>::value;
 
 /// One table of a summing pass: its reads (in order of source row), their plan, and where the
-/// gradient goes: rows.size() x width values at `gradient`, or span by span to `sink`.
+/// gradient goes: rows.size() x width values at `gradient`.
 template <typename Scalar>
 struct TableSum {
     const std::vector<RowRead<Scalar>>* reads;
     const ReadPlan* plan;
     Scalar* gradient;
-    const RowSink<Scalar>* sink = nullptr;
 };
 
 /// Columns per share of a summing pass between workers: whole cache lines of float.
 inline constexpr Index columns_per_share = 16;
-/// How many reads of a table ahead a summing pass requests the lines its sink will touch.
-inline constexpr std::size_t sink_reads_ahead = 8;
 
 /// Sums the gradients of several tables, each value in order of source row, in WideScalar, in
 /// one pass over the gradient rows in order of source row: each row's values are read (through
 /// the mask) once and every read of it carried out (ReadSummer::apply). The workers share the
 /// columns (parallel(count, f) runs f(begin, end) over shares of [0, count)); each value's sum
 /// is in the same order whatever the share, so the bits do not depend on the number of workers.
-/// Measured at the headline shape: gathering each row from its reads instead was slower (its
-/// random reads cost more than keeping the sums), and requesting the lines a read a few reads on
-/// would write made the pass slower, not faster.
+/// Measured at the headline shape: gathering each row from its reads instead
+/// (step_gathered_rows) was slower here (its random reads cost more than keeping the sums), and
+/// requesting the lines a read a few reads on would write made the pass slower, not faster.
 template <typename Scalar, typename Parallel = OneThread>
 void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<Scalar>& rows, Index width,
                 const Parallel& parallel = {}) {
@@ -185,10 +182,8 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
     std::vector<RowMatrix<Wide>> sums;
     for (const TableSum<Scalar>& table : tables) sums.push_back(new_output<Wide>(table.plan->sums, width));
     const ReadSummer<Scalar> summer(rows, width);
-    // Each worker's values through the mask, and the gradient spans it hands to a sink: its own
-    // columns of these two rows.
+    // Each worker's values through the mask: its own columns of this row.
     std::vector<Scalar> values(static_cast<std::size_t>(width));
-    std::vector<Scalar> spans(static_cast<std::size_t>(width));
     const Index shares = (width + columns_per_share - 1) / columns_per_share;
     std::vector<std::size_t> first_next(tables.size() * static_cast<std::size_t>(shares), 0);  // per share
     parallel(shares, [&](Index begin, Index end) {
@@ -209,25 +204,66 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                 const TableSum<Scalar>& table = tables[t];
                 const std::vector<RowRead<Scalar>>& reads = *table.reads;
                 const ReadPlan& plan = *table.plan;
-                const auto to_sum = [&](std::size_t i) {
-                    return plan.role[i] == ReadRole::first || plan.role[i] == ReadRole::middle;
-                };
                 const auto sum_of = [&](std::size_t i) {
                     return plan.sum[i] >= 0 ? sums[t].data() + plan.sum[i] * width + first : nullptr;
                 };
-                const auto gradient_of = [&](std::size_t i) {
-                    return table.sink != nullptr ? spans.data() + first : table.gradient + plan.slot[i] * width + first;
-                };
-                for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i) {
-                    // A sink's rows (an optimizer's state) are reached at random: requested ahead.
-                    const std::size_t ahead = i + sink_reads_ahead;
-                    if (table.sink != nullptr && ahead < reads.size() && !to_sum(ahead))
-                        table.sink->request(static_cast<std::size_t>(plan.slot[ahead]), first, count);
-                    summer.apply(plan.role[i], reads[i].factor, row, count, sum_of(i), gradient_of(i));
-                    if (table.sink != nullptr && !to_sum(i))
-                        table.sink->take(static_cast<std::size_t>(plan.slot[i]), first, count, spans.data() + first);
+                for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i)
+                    summer.apply(plan.role[i], reads[i].factor, row, count, sum_of(i),
+                                 table.gradient + plan.slot[i] * width + first);
+            }
+        }
+    });
+}
+
+/// How many listed rows ahead step_gathered_rows requests the gradient rows a row will read and
+/// the lines its sink will touch (4 and 8 measured alike at the headline shape).
+inline constexpr std::size_t gathered_rows_ahead = 4;
+
+/// Hands a table's gradient to `sink` row by row in ascending table row (the order of
+/// plan.rows), each row's sum gathered from its reads in order of source row, in WideScalar:
+/// the sums sum_tables makes, bit for bit, without a sum per row kept across the pass. A lazy
+/// optimizer's step then walks its table and state in ascending row, as its unfused step does,
+/// instead of at random. The workers share the columns, as in sum_tables.
+template <typename Scalar, typename Parallel = OneThread>
+void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPlan& plan,
+                        const GradientRows<Scalar>& rows, Index width, const RowSink<Scalar>& sink,
+                        const Parallel& parallel = {}) {
+    using Wide = WideScalar<Scalar>;
+    const std::size_t listed = plan.rows.size();
+    // The reads of each listed row, in order of source row (a stable counting sort by slot).
+    std::vector<std::size_t> start(listed + 1, 0);
+    for (std::size_t i = 0; i < reads.size(); ++i) ++start[static_cast<std::size_t>(plan.slot[i]) + 1];
+    for (std::size_t k = 0; k < listed; ++k) start[k + 1] += start[k];
+    std::vector<std::size_t> by_row(reads.size());
+    {
+        std::vector<std::size_t> at(start.begin(), start.end() - 1);
+        for (std::size_t i = 0; i < reads.size(); ++i) by_row[at[static_cast<std::size_t>(plan.slot[i])]++] = i;
+    }
+    const ReadSummer<Scalar> summer(rows, width);
+    const Index shares = (width + columns_per_share - 1) / columns_per_share;
+    parallel(shares, [&](Index begin, Index end) {
+        const Index first = begin * columns_per_share;
+        const Index count = std::min(width, end * columns_per_share) - first;
+        if (count <= 0) return;
+        std::vector<Scalar> values(static_cast<std::size_t>(count));
+        std::vector<Scalar> span(static_cast<std::size_t>(count));
+        std::vector<Wide> sum(static_cast<std::size_t>(count));
+        constexpr auto line_values = static_cast<Index>(64 / sizeof(Scalar));
+        for (std::size_t k = 0; k < listed; ++k) {
+            if (k + gathered_rows_ahead < listed) {
+                const std::size_t ahead = k + gathered_rows_ahead;
+                sink.request(ahead, first, count);
+                for (std::size_t at = start[ahead]; at < start[ahead + 1]; ++at) {
+                    const Scalar* row = rows.values + reads[by_row[at]].source * rows.stride + first;
+                    for (Index j = 0; j < count; j += line_values) request_line(row + j);
                 }
             }
+            for (std::size_t at = start[k]; at < start[k + 1]; ++at) {
+                const std::size_t i = by_row[at];
+                const Scalar* m = summer.values(reads[i].source, first, count, values.data());
+                summer.apply(plan.role[i], reads[i].factor, m, count, sum.data(), span.data());
+            }
+            sink.take(k, first, count, span.data());
         }
     });
 }
