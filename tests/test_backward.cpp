@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -762,6 +763,60 @@ TEST_CASE("backward_step without other learned tables, and with GPT-2's tied tok
         batch.token_types = types;
         check(tied, batch);
     }
+}
+
+TEST_CASE("backward_step finds an infinity, or sums past the largest float, before it writes", "[backward][optim]") {
+    // With learned positions the other tables' pass finds the bounds of the rows; with
+    // sinusoidal positions the rows are scanned. Either way the step that would write an
+    // infinite gradient throws and changes nothing, and large finite sums step as unfused.
+    const Index vocab = 6, width = 20;
+    IdMatrix ids(2, 3);
+    ids << 3, 3, 4, 5, 3, 1;
+    const RowMatrix<float> token = random_matrix(vocab, width, 71).cast<float>();
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.scale = seqembed::EmbeddingScale::none();
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> learned(
+        seqembed::TokenEmbedding<float>::from_weights(token, token_options),
+        seqembed::LearnedPositionalEmbedding<float>::from_weights(random_matrix(3, width, 72).cast<float>()),
+        {0.25, 3});
+    seqembed::InputPipeline<float> sinusoidal(seqembed::TokenEmbedding<float>::from_weights(token, token_options),
+                                              seqembed::SinusoidalPositionalEncoding<float>(width), {0.25, 3});
+    const auto check = [&](auto pipeline) {
+        pipeline.set_training(true);
+        const seqembed::Batch batch(ids);
+        RowMatrix<float> out(ids.size(), width);
+        const RowMatrix<float> g = random_matrix(ids.size(), width, 73).cast<float>();
+        const float big = 0.5f * std::numeric_limits<float>::max();
+        for (const int bad : {0, 1, 2}) {
+            auto fused = pipeline;
+            auto unfused = pipeline;
+            seqembed::optim::SparseAdam<float> fused_optimizer("token", vocab, width);
+            seqembed::optim::SparseAdam<float> unfused_optimizer = fused_optimizer;
+            const std::uint64_t call = fused.forward_into(batch, out).value();
+            static_cast<void>(unfused.forward_into(batch, out));
+            RowMatrix<float> poisoned = g;
+            // Token 3 is read by rows 0, 1 and 4: every column of rows 0 and 1 (kept or dropped)
+            // past half the largest float, or one infinity, or large values whose sums stay finite.
+            if (bad == 0) poisoned.topRows(2).setConstant(big);
+            if (bad == 1) poisoned(4, 7) = std::numeric_limits<float>::infinity();
+            if (bad == 2) poisoned.topRows(2).setConstant(1e30f);
+            INFO("case " << bad);
+            if (bad < 2) {
+                const RowMatrix<float> before = fused.embedding().table();
+                CHECK_THROWS_AS(fused.backward_step(batch, poisoned, call, fused_optimizer, 0.01), seqembed::value_error);
+                CHECK(fused.embedding().table() == before);
+                CHECK(fused_optimizer.steps() == 0);
+            } else {
+                const auto others = fused.backward_step(batch, poisoned, call, fused_optimizer, 0.01);
+                const auto all = unfused.backward(batch, poisoned, call);
+                unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.01);
+                CHECK(others.positions.values == all.positions.values);
+                CHECK(fused.embedding().table() == unfused.embedding().table());
+            }
+        }
+    };
+    check(learned);
+    check(sinusoidal);
 }
 
 TEST_CASE("forward_into returns the dropout call it took, which backward takes", "[backward]") {
