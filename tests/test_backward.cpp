@@ -261,6 +261,47 @@ TEST_CASE("A token-type table viewing the token table adds its gradient to the t
     CHECK((dense.row(0) - g.row(1)).cwiseAbs().maxCoeff() == 0.0);
 }
 
+TEST_CASE("A float token row read twice sums as double, whether its reads share a factor or not", "[backward]") {
+    // GPT-2's types are rows of the token table read with a factor of 1, its ids with the
+    // scale: row 2 is read by two ids (one factor), row 5 by an id and a type (two factors),
+    // row 7 by three ids, row 4 once. Each must be the double sum of the products, rounded once.
+    const Index width = 19;
+    const RowMatrix<float> token = random_matrix(8, width, 81).cast<float>();
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.scale = seqembed::EmbeddingScale::value(1.7);
+    seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>> pipeline(
+        seqembed::TokenEmbedding<float>::from_weights(token, token_options),
+        seqembed::LearnedPositionalEmbedding<float>::from_weights(random_matrix(4, width, 82).cast<float>()));
+    seqembed::TokenTypeOptions type_options;
+    type_options.order = seqembed::TokenTypeOrder::after_positions;
+    type_options.row_zero_by_default = false;
+    pipeline.set_token_types(
+        seqembed::TokenTypeEmbedding<float>::view(seqembed::detail::StageAccess::table_row(pipeline.embedding(), 0), 8,
+                                                  width),
+        type_options);
+    IdMatrix ids(2, 4);
+    ids << 2, 7, 5, 7, 4, 2, 7, 3;
+    IdMatrix types(2, 4);
+    types << 6, 6, 6, 6, 6, 6, 6, 5;  // row 6 read by seven types; row 5 by the last
+    seqembed::Batch batch(ids);
+    batch.token_types = types;
+    const RowMatrix<float> g = random_matrix(8, width, 83).cast<float>();
+    const auto grads = pipeline.backward(batch, g);
+    REQUIRE(grads.token.rows == std::vector<std::int64_t>{2, 3, 4, 5, 6, 7});
+    for (std::size_t k = 0; k < grads.token.rows.size(); ++k) {
+        const std::int64_t row = grads.token.rows[k];
+        for (Index j = 0; j < width; ++j) {
+            double sum = 0;
+            for (Index r = 0; r < 8; ++r) {
+                if (ids(r / 4, r % 4) == row) sum += static_cast<double>(1.7f) * static_cast<double>(g(r, j));
+                if (types(r / 4, r % 4) == row) sum += static_cast<double>(g(r, j));
+            }
+            INFO("row " << row << " column " << j);
+            CHECK(grads.token.values(static_cast<Index>(k), j) == static_cast<float>(sum));
+        }
+    }
+}
+
 TEST_CASE("InputPipeline::backward rejects bad input and leaves the sums as they were", "[backward][bad-input]") {
     Weights w;
     const Pipeline pipeline = make_pipeline(w, Setup{});

@@ -60,14 +60,14 @@ private:
 
 /// A table's reads grouped by table row: the rows read, ascending, each once; and for each read,
 /// in the order given (by source row), its row's place in `rows`, its role, and its row's place
-/// among the rows with several reads (their WideScalar sums).
+/// among the rows with a WideScalar sum (several reads, but for pairs_in_place's pairs).
 struct ReadPlan {
     std::vector<std::int64_t> rows;
     std::size_t most_reads = 0;           // of any one row
     std::vector<Index> slot;
     std::vector<ReadRole> role;
-    std::vector<Index> sum;               // -1 for a row's only read
-    Index sums = 0;                       // rows with several reads
+    std::vector<Index> sum;               // -1 for a row's only read and pairs_in_place's pairs
+    Index sums = 0;                       // rows with a WideScalar sum
 };
 
 /// The plan of `reads`, which are in order of source row (as the backward lists them).
@@ -96,13 +96,16 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
         const auto slot = static_cast<Index>(plan.rows.size());
         plan.rows.push_back(reads[order[k]].table_row);
         plan.most_reads = std::max(plan.most_reads, end - k);
-        const Index sum = end - k > 1 ? plan.sums++ : Index{-1};
+        const bool pair = pairs_in_place<Scalar> && end - k == 2 &&
+                          reads[order[k]].factor == reads[order[k + 1]].factor;
+        const Index sum = end - k > 1 && !pair ? plan.sums++ : Index{-1};
         for (std::size_t at = k; at < end; ++at) {
             const std::size_t i = order[at];
             plan.slot[i] = slot;
             plan.sum[i] = sum;
-            plan.role[i] = end - k == 1 ? ReadRole::only
-                           : at == k    ? ReadRole::first
+            plan.role[i] = end - k == 1   ? ReadRole::only
+                           : pair         ? (at == k ? ReadRole::first_of_two : ReadRole::last_of_two)
+                           : at == k      ? ReadRole::first
                            : at + 1 == end ? ReadRole::last
                                            : ReadRole::middle;
         }

@@ -103,6 +103,15 @@ struct GradientKernel {
             case ReadRole::last:
                 each_product(count, f, m, [&](Index j, Wide product) { out[j] = static_cast<Scalar>(sum[j] + product); });
                 break;
+            case ReadRole::first_of_two:
+                each_value(count, [&](Index j) { out[j] = m[j]; });
+                break;
+            case ReadRole::last_of_two:
+                // Only for pairs_in_place: both products exact, so no contraction changes a bit.
+                each_value(count, [&](Index j) {
+                    out[j] = static_cast<Scalar>((f * static_cast<Wide>(out[j]) + Wide(0)) + f * static_cast<Wide>(m[j]));
+                });
+                break;
         }
     }
 };

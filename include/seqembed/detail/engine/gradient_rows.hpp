@@ -37,12 +37,23 @@ struct GradientRows {
 
 /// What one read does to its table row's gradient, by its place among the row's reads in order
 /// of source row: the sum starts at 0, adds factor x value in WideScalar for each read and is
-/// rounded once, after the last. A row's only read writes the rounded value at once.
+/// rounded once, after the last. A row's only read writes the rounded value at once. A float
+/// row read twice with one factor keeps its first read's values in its gradient row instead of
+/// a sum (pairs_in_place): the products of two floats are exact in double, so the second read
+/// makes the same sum from them.
 enum class ReadRole : std::uint8_t {
-    only,    // gradient = 0 + factor x value, rounded
-    first,   // sum = 0 + factor x value
-    middle,  // sum += factor x value
-    last,    // gradient = sum + factor x value, rounded
+    only,          // gradient = 0 + factor x value, rounded
+    first,         // sum = 0 + factor x value
+    middle,        // sum += factor x value
+    last,          // gradient = sum + factor x value, rounded
+    first_of_two,  // gradient = value
+    last_of_two,   // gradient = (0 + factor x gradient) + factor x value, rounded
 };
+
+/// Whether a row's two reads with one factor take first_of_two and last_of_two: for float, whose
+/// products are exact in WideScalar (double). A double product is rounded, and how it is kept
+/// from fusing with the sum is the sums' business (GradientKernel::each_product).
+template <typename Scalar>
+inline constexpr bool pairs_in_place = !std::is_same_v<WideScalar<Scalar>, Scalar>;
 
 }  // namespace seqembed::detail
