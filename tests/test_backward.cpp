@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -701,6 +702,20 @@ TEST_CASE("A pipeline with sinusoidal positions or none trains its token table o
 
 namespace {
 
+/// One backward_step on `fused` against backward then the optimizer's step on `unfused` (a copy
+/// with its own tables): the token table and the other gradients the same bits.
+template <typename Pipeline, typename Optimizer, typename Gradient>
+void check_step_as_unfused(Pipeline& fused, Optimizer& fused_optimizer, Pipeline& unfused, Optimizer& unfused_optimizer,
+                           const seqembed::Batch& batch, const Gradient& g, std::optional<std::uint64_t> call,
+                           double lr) {
+    const auto others = fused.backward_step(batch, g, call, fused_optimizer, lr);
+    const auto all = unfused.backward(batch, g, call);
+    unfused_optimizer.step(unfused.trainable().token->weights, all.token, lr);
+    CHECK(others.token.empty());
+    CHECK(others.positions.values == all.positions.values);
+    CHECK(fused.embedding().table() == unfused.embedding().table());
+}
+
 /// backward_step against backward then the optimizer's step, on two copies of one pipeline.
 template <typename Optimizer>
 void check_fused_step(const Setup& setup, Optimizer fused_optimizer, bool poison) {
@@ -728,12 +743,7 @@ void check_fused_step(const Setup& setup, Optimizer fused_optimizer, bool poison
             CHECK(fused_optimizer.steps() == unfused_optimizer.steps());
             return;
         }
-        const auto others = fused.backward_step(batch, g, call, fused_optimizer, 0.05);
-        const auto all = unfused.backward(batch, g, call);
-        unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.05);
-        CHECK(others.token.empty());
-        CHECK(others.positions.values == all.positions.values);
-        CHECK(fused.embedding().table() == unfused.embedding().table());
+        check_step_as_unfused(fused, fused_optimizer, unfused, unfused_optimizer, batch, g, call, 0.05);
     }
     CHECK(fused_optimizer.steps() == 3);
 }
@@ -790,12 +800,7 @@ TEST_CASE("backward_step without other learned tables, and with GPT-2's tied tok
                 const std::uint64_t call = fused.forward_into(given, out).value();
                 const RowMatrix<float> g =
                     random_matrix(ids.size(), width, static_cast<unsigned>(64 + step)).cast<float>();
-                const auto others = fused.backward_step(given, g, call, fused_optimizer, 0.01);
-                const auto all = unfused.backward(given, g, call);
-                unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.01);
-                CHECK(others.token.empty());
-                CHECK(others.positions.values == all.positions.values);
-                CHECK(fused.embedding().table() == unfused.embedding().table());
+                check_step_as_unfused(fused, fused_optimizer, unfused, unfused_optimizer, given, g, call, 0.01);
                 CHECK(fused_optimizer.exp_avg_sq() == unfused_optimizer.exp_avg_sq());
             }
         };
@@ -848,11 +853,7 @@ TEST_CASE("backward_step finds an infinity, or sums past the largest float, befo
                 CHECK(fused.embedding().table() == before);
                 CHECK(fused_optimizer.steps() == 0);
             } else {
-                const auto others = fused.backward_step(batch, poisoned, call, fused_optimizer, 0.01);
-                const auto all = unfused.backward(batch, poisoned, call);
-                unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.01);
-                CHECK(others.positions.values == all.positions.values);
-                CHECK(fused.embedding().table() == unfused.embedding().table());
+                check_step_as_unfused(fused, fused_optimizer, unfused, unfused_optimizer, batch, poisoned, call, 0.01);
             }
         }
     };
@@ -985,12 +986,7 @@ void check_fused_step_threaded(Optimizer fused_optimizer) {
     for (int step = 0; step < 3; ++step) {
         const std::uint64_t call = fused.forward_into(batch, out).value();
         const RowMatrix<float> g = random_matrix(ids.size(), width, static_cast<unsigned>(54 + step)).cast<float>();
-        const auto others = fused.backward_step(batch, g, call, fused_optimizer, 0.01);
-        const auto all = unfused.backward(batch, g, call);
-        unfused_optimizer.step(unfused.trainable().token->weights, all.token, 0.01);
-        CHECK(others.token.empty());
-        CHECK(others.positions.values == all.positions.values);
-        CHECK(fused.embedding().table() == unfused.embedding().table());
+        check_step_as_unfused(fused, fused_optimizer, unfused, unfused_optimizer, batch, g, call, 0.01);
     }
     CHECK(fused_optimizer.steps() == 3);
 }
