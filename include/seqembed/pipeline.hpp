@@ -681,8 +681,9 @@ private:
     /// table's plan, its reads and the rows the pass reads, and must call run(sink) once: the
     /// other tables' pass, then the token table's rows in ascending order, each gathered from
     /// its reads and handed span by span to the RowSink `sink` (step_gathered_rows); or, when
-    /// sink is null, the one pass with the token table's gradient in the gradients. With `token_rows` (a shard's backward), the token
-    /// reads are the shard's, by row of its table, and LayerNorm's input is built on those rows.
+    /// sink is null, the one pass with the token table's gradient in the gradients. With
+    /// `token_rows` (a shard's backward), the token reads are the shard's, by row of its table,
+    /// and LayerNorm's input is built on those rows.
     template <typename TokenStep = std::nullptr_t>
     PipelineGradients<Scalar> gradients_of(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                            std::optional<std::uint64_t> call,

@@ -58,12 +58,15 @@ private:
     Index m_width;
 };
 
-/// A table's reads grouped by table row: the rows read, ascending, each once; and for each read,
-/// in the order given (by source row), its row's place in `rows`, its role, and its row's place
-/// among the rows with a WideScalar sum (several reads, but for pairs_in_place's pairs).
+/// A table's reads grouped by table row: the rows read, ascending, each once, and the reads of
+/// each; and for each read, in the order given (by source row), its row's place in `rows`, its
+/// role, and its row's place among the rows with a WideScalar sum (several reads, but for
+/// pairs_in_place's pairs).
 struct ReadPlan {
     std::vector<std::int64_t> rows;
     std::size_t most_reads = 0;           // of any one row
+    std::vector<std::size_t> by_row;      // the reads by (table row, source row)
+    std::vector<std::size_t> row_start;   // row k's reads: by_row[row_start[k] .. row_start[k + 1])
     std::vector<Index> slot;
     std::vector<ReadRole> role;
     std::vector<Index> sum;               // -1 for a row's only read and pairs_in_place's pairs
@@ -95,6 +98,7 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
         while (end < n && reads[order[end]].table_row == reads[order[k]].table_row) ++end;
         const auto slot = static_cast<Index>(plan.rows.size());
         plan.rows.push_back(reads[order[k]].table_row);
+        plan.row_start.push_back(k);
         plan.most_reads = std::max(plan.most_reads, end - k);
         const bool pair = pairs_in_place<Scalar> && end - k == 2 &&
                           reads[order[k]].factor == reads[order[k + 1]].factor;
@@ -111,6 +115,8 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
         }
         k = end;
     }
+    plan.row_start.push_back(n);
+    plan.by_row = std::move(order);
     return plan;
 }
 
@@ -233,15 +239,8 @@ void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPla
                         const Parallel& parallel = {}) {
     using Wide = WideScalar<Scalar>;
     const std::size_t listed = plan.rows.size();
-    // The reads of each listed row, in order of source row (a stable counting sort by slot).
-    std::vector<std::size_t> start(listed + 1, 0);
-    for (std::size_t i = 0; i < reads.size(); ++i) ++start[static_cast<std::size_t>(plan.slot[i]) + 1];
-    for (std::size_t k = 0; k < listed; ++k) start[k + 1] += start[k];
-    std::vector<std::size_t> by_row(reads.size());
-    {
-        std::vector<std::size_t> at(start.begin(), start.end() - 1);
-        for (std::size_t i = 0; i < reads.size(); ++i) by_row[at[static_cast<std::size_t>(plan.slot[i])]++] = i;
-    }
+    const std::vector<std::size_t>& start = plan.row_start;
+    const std::vector<std::size_t>& by_row = plan.by_row;
     const ReadSummer<Scalar> summer(rows, width);
     const Index shares = (width + columns_per_share - 1) / columns_per_share;
     parallel(shares, [&](Index begin, Index end) {
