@@ -1,10 +1,12 @@
 // Reading .npy files written by numpy (versions 1.0, 2.0, 3.0, Fortran order, big-endian, half),
 // and numpy.save's own bytes reproduced by save_npy.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <seqembed/io/io.hpp>
 
+#include "bad_files.hpp"
 #include "catch.hpp"
 #include "fixtures/expected_values.hpp"
 #include "io_test_support.hpp"
@@ -116,4 +118,21 @@ TEST_CASE("npy: save_npy writes numpy.save's bytes, and reads back what it wrote
                                                   {"r5.npy", "rank 5"});
     test_support::require_error<seqembed::value_error>([&] { seqembed::io::save_npy(dir / "neg.npy", values, {-1}); },
                                                   {"neg.npy", "negative dimension -1"});
+}
+
+TEST_CASE("npy: an empty Fortran-order array reads at once, however large its other extents") {
+    // Found by the fuzzer: shape (44, 300000000000, 0, 4) in Fortran order walked 44 x 3e11
+    // empty rows of elements before it returned nothing.
+    const std::vector<Index> shape{44, 300000000000, 0, 4};
+    const auto open_empty = [](const char* descr) {
+        const auto bytes = std::make_shared<const std::string>(
+            io_cases::npy(1, io_cases::dict(descr, "True", "(44, 300000000000, 0, 4)")));
+        return seqembed::io::NpyFile::from_memory(bytes->data(), bytes->size(), "empty-fortran.npy", bytes);
+    };
+    const auto values = open_empty("'<f8'").tensor<double>();
+    CHECK(values.size() == 0);
+    CHECK(values.shape() == shape);
+    const auto integers = open_empty("'<i8'").integers();
+    CHECK(integers.size() == 0);
+    CHECK(integers.shape() == shape);
 }

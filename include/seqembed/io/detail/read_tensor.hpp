@@ -95,9 +95,12 @@ inline void check_rank(const StoredTensor& stored, int rank) {
 }
 
 /// Calls visit(k, index) for each element of a Fortran-order (column-major) array, k running
-/// over the row-major (C) order and index the element's place in the stored bytes.
+/// over the row-major (C) order and index the element's place in the stored bytes. An array with
+/// an extent of 0 has no element, however large its other extents.
 template <typename Visit>
 void visit_fortran_order(const StoredTensor& stored, Visit&& visit) {
+    for (const auto extent : stored.shape)
+        if (extent == 0) return;
     // Element (i0, .., ik) lies at i0 + s0 * (i1 + s1 * (...)).
     const auto stored_rank = static_cast<int>(stored.shape.size());
     std::int64_t extent[4] = {1, 1, 1, 1};
