@@ -577,7 +577,7 @@ private:
     /// The sum of the partial sums, added pairwise in a fixed order: partial k + partial k + half
     /// for half = 32, 16, ..., 1. The halves of a vector or more are vector additions, the rest
     /// the vector layer's pairwise lane sum: the same additions on every ISA.
-    static Scalar add_partials(PartialVectors& sums) noexcept {
+    SEQEMBED_DETAIL_BLOCK static Scalar add_partials(PartialVectors& sums) noexcept {
         SEQEMBED_DETAIL_UNROLL_ALL
         for (int half = partial_vectors / 2; half >= 1; half /= 2) {
             SEQEMBED_DETAIL_UNROLL_ALL
@@ -647,6 +647,7 @@ private:
                 accumulate(k, first[k]);
             }
             for (Index j = partial_sums; j < whole; j += partial_sums) {
+                SEQEMBED_DETAIL_UNROLL_ALL
                 for (int k = 0; k < vectors; ++k) {
                     const Reg value = sums_of.vector(j + k * lanes);
                     if (scratch != nullptr) V::store(scratch + j + k * lanes, value);
@@ -689,6 +690,7 @@ private:
         PartialVectors sums;
         for (Reg& sum : sums) sum = V::set(Scalar(0));
         for (Index j = 0; j < whole; j += partial_sums) {
+            SEQEMBED_DETAIL_UNROLL_ALL
             for (int k = 0; k < partial_vectors; ++k) {
                 const Reg centred = V::sub(sums_of.vector(j + k * lanes), means);
                 Reg square = V::mul(centred, centred);
