@@ -604,6 +604,38 @@ TEST_CASE("clip_grad_norm scales all the gradients together, as torch.nn.utils.c
     CHECK_THROWS_AS(seqembed::clip_grad_norm(grads, -1.0), seqembed::value_error);
 }
 
+TEST_CASE("clip_grad_norm scales by a norm that is not finite, as torch.nn.utils.clip_grad_norm_", "[backward]") {
+    // PyTorch (error_if_nonfinite=False) multiplies by clamp(max_norm / (norm + 1e-6), max=1):
+    // 0 for an infinite norm, so that finite values become 0 (keeping their sign) and an
+    // infinite one NaN; NaN for a NaN norm.
+    const auto gradients_with = [](float special) {
+        seqembed::PipelineGradients<float> grads;
+        grads.token.table_rows = 10;
+        grads.token.d_model = 2;
+        grads.token.rows = {3, 7};
+        grads.token.values = RowMatrix<float>(2, 2);
+        grads.token.values << 3, special, -2, 4;
+        grads.gamma = Eigen::Matrix<float, 1, Eigen::Dynamic>::Constant(2, 6.0f);
+        grads.beta = Eigen::Matrix<float, 1, Eigen::Dynamic>::Zero(2);
+        return grads;
+    };
+    auto infinite = gradients_with(std::numeric_limits<float>::infinity());
+    CHECK(std::isinf(seqembed::clip_grad_norm(infinite, 1.0)));
+    CHECK(infinite.token.values(0, 0) == 0.0f);
+    CHECK_FALSE(std::signbit(infinite.token.values(0, 0)));
+    CHECK(std::isnan(infinite.token.values(0, 1)));
+    CHECK(infinite.token.values(1, 0) == 0.0f);
+    CHECK(std::signbit(infinite.token.values(1, 0)));
+    CHECK(infinite.gamma[0] == 0.0f);
+    CHECK(infinite.beta[1] == 0.0f);
+
+    auto not_a_number = gradients_with(std::numeric_limits<float>::quiet_NaN());
+    CHECK(std::isnan(seqembed::clip_grad_norm(not_a_number, 1.0)));
+    CHECK(not_a_number.token.values.array().isNaN().all());
+    CHECK(not_a_number.gamma.array().isNaN().all());
+    CHECK(not_a_number.beta.array().isNaN().all());
+}
+
 TEST_CASE("InputPipeline::backward gives the same bits for any thread count", "[backward]") {
     // Large enough for several workers (one per 256 Ki output elements).
     const Index vocab = 300, width = 64, batch_size = 16, seq = 512;

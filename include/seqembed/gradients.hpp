@@ -150,16 +150,17 @@ double squares_by_row(const Matrix& values) {
     return total;
 }
 
-/// clip_grad_norm's norm and scaling, given the sum of the token gradient's squares.
+/// clip_grad_norm's norm and scaling, given the sum of the token gradient's squares. A norm that
+/// is not finite scales too, as PyTorch's: by 0 when infinite (an infinite value becomes NaN), by
+/// NaN when NaN.
 template <typename Scalar>
 double clip_with_token_squares(PipelineGradients<Scalar>& gradients, double token_squares, double max_norm) {
     const double total =
         std::sqrt(token_squares + squares_by_row(gradients.positions.values) +
                   squares_by_row(gradients.token_types.values) + squares_by_row(gradients.gamma) +
                   squares_by_row(gradients.beta));
-    if (!std::isfinite(total)) return total;
     const double coefficient = max_norm / (total + 1e-6);
-    if (coefficient < 1.0) {
+    if (!(coefficient >= 1.0)) {  // torch.clamp(coefficient, max=1.0), which keeps a NaN
         const auto factor = static_cast<Scalar>(coefficient);
         gradients.token.values *= factor;
         gradients.positions.values *= factor;
@@ -188,8 +189,11 @@ inline void require_max_norm(double max_norm) {
 /// @tparam Scalar float or double.
 /// @param gradients the gradients to clip, in place.
 /// @param max_norm the largest norm allowed, finite and >= 0.
-/// @return the global norm before clipping (infinite or NaN when a value is, and then nothing is
-///         scaled).
+/// @return the global norm before clipping: infinite or NaN when a value is, and then, as with
+///         PyTorch's default error_if_nonfinite=False, every value is multiplied by max_norm /
+///         (norm + 1e-6) all the same: by 0 for an infinite norm (finite values become 0, an
+///         infinite one NaN), by NaN for a NaN norm. An optimizer step with check_finite then
+///         names the first NaN and writes nothing.
 /// @throws value_error for a negative, NaN or infinite max_norm.
 template <typename Scalar>
 double clip_grad_norm(PipelineGradients<Scalar>& gradients, double max_norm) {
