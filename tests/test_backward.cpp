@@ -791,6 +791,7 @@ TEST_CASE("backward_step gives backward and the lazy step's bits, and checks bef
         check_fused_step(setup, seqembed::optim::RowwiseAdagrad<double>("token", 11, 8), false);
         check_fused_step(setup, seqembed::optim::LazySgd<double>("token", 11, 8, {0.9, 0.0, 0.01, false, false}), false);
         check_fused_step(setup, seqembed::optim::SparseAdam<double>("token", 11, 8), true);
+        check_fused_step(setup, seqembed::optim::RowwiseAdagrad<double>("token", 11, 8), true);
     }
 }
 

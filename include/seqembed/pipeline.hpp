@@ -497,12 +497,13 @@ public:
             [&](const detail::ReadPlan& plan, const std::vector<detail::RowRead<Scalar>>& reads,
                 const detail::GradientRows<Scalar>& rows, const auto& run) {
                 // A NaN or infinity, or a sum that could round past the largest Scalar, or an
-                // optimizer that needs whole rows: the unfused step below, whose scan names a
-                // bad value before anything is written.
+                // optimizer without step_spans: the unfused step below, whose scan names a bad
+                // value before anything is written.
                 if constexpr (detail::takes_spans<LazyOptimizer>) {
                     if (!finite || fusable(reads, plan, rows)) {
                         token_optimizer.step_spans(table.weights, plan.rows, lr, [&](const auto& step_span) {
-                            const detail::SpanSink<Scalar, std::decay_t<decltype(step_span)>> sink(step_span);
+                            const detail::SpanSink<Scalar, std::decay_t<decltype(step_span)>> sink(
+                                step_span, detail::takes_whole_rows<LazyOptimizer>);
                             run(&sink);
                         });
                         fused = true;

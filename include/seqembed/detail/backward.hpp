@@ -121,11 +121,12 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
 }
 
 /// Where a fused optimizer step takes a table's gradient: span by span, as step_gathered_rows
-/// completes each listed row's columns [first, first + count).
+/// completes each listed row's columns [first, first + count), or whole rows only.
 template <typename Scalar>
 class RowSink {
 public:
-    RowSink() = default;
+    /// A sink that takes whole rows only (whole_rows) or spans of columns.
+    explicit RowSink(bool whole_rows) noexcept : m_whole_rows(whole_rows) {}
     RowSink(const RowSink&) = delete;
     RowSink& operator=(const RowSink&) = delete;
 
@@ -133,9 +134,14 @@ public:
     virtual void request(std::size_t k, Index first, Index count) const noexcept = 0;
     /// Takes the gradient of columns [first, first + count) of listed row k (count values).
     virtual void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept = 0;
+    /// Whether take() must be given whole rows (so the workers share the rows, not the columns).
+    bool whole_rows() const noexcept { return m_whole_rows; }
 
 protected:
     ~RowSink() = default;
+
+private:
+    bool m_whole_rows;
 };
 
 /// The RowSink of a lazy optimizer's step_span (SpanStep): take() steps the span, request()
@@ -143,7 +149,7 @@ protected:
 template <typename Scalar, typename StepSpan>
 class SpanSink final : public RowSink<Scalar> {
 public:
-    explicit SpanSink(const StepSpan& step) : m_step(step) {}
+    SpanSink(const StepSpan& step, bool whole_rows) : RowSink<Scalar>(whole_rows), m_step(step) {}
     void request(std::size_t k, Index first, Index count) const noexcept override { m_step.request(k, first, count); }
     void take(std::size_t k, Index first, Index count, const Scalar* values) const noexcept override {
         m_step(k, first, count, values);
@@ -163,6 +169,16 @@ struct TakesSpans<Optimizer, std::void_t<decltype(Optimizer::takes_spans)>>
     : std::bool_constant<Optimizer::takes_spans> {};
 template <typename Optimizer>
 inline constexpr bool takes_spans = TakesSpans<Optimizer>::value;
+
+/// Whether a lazy optimizer's step_spans takes whole rows only (marked by `static constexpr bool
+/// takes_whole_rows = true`), as a row-wise rule that needs a row's every value before it writes.
+template <typename Optimizer, typename = void>
+struct TakesWholeRows : std::false_type {};
+template <typename Optimizer>
+struct TakesWholeRows<Optimizer, std::void_t<decltype(Optimizer::takes_whole_rows)>>
+    : std::bool_constant<Optimizer::takes_whole_rows> {};
+template <typename Optimizer>
+inline constexpr bool takes_whole_rows = TakesWholeRows<Optimizer>::value;
 
 /// One table of a summing pass: its reads (in order of source row), their plan, and where the
 /// gradient goes: rows.size() x width values at `gradient`.
@@ -232,7 +248,8 @@ inline constexpr std::size_t gathered_rows_ahead = 4;
 /// plan.rows), each row's sum gathered from its reads in order of source row, in WideScalar:
 /// the sums sum_tables makes, bit for bit, without a sum per row kept across the pass. A lazy
 /// optimizer's step then walks its table and state in ascending row, as its unfused step does,
-/// instead of at random. The workers share the columns, as in sum_tables.
+/// instead of at random. The workers share the columns, as in sum_tables, or for a sink that
+/// takes whole rows, the listed rows (each value's sum is the same whoever makes it).
 template <typename Scalar, typename Parallel = OneThread>
 void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPlan& plan,
                         const GradientRows<Scalar>& rows, Index width, const RowSink<Scalar>& sink,
@@ -242,17 +259,15 @@ void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPla
     const std::vector<std::size_t>& start = plan.row_start;
     const std::vector<std::size_t>& by_row = plan.by_row;
     const ReadSummer<Scalar> summer(rows, width);
-    const Index shares = (width + columns_per_share - 1) / columns_per_share;
-    parallel(shares, [&](Index begin, Index end) {
-        const Index first = begin * columns_per_share;
-        const Index count = std::min(width, end * columns_per_share) - first;
+    // Listed rows [begin, end), columns [first, first + count) of each.
+    const auto gather = [&](std::size_t begin, std::size_t end, Index first, Index count) {
         if (count <= 0) return;
         std::vector<Scalar> values(static_cast<std::size_t>(count));
         std::vector<Scalar> span(static_cast<std::size_t>(count));
         std::vector<Wide> sum(static_cast<std::size_t>(count));
         constexpr auto line_values = static_cast<Index>(64 / sizeof(Scalar));
-        for (std::size_t k = 0; k < listed; ++k) {
-            if (k + gathered_rows_ahead < listed) {
+        for (std::size_t k = begin; k < end; ++k) {
+            if (k + gathered_rows_ahead < end) {
                 const std::size_t ahead = k + gathered_rows_ahead;
                 sink.request(ahead, first, count);
                 for (std::size_t at = start[ahead]; at < start[ahead + 1]; ++at) {
@@ -267,7 +282,18 @@ void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPla
             }
             sink.take(k, first, count, span.data());
         }
-    });
+    };
+    if (sink.whole_rows()) {
+        parallel(static_cast<Index>(listed), [&](Index begin, Index end) {
+            gather(static_cast<std::size_t>(begin), static_cast<std::size_t>(end), 0, width);
+        });
+    } else {
+        const Index shares = (width + columns_per_share - 1) / columns_per_share;
+        parallel(shares, [&](Index begin, Index end) {
+            const Index first = begin * columns_per_share;
+            gather(0, listed, first, std::min(width, end * columns_per_share) - first);
+        });
+    }
 }
 
 /// The row-sparse gradient of a table from its reads (in order of source row), by sum_tables.

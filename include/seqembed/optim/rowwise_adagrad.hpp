@@ -88,9 +88,8 @@ public:
     }
 
     /// @brief One step on rows[k] with the gradient gradient_row(k) (a pointer to cols values,
-    ///        read before the next call), for a backward that computes each row as the step
-    ///        takes it (InputPipeline::backward_step): the same arithmetic as step(), so the same
-    ///        bits. The gradient is not scanned for NaN or infinity: the caller has checked it.
+    ///        read before the next call): the same arithmetic as step(), so the same bits. The
+    ///        gradient is not scanned for NaN or infinity: the caller has checked it.
     /// @tparam GradientRow callable as gradient_row(std::size_t k) -> const Scalar*.
     /// @param weights the table, rows x cols.
     /// @param rows the rows to update, ascending without repeats.
@@ -100,6 +99,32 @@ public:
     template <typename GradientRow>
     void step_rows(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows,
                    const GradientRow& gradient_row, double lr) {
+        step_spans(weights, rows, lr, seqembed::detail::whole_rows(rows.size(), m_cols, gradient_row));
+    }
+
+    /// @brief Steps take the gradient through step_spans, whole rows only (a row's mean square
+    ///        comes before any of its writes): InputPipeline::backward_step fuses them into the
+    ///        backward's pass, its workers sharing the rows.
+    static constexpr bool takes_spans = true;
+    /// @brief Each span step_spans takes is a whole row.
+    static constexpr bool takes_whole_rows = true;
+
+    /// @brief One step on rows[k] whose gradient comes row by row, in any order, for a backward
+    ///        that completes each row as it goes (InputPipeline::backward_step, whose workers
+    ///        share the rows): the same arithmetic as step(), so the same bits. The gradient is
+    ///        not scanned for NaN or infinity: the caller has checked it.
+    /// @tparam Pass callable as pass(step_span), which must call step_span(k, 0, cols, g) once
+    ///         for every listed row (g: the cols values of rows[k]'s gradient), from any thread
+    ///         but never twice at once for one k, and may call step_span.request(k, 0, cols)
+    ///         ahead of it; it must not throw.
+    /// @param weights the table, rows x cols.
+    /// @param rows the rows to update, ascending without repeats.
+    /// @param lr the learning rate, finite and >= 0.
+    /// @param pass the pass that hands out the gradient.
+    /// @throws as step; nothing changes then.
+    template <typename Pass>
+    void step_spans(Eigen::Ref<RowMatrix<Scalar>> weights, const std::vector<std::int64_t>& rows, double lr,
+                    const Pass& pass) {
         seqembed::detail::require_learning_rate(m_table, lr);
         seqembed::detail::require_weights(m_table, m_rows, m_cols, weights);
         seqembed::detail::require_rows(m_table, m_rows, rows);
@@ -109,23 +134,24 @@ public:
         const auto eps = static_cast<Scalar>(m_options.eps);
         const auto decay = static_cast<Scalar>(m_options.weight_decay);
         const bool l2 = m_options.weight_decay_mode == WeightDecayMode::l2;
-        for (std::size_t k = 0; k < rows.size(); ++k) {
-            const auto r = static_cast<Index>(rows[k]);
-            const Scalar* g = gradient_row(k);
-            Scalar* w = weights.row(r).data();
-            if (k + seqembed::detail::rows_requested_ahead < rows.size()) {
-                const auto next = static_cast<Index>(rows[k + seqembed::detail::rows_requested_ahead]);
-                seqembed::detail::request_span_start(weights.row(next).data(), m_cols, true);
-            }
-            const Scalar sum_square = kernel.square_sum(w, g, m_cols, decay, l2);
-            const Scalar accumulator = m_accumulators[r] + sum_square / static_cast<Scalar>(m_cols);
-            m_accumulators[r] = accumulator;
-            const Scalar multiplier = rate / (std::sqrt(accumulator) + eps);
-            Scalar correction = 1;
-            if (l2) correction = Scalar(1) - multiplier * decay;
-            if (m_options.weight_decay_mode == WeightDecayMode::decoupled) correction = Scalar(1) - rate * decay;
-            kernel.scale_and_subtract(w, g, m_cols, correction, multiplier);
-        }
+        const bool decoupled = m_options.weight_decay_mode == WeightDecayMode::decoupled;
+        const seqembed::detail::SpanStep step_span(
+            [&](std::size_t k, Index, Index) {
+                seqembed::detail::request_span_start(weights.row(static_cast<Index>(rows[k])).data(), m_cols, true);
+            },
+            [&](std::size_t k, Index, Index, const Scalar* g) {
+                const auto r = static_cast<Index>(rows[k]);
+                Scalar* w = weights.row(r).data();
+                const Scalar sum_square = kernel.square_sum(w, g, m_cols, decay, l2);
+                const Scalar accumulator = m_accumulators[r] + sum_square / static_cast<Scalar>(m_cols);
+                m_accumulators[r] = accumulator;
+                const Scalar multiplier = rate / (std::sqrt(accumulator) + eps);
+                Scalar correction = 1;
+                if (l2) correction = Scalar(1) - multiplier * decay;
+                if (decoupled) correction = Scalar(1) - rate * decay;
+                kernel.scale_and_subtract(w, g, m_cols, correction, multiplier);
+            });
+        pass(step_span);
         ++m_steps;
     }
 
