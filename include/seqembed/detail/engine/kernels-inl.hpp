@@ -389,31 +389,49 @@ struct RowKernel {
     }
 
 private:
-    /// LayerNorm rows that fit the scratch rows: the moments of row k + 1 are found before row k
-    /// is written, so that the end of one row's reductions (dependent additions, the square root
-    /// and the division) overlaps the other's output pass instead of stalling it. Rows are still
-    /// written in order.
+    /// Whether evaluation finds LayerNorm's next row's moments between the stores of the row it
+    /// writes: for tables of Scalar. Measured (docs/performance.md), it is faster for float
+    /// tables, and slower for bfloat16 tables and in training, where the dropout draw's
+    /// registers and the moments' do not fit together.
+    static constexpr bool moments_between_stores = std::is_same_v<Storage, Scalar>;
+
+    /// LayerNorm rows that fit the scratch rows, written in order. The moments of row k + 1 are
+    /// found before row k is written, so that the end of one row's reductions (dependent
+    /// additions, the square root and the division) overlaps the other's output pass instead of
+    /// stalling it; in evaluation with moments_between_stores, as row k is written, a group of
+    /// 64 values per 64 values written (MomentsSteps), so that the next row's reads run between
+    /// this row's stores instead of apart from them. The moments are the same bits either way.
     static void write_normalized(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                                  const RowSources<Scalar, Storage>* rows, Index count,
                                  const Storage* const* ahead) noexcept {
         alignas(64) Scalar scratch[2][scratch_values];
         Moments moments[2] = {};
         const auto find = [&](Index k) {
-            if (rows[k].embedding == nullptr) return;
             moments[k % 2] = with_sources(job, rows[k], [&](const auto& sums) {
                 return find_moments(sums, job.width, job.epsilon, scratch[k % 2]);
             });
         };
-        if (count > 0) find(0);
+        if (count > 0 && rows[0].embedding != nullptr) find(0);
         for (Index k = 0; k < count; ++k) {
-            if (k + 1 < count) find(k + 1);
             const RowSources<Scalar, Storage>& row = rows[k];
             const Storage* next = ahead == nullptr ? nullptr : ahead[k];
+            const bool next_found = k + 1 < count && rows[k + 1].embedding != nullptr;
             if (row.embedding == nullptr) {
                 write_zeros(job, carry, row.out);
+                if (next_found) find(k + 1);
                 continue;
             }
             const Normalized<KeptSums> values(job, KeptSums{scratch[k % 2]}, moments[k % 2]);
+            if constexpr (moments_between_stores) {
+                if (next_found && !job.dropping) {
+                    MomentsSteps<SourceSums<any_count>> steps(SourceSums<any_count>(job, rows[k + 1]), job.width,
+                                                              job.epsilon, scratch[(k + 1) % 2]);
+                    write_row<false>(job, carry, row, next, values, &steps);
+                    moments[(k + 1) % 2] = steps.finish();
+                    continue;
+                }
+            }
+            if (next_found) find(k + 1);
             dispatch_dropping(job, carry, row, next, values);
         }
     }
@@ -432,14 +450,20 @@ private:
         }
     }
 
+    /// Nothing to do alongside a row's stores.
+    struct NothingAlongside {
+        void step() noexcept {}
+    };
+
     template <typename Values>
     static void dispatch_dropping(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                                   const RowSources<Scalar, Storage>& row, const Storage* ahead,
                                   const Values& values) noexcept {
+        NothingAlongside* const nothing = nullptr;
         if (job.dropping) {
-            write_row<true>(job, carry, row, ahead, values);
+            write_row<true>(job, carry, row, ahead, values, nothing);
         } else {
-            write_row<false>(job, carry, row, ahead, values);
+            write_row<false>(job, carry, row, ahead, values, nothing);
         }
     }
 
@@ -604,82 +628,115 @@ private:
     /// quarter of mean(d^2) (the shift within about half a standard deviation of the mean: nearly
     /// every row). Otherwise, and for rows narrower than 64, a second pass sums the squares of
     /// the values centred on the mean. With a scratch row (width values), the first pass keeps
-    /// the sums there and the second reads them instead of the sources.
+    /// the sums there and the second reads them instead of the sources. The first pass goes a
+    /// group of 64 values a step (step()), so that write_normalized can take the next row's
+    /// steps between the stores of the row it writes; finish() takes the steps left and the rest.
     template <typename Sums>
-    static Moments find_moments(const Sums& row_sums, Index width, Scalar epsilon, Scalar* scratch) noexcept {
-        const Sums sums_of = row_sums;  // a local copy, which the scratch stores cannot alias
-        constexpr int vectors = partial_vectors;
-        const Index whole = width / partial_sums * partial_sums;
-        const auto count = static_cast<Scalar>(width);
-        Scalar mean = Scalar(0);
-        Scalar variance = Scalar(0);
-        bool centred = whole == 0;
-        if (centred) {
-            PartialVectors sums;
-            for (Reg& sum : sums) sum = V::set(Scalar(0));
-            add_tail(sums, whole, width, [&](Index j) {
-                const Scalar value = sums_of.scalar(j);
-                if (scratch != nullptr) scratch[j] = value;
-                return value;
-            });
-            mean = add_partials(sums) / count;
-        } else {
+    struct MomentsSteps {
+        SEQEMBED_DETAIL_BLOCK MomentsSteps(const Sums& row_sums, Index row_width, Scalar row_epsilon,
+                                           Scalar* row_scratch) noexcept
+            : sums_of(row_sums), width(row_width), whole(row_width / partial_sums * partial_sums),
+              epsilon(row_epsilon), scratch(row_scratch), next(whole), shifts(V::set(Scalar(0))) {
+            if (whole == 0) return;  // the centred pass alone, in finish
             PartialVectors first;
-            PartialVectors sums;
-            for (int k = 0; k < vectors; ++k) {
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (int k = 0; k < partial_vectors; ++k) {
                 first[k] = sums_of.vector(k * lanes);
                 if (scratch != nullptr) V::store(scratch + k * lanes, first[k]);
                 sums[k] = first[k];
             }
-            const Scalar shift = add_partials(sums) / static_cast<Scalar>(partial_sums);
-            const Reg shifts = V::set(shift);
-            PartialVectors squares;
-            const auto accumulate = [&](int k, Reg value) {
-                const Reg offset = V::sub(value, shifts);
-                Reg square = V::mul(offset, offset);
-                V::keep_rounded(square);
-                sums[k] = V::add(sums[k], offset);
-                squares[k] = V::add(squares[k], square);
-            };
-            for (int k = 0; k < vectors; ++k) {
+            shift = add_partials(sums) / static_cast<Scalar>(partial_sums);
+            shifts = V::set(shift);
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (int k = 0; k < partial_vectors; ++k) {
                 sums[k] = V::set(Scalar(0));
                 squares[k] = V::set(Scalar(0));
                 accumulate(k, first[k]);
             }
-            for (Index j = partial_sums; j < whole; j += partial_sums) {
-                SEQEMBED_DETAIL_UNROLL_ALL
-                for (int k = 0; k < vectors; ++k) {
-                    const Reg value = sums_of.vector(j + k * lanes);
-                    if (scratch != nullptr) V::store(scratch + j + k * lanes, value);
-                    accumulate(k, value);
-                }
+            next = partial_sums;
+        }
+
+        /// Adds the next 64 values of the first pass, when some are left.
+        SEQEMBED_DETAIL_BLOCK void step() noexcept {
+            if (next >= whole) return;
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (int k = 0; k < partial_vectors; ++k) {
+                const Reg value = sums_of.vector(next + k * lanes);
+                if (scratch != nullptr) V::store(scratch + next + k * lanes, value);
+                accumulate(k, value);
             }
-            Scalar tail_offsets[partial_sums];
-            add_tail(sums, whole, width, [&](Index j) {
-                const Scalar value = sums_of.scalar(j);
-                if (scratch != nullptr) scratch[j] = value;
-                return tail_offsets[j - whole] = value - shift;
-            });
-            add_tail(squares, whole, width, [&](Index j) {
-                const Scalar offset = tail_offsets[j - whole];
-                Scalar square = offset * offset;
-                keep_rounded(square);
-                return square;
-            });
-            const Scalar mean_offset = add_partials(sums) / count;
-            const Scalar mean_square = add_partials(squares) / count;
-            Scalar offset_square = mean_offset * mean_offset;
-            keep_rounded(offset_square);
-            mean = shift + mean_offset;
-            variance = mean_square - offset_square;
-            // Written so that a NaN takes the second pass too.
-            centred = !(offset_square * Scalar(4) <= mean_square);
+            next += partial_sums;
         }
-        if (centred) {
-            variance = scratch != nullptr ? centred_variance(KeptSums{scratch}, width, mean)
-                                          : centred_variance(sums_of, width, mean);
+
+        /// The moments, the first pass's steps left taken first.
+        SEQEMBED_DETAIL_BLOCK Moments finish() noexcept {
+            while (next < whole) step();
+            const auto count = static_cast<Scalar>(width);
+            Scalar mean = Scalar(0);
+            Scalar variance = Scalar(0);
+            bool centred = whole == 0;
+            if (centred) {
+                for (Reg& sum : sums) sum = V::set(Scalar(0));
+                add_tail(sums, whole, width, [&](Index j) {
+                    const Scalar value = sums_of.scalar(j);
+                    if (scratch != nullptr) scratch[j] = value;
+                    return value;
+                });
+                mean = add_partials(sums) / count;
+            } else {
+                Scalar tail_offsets[partial_sums];
+                add_tail(sums, whole, width, [&](Index j) {
+                    const Scalar value = sums_of.scalar(j);
+                    if (scratch != nullptr) scratch[j] = value;
+                    return tail_offsets[j - whole] = value - shift;
+                });
+                add_tail(squares, whole, width, [&](Index j) {
+                    const Scalar offset = tail_offsets[j - whole];
+                    Scalar square = offset * offset;
+                    keep_rounded(square);
+                    return square;
+                });
+                const Scalar mean_offset = add_partials(sums) / count;
+                const Scalar mean_square = add_partials(squares) / count;
+                Scalar offset_square = mean_offset * mean_offset;
+                keep_rounded(offset_square);
+                mean = shift + mean_offset;
+                variance = mean_square - offset_square;
+                // Written so that a NaN takes the second pass too.
+                centred = !(offset_square * Scalar(4) <= mean_square);
+            }
+            if (centred) {
+                variance = scratch != nullptr ? centred_variance(KeptSums{scratch}, width, mean)
+                                              : centred_variance(sums_of, width, mean);
+            }
+            return {mean, Scalar(1) / std::sqrt(variance + epsilon)};
         }
-        return {mean, Scalar(1) / std::sqrt(variance + epsilon)};
+
+        SEQEMBED_DETAIL_BLOCK void accumulate(int k, Reg value) noexcept {
+            const Reg offset = V::sub(value, shifts);
+            Reg square = V::mul(offset, offset);
+            V::keep_rounded(square);
+            sums[k] = V::add(sums[k], offset);
+            squares[k] = V::add(squares[k], square);
+        }
+
+        const Sums sums_of;  // a copy, which the scratch stores cannot alias
+        Index width;
+        Index whole;  // values in whole groups of 64
+        Scalar epsilon;
+        Scalar* scratch;
+        Index next;  // the first value of the next step
+        Scalar shift = Scalar(0);
+        Reg shifts;
+        PartialVectors sums;
+        PartialVectors squares;
+    };
+
+    /// The moments of a row's sums, in one go (MomentsSteps).
+    template <typename Sums>
+    static Moments find_moments(const Sums& row_sums, Index width, Scalar epsilon, Scalar* scratch) noexcept {
+        MomentsSteps<Sums> steps(row_sums, width, epsilon, scratch);
+        return steps.finish();
     }
 
     /// The mean of the squares of a row's sums centred on `mean`, summed as find_moments sums.
@@ -715,10 +772,12 @@ private:
 
     /// One row. Streaming or cached stores are a test per vector, not a template flag: the test
     /// costs nothing measurable beside a store, and halves the kernel's instantiations.
-    template <bool Dropping, typename Values>
+    /// `alongside`, when given, takes a step() per partial_vectors vectors of the row's body
+    /// written (LayerNorm's next row: write_normalized).
+    template <bool Dropping, typename Values, typename Alongside>
     static void write_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                           const RowSources<Scalar, Storage>& row, const Storage* ahead,
-                          const Values& row_values) noexcept {
+                          const Values& row_values, Alongside* alongside) noexcept {
         const Index width = job.width;
         const bool streaming = job.streaming;
         Scalar* const out = row.out;
@@ -764,6 +823,9 @@ private:
                 V::store(out + j, value);
             }
             j += lanes;
+            if constexpr (!std::is_same_v<Alongside, NothingAlongside>) {
+                if (vector % partial_vectors == 0) alongside->step();
+            }
             ++vector;
         };
         if constexpr (Dropping) {
