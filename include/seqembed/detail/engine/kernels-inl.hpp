@@ -395,6 +395,13 @@ private:
     /// registers and the moments' do not fit together.
     static constexpr bool moments_between_stores = std::is_same_v<Storage, Scalar>;
 
+    /// Whether training draws the mask's next spans a step per vector written (DrawingAhead)
+    /// rather than whole when the stream runs short: over tables of 4 bytes or more, whose loop
+    /// waits on memory long enough to hide the draw's rounds. Over bfloat16 tables (half the
+    /// bytes to read, and the widening's work) the whole draw measured faster, with AVX2 and
+    /// AVX-512 alike (docs/performance.md).
+    static constexpr bool draws_ahead = sizeof(Storage) >= sizeof(float);
+
     /// LayerNorm rows that fit the scratch rows, written in order. The moments of row k + 1 are
     /// found before row k is written, so that the end of one row's reductions (dependent
     /// additions, the square root and the division) overlaps the other's output pass instead of
@@ -835,30 +842,42 @@ private:
             constexpr Index per_read = 64 / lanes;
             std::uint64_t bit = mask.position();
             const std::uint64_t* words = mask.words();
+            // Without draws_ahead, a refill draws its spans whole (DrawingAhead::finish of a draw
+            // not begun).
             DrawAhead& drawing = carry.mask.ahead;
-            DrawRegisters draw = DrawingAhead::load(drawing, job.key);
+            DrawRegisters draw{};
+            const auto load = [&] {
+                if constexpr (draws_ahead) draw = DrawingAhead::load(drawing, job.key);
+            };
+            const auto save = [&] {
+                if constexpr (draws_ahead) DrawingAhead::save(draw, drawing);
+            };
+            const auto step = [&] {
+                if constexpr (draws_ahead) DrawingAhead::step(draw, drawing, job.key);
+            };
+            load();
             for (; j + per_read * lanes <= width; bit += 64) {
                 if (bit + 64 > KeptStream::size) {
-                    DrawingAhead::save(draw, drawing);
+                    save();
                     bit = mask.move_to(bit);
-                    draw = DrawingAhead::load(drawing, job.key);
+                    load();
                 }
                 std::uint64_t kept = MaskCursor::bits_at(words, bit);
                 for (Index k = 0; k < per_read; ++k, kept >>= lanes % 64) {
-                    DrawingAhead::step(draw, drawing, job.key);
+                    step();
                     write_vector(kept);
                 }
             }
             for (; j + lanes <= width; bit += lanes) {
                 if (bit + 64 > KeptStream::size) {
-                    DrawingAhead::save(draw, drawing);
+                    save();
                     bit = mask.move_to(bit);
-                    draw = DrawingAhead::load(drawing, job.key);
+                    load();
                 }
-                DrawingAhead::step(draw, drawing, job.key);
+                step();
                 write_vector(MaskCursor::bits_at(words, bit));
             }
-            DrawingAhead::save(draw, drawing);
+            save();
             mask.move_to(bit);
         } else {
             while (j + lanes <= width) write_vector(0);
