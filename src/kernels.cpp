@@ -2,15 +2,15 @@
 // Translation units that link the target (SEQEMBED_COMPILED_KERNELS=1) see only the
 // declarations of detail/engine/kernels.hpp's linked_kernels namespace and call the functions
 // defined here and in kernels_rotary.cpp, which hand out the header's own (inline_kernels) entry
-// points. This file: the dropout draw, the exact sin/cos, the row kernel, the backward's loops and
+// points. This file: the dropout mask, the exact sin/cos, the row kernel, the backward's loops and
 // the optimizers' row steps.
 #define SEQEMBED_DETAIL_BUILDING_KERNELS 1
 #include <seqembed/detail/engine/kernels.hpp>
 
 namespace seqembed::detail::linked_kernels {
 
-void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) {
-    inline_kernels::draw_spans(key, first, count, out);
+void draw_mask(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out) {
+    inline_kernels::draw_mask(key, first, count, out);
 }
 
 void exact_sin_cos(double position, const double* high, const double* middle, const double* low, double* sines,

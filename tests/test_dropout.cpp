@@ -1,11 +1,10 @@
 // Dropout: identity in evaluation and at p = 0, the statistics and exact values of training,
 // determinism in (seed, call, element), mask(), every ISA's mask kernel, the row kernel's walk
 // through the mask, chunking independence, the call counter, copies (which share it), in-place
-// forwards and concurrent forwards. (Philox's known-answer vectors are in
-// test_philox.cpp.)
+// forwards and concurrent forwards. (ARS's known-answer vectors are in test_ars.cpp.)
 #include <seqembed/detail/engine/kernels.hpp>
 #include <seqembed/detail/engine/row_pass.hpp>
-#include <seqembed/detail/random/philox.hpp>
+#include <seqembed/detail/random/ars.hpp>
 #include <seqembed/detail/stage_access.hpp>
 #include <seqembed/dropout.hpp>
 #include <seqembed/isa.hpp>
@@ -14,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <thread>
@@ -56,25 +56,27 @@ RowMatrix<Scalar> special_input() {
     return x;
 }
 
-/// x with row r taken from mask element starts[r] on: each element times keep where the scalar
-/// backend's draw_spans keeps its element, else 0 (the reference of the row-kernel tests).
+/// What the documentation says, one element at a time and nothing shared with the library but
+/// ARS (whose known answers test_ars.cpp checks): element e of call `call` is kept when 16-bit
+/// lane e % 8 of the ARS-5 block at counter (e / 8, call) under the key (seed, 0) is at least
+/// the threshold.
+bool documented_keeps(std::uint64_t seed, std::uint64_t call, std::uint64_t element, std::uint32_t threshold) {
+    const seqembed::detail::ArsBlock block = seqembed::detail::ars({element / 8, call}, {seed, 0}, 5);
+    const std::uint64_t lane = element % 8;
+    const auto draw = static_cast<std::uint32_t>((block[lane / 4] >> (16 * (lane % 4))) & 0xFFFFu);
+    return draw >= threshold;
+}
+
+/// x with row r taken from mask element starts[r] on: each element times keep where the
+/// documentation keeps its element, else 0 (the reference of the row-kernel tests).
 template <typename Scalar>
-RowMatrix<Scalar> dropped_by_scalar_draw(const RowMatrix<Scalar>& x, const std::vector<std::uint64_t>& starts,
-                                         const seqembed::detail::DropoutKey& key, Scalar keep) {
-    using seqembed::detail::span_elements;
+RowMatrix<Scalar> dropped_as_documented(const RowMatrix<Scalar>& x, const std::vector<std::uint64_t>& starts,
+                                        const seqembed::detail::DropoutKey& key, Scalar keep) {
     RowMatrix<Scalar> expected(x.rows(), x.cols());
-    seqembed::detail::SpanBits span{};
-    std::uint64_t drawn = ~std::uint64_t{0};  // the span held in `span`
     for (Index r = 0; r < x.rows(); ++r)
         for (Index j = 0; j < x.cols(); ++j) {
             const std::uint64_t e = starts[static_cast<std::size_t>(r)] + static_cast<std::uint64_t>(j);
-            if (e / span_elements != drawn) {
-                drawn = e / span_elements;
-                seqembed::detail::scalar_isa::draw_spans(key, drawn, 1, &span);
-            }
-            const std::uint64_t bit = e % span_elements;
-            const bool kept = ((span.words[bit / 64] >> (bit % 64)) & 1u) != 0;
-            expected(r, j) = kept ? x(r, j) * keep : Scalar(0);
+            expected(r, j) = documented_keeps(key.seed, key.call, e, key.threshold) ? x(r, j) * keep : Scalar(0);
         }
     return expected;
 }
@@ -212,170 +214,136 @@ TEST_CASE("Dropout honours p to 1/65536: p = 0.9 keeps about 10 %", "[dropout]")
 
 namespace {
 
-/// Byte n (0..15, low byte of word 0 first) of a Philox block.
-std::uint32_t block_byte(const seqembed::detail::PhiloxBlock& block, int n) {
-    return (block[static_cast<std::size_t>(n / 4)] >> (8 * (n % 4))) & 0xFFu;
-}
-
-/// What the documentation says, one element at a time and nothing shared with the library but
-/// Philox (whose known answers test_philox.cpp checks). Element 240 s + 16 r + i reads as its
-/// coarse byte byte r / 4 of word r % 4 of block 16 s + i; a tie with the threshold's high byte
-/// reads the fine byte of the block's n-th tie: byte 3 of word 3 of the block for the first,
-/// byte n - 1 of block 2^63 + 16 s + i for the others. Kept when coarse * 256 + fine >=
-/// threshold. `further` counts the elements that needed the second block.
-bool documented_keeps(std::uint64_t seed, std::uint64_t call, std::uint64_t element,
-                      std::uint32_t threshold, int& further) {
-    using seqembed::detail::philox_block;
-    const std::uint64_t span = element / 240;
-    const int r = static_cast<int>(element % 240) / 16;
-    const std::uint64_t block = 16 * span + element % 16;
-    const seqembed::detail::PhiloxBlock bits = philox_block(seed, call, block);
-    const auto coarse_of = [&](int run) { return block_byte(bits, 4 * (run % 4) + run / 4); };
-    const std::uint32_t coarse = coarse_of(r);
-    const std::uint32_t high = threshold >> 8;
-    if (coarse != high) return coarse > high;
-    int earlier_ties = 0;
-    for (int run = 0; run < r; ++run) earlier_ties += coarse_of(run) == high ? 1 : 0;
-    std::uint32_t fine = block_byte(bits, 15);
-    if (earlier_ties > 0) {
-        ++further;
-        fine = block_byte(philox_block(seed, call, (std::uint64_t{1} << 63) | block), earlier_ties - 1);
+/// Each of `draws`, the ways `Words` (an ISA's MaskWords) draws, against the documentation on
+/// this CPU: words from `first` on, for thresholds 0 (everything kept), 1, p = 0.1, 0.5, 65535
+/// and 65536 (nothing kept); a way the CPU cannot run is reported by name.
+template <typename Words>
+void check_mask_words(const char* isa, std::initializer_list<seqembed::detail::MaskDraw> draws) {
+    using seqembed::detail::DropoutKey;
+    using seqembed::detail::MaskDraw;
+    for (const MaskDraw draw : draws) {
+        if (!Words::runs(draw)) {
+            WARN(isa << "'s " << seqembed::detail::mask_draw_name(draw) << " draw cannot run here: not tested");
+            continue;
+        }
+        for (const std::uint32_t threshold : {0u, 1u, 6554u, 32768u, 65535u, 65536u})
+            for (const std::uint64_t first : {std::uint64_t{0}, (std::uint64_t{1} << 29) - 7, (std::uint64_t{1} << 58) - 9}) {
+                const DropoutKey key{0x0123456789ABCDEFull + first, 0xFEDCBA9876543210ull - threshold, threshold};
+                const Words words(key, draw);
+                for (std::uint64_t w = first; w < first + 9; ++w) {
+                    std::uint64_t expected = 0;
+                    for (std::uint64_t i = 0; i < 64; ++i)
+                        if (documented_keeps(key.seed, key.call, 64 * w + i, threshold)) expected |= std::uint64_t{1} << i;
+                    if (words.word(w) != expected) {
+                        CAPTURE(isa, seqembed::detail::mask_draw_name(draw), threshold, w);
+                        REQUIRE(words.word(w) == expected);
+                    }
+                }
+            }
     }
-    return coarse * 256 + fine >= threshold;
 }
-
 
 }  // namespace
 
-TEST_CASE("Dropout's mask is the documented function of Philox4x32-10's bytes", "[dropout]") {
-    // Thresholds with and without a low byte, the extremes, and p = 0.1 (6554 = 25 * 256 + 154).
-    const std::vector<double> ps{0.1, 0.3, 0.5, 0.9, 1.0 / 65536, 100.5 / 65536, 0.99999};
+TEST_CASE("Dropout's mask is the documented function of ARS-5's bits", "[dropout]") {
+    // The extremes: 1/65536 (threshold 1), 0.99999 (65535: one draw in 65536 kept) and
+    // 0.9999999 (65536: nothing kept).
+    const std::vector<double> ps{0.1, 0.3, 0.5, 0.9, 1.0 / 65536, 0.99999, 0.9999999};
     const std::vector<std::pair<std::uint64_t, std::uint64_t>> keys{
         {0, 0}, {42, 7}, {0xDEADBEEFCAFEull, (std::uint64_t{1} << 40) + 3}};
     const Index rows = 61;
-    const Index cols = 97;  // rows straddle spans
-    int ties = 0;
-    int further = 0;
+    const Index cols = 97;  // rows straddle words
     for (const double p : ps)
         for (const auto& [seed, call] : keys) {
             const Dropout dropout(p, seed);
             const MaskMatrix mask = dropout.mask(call, rows, cols);
+            Index kept = 0;
             for (Index e = 0; e < mask.size(); ++e) {
-                const auto element = static_cast<std::uint64_t>(e);
-                const std::uint64_t block = 16 * (element / 240) + element % 16;
-                const int r = static_cast<int>(element % 240) / 16;
-                const std::uint32_t coarse =
-                    block_byte(seqembed::detail::philox_block(seed, call, block), 4 * (r % 4) + r / 4);
-                ties += coarse == dropout.threshold() >> 8 ? 1 : 0;
-                const bool expected = documented_keeps(seed, call, element, dropout.threshold(), further);
+                const bool expected = documented_keeps(seed, call, static_cast<std::uint64_t>(e), dropout.threshold());
+                kept += mask.data()[e];
                 if ((mask.data()[e] == 1) != expected) {
                     CAPTURE(p, seed, call, e);
                     REQUIRE((mask.data()[e] == 1) == expected);
                 }
             }
+            if (p > 0.999999) CHECK(kept == 0);
         }
-    // Both kinds of tie occurred: about one element in 256, and blocks that tie twice.
-    CHECK(ties > 300);
-    CHECK(further > 0);
+    CHECK(Dropout(0.9999999, 1).threshold() == 65536u);
 }
 
-TEST_CASE("Every ISA's draw_spans gives the scalar kernel's bits, which are the documented ones",
-          "[dropout][isa]") {
-    // draw_spans is the mask's one primitive; each ISA has its copy. 0.1 and 0.3: thresholds
-    // with a low byte (ties, and blocks that tie twice); 1/65536: threshold 1, whose tie byte is
-    // 0; 100.5/65536: a tie byte of 0 with a fine byte above 1; 0.99999: coarse_keep 256 (nothing
-    // kept without a tie); 0.25 and 0.5: no ties. 200 spans from 0 and from 2^28 - 5 (whose blocks
-    // cross 2^32), drawn by each ISA 1, 2, 3, 7 or 8 at a time (the row kernel draws 8, then 7
-    // after the span it keeps; odd counts leave a span out of the pairs drawn together).
-    using seqembed::detail::DropoutKey;
-    using seqembed::detail::DrawThreshold;
-    using seqembed::detail::SpanBits;
-    using seqembed::detail::span_elements;
-    constexpr int count = 200;
-    int spans_with_double_ties = 0;
-    for (const double p : {0.1, 0.3, 0.25, 0.5, 1.0 / 65536, 100.5 / 65536, 0.99999})
-        for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 5}) {
-            CAPTURE(p, first_span);
-            const Dropout dropout(p, 77);
-            const DropoutKey key{dropout.seed(), 3, DrawThreshold::of(dropout.threshold())};
-            std::vector<SpanBits> scalar(count);
-            seqembed::detail::scalar_isa::draw_spans(key, first_span, count, scalar.data());
-            // The scalar kernel against the documentation, element by element.
-            for (int k = 0; k < count; ++k) {
-                int further = 0;
-                for (std::uint64_t j = 0; j < 256; ++j) {
-                    const bool kept = ((scalar[static_cast<std::size_t>(k)].words[j / 64] >> (j % 64)) & 1u) != 0;
-                    const std::uint64_t element = (first_span + static_cast<std::uint64_t>(k)) * span_elements + j;
-                    const bool expected =
-                        j < span_elements && documented_keeps(key.seed, key.call, element, dropout.threshold(), further);
-                    if (kept != expected) {
-                        CAPTURE(k, j);
-                        REQUIRE(kept == expected);
-                    }
-                }
-                spans_with_double_ties += further > 0 ? 1 : 0;
+TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documented ones", "[dropout][isa]") {
+    // The software round, AES-NI or Arm's AES a block at a time, and VAES four blocks a vector;
+    // words from 0, across block 2^32 (word 2^29) and at the top of the element range.
+    using seqembed::detail::MaskDraw;
+    check_mask_words<seqembed::detail::scalar_isa::MaskWords>("scalar", {MaskDraw::software});
+#if SEQEMBED_DETAIL_X86_KERNELS
+    if (seqembed::isa_supported(seqembed::Isa::avx2)) {
+        check_mask_words<seqembed::detail::avx2_isa::MaskWords>("avx2", {MaskDraw::software, MaskDraw::aes128});
+    } else {
+        WARN("this CPU cannot run avx2: its mask words not tested");
+    }
+    if (seqembed::isa_supported(seqembed::Isa::avx512)) {
+        check_mask_words<seqembed::detail::avx512_isa::MaskWords>(
+            "avx512", {MaskDraw::software, MaskDraw::aes128, MaskDraw::aes512});
+    } else {
+        WARN("this CPU cannot run avx512: its mask words not tested");
+    }
+#endif
+#if SEQEMBED_DETAIL_NEON_KERNELS
+    check_mask_words<seqembed::detail::neon_isa::MaskWords>("neon", {MaskDraw::software, MaskDraw::aes128});
+#endif
+    // And the entry point of the ISA in force, several words at a time.
+    const seqembed::detail::DropoutKey key{5, 9, 6554};
+    for_each_isa([&](seqembed::Isa) {
+        std::vector<std::uint64_t> words(37);
+        seqembed::detail::draw_mask(key, 1000, static_cast<Index>(words.size()), words.data());
+        for (std::size_t k = 0; k < words.size(); ++k)
+            for (std::uint64_t i = 0; i < 64; ++i) {
+                const bool kept = ((words[k] >> i) & 1u) != 0;
+                REQUIRE(kept == documented_keeps(5, 9, 64 * (1000 + k) + i, 6554));
             }
-            for_each_isa([&](seqembed::Isa) {
-                for (const int at_a_time : {1, 2, 3, 7, 8}) {
-                    CAPTURE(at_a_time);
-                    std::vector<SpanBits> drawn(count);
-                    for (int k = 0; k < count; k += at_a_time)
-                        seqembed::detail::draw_spans(key, first_span + static_cast<std::uint64_t>(k),
-                                                     std::min(at_a_time, count - k), drawn.data() + k);
-                    for (int k = 0; k < count; ++k)
-                        for (int w = 0; w < 4; ++w)
-                            if (drawn[static_cast<std::size_t>(k)].words[w] != scalar[static_cast<std::size_t>(k)].words[w]) {
-                                CAPTURE(k, w);
-                                REQUIRE(drawn[static_cast<std::size_t>(k)].words[w] ==
-                                        scalar[static_cast<std::size_t>(k)].words[w]);
-                            }
-                }
-            });
-        }
-    CHECK(spans_with_double_ties > 0);
+    });
 }
 
 TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however rows move through the mask",
                    "[dropout][isa]", float, double) {
-    // The row kernel draws the mask a window of spans at a time, moves the window on as the rows
-    // go forward (keeping its last span) and draws again when a row starts elsewhere: rows
-    // skip spans (padded rows, another worker's rows), go back to earlier ones or start in the
-    // middle of a span (Dropout::apply at any element). Rows of 1 to 2000 elements (wider than
-    // the window), end to end in one pass so that vectors straddle rows, from an output 0 to 3
-    // values off alignment; thresholds with and without ties and coarse_keep 256; spans from 0
-    // and from 2^28 - 3 (blocks across 2^32); every ISA. Each element must be its input times
-    // keep_scale where scalar_isa::draw_spans keeps it, else 0, and nothing past the rows written.
+    // The row kernel reads the mask 64 bits at a time from any element, keeping the last two
+    // words it drew for the rows after: rows skip words (padded rows, another worker's rows), go
+    // back to earlier ones or start in the middle of a word (Dropout::apply at any element). Rows
+    // of 1 to 2000 elements, end to end in one pass so that vectors straddle rows, from an output
+    // 0 to 3 values off alignment; thresholds 1 to 65536; words from 0 and across block 2^32;
+    // every ISA. Each element must be its input times keep_scale where the documentation keeps
+    // it, else 0, and nothing past the rows written.
     using seqembed::detail::DropoutKey;
-    using seqembed::detail::DrawThreshold;
-    using seqembed::detail::span_elements;
     constexpr Index rows = 12;
-    for (const double p : {0.1, 0.3, 0.25, 1.0 / 65536, 0.99999})
-        for (const std::uint64_t first_span : {std::uint64_t{0}, (std::uint64_t{1} << 28) - 3})
+    constexpr std::uint64_t jump = 240;  // not a multiple of 64: jumps land at many offsets in a word
+    for (const double p : {0.1, 0.3, 0.25, 1.0 / 65536, 0.99999, 0.9999999})
+        for (const std::uint64_t first_word : {std::uint64_t{0}, (std::uint64_t{1} << 29) - 3})
             for (const Index width : {1, 17, 240, 250, 2000}) {
                 const Dropout dropout(p, 1234);
-                const DropoutKey key{dropout.seed(), 5, DrawThreshold::of(dropout.threshold())};
+                const DropoutKey key{dropout.seed(), 5, dropout.threshold()};
                 // Where each row starts in the mask.
                 std::vector<std::uint64_t> starts;
-                const std::uint64_t first = first_span * span_elements;
+                const std::uint64_t first = first_word * 64;
                 std::uint64_t element = first + 16;
                 for (Index r = 0; r < rows; ++r) {
                     starts.push_back(element);
                     const auto step = static_cast<std::uint64_t>(width);
                     switch (r % 4) {
                         case 0: element += step; break;                          // the next row
-                        case 1: element += step + 2 * span_elements + 5; break;  // spans skipped
+                        case 1: element += step + 2 * jump + 5; break;  // words skipped
                         case 2:                                                  // back
-                            element = element >= first + 3 * span_elements + 11 ? element - 3 * span_elements - 11 : first;
+                            element = element >= first + 3 * jump + 11 ? element - 3 * jump - 11 : first;
                             break;
-                        default: element += 100; break;  // into the middle of a span
+                        default: element += 100; break;  // into the middle of a word
                     }
                 }
                 const RowMatrix<TestType> x = nonzero_input<TestType>(rows, width);
                 const TestType keep = dropout.template keep_scale<TestType>();
-                const RowMatrix<TestType> expected = dropped_by_scalar_draw(x, starts, key, keep);
+                const RowMatrix<TestType> expected = dropped_as_documented(x, starts, key, keep);
                 for_each_isa([&](seqembed::Isa) {
                     for (const Index shift : {0, 1, 3}) {
-                        CAPTURE(p, first_span, width, shift);
+                        CAPTURE(p, first_word, width, shift);
                         const TestType sentinel = TestType(-999);
                         std::vector<TestType> raw(static_cast<std::size_t>(rows * width + 32), sentinel);
                         const auto misaligned = reinterpret_cast<std::uintptr_t>(raw.data()) % 64;
@@ -390,27 +358,24 @@ TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however 
             }
 }
 
-TEMPLATE_TEST_CASE("Spans drawn between the stores are the spans drawn at once, however far the draw got",
-                   "[dropout][isa]", float, double) {
-    // Rows end to end, so that every refill of the mask stream takes the spans drawn ahead while
-    // the rows before were written: rows narrower than a vector (no vector written, the draw
-    // ahead never begun: drawn at once), a vector or two a row (the draw ahead part done when
-    // the stream runs short: finished in place) and wide rows (the draw ahead complete). Each
-    // element must be its input times keep_scale where scalar_isa::draw_spans keeps it, else 0.
+TEMPLATE_TEST_CASE("Rows end to end take each mask word once, whatever their width", "[dropout][isa]", float,
+                   double) {
+    // Rows end to end, so that a row starts in the word the row before ended in (kept from it):
+    // rows narrower than a vector (no vector written), a vector or two a row, a word exactly and
+    // wide rows. Each element must be its input times keep_scale where the documentation keeps
+    // it, else 0.
     using seqembed::detail::DropoutKey;
-    using seqembed::detail::DrawThreshold;
-    using seqembed::detail::span_elements;
     for (const double p : {0.1, 0.25})
-        for (const Index width : {3, 12, 24, 40, 512}) {
-            const Index rows = 12000 / width + 1;  // about ten refills of the stream
+        for (const Index width : {3, 12, 24, 40, 64, 512}) {
+            const Index rows = 12000 / width + 1;
             const Dropout dropout(p, 99);
-            const DropoutKey key{dropout.seed(), 3, DrawThreshold::of(dropout.threshold())};
-            const std::uint64_t first = 7 * span_elements + 5;
+            const DropoutKey key{dropout.seed(), 3, dropout.threshold()};
+            const std::uint64_t first = 7 * 240 + 5;
             const RowMatrix<TestType> x = nonzero_input<TestType>(rows, width);
             std::vector<std::uint64_t> starts;
             for (Index r = 0; r < rows; ++r) starts.push_back(first + static_cast<std::uint64_t>(r * width));
             const TestType keep = dropout.template keep_scale<TestType>();
-            const RowMatrix<TestType> expected = dropped_by_scalar_draw(x, starts, key, keep);
+            const RowMatrix<TestType> expected = dropped_as_documented(x, starts, key, keep);
             for_each_isa([&](seqembed::Isa) {
                 CAPTURE(p, width);
                 RowMatrix<TestType> out(rows, width);
@@ -449,7 +414,7 @@ TEMPLATE_TEST_CASE("Dropout is deterministic in (seed, call) and differs across 
 TEMPLATE_TEST_CASE("Dropout's mask() and keeps() say which outputs are zero", "[dropout]", float,
                    double) {
     const Index rows = 13;
-    const Index cols = 37;  // not a multiple of 8: rows straddle Philox blocks
+    const Index cols = 37;  // not a multiple of 8: rows straddle ARS blocks
     const RowMatrix<TestType> x = nonzero_input<TestType>(rows, cols);
     Dropout dropout(0.3, 99);
     dropout.set_training(true);
@@ -480,7 +445,7 @@ TEMPLATE_TEST_CASE("Dropout::apply in chunks equals one apply over the whole buf
     const Index n = 1000;
     const RowMatrix<TestType> x = nonzero_input<TestType>(1, n);
     const std::vector<Index> pattern{1, 7, 8, 13};
-    // Element offsets inside a Philox block, past 2^32 blocks, and huge call numbers.
+    // Element offsets inside an ARS block, past 2^32 blocks, and huge call numbers.
     const std::vector<std::uint64_t> first_elements{0, 3, 8, 1001, (std::uint64_t{1} << 35) + 5};
     const std::vector<std::uint64_t> calls{0, 1, 0xFFFFFFFFu, std::uint64_t{1} << 40};
     for (const std::uint64_t first : first_elements)

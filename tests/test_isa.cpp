@@ -103,23 +103,21 @@ TEST_CASE("SEQEMBED_ISA names the default ISA, and a bad or unrunnable one is an
 }
 #endif
 
-TEST_CASE("Every ISA's dropout draw gives the scalar draw's bits", "[isa][dropout]") {
-    using seqembed::detail::DrawThreshold;
+TEST_CASE("Every ISA's dropout mask words are the scalar draw's", "[isa][dropout]") {
     using seqembed::detail::DropoutKey;
-    using seqembed::detail::SpanBits;
-    // Thresholds with and without ties (a nonzero low byte), coarse_keep 256 (p near 1), spans
-    // across block 2^32 (span 2^28) and near 2^59.
-    const std::uint32_t thresholds[] = {1, 256, 6554, 32768, 65535, 0x1280};
-    const std::uint64_t firsts[] = {0, 13, (std::uint64_t{1} << 28) - 3, (std::uint64_t{1} << 59) - 5};
+    // Thresholds from everything kept to nothing kept; words from 0, across block 2^32 (word
+    // 2^29) and near the top of the element range.
+    const std::uint32_t thresholds[] = {0, 1, 256, 6554, 32768, 65535, 65536};
+    const std::uint64_t firsts[] = {0, 13, (std::uint64_t{1} << 29) - 3, (std::uint64_t{1} << 58) - 20};
     for (const std::uint32_t threshold : thresholds) {
         for (const std::uint64_t first : firsts) {
             CAPTURE(threshold, first);
-            const DropoutKey key{0x0123456789ABCDEFu, 0xFEDCBA98u + first, DrawThreshold::of(threshold)};
-            SpanBits expected[9];
-            seqembed::detail::scalar_isa::draw_spans(key, first, 9, expected);
+            const DropoutKey key{0x0123456789ABCDEFu, 0xFEDCBA98u + first, threshold};
+            std::uint64_t expected[17];
+            seqembed::detail::scalar_isa::mask_words(key, first, 17, expected);
             for_each_isa([&](Isa) {
-                SpanBits drawn[9];
-                seqembed::detail::draw_spans(key, first, 9, drawn);
+                std::uint64_t drawn[17];
+                seqembed::detail::draw_mask(key, first, 17, drawn);
                 REQUIRE(std::memcmp(drawn, expected, sizeof drawn) == 0);
             });
         }

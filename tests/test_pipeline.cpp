@@ -391,7 +391,6 @@ TEMPLATE_TEST_CASE("Every ISA's row kernel writes the scalar formula's bits, at 
     // without a table row to request ahead (which changes no value). Each element must be
     // Scalar(table) * scale, rounded, + position, rounded, x the mask's factor, and nothing
     // outside the rows may be written.
-    using seqembed::detail::DrawThreshold;
     const seqembed::Dropout dropout(0.3, 21);
     const TestType scale = TestType(22.627417);
     const TestType keep = dropout.keep_scale<TestType>();
@@ -414,7 +413,7 @@ TEMPLATE_TEST_CASE("Every ISA's row kernel writes the scalar formula's bits, at 
                     job.width = width;
                     job.scale = scale;
                     job.dropping = dropping;
-                    job.key = {dropout.seed(), 4, DrawThreshold::of(dropout.threshold())};
+                    job.key = {dropout.seed(), 4, dropout.threshold()};
                     job.keep_scale = keep;
                     for_each_isa([&](seqembed::Isa) {
                         for (Index shift = 0; shift < 16; ++shift)

@@ -95,8 +95,8 @@ TEST_CASE("A Padding cannot be built over a temporary it would outlive", "[paddi
     REQUIRE_FALSE(mask_accepts<seqembed::MaskMatrix>(0));
 }
 
-TEST_CASE("Seeded tables and dropout masks never share Philox streams", "[review]") {
-    // Dropout's stream is its call number; the initialisations' streams have the top bit set.
+TEST_CASE("Seeded tables never share a Philox stream with each other or with a low call number", "[review]") {
+    // Dropout draws from ARS; the initialisations' Philox streams have the top bit set.
     using seqembed::detail::InitStream;
     for (const auto stream : {InitStream::token_embedding, InitStream::learned_positions})
         REQUIRE(static_cast<std::uint64_t>(stream) >> 63 == 1);

@@ -30,14 +30,14 @@ namespace seqembed {
 /// The mask is a pure function of (seed, call number, element index), so it is the same for
 /// every thread count, chunking and ISA, and can be recomputed for a backward pass (mask()).
 /// Element e of call c is kept when its 16-bit draw is at least round(p * 65536) (p is honoured
-/// to 1/65536). The draws come from Philox4x32-10 keyed by the seed, at counter (block, c), read
-/// a byte at a time: a coarse byte per element, 240 elements per 16 blocks, and a fine byte for
-/// the one element in 256 whose coarse byte ties with the threshold's high byte (the layout is in
+/// to 1/65536). The draws come from ARS-5 (AES rounds on a counter, Salmon et al., SC'11) keyed
+/// by (seed, 0): element e's is 16-bit lane e % 8 of the block at counter (e / 8, c), drawn with
+/// the CPU's AES instructions where it has them (the layout is in
 /// detail/random/dropout_layout.hpp). Each training forward that drops anything takes the next
 /// call number from an atomic counter, so a const forward is safe from several threads. Copies
-/// share that counter: a copy (or a copied pipeline) never repeats another copy's masks. Call
-/// numbers stay below 2^63: the streams above are the seeded initialisations', so masks and
-/// tables of one seed never share random bits.
+/// share that counter: a copy (or a copied pipeline) never repeats another copy's masks. The
+/// seeded initialisations draw from Philox, so masks and tables of one seed never share random
+/// bits.
 /// @code
 /// seqembed::Dropout dropout(0.1, /*seed=*/42);
 /// dropout.set_training(true);
@@ -96,9 +96,9 @@ public:
     /// @return true if the element is kept (and scaled), false if it is zeroed.
     /// @throws value_error as active_isa() (a bad SEQEMBED_ISA).
     bool keeps(std::uint64_t call, std::uint64_t element) const {
-        detail::SpanBits span[1];
-        detail::draw_spans(key(call), element / detail::span_elements, 1, span);
-        return detail::span_bit(span[0], element % detail::span_elements);
+        std::uint64_t word = 0;
+        detail::draw_mask(key(call), element / 64, 1, &word);
+        return ((word >> (element % 64)) & 1u) != 0;
     }
 
     /// @brief Applies the mask of call `call` to count values that are elements
@@ -225,7 +225,7 @@ private:
 
     /// What the mask of call `call` is a function of.
     detail::DropoutKey key(std::uint64_t call) const noexcept {
-        return {m_seed, call, detail::DrawThreshold::of(threshold())};
+        return {m_seed, call, threshold()};
     }
 
     /// A row-kernel job that multiplies rows of `width` values by call `call`'s factors.

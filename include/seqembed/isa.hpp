@@ -3,8 +3,9 @@
 ///        the environment variable SEQEMBED_ISA.
 ///
 /// Every backend gives the same bits as the scalar one, so the choice changes speed only. The
-/// default is the widest the CPU runs: avx512bf16 (AVX-512F, BW and BF16), then avx512 (AVX-512F),
-/// then avx2 (AVX2, FMA and F16C) on x86-64 with GCC or clang, neon on AArch64, scalar elsewhere.
+/// default is the widest the CPU runs: avx512bf16 (AVX-512F, BW and BF16), then avx512 (AVX-512F
+/// and BW), then avx2 (AVX2, FMA and F16C) on x86-64 with GCC or clang, neon on AArch64, scalar
+/// elsewhere.
 /// SEQEMBED_ISA=scalar|avx2|avx512|avx512bf16|neon in
 /// the environment replaces the default when the process first needs a kernel; set_isa()
 /// replaces it at any time.
@@ -29,7 +30,7 @@ namespace seqembed {
 enum class Isa {
     scalar,  ///< plain C++, one element at a time: the reference the others reproduce.
     avx2,    ///< x86-64 AVX2 with FMA and F16C (Haswell, Zen 1 and later): 8 floats a vector.
-    avx512,  ///< x86-64 AVX-512F: 16 floats a vector.
+    avx512,  ///< x86-64 AVX-512F and BW (Skylake-X, Zen 4 and later): 16 floats a vector.
     /// x86-64 AVX-512F with BW and BF16: avx512's kernels, with the rotary rotation's bfloat16
     /// results rounded by the CPU's conversion (vcvtne2ps2bf16) wherever it gives the same bits.
     avx512_bf16,
@@ -47,10 +48,29 @@ inline bool cpu_has_fma_f16c() noexcept {
     __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
     return ((ecx >> 12) & 1u) != 0 && ((ecx >> 29) & 1u) != 0;
 }
+/// Whether the CPU has AES-NI (CPUID leaf 1, ECX bit 25): the dropout mask's 128-bit draw.
+inline bool cpu_has_aes() noexcept {
+    unsigned eax = 1, ebx = 0, ecx = 0, edx = 0;
+    __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+    return ((ecx >> 25) & 1u) != 0;
+}
+/// Whether the CPU has VAES (CPUID leaf 7, subleaf 0, ECX bit 9): AES rounds on four blocks of a
+/// 512-bit vector, the dropout mask's draw with AVX-512 (Ice Lake, Zen 4 and later).
+inline bool cpu_has_vaes() noexcept {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+    if (eax < 7) return false;
+    eax = 7;
+    ecx = 0;
+    __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+    return ((ecx >> 9) & 1u) != 0;
+}
 // The CPU checks of isa_table's x86 rows (__builtin_cpu_supports also asks whether the OS saves
 // the wide registers).
 inline bool cpu_runs_avx2() noexcept { return __builtin_cpu_supports("avx2") && cpu_has_fma_f16c(); }
-inline bool cpu_runs_avx512() noexcept { return __builtin_cpu_supports("avx512f"); }
+inline bool cpu_runs_avx512() noexcept {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+}
 inline bool cpu_runs_avx512_bf16() noexcept {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512bf16");

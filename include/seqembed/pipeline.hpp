@@ -913,7 +913,7 @@ private:
         job.dropping = m_dropout.is_active();
         if (job.dropping) {
             job.key = {m_dropout.seed(), detail::StageAccess::take_call(m_dropout),
-                       detail::DrawThreshold::of(m_dropout.threshold())};
+                       m_dropout.threshold()};
             job.keep_scale = m_dropout.template keep_scale<Scalar>();
         }
         return job;

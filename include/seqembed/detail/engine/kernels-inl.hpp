@@ -2,346 +2,54 @@
 //
 // No include guard, by design: detail/engine/kernels.hpp includes this file once per ISA, inside
 // namespace seqembed::detail::<isa>_isa and that ISA's target region, after the ISA's vector
-// layer (Lanes<Scalar>, U32, stream_fence) is declared there. Everything here is compiled for
+// layer (Lanes<Scalar>, MaskWords, stream_fence) is declared there. Everything here is compiled for
 // that ISA; nothing here may depend on which one it is.
 
 
-/// One Philox4x32 round under the keys (key0, key1) on Vectors independent vectors of blocks
-/// (word[v][w] is word w of vector v's blocks).
-template <std::size_t Vectors>
-inline void philox_round(typename U32::Reg (&word)[Vectors][4], std::uint32_t key0, std::uint32_t key1) noexcept {
-    const typename U32::Reg multiplier0 = U32::set(philox_multiplier0);
-    const typename U32::Reg multiplier1 = U32::set(philox_multiplier1);
-    const typename U32::Reg round_key0 = U32::set(key0);
-    const typename U32::Reg round_key1 = U32::set(key1);
-    SEQEMBED_DETAIL_UNROLL_ALL
-    for (std::size_t v = 0; v < Vectors; ++v) {
-        const typename U32::Reg high0 = U32::mul_high(word[v][0], multiplier0);
-        const typename U32::Reg low0 = U32::mul_low(word[v][0], multiplier0);
-        const typename U32::Reg high1 = U32::mul_high(word[v][2], multiplier1);
-        const typename U32::Reg low1 = U32::mul_low(word[v][2], multiplier1);
-        word[v][0] = U32::bit_xor(U32::bit_xor(high1, word[v][1]), round_key0);
-        word[v][2] = U32::bit_xor(U32::bit_xor(high0, word[v][3]), round_key1);
-        word[v][1] = low1;
-        word[v][3] = low0;
-    }
+/// Words first .. first + count - 1 of the mask of `key` (detail/random/dropout_layout.hpp),
+/// drawn with this ISA's MaskWords.
+inline void mask_words(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out) noexcept {
+    const MaskWords words(key);
+    for (Index k = 0; k < count; ++k) out[k] = words.word(first + static_cast<std::uint64_t>(k));
 }
 
-/// Philox4x32-10's rounds.
-inline constexpr int philox_round_count = 10;
-
-/// The keys of round `round` under `seed`: its halves, each advanced by its Weyl constant once
-/// a round.
-inline std::uint32_t philox_key0(std::uint64_t seed, int round) noexcept {
-    return static_cast<std::uint32_t>(seed) + static_cast<std::uint32_t>(round) * philox_weyl0;
-}
-inline std::uint32_t philox_key1(std::uint64_t seed, int round) noexcept {
-    return static_cast<std::uint32_t>(seed >> 32) + static_cast<std::uint32_t>(round) * philox_weyl1;
-}
-
-/// How the draw walks the spans: Vectors of blocks in flight, four (Philox's rounds are a chain
-/// of dependent multiplies, and four independent chains keep the multipliers busy:
-/// docs/performance.md, "Dropout"). Wide vectors take four spans or two a step; narrow ones (the
-/// scalar backend's single lane) take a span in parts of four vectors, so that the unrolled
-/// rounds stay four chains long. Vector `at` of a step (counted over its parts) is group
-/// at % vectors_per_span, lanes from at % vectors_per_span * lanes, of span at / vectors_per_span.
-struct DrawSteps {
-    static constexpr int lanes = U32::count;
-    static constexpr int vectors_per_span = span_blocks / lanes;
-    static constexpr int in_flight = 4;
-    static_assert(in_flight % vectors_per_span == 0 || vectors_per_span % in_flight == 0,
-                  "a step holds whole spans or whole parts of one");
-    static constexpr int spans_per_step = vectors_per_span >= in_flight ? 1 : in_flight / vectors_per_span;
-    static constexpr int parts_per_span = vectors_per_span >= in_flight ? vectors_per_span / in_flight : 1;
-    static_assert(lanes <= DrawAhead::max_lanes, "DrawAhead holds a vector of this ISA's blocks");
-
-    /// The blocks of group `group` of `span` before the rounds: counter (block, call).
-    static void start_blocks(typename U32::Reg (&w)[4], const DropoutKey& key, std::uint64_t span, int group) noexcept {
-        // 16 s is a multiple of 16: adding a lane (< 16) to its low word never carries.
-        const std::uint64_t block = span * span_blocks + static_cast<std::uint64_t>(group * lanes);
-        w[0] = U32::iota(static_cast<std::uint32_t>(block));
-        w[1] = U32::set(static_cast<std::uint32_t>(block >> 32));
-        w[2] = U32::set(static_cast<std::uint32_t>(key.call));
-        w[3] = U32::set(static_cast<std::uint32_t>(key.call >> 32));
-    }
-};
-
-/// The threshold's constants as vectors.
-struct ThresholdLanes {
-    explicit ThresholdLanes(const DrawThreshold& limit) noexcept
-        : byte_mask(U32::set(0xFFu)), tie(U32::set(limit.tie_byte())), coarse_keep(U32::set(limit.coarse_keep)),
-          first_tie_kept(U32::set(limit.coarse_keep - 1)), fine_keep(U32::set(limit.fine_keep)), two(U32::set(2)) {}
-    typename U32::Reg byte_mask, tie, coarse_keep, first_tie_kept, fine_keep, two;
-};
-
-/// The kept bits of one vector of a span's blocks after the rounds, into the span's words from
-/// lane `lane0`; its blocks with a second tie into tied_twice. Ties: the threshold has a fine
-/// byte, so that the loop over the runs holds no test of it whatever the compiler unswitches.
-template <bool Ties>
-inline void keep_bits(const typename U32::Reg (&w)[4], const ThresholdLanes& t, int lane0, std::uint64_t (&kept)[4],
-                      std::uint32_t& tied_twice) noexcept {
-    // A block's threshold is one lower when its first tie is kept (its unused byte, byte 3 of
-    // word 3, at least fine_keep): only a tie is one short of coarse_keep.
-    const typename U32::Reg threshold =
-        Ties ? U32::select(U32::greater_equal_bits(U32::shift_right(w[3], 24), t.fine_keep), t.first_tie_kept,
-                           t.coarse_keep)
-             : t.coarse_keep;
-    typename U32::Reg tie_count = U32::set(0);
-    SEQEMBED_DETAIL_UNROLL_ALL
-    for (int r = 0; r < span_runs; ++r) {
-        const typename U32::Reg coarse = U32::bit_and(U32::shift_right(w[r % 4], 8 * (r / 4)), t.byte_mask);
-        kept[r / 4] |= static_cast<std::uint64_t>(U32::greater_equal_bits(coarse, threshold)) << (16 * (r % 4) + lane0);
-        if constexpr (Ties) tie_count = U32::count_equal(tie_count, coarse, t.tie);
-    }
-    if constexpr (Ties) tied_twice |= U32::greater_equal_bits(tie_count, t.two) << lane0;
-}
-
-/// A span's bits from its kept bits, its further ties decided.
-inline void finish_span(const DropoutKey& key, std::uint64_t span, const std::uint64_t (&kept)[4],
-                        std::uint32_t tied_twice, SpanBits& out) noexcept {
-    for (int q = 0; q < 4; ++q) out.words[q] = kept[q];
-    if (tied_twice != 0) decide_further_ties(key, span, tied_twice, out);
-}
-
-/// draw_spans for a threshold with ties (Ties) or without, the step's words in registers.
-template <bool Ties>
-inline void draw_spans_of(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
-    using G = DrawSteps;
-    constexpr std::size_t vectors = static_cast<std::size_t>(G::in_flight);
-    const ThresholdLanes lanes_of(key.limit);
-    for (int k = 0; k < count; k += G::spans_per_step) {
-        std::uint64_t kept[G::spans_per_step][4] = {};
-        std::uint32_t tied_twice[G::spans_per_step] = {};
-        for (int part = 0; part < G::parts_per_span; ++part) {
-            typename U32::Reg word[vectors][4];
-            SEQEMBED_DETAIL_UNROLL_ALL
-            for (std::size_t v = 0; v < vectors; ++v) {
-                const int at = part * G::in_flight + static_cast<int>(v);
-                G::start_blocks(word[v], key, first + static_cast<std::uint64_t>(k + at / G::vectors_per_span),
-                                at % G::vectors_per_span);
-            }
-            SEQEMBED_DETAIL_UNROLL_ALL
-            for (int round = 0; round < philox_round_count; ++round)
-                philox_round<vectors>(word, philox_key0(key.seed, round), philox_key1(key.seed, round));
-            SEQEMBED_DETAIL_UNROLL_ALL
-            for (std::size_t v = 0; v < vectors; ++v) {
-                const int at = part * G::in_flight + static_cast<int>(v);
-                const int in_step = at / G::vectors_per_span;
-                keep_bits<Ties>(word[v], lanes_of, at % G::vectors_per_span * G::lanes, kept[in_step], tied_twice[in_step]);
-            }
-        }
-        for (int in_step = 0; in_step < G::spans_per_step && k + in_step < count; ++in_step)
-            finish_span(key, first + static_cast<std::uint64_t>(k + in_step), kept[in_step], tied_twice[in_step],
-                        out[k + in_step]);
-    }
-}
-
-/// The kept bits of spans first .. first + count - 1 of the mask of `key`
-/// (detail/random/dropout_layout.hpp): Philox4x32-10 on each span's 16 blocks, U32::count lanes a
-/// vector, four vectors at a time, then a byte per element compared with the threshold.
-inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
-    if (key.limit.fine_keep != 0) {
-        draw_spans_of<true>(key, first, count, out);
-    } else {
-        draw_spans_of<false>(key, first, count, out);
-    }
-}
-
-/// The state of a draw ahead while a row body is written: the vector of blocks in its rounds, in
-/// registers (a local of the kernel whose address is never taken).
-struct DrawRegisters {
-    typename U32::Reg word[1][4];
-    std::uint32_t key0;  // the keys of its next round
-    std::uint32_t key1;
-    int round;   // its next round; philox_round_count once its rounds are done
-    int vector;  // which vector of blocks; DrawingAhead::vectors once the draw is complete
-};
-
-/// The draw of a stream's next DrawAhead::spans spans, spread over the vectors the row kernel
-/// writes: a step per vector written, a Philox round of one vector of blocks (or, one step in
-/// eleven, that vector's kept bits), so that the arithmetic runs between the stores, which wait
-/// on memory, instead of stopping them when the stream runs short. One vector of blocks at a
-/// time, in registers for the length of a row body (load and save around it, a DrawAhead
-/// between rows): four in flight would not fit AVX2's registers beside the row's, and the stores
-/// around each round give the out-of-order core its independent work. Vectors of blocks are
-/// independent, so the bits are draw_spans'.
-struct DrawingAhead {
-    using G = DrawSteps;
-    /// Vectors of blocks in a draw.
-    static constexpr int vectors = DrawAhead::spans * G::vectors_per_span;
-    /// Steps per vector of blocks: its rounds, then its kept bits.
-    static constexpr int steps_per_vector = philox_round_count + 1;
-    /// Steps in a draw.
-    static constexpr int steps = vectors * steps_per_vector;
-
-    /// Sets `ahead` to draw the spans from `first_span` on, nothing drawn yet.
-    static void start(DrawAhead& ahead, std::uint64_t first_span) noexcept {
-        ahead.first_span = first_span;
-        ahead.steps_done = 0;
-        for (auto& span : ahead.kept)
-            for (std::uint64_t& word : span) word = 0;
-        for (std::uint32_t& tied : ahead.tied_twice) tied = 0;
-    }
-
-    /// The state of `ahead`'s draw, to step in registers.
-    SEQEMBED_DETAIL_BLOCK static DrawRegisters load(const DrawAhead& ahead, const DropoutKey& key) noexcept {
-        DrawRegisters r;
-        r.vector = std::min(ahead.steps_done / steps_per_vector, vectors);
-        r.round = r.vector == vectors ? philox_round_count : ahead.steps_done % steps_per_vector;
-        if (r.round == 0 && r.vector < vectors) {  // a vector not begun: its blocks
-            start_vector(r, ahead, key);
-        } else {
-            for (int w = 0; w < 4; ++w) r.word[0][w] = U32::load(ahead.words[w]);
-            r.key0 = philox_key0(key.seed, r.round);
-            r.key1 = philox_key1(key.seed, r.round);
-        }
-        return r;
-    }
-    /// Writes the state back to `ahead`.
-    SEQEMBED_DETAIL_BLOCK static void save(const DrawRegisters& r, DrawAhead& ahead) noexcept {
-        ahead.steps_done = r.vector * steps_per_vector + r.round;
-        for (int w = 0; w < 4; ++w) U32::store(ahead.words[w], r.word[0][w]);
-    }
-
-    /// One step of the draw, when one is left.
-    SEQEMBED_DETAIL_BLOCK static void step(DrawRegisters& r, DrawAhead& ahead, const DropoutKey& key) noexcept {
-        if (r.round < philox_round_count) {
-            philox_round<1>(r.word, r.key0, r.key1);
-            r.key0 += philox_weyl0;
-            r.key1 += philox_weyl1;
-            ++r.round;
-        } else if (r.vector < vectors) {
-            for (int w = 0; w < 4; ++w) U32::store(ahead.words[w], r.word[0][w]);
-            keep_and_start_next(ahead, key, r.vector);
-            if (++r.vector < vectors) {
-                for (int w = 0; w < 4; ++w) r.word[0][w] = U32::load(ahead.words[w]);
-                r.round = 0;
-                r.key0 = philox_key0(key.seed, 0);
-                r.key1 = philox_key1(key.seed, 0);
-            }
-        }
-    }
-
-    /// Completes the draw of `ahead` and writes its spans to out[0 .. DrawAhead::spans); `ahead`
-    /// is then empty. A draw not begun is drawn whole by draw_spans.
-    static void finish(DrawAhead& ahead, const DropoutKey& key, SpanBits* out) noexcept {
-        if (ahead.steps_done == 0) {
-            draw_spans(key, ahead.first_span, DrawAhead::spans, out);
-        } else {
-            DrawRegisters r = load(ahead, key);
-            while (r.vector < vectors) step(r, ahead, key);
-            for (int k = 0; k < DrawAhead::spans; ++k)
-                finish_span(key, ahead.first_span + static_cast<std::uint64_t>(k), ahead.kept[k],
-                            ahead.tied_twice[k], out[k]);
-        }
-        ahead.first_span = ~std::uint64_t{0};
-        ahead.steps_done = steps;
-    }
-
-    /// The blocks of vector r.vector before its rounds.
-    SEQEMBED_DETAIL_BLOCK static void start_vector(DrawRegisters& r, const DrawAhead& ahead, const DropoutKey& key) noexcept {
-        G::start_blocks(r.word[0], key, ahead.first_span + static_cast<std::uint64_t>(r.vector / G::vectors_per_span),
-                        r.vector % G::vectors_per_span);
-        r.round = 0;
-        r.key0 = philox_key0(key.seed, 0);
-        r.key1 = philox_key1(key.seed, 0);
-    }
-
-    /// The kept bits of vector `vector` after its rounds, its words read from ahead.words, where
-    /// the next vector's starting words are left. Called, not inlined: one step in eleven, whose
-    /// threshold vectors would otherwise hold registers across the row's loop.
-    SEQEMBED_DETAIL_NOINLINE static void keep_and_start_next(DrawAhead& ahead, const DropoutKey& key, int vector) noexcept {
-        typename U32::Reg word[4];
-        for (int w = 0; w < 4; ++w) word[w] = U32::load(ahead.words[w]);
-        if (vector + 1 < vectors) {
-            typename U32::Reg next[4];
-            G::start_blocks(next, key, ahead.first_span + static_cast<std::uint64_t>((vector + 1) / G::vectors_per_span),
-                            (vector + 1) % G::vectors_per_span);
-            for (int w = 0; w < 4; ++w) U32::store(ahead.words[w], next[w]);
-        }
-        const ThresholdLanes lanes_of(key.limit);
-        const int span = vector / G::vectors_per_span;
-        const int lane0 = vector % G::vectors_per_span * G::lanes;
-        if (key.limit.fine_keep != 0) {
-            keep_bits<true>(word, lanes_of, lane0, ahead.kept[span], ahead.tied_twice[span]);
-        } else {
-            keep_bits<false>(word, lanes_of, lane0, ahead.kept[span], ahead.tied_twice[span]);
-        }
-    }
-};
-
-/// Reads a row's dropout bits from the stream of drawn spans, drawing further spans as the rows
-/// move on.
-class MaskCursor {
+/// A row's dropout bits, 64 at a time from any element: words of this ISA's MaskWords, the last
+/// two drawn kept in a MaskCache (the carry's, for the rows after), so that bits read across a
+/// word's end draw each word once.
+class MaskWindow {
 public:
-    MaskCursor(const DropoutKey& key, KeptStream& stream) noexcept : m_key(key), m_stream(stream) {}
+    MaskWindow(const DropoutKey& key, MaskCache& cache) noexcept : m_words(key), m_cache(cache) {}
 
-    /// Moves to element `element` of the output.
-    void seek(std::uint64_t element) noexcept {
-        const KeptStream& s = m_stream;
-        if (s.first == ~std::uint64_t{0} || element < s.first || element - s.first + 64 > KeptStream::size) {
-            refill(element);
-        }
-        m_bit = element - m_stream.first;
-    }
-    /// The kept bits of the 64 elements from here, bit i for the i-th.
-    std::uint64_t bits() const noexcept { return bits_at(m_stream.words, m_bit); }
-    /// Moves `count` (<= 64) elements on.
-    void step(unsigned count) noexcept { move_to(m_bit + count); }
-    /// Where the cursor is in the stream (for loops that keep it in a register).
-    std::uint64_t position() const noexcept { return m_bit; }
-    /// The stream's words.
-    const std::uint64_t* words() const noexcept { return m_stream.words; }
-    /// Moves to stream position `bit` (as `position()` counts it before any refill), drawing
-    /// further spans when fewer than 64 bits are left; returns the new position.
-    std::uint64_t move_to(std::uint64_t bit) noexcept {
-        m_bit = bit;
-        if (m_bit + 64 > KeptStream::size) seek(m_stream.first + m_bit);
-        return m_bit;
-    }
-    /// The 64 bits of `words` from bit `bit` on.
-    static std::uint64_t bits_at(const std::uint64_t* words, std::uint64_t bit) noexcept {
-        const std::uint64_t* word = words + bit / 64;
-        const unsigned shift = static_cast<unsigned>(bit % 64);
-        // (x << 1) << (63 - shift) is x << (64 - shift), and 0 for a shift of 0.
-        return (word[0] >> shift) | ((word[1] << 1) << (63 - shift));
+    /// The kept bits of the 64 elements from `element` on, bit i for element + i.
+    SEQEMBED_DETAIL_BLOCK std::uint64_t bits(std::uint64_t element) noexcept {
+        const std::uint64_t index = element / 64;
+        const auto shift = static_cast<unsigned>(element % 64);
+        const std::uint64_t low = word(index);
+        if (shift == 0) return low;
+        return (low >> shift) | (word(index + 1) << (64 - shift));
     }
 
 private:
-    /// Draws the spans from the one holding `element` on into the stream.
-    void refill(std::uint64_t element) noexcept {
-        KeptStream& s = m_stream;
-        const std::uint64_t span = element / span_elements;
-        SpanBits drawn[KeptStream::spans];
-        const bool reuse = s.first != ~std::uint64_t{0} && span == s.first / span_elements + KeptStream::spans - 1;
-        if (reuse) {  // the usual move: on from the stream's last span, already drawn
-            drawn[0] = s.last;
-            if (s.ahead.first_span == span + 1) {  // drawn (or begun) while the stream was read
-                DrawingAhead::finish(s.ahead, m_key, drawn + 1);
-            } else {
-                draw_spans(m_key, span + 1, DrawAhead::spans, drawn + 1);
-            }
-        } else {
-            draw_spans(m_key, span, KeptStream::spans, drawn);
-        }
-        for (std::uint64_t& word : s.words) word = 0;
-        for (int k = 0; k < KeptStream::spans; ++k) {
-            const std::uint64_t at = static_cast<std::uint64_t>(k) * span_elements;
-            for (int q = 0; q < 4; ++q) {
-                const std::uint64_t bit = at + static_cast<std::uint64_t>(64 * q);
-                const std::uint64_t value = drawn[k].words[q];
-                s.words[bit / 64] |= value << (bit % 64);
-                if (bit % 64 != 0) s.words[bit / 64 + 1] |= value >> (64 - bit % 64);
-            }
-        }
-        s.first = span * span_elements;
-        s.last = drawn[KeptStream::spans - 1];
-        DrawingAhead::start(s.ahead, span + KeptStream::spans);
+    /// Word `index`, drawn unless held.
+    SEQEMBED_DETAIL_BLOCK std::uint64_t word(std::uint64_t index) noexcept {
+        if (index == m_cache.index[1]) return m_cache.word[1];
+        if (index == m_cache.index[0]) return m_cache.word[0];
+        const std::uint64_t drawn = m_words.word(index);
+        m_cache.index[0] = m_cache.index[1];
+        m_cache.word[0] = m_cache.word[1];
+        m_cache.index[1] = index;
+        m_cache.word[1] = drawn;
+        return drawn;
     }
 
-    const DropoutKey& m_key;
-    KeptStream& m_stream;
-    std::uint64_t m_bit = 0;  // of the element the cursor is at, in the stream
+    const MaskWords m_words;
+    MaskCache& m_cache;
+};
+
+/// No mask: what the row kernel reads where it does not drop.
+struct NoMask {
+    NoMask(const DropoutKey&, MaskCache&) noexcept {}
+    std::uint64_t bits(std::uint64_t) const noexcept { return 0; }
 };
 
 /// The row kernel: output rows of Scalar from table rows of Storage, written in vectors of
@@ -394,13 +102,6 @@ private:
     /// tables, and slower for bfloat16 tables and in training, where the dropout draw's
     /// registers and the moments' do not fit together.
     static constexpr bool moments_between_stores = std::is_same_v<Storage, Scalar>;
-
-    /// Whether training draws the mask's next spans a step per vector written (DrawingAhead)
-    /// rather than whole when the stream runs short: over tables of 4 bytes or more, whose loop
-    /// waits on memory long enough to hide the draw's rounds. Over bfloat16 tables (half the
-    /// bytes to read, and the widening's work) the whole draw measured faster, with AVX2 and
-    /// AVX-512 alike (docs/performance.md).
-    static constexpr bool draws_ahead = sizeof(Storage) >= sizeof(float);
 
     /// LayerNorm rows that fit the scratch rows, written in order. The moments of row k + 1 are
     /// found before row k is written, so that the end of one row's reductions (dependent
@@ -789,23 +490,19 @@ private:
         const bool streaming = job.streaming;
         Scalar* const out = row.out;
         const Values values = row_values;  // a local copy, which the stores below cannot alias
-        MaskCursor mask(job.key, carry.mask);
+        std::conditional_t<Dropping, MaskWindow, NoMask> mask(job.key, carry.mask);
         const auto misalign = static_cast<int>(
             (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
         Index j = 0;
         if (misalign != 0) {  // the head: the rest of a vector the previous row began
             const Index head = std::min<Index>(lanes - misalign, width);
             Scalar* held = claim(carry, out - misalign, misalign, misalign + static_cast<int>(head));
-            if constexpr (Dropping) mask.seek(row.first_element);
             // The head's bits read once (it is shorter than a vector, so than 64 values).
             std::uint64_t kept = 0;
-            if constexpr (Dropping) kept = mask.bits();
+            if constexpr (Dropping) kept = mask.bits(row.first_element);
             for (; j < head; ++j, kept >>= 1)
                 held[misalign + j] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
-            if constexpr (Dropping) mask.step(static_cast<unsigned>(head));
             settle_either(job, carry);
-        } else if constexpr (Dropping) {
-            mask.seek(row.first_element);
         }
 
         // The body: whole vectors at aligned addresses. One line of the row ahead is requested per
@@ -836,49 +533,13 @@ private:
             ++vector;
         };
         if constexpr (Dropping) {
-            // The mask's bits 64 at a time, a vector's lanes from each read; the position in the
-            // stream stays in a register, and further spans are drawn only when it runs short.
-            // The draw of the spans after the stream's advances a step per vector written.
+            // The mask's bits 64 at a time, a vector's lanes from each read.
             constexpr Index per_read = 64 / lanes;
-            std::uint64_t bit = mask.position();
-            const std::uint64_t* words = mask.words();
-            // Without draws_ahead, a refill draws its spans whole (DrawingAhead::finish of a draw
-            // not begun).
-            DrawAhead& drawing = carry.mask.ahead;
-            DrawRegisters draw{};
-            const auto load = [&] {
-                if constexpr (draws_ahead) draw = DrawingAhead::load(drawing, job.key);
-            };
-            const auto save = [&] {
-                if constexpr (draws_ahead) DrawingAhead::save(draw, drawing);
-            };
-            const auto step = [&] {
-                if constexpr (draws_ahead) DrawingAhead::step(draw, drawing, job.key);
-            };
-            load();
-            for (; j + per_read * lanes <= width; bit += 64) {
-                if (bit + 64 > KeptStream::size) {
-                    save();
-                    bit = mask.move_to(bit);
-                    load();
-                }
-                std::uint64_t kept = MaskCursor::bits_at(words, bit);
-                for (Index k = 0; k < per_read; ++k, kept >>= lanes % 64) {
-                    step();
-                    write_vector(kept);
-                }
+            while (j + per_read * lanes <= width) {
+                std::uint64_t kept = mask.bits(row.first_element + static_cast<std::uint64_t>(j));
+                for (Index k = 0; k < per_read; ++k, kept >>= lanes % 64) write_vector(kept);
             }
-            for (; j + lanes <= width; bit += lanes) {
-                if (bit + 64 > KeptStream::size) {
-                    save();
-                    bit = mask.move_to(bit);
-                    load();
-                }
-                step();
-                write_vector(MaskCursor::bits_at(words, bit));
-            }
-            save();
-            mask.move_to(bit);
+            while (j + lanes <= width) write_vector(mask.bits(row.first_element + static_cast<std::uint64_t>(j)));
         } else {
             while (j + lanes <= width) write_vector(0);
         }
@@ -887,7 +548,7 @@ private:
             const auto tail = static_cast<int>(width - j);
             Scalar* held = claim(carry, out + j, 0, tail);
             std::uint64_t kept = 0;  // the tail's bits read once, as the head's
-            if constexpr (Dropping) kept = mask.bits();
+            if constexpr (Dropping) kept = mask.bits(row.first_element + static_cast<std::uint64_t>(j));
             for (int lane = 0; lane < tail; ++lane, ++j, kept >>= 1)
                 held[lane] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
             settle_either(job, carry);
@@ -1097,8 +758,8 @@ struct Backend {
                                    Scalar multiplier) noexcept {
         OptimizerKernel<Scalar>::scale_and_subtract(w, g, count, correction, multiplier);
     }
-    static void draw(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) noexcept {
-        draw_spans(key, first, count, out);
+    static void draw_mask(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out) noexcept {
+        mask_words(key, first, count, out);
     }
     static void sin_cos(double position, const double* high, const double* middle, const double* low,
                         double* sines, double* cosines) noexcept {

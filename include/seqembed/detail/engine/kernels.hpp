@@ -1,6 +1,6 @@
 /// @file detail/engine/kernels.hpp
 /// @brief The kernels of kernels-inl.hpp compiled once per ISA, and the one place that picks
-///        which copy runs (active_isa()): the entry points row_kernel, draw_spans, rotary_kernel,
+///        which copy runs (active_isa()): the entry points row_kernel, draw_mask, rotary_kernel,
 ///        exact_sin_cos, gradient_kernel and optimizer_kernel.
 ///
 /// Each ISA's copy lives in its own namespace (scalar_isa, avx2_isa, avx512_isa, neon_isa, and
@@ -125,9 +125,10 @@ RowKernelFunctions<Scalar, Storage> compiled_row_kernel();
 template <typename Table, typename Activation>
 RotateFunction<Table, Activation> compiled_rotary_kernel();
 
-/// The kept bits of spans first .. first + count - 1 of a mask, drawn by the ISA in force.
+/// Words first .. first + count - 1 of a dropout mask (bit i of word w: element 64 w + i kept),
+/// drawn by the ISA in force.
 /// @throws value_error as active_isa().
-void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out);
+void draw_mask(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out);
 
 /// The backward's element loops of the ISA in force, from seqembed::kernels (defined for float
 /// and double).
@@ -263,14 +264,14 @@ namespace seqembed::detail::scalar_isa {
 }  // namespace seqembed::detail::scalar_isa
 
 #if SEQEMBED_DETAIL_X86_KERNELS
-SEQEMBED_DETAIL_TARGET_BEGIN("avx2,fma,f16c")
+SEQEMBED_DETAIL_TARGET_BEGIN("avx2,fma,f16c,aes")
 #include "../simd/avx2.hpp"
 namespace seqembed::detail::avx2_isa {
 #include "kernels-inl.hpp"
 }  // namespace seqembed::detail::avx2_isa
 SEQEMBED_DETAIL_TARGET_END
 
-SEQEMBED_DETAIL_TARGET_BEGIN("avx512f")
+SEQEMBED_DETAIL_TARGET_BEGIN("avx512f,avx512bw,vaes,aes")
 #include "../simd/avx512.hpp"
 namespace seqembed::detail::avx512_isa {
 #include "kernels-inl.hpp"
@@ -279,7 +280,7 @@ SEQEMBED_DETAIL_TARGET_END
 
 // AVX-512 BF16: AVX-512's kernels, but for the rotation, which rounds bfloat16 results with the
 // CPU's conversion where it gives the same bits (detail/simd/avx512_bf16.hpp).
-SEQEMBED_DETAIL_TARGET_BEGIN("avx512f,avx512bw,avx512bf16")
+SEQEMBED_DETAIL_TARGET_BEGIN("avx512f,avx512bw,avx512bf16,vaes,aes")
 #include "../simd/avx512_bf16.hpp"
 namespace seqembed::detail::avx512_bf16_isa {
 #include "rotary-inl.hpp"
@@ -373,10 +374,11 @@ RowKernelFunctions<Scalar, Storage> row_kernel() {
     });
 }
 
-/// The kept bits of spans first .. first + count - 1 of a mask, drawn by the ISA in force.
+/// Words first .. first + count - 1 of a dropout mask (bit i of word w: element 64 w + i kept),
+/// drawn by the ISA in force.
 /// @throws value_error as active_isa().
-inline void draw_spans(const DropoutKey& key, std::uint64_t first, int count, SpanBits* out) {
-    with_active_isa([&](auto backend) { decltype(backend)::draw(key, first, count, out); });
+inline void draw_mask(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out) {
+    with_active_isa([&](auto backend) { decltype(backend)::draw_mask(key, first, count, out); });
 }
 
 /// RotaryKernel<Table, Activation>::rotate of the ISA in force (rotary-inl.hpp).

@@ -64,40 +64,13 @@ struct RowJob {
     Scalar epsilon = Scalar(0);
 };
 
-/// The spans a stream's next refill will take, drawn a step at a time while rows are written
-/// (detail/engine/kernels-inl.hpp, DrawingAhead), so that the draw's arithmetic runs between the
-/// stores, which wait on memory, instead of stopping them. Plain data, the same for every ISA.
-struct DrawAhead {
-    /// Spans drawn ahead: those a refill adds to the span it keeps.
-    static constexpr int spans = 4;
-    /// The widest vector of 32-bit lanes.
-    static constexpr int max_lanes = 16;
-    /// The Philox words of the vector of blocks in its rounds, lane by lane, between rows.
-    alignas(64) std::uint32_t words[4][max_lanes] = {};
-    /// The kept bits of the spans so far, and their blocks' second ties.
-    std::uint64_t kept[spans][4] = {};
-    std::uint32_t tied_twice[spans] = {};
-    /// The first span drawn, or none (all ones) when nothing is drawn ahead.
-    std::uint64_t first_span = ~std::uint64_t{0};
-    /// Steps of the draw done; the kernel's step count (or more) when none is left to do.
-    int steps_done = 1 << 30;
-};
-
-/// The kept bits of a few consecutive spans of one mask, drawn together and packed end to end:
-/// bit k of the stream is element first + k.
-struct KeptStream {
-    /// Spans held; a refill keeps the last and adds DrawAhead::spans more.
-    static constexpr int spans = 1 + DrawAhead::spans;
-    /// Bits held.
-    static constexpr std::uint64_t size = spans * span_elements;
-    /// The stream, with a zero word past its end (reads of two words never leave it).
-    std::uint64_t words[size / 64 + 2];
-    /// Element of bit 0 (a span's first); none (all ones) before the first draw.
-    std::uint64_t first = ~std::uint64_t{0};
-    /// The last span drawn, kept for the next draw, which starts there.
-    SpanBits last;
-    /// The spans after the stream's, drawn while its bits are read.
-    DrawAhead ahead;
+/// The last two words of a dropout mask that a row kernel drew (MaskWindow), kept for the rows
+/// after: a row that starts inside a word reads the word the row before it ended in.
+struct MaskCache {
+    /// The words' indices (bit i of word w is element 64 w + i), none (all ones) before a draw.
+    std::uint64_t index[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
+    /// The words.
+    std::uint64_t word[2] = {0, 0};
 };
 
 /// What a kernel carries from one row to the next (and from one call to the next over rows of
@@ -113,8 +86,8 @@ struct RowCarry {
     /// Lanes [from, to) hold values not yet written.
     int from = 0;
     int to = 0;
-    /// The dropout mask's bits.
-    KeptStream mask;
+    /// The dropout mask's last words.
+    MaskCache mask;
 };
 
 /// A token's rows of Q and K, which one table row turns: head h of q at q + h * head_dim, of k

@@ -1,105 +1,85 @@
 /// @file detail/random/dropout_layout.hpp
 /// @brief Which random bits decide whether dropout keeps an element: the mask's layout over
-///        Philox4x32-10. The kernel that draws it is draw_spans in detail/engine/kernels-inl.hpp,
-///        the one place that turns these rules into bits.
+///        ARS-5, and its reference word in plain C++. Each ISA draws the same words with its AES
+///        instructions (MaskWords in detail/simd/).
 ///
 /// Element e of call c is kept when its 16-bit draw is at least the threshold round(p * 65536).
-/// The draw is read a byte at a time, so that most elements cost one byte of Philox output:
-/// - Spans of 240 elements: span s reads the 16 blocks 16 s + i (i < 16) at counter (block, c)
-///   under the seed. Byte b of a word is (word >> 8 b) & 0xFF.
-/// - Element 240 s + 16 r + i (r < 15) takes as its coarse byte byte r / 4 of word r % 4 of block
-///   16 s + i: 16 consecutive elements read one byte of one word of the 16 blocks, which
-///   vectorises. Above the threshold's high byte the element is kept, below it is dropped.
-/// - When it is equal (a tie, one element in 256) a fine byte decides, kept when at least the
-///   threshold's low byte. The first tie among block i's 15 coarse bytes (in the order of r)
-///   takes the byte no element uses, byte 3 of word 3 of the block; its n-th further tie (about
-///   one span in 40 has one) takes byte n - 1 (word (n - 1) / 4) of block 2^63 + 16 s + i.
-/// The draw coarse * 256 + fine is uniform over 16 bits and independent between elements, so p is
-/// honoured to 1/65536 as if every element read 16 bits, with 15 elements per block instead of 8.
+/// The draw of element e is 16-bit lane e % 8 (bits 16 (e % 8) .. 16 (e % 8) + 15 of the block,
+/// little-endian) of the ARS-5 block at counter (e / 8, c) under the key (seed, 0). So word w of
+/// the mask, the kept bits of elements 64 w .. 64 w + 63, is the eight blocks 8 w .. 8 w + 7:
+/// bit i is lane i % 8 of block 8 w + i / 8, which AVX-512 compares in two vectors of four blocks
+/// and takes as one 64-bit mask, with no shuffle.
 #pragma once
 
 #include <cstdint>
 
-#include "philox.hpp"
+#include "ars.hpp"
 
 namespace seqembed::detail {
 
-/// Blocks per span, one per lane of a run.
-inline constexpr int span_blocks = 16;
-/// Runs of 16 elements (one byte of one word of the 16 blocks) per span.
-inline constexpr int span_runs = 15;
-/// Elements per span, one coarse byte each.
-inline constexpr std::uint64_t span_elements = 16 * span_runs;
-/// Block index bit of the blocks that hold the fine bytes of a block's second and further ties.
-inline constexpr std::uint64_t fine_block_bit = std::uint64_t{1} << 63;
-
-/// The kept bits of one span: bit k (of word k / 64) is element 240 s + k; bits 240 to 255 are 0.
-struct SpanBits {
-    std::uint64_t words[4];
-};
-
-/// The 16-bit threshold split into its coarse (high) and fine (low) bytes.
-struct DrawThreshold {
-    /// Elements whose coarse byte is at least this are kept without a fine byte.
-    std::uint32_t coarse_keep;
-    /// When nonzero, a coarse byte equal to coarse_keep - 1 ties and the fine byte decides, kept
-    /// when at least this. When zero there are no ties.
-    std::uint32_t fine_keep;
-
-    /// The split of a threshold (0 keeps everything, 65536 nothing).
-    static DrawThreshold of(std::uint32_t threshold) noexcept {
-        const std::uint32_t high = threshold >> 8;
-        const std::uint32_t low = threshold & 0xFFu;
-        return {low == 0 ? high : high + 1, low};
-    }
-
-    /// The coarse byte that ties (256, which no byte equals, when there are no ties).
-    std::uint32_t tie_byte() const noexcept { return fine_keep != 0 ? coarse_keep - 1 : 256; }
-};
+/// The largest threshold: round(1 * 65536), which drops everything.
+inline constexpr std::uint32_t drop_all_threshold = 65536;
 
 /// What a dropout mask is a function of: the seed, the call number and the threshold.
 struct DropoutKey {
     std::uint64_t seed = 0;
     std::uint64_t call = 0;
-    DrawThreshold limit{0, 0};
+    /// Draws below this are dropped: 0 keeps everything, drop_all_threshold nothing.
+    std::uint32_t threshold = 0;
 };
 
-/// Byte n (0 .. 15, low byte of word 0 first) of a Philox block.
-inline std::uint32_t byte_of(const PhiloxBlock& block, int n) noexcept {
-    return (block[static_cast<std::size_t>(n / 4)] >> (8 * (n % 4))) & 0xFFu;
+/// The ARS key of a mask's seed.
+inline ArsBlock mask_ars_key(std::uint64_t seed) noexcept { return {seed, 0}; }
+
+/// How a backend's MaskWords (detail/simd/) draws the mask's words: the same bits every way.
+enum class MaskDraw {
+    software,  ///< the AES round in plain C++ (reference_kept_word)
+    aes128,    ///< the CPU's AES round on one 128-bit block at a time (AES-NI; Arm's AESE, AESMC)
+    aes512     ///< VAES: the round on four blocks of a 512-bit vector
+};
+
+/// The name of a way of drawing.
+constexpr const char* mask_draw_name(MaskDraw draw) noexcept {
+    switch (draw) {
+        case MaskDraw::software: return "software";
+        case MaskDraw::aes128: return "aes128";
+        case MaskDraw::aes512: return "aes512";
+    }
+    return "?";
 }
 
-/// Whether bit k (element 240 s + k) of a span's bits is set.
-inline bool span_bit(const SpanBits& bits, std::uint64_t k) noexcept {
-    return ((bits.words[k / 64] >> (k % 64)) & 1u) != 0;
-}
-
-/// Redecides the second and further ties of the blocks in `tied_twice` (bit i: block 16 s + i
-/// tied at least twice; rare) in a span's kept bits: they read bytes 0, 1, ... of block
-/// 2^63 + 16 s + i in the order of r. The first tie of each block was decided with the coarse
-/// bytes.
-inline void decide_further_ties(const DropoutKey& key, std::uint64_t span, std::uint32_t tied_twice,
-                                SpanBits& kept) noexcept {
-    const std::uint32_t tie = key.limit.tie_byte();
-    for (int i = 0; i < span_blocks; ++i) {
-        if (((tied_twice >> i) & 1u) == 0) continue;
-        const std::uint64_t block = span * span_blocks + static_cast<std::uint64_t>(i);
-        const PhiloxBlock words = philox_block(key.seed, key.call, block);
-        const PhiloxBlock further = philox_block(key.seed, key.call, fine_block_bit | block);
-        int met = 0;  // ties of block i met so far
-        for (int r = 0; r < span_runs; ++r) {
-            if (((words[static_cast<std::size_t>(r % 4)] >> (8 * (r / 4))) & 0xFFu) != tie) continue;
-            if (met > 0) {
-                const std::uint64_t bit = std::uint64_t{1} << (16 * (r % 4) + i);
-                if (byte_of(further, met - 1) >= key.limit.fine_keep) {
-                    kept.words[r / 4] |= bit;
-                } else {
-                    kept.words[r / 4] &= ~bit;
-                }
-            }
-            ++met;
+/// The round keys of a mask's ARS-5 (round r: the seed's key stepped r times), its threshold
+/// as a 16-bit lane value, and whether it keeps anything: what every draw starts from.
+struct MaskRoundKeys {
+    explicit MaskRoundKeys(const DropoutKey& key) noexcept
+        : lane_threshold(static_cast<std::uint16_t>(key.threshold < drop_all_threshold ? key.threshold : 0)),
+          keeps_any(key.threshold < drop_all_threshold) {
+        ArsBlock round_key = mask_ars_key(key.seed);
+        for (ArsBlock& k : round) {
+            k = round_key;
+            round_key = {round_key[0] + ars_weyl_low, round_key[1] + ars_weyl_high};
         }
     }
+    ArsBlock round[ars_mask_rounds + 1];
+    std::uint16_t lane_threshold;
+    bool keeps_any;
+};
+
+/// Blocks per word of the mask.
+inline constexpr std::uint64_t mask_blocks_per_word = 8;
+
+/// Word `word` of the mask of `key` (bit i: element 64 word + i kept), in plain C++: the
+/// reference, and the draw of CPUs without AES instructions.
+inline std::uint64_t reference_kept_word(const DropoutKey& key, std::uint64_t word) noexcept {
+    std::uint64_t kept = 0;
+    for (std::uint64_t block = 0; block < mask_blocks_per_word; ++block) {
+        const ArsBlock bits = ars({mask_blocks_per_word * word + block, key.call}, mask_ars_key(key.seed), ars_mask_rounds);
+        for (std::uint64_t lane = 0; lane < 8; ++lane) {
+            const auto draw = static_cast<std::uint32_t>((bits[lane / 4] >> (16 * (lane % 4))) & 0xFFFFu);
+            if (draw >= key.threshold) kept |= std::uint64_t{1} << (8 * block + lane);
+        }
+    }
+    return kept;
 }
 
 }  // namespace seqembed::detail

@@ -1,12 +1,15 @@
 /// @file detail/simd/avx2.hpp
-/// @brief The AVX2 backend of the vector layer (with FMA and F16C), compiled in a target("avx2,fma,f16c")
-///        region of detail/engine/kernels.hpp whatever the build's flags.
+/// @brief The AVX2 backend of the vector layer (with FMA and F16C; AES-NI where the CPU has it,
+///        for the dropout mask), compiled in a target("avx2,fma,f16c,aes") region of
+///        detail/engine/kernels.hpp whatever the build's flags.
 #pragma once
 
 #include <cstdint>
 
 #include <Eigen/Core>
 
+#include "../../isa.hpp"
+#include "../random/dropout_layout.hpp"
 #include "platform.hpp"
 
 // Included by detail/engine/kernels.hpp, which ends these macros after its last use.
@@ -211,44 +214,42 @@ struct Lanes<double> {
     static Reg select(Mask m, Reg yes, Reg no) noexcept { return _mm256_blendv_pd(no, yes, m); }
 };
 
-/// Eight 32-bit unsigned integers.
-struct U32 {
-    using Reg = __m256i;
-    static constexpr int count = 8;
-    static Reg set(std::uint32_t x) noexcept { return _mm256_set1_epi32(static_cast<int>(x)); }
-    static Reg load(const std::uint32_t* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-    static void store(std::uint32_t* p, Reg v) noexcept { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-    static Reg iota(std::uint32_t first) noexcept {
-        return _mm256_add_epi32(set(first), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#include "aes_ni-inl.hpp"
+
+/// The dropout mask's words (detail/random/dropout_layout.hpp): with AES-NI where the CPU has it,
+/// else in plain C++.
+class MaskWords {
+public:
+    /// Whether this backend draws `draw` on this CPU.
+    static bool runs(MaskDraw draw) noexcept {
+        return draw == MaskDraw::software || (draw == MaskDraw::aes128 && cpu_has_aes());
     }
-    static Reg add(Reg a, Reg b) noexcept { return _mm256_add_epi32(a, b); }
-    static Reg sub(Reg a, Reg b) noexcept { return _mm256_sub_epi32(a, b); }
-    static Reg bit_xor(Reg a, Reg b) noexcept { return _mm256_xor_si256(a, b); }
-    static Reg bit_and(Reg a, Reg b) noexcept { return _mm256_and_si256(a, b); }
-    static Reg mul_low(Reg a, Reg b) noexcept { return _mm256_mullo_epi32(a, b); }
-    static Reg mul_high(Reg a, Reg b) noexcept {
-        // The high halves of the even lanes' 64-bit products, and of the odd lanes'.
-        const __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(a, b), 32);
-        const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32));
-        return _mm256_blend_epi32(even, odd, 0xAA);
+    /// The draw used unless one is asked for: the fastest this CPU runs.
+    static MaskDraw fastest() noexcept {
+        static const MaskDraw draw = runs(MaskDraw::aes128) ? MaskDraw::aes128 : MaskDraw::software;
+        return draw;
     }
-    static Reg shift_right(Reg a, int n) noexcept { return _mm256_srl_epi32(a, _mm_cvtsi32_si128(n)); }
-    /// counts + 1 in the lanes where a == b (a true comparison is all ones, -1).
-    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept { return _mm256_sub_epi32(counts, _mm256_cmpeq_epi32(a, b)); }
-    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept {
-        return lane_bits(_mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a));
-    }
-    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
-        const __m256i lanes = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-        const __m256i chosen =
-            _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lanes), lanes);
-        return _mm256_blendv_epi8(no, yes, chosen);
+    /// Draws the mask of `key` with `draw` (one runs() accepts).
+    explicit MaskWords(const DropoutKey& key, MaskDraw draw = fastest()) noexcept
+        : m_key(key), m_keys(MaskRoundKeys(key)),
+          m_hardware(draw == MaskDraw::aes128 && key.threshold < drop_all_threshold) {}
+    /// Word `index`: bit i set where element 64 index + i is kept. Inlined for the row kernel's
+    /// loop, which then holds the round keys in registers; the software draw is a call.
+    __attribute__((always_inline)) std::uint64_t word(std::uint64_t index) const noexcept {
+        if (!m_hardware) return other_word(index);
+        return aes_ni_kept_word(m_keys, m_key.call, index);
     }
 
 private:
-    static std::uint32_t lane_bits(Reg all_or_none) noexcept {
-        return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(all_or_none)));
+    /// Word `index` drawn in plain C++, or none kept.
+    __attribute__((noinline)) std::uint64_t other_word(std::uint64_t index) const noexcept {
+        if (m_key.threshold >= drop_all_threshold) return 0;
+        return reference_kept_word(m_key, index);
     }
+
+    DropoutKey m_key;
+    AesNiKeys m_keys;
+    bool m_hardware;  // AES-NI, and something kept
 };
 
 /// Orders the streaming stores before whatever follows (another thread reading the output).

@@ -1,5 +1,6 @@
 /// @file detail/simd/avx512.hpp
-/// @brief The AVX-512 backend of the vector layer (AVX-512F), compiled in a target("avx512f")
+/// @brief The AVX-512 backend of the vector layer (AVX-512F and BW; VAES and AES-NI where the
+///        CPU has them, for the dropout mask), compiled in a target("avx512f,avx512bw,vaes,aes")
 ///        region of detail/engine/kernels.hpp whatever the build's flags.
 #pragma once
 
@@ -7,6 +8,8 @@
 
 #include <Eigen/Core>
 
+#include "../../isa.hpp"
+#include "../random/dropout_layout.hpp"
 #include "platform.hpp"
 
 // Included by detail/engine/kernels.hpp, which ends these macros after its last use.
@@ -240,37 +243,76 @@ struct Lanes<double> {
     static Reg select(Mask m, Reg yes, Reg no) noexcept { return _mm512_mask_blend_pd(m, no, yes); }
 };
 
-/// Sixteen 32-bit unsigned integers.
-struct U32 {
-    using Reg = __m512i;
-    static constexpr int count = 16;
-    static Reg set(std::uint32_t x) noexcept { return _mm512_set1_epi32(static_cast<int>(x)); }
-    static Reg load(const std::uint32_t* p) noexcept { return _mm512_loadu_si512(p); }
-    static void store(std::uint32_t* p, Reg v) noexcept { _mm512_storeu_si512(p, v); }
-    static Reg iota(std::uint32_t first) noexcept {
-        return _mm512_add_epi32(set(first), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+#include "aes_ni-inl.hpp"
+
+/// The dropout mask's words (detail/random/dropout_layout.hpp): with VAES, four blocks a vector,
+/// where the CPU has it; else with AES-NI, a block at a time; else in plain C++.
+class MaskWords {
+public:
+    /// Whether this backend draws `draw` on this CPU.
+    static bool runs(MaskDraw draw) noexcept {
+        switch (draw) {
+            case MaskDraw::software: return true;
+            case MaskDraw::aes128: return cpu_has_aes();
+            case MaskDraw::aes512: return cpu_has_vaes();
+        }
+        return false;
     }
-    static Reg add(Reg a, Reg b) noexcept { return _mm512_add_epi32(a, b); }
-    static Reg sub(Reg a, Reg b) noexcept { return _mm512_sub_epi32(a, b); }
-    static Reg bit_xor(Reg a, Reg b) noexcept { return _mm512_xor_si512(a, b); }
-    static Reg bit_and(Reg a, Reg b) noexcept { return _mm512_and_si512(a, b); }
-    static Reg mul_low(Reg a, Reg b) noexcept { return _mm512_mullo_epi32(a, b); }
-    static Reg mul_high(Reg a, Reg b) noexcept {
-        // The odd lanes' 64-bit products hold their high halves in place; the even lanes' are
-        // moved down by a shuffle (dwords 1, 1, 3, 3 of each 128 bits) under a mask.
-        const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32));
-        return _mm512_mask_shuffle_epi32(odd, static_cast<__mmask16>(0x5555), _mm512_mul_epu32(a, b),
-                                         static_cast<_MM_PERM_ENUM>(0xF5));
+    /// The draw used unless one is asked for: the fastest this CPU runs.
+    static MaskDraw fastest() noexcept {
+        static const MaskDraw draw = runs(MaskDraw::aes512)   ? MaskDraw::aes512
+                                     : runs(MaskDraw::aes128) ? MaskDraw::aes128
+                                                              : MaskDraw::software;
+        return draw;
     }
-    static Reg shift_right(Reg a, int n) noexcept { return _mm512_srl_epi32(a, _mm_cvtsi32_si128(n)); }
-    /// counts + 1 in the lanes where a == b.
-    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept {
-        return _mm512_mask_add_epi32(counts, _mm512_cmpeq_epu32_mask(a, b), counts, _mm512_set1_epi32(1));
+    /// Draws the mask of `key` with `draw` (one runs() accepts).
+    explicit MaskWords(const DropoutKey& key, MaskDraw draw = fastest()) noexcept
+        : m_key(key), m_narrow(MaskRoundKeys(key)), m_draw(draw),
+          m_wide(draw == MaskDraw::aes512 && key.threshold < drop_all_threshold) {
+        for (int r = 0; r <= ars_mask_rounds; ++r) m_round[r] = _mm512_broadcast_i32x4(m_narrow.round[r]);
+        m_threshold = _mm512_broadcast_i32x4(m_narrow.threshold);
     }
-    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return _mm512_cmpge_epu32_mask(a, b); }
-    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
-        return _mm512_mask_blend_epi32(static_cast<__mmask16>(bits), no, yes);
+    /// Word `index`: bit i set where element 64 index + i is kept. Inlined for the row kernel's
+    /// loop, which then holds the round keys in registers; the other draws are calls.
+    __attribute__((always_inline)) std::uint64_t word(std::uint64_t index) const noexcept {
+        if (!m_wide) return narrow_word(index);
+        // Blocks 8 index .. 8 index + 3 in one vector, the next four in another: counter
+        // (block, call), the block in each 128-bit lane's low half.
+        const auto call = static_cast<long long>(m_key.call);
+        const auto first = static_cast<long long>(mask_blocks_per_word * index);
+        __m512i low = _mm512_set_epi64(call, first + 3, call, first + 2, call, first + 1, call, first);
+        __m512i high = _mm512_set_epi64(call, first + 7, call, first + 6, call, first + 5, call, first + 4);
+        static_assert(ars_mask_rounds == 5, "the rounds below are ARS-5's");
+        low = _mm512_xor_si512(low, m_round[0]);
+        high = _mm512_xor_si512(high, m_round[0]);
+        low = _mm512_aesenc_epi128(low, m_round[1]);
+        high = _mm512_aesenc_epi128(high, m_round[1]);
+        low = _mm512_aesenc_epi128(low, m_round[2]);
+        high = _mm512_aesenc_epi128(high, m_round[2]);
+        low = _mm512_aesenc_epi128(low, m_round[3]);
+        high = _mm512_aesenc_epi128(high, m_round[3]);
+        low = _mm512_aesenc_epi128(low, m_round[4]);
+        high = _mm512_aesenc_epi128(high, m_round[4]);
+        low = _mm512_aesenclast_epi128(low, m_round[5]);
+        high = _mm512_aesenclast_epi128(high, m_round[5]);
+        return static_cast<std::uint64_t>(_mm512_cmpge_epu16_mask(low, m_threshold)) |
+               static_cast<std::uint64_t>(_mm512_cmpge_epu16_mask(high, m_threshold)) << 32;
     }
+
+private:
+    /// Word `index` drawn without VAES, or none kept.
+    __attribute__((noinline)) std::uint64_t narrow_word(std::uint64_t index) const noexcept {
+        if (m_key.threshold >= drop_all_threshold) return 0;
+        if (m_draw == MaskDraw::aes128) return aes_ni_kept_word(m_narrow, m_key.call, index);
+        return reference_kept_word(m_key, index);
+    }
+
+    DropoutKey m_key;
+    AesNiKeys m_narrow;
+    __m512i m_round[ars_mask_rounds + 1];
+    __m512i m_threshold;
+    MaskDraw m_draw;
+    bool m_wide;  // VAES, and something kept
 };
 
 /// Orders the streaming stores before whatever follows (another thread reading the output).

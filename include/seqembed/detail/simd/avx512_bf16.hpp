@@ -1,7 +1,7 @@
 /// @file detail/simd/avx512_bf16.hpp
 /// @brief The AVX-512 BF16 backend of the vector layer: AVX-512's, with the rotation's bfloat16
 ///        results rounded by the CPU's conversion (vcvtne2ps2bf16) where that gives the same
-///        bits; compiled in a target("avx512f,avx512bw,avx512bf16") region of
+///        bits; compiled in a target("avx512f,avx512bw,avx512bf16,vaes,aes") region of
 ///        detail/engine/kernels.hpp whatever the build's flags.
 #pragma once
 
@@ -114,7 +114,7 @@ private:
 };
 
 using avx512_isa::stream_fence;
-using avx512_isa::U32;
+using avx512_isa::MaskWords;
 
 }  // namespace seqembed::detail::avx512_bf16_isa
 #endif

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 
+#include "../random/dropout_layout.hpp"
 #include "platform.hpp"
 
 // Included by detail/engine/kernels.hpp, which ends these macros after its last use.
@@ -14,6 +15,10 @@
 
 #if SEQEMBED_DETAIL_NEON_KERNELS
 #include <arm_neon.h>
+#if defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace seqembed::detail::neon_isa {
 
@@ -199,45 +204,101 @@ struct Lanes<double> {
     static Reg select(Mask m, Reg yes, Reg no) noexcept { return vbslq_f64(m, yes, no); }
 };
 
-/// Four 32-bit unsigned integers.
-struct U32 {
-    using Reg = uint32x4_t;
-    static constexpr int count = 4;
-    static Reg set(std::uint32_t x) noexcept { return vdupq_n_u32(x); }
-    static Reg load(const std::uint32_t* p) noexcept { return vld1q_u32(p); }
-    static void store(std::uint32_t* p, Reg v) noexcept { vst1q_u32(p, v); }
-    static Reg iota(std::uint32_t first) noexcept {
-        const uint32x4_t steps = {0u, 1u, 2u, 3u};
-        return vaddq_u32(vdupq_n_u32(first), steps);
+// The AES round's intrinsics need the cryptography extension: where the build's flags do not
+// give it, GCC compiles crypto_kept_word for it alone (it runs only where cpu_has_aes() says);
+// clang declares the intrinsics only with the flags, so there the draw is software unless built
+// with them.
+#if defined(__ARM_FEATURE_AES) || defined(__ARM_FEATURE_CRYPTO)
+#define SEQEMBED_DETAIL_NEON_AES 1
+#define SEQEMBED_DETAIL_NEON_AES_TARGET
+#elif defined(__GNUC__) && !defined(__clang__)
+#define SEQEMBED_DETAIL_NEON_AES 1
+#define SEQEMBED_DETAIL_NEON_AES_TARGET __attribute__((target("+crypto")))
+#else
+#define SEQEMBED_DETAIL_NEON_AES 0
+#endif
+
+/// Whether the CPU has the AES instructions (and this build compiles their draw).
+inline bool cpu_has_aes() noexcept {
+#if !SEQEMBED_DETAIL_NEON_AES
+    return false;
+#elif defined(__ARM_FEATURE_AES) || defined(__ARM_FEATURE_CRYPTO) || defined(__APPLE__)
+    return true;
+#elif defined(__linux__)
+    return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
+#else
+    return false;
+#endif
+}
+
+/// A 128-bit block from its halves, the low half first.
+inline uint8x16_t block_of(std::uint64_t low, std::uint64_t high) noexcept {
+    return vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(low), vcreate_u64(high)));
+}
+
+#if SEQEMBED_DETAIL_NEON_AES
+/// Word `word` of the mask of call `call` (detail/random/dropout_layout.hpp) with AESE and AESMC.
+/// x86's round is MixColumns(SubBytes(ShiftRows(x))) + k, Arm's AESE(x, k) SubBytes(ShiftRows(
+/// x + k)): so ARS-5 is x = AESMC(AESE(x, k_r)) for r = 0 .. 3 from the counter, then
+/// AESE(x, k_4) + k_5.
+SEQEMBED_DETAIL_NEON_AES_TARGET inline std::uint64_t crypto_kept_word(const uint8x16_t (&round)[ars_mask_rounds + 1],
+                                                                      uint16x8_t threshold, std::uint64_t call,
+                                                                      std::uint64_t word) noexcept {
+    const uint8x8_t lane_bits = {1, 2, 4, 8, 16, 32, 64, 128};
+    std::uint64_t kept = 0;
+    for (std::uint64_t b = 0; b < mask_blocks_per_word; ++b) {
+        uint8x16_t x = block_of(mask_blocks_per_word * word + b, call);
+        for (int r = 0; r + 1 < ars_mask_rounds; ++r) x = vaesmcq_u8(vaeseq_u8(x, round[r]));
+        x = veorq_u8(vaeseq_u8(x, round[ars_mask_rounds - 1]), round[ars_mask_rounds]);
+        const uint16x8_t at_least = vcgeq_u16(vreinterpretq_u16_u8(x), threshold);
+        const std::uint64_t bits = vaddv_u8(vand_u8(vmovn_u16(at_least), lane_bits));
+        kept |= bits << (8 * b);
     }
-    static Reg add(Reg a, Reg b) noexcept { return vaddq_u32(a, b); }
-    static Reg sub(Reg a, Reg b) noexcept { return vsubq_u32(a, b); }
-    static Reg bit_xor(Reg a, Reg b) noexcept { return veorq_u32(a, b); }
-    static Reg bit_and(Reg a, Reg b) noexcept { return vandq_u32(a, b); }
-    static Reg mul_low(Reg a, Reg b) noexcept { return vmulq_u32(a, b); }
-    static Reg mul_high(Reg a, Reg b) noexcept {
-        const uint64x2_t low = vmull_u32(vget_low_u32(a), vget_low_u32(b));
-        const uint64x2_t high = vmull_high_u32(a, b);
-        return vuzp2q_u32(vreinterpretq_u32_u64(low), vreinterpretq_u32_u64(high));
+    return kept;
+}
+#endif
+
+/// The dropout mask's words (detail/random/dropout_layout.hpp): with the AES instructions where
+/// the CPU has them, else in plain C++.
+class MaskWords {
+public:
+    /// Whether this backend draws `draw` on this CPU.
+    static bool runs(MaskDraw draw) noexcept {
+        return draw == MaskDraw::software || (draw == MaskDraw::aes128 && cpu_has_aes());
     }
-    static Reg shift_right(Reg a, int n) noexcept { return vshlq_u32(a, vdupq_n_s32(-n)); }
-    /// counts + 1 in the lanes where a == b (a true comparison is all ones).
-    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept { return vsubq_u32(counts, vceqq_u32(a, b)); }
-    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return lane_bits(vcgeq_u32(a, b)); }
-    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept {
-        const uint32x4_t lanes = {1u, 2u, 4u, 8u};
-        return vbslq_u32(vtstq_u32(vdupq_n_u32(bits), lanes), yes, no);
+    /// The draw used unless one is asked for: the fastest this CPU runs.
+    static MaskDraw fastest() noexcept {
+        static const MaskDraw draw = runs(MaskDraw::aes128) ? MaskDraw::aes128 : MaskDraw::software;
+        return draw;
+    }
+    /// Draws the mask of `key` with `draw` (one runs() accepts).
+    explicit MaskWords(const DropoutKey& key, MaskDraw draw = fastest()) noexcept
+        : m_key(key), m_hardware(draw != MaskDraw::software), m_keeps_any(key.threshold < drop_all_threshold) {
+        const MaskRoundKeys keys(key);
+        for (int r = 0; r <= ars_mask_rounds; ++r) m_round[r] = block_of(keys.round[r][0], keys.round[r][1]);
+        m_threshold = vdupq_n_u16(keys.lane_threshold);
+    }
+    /// Word `index`: bit i set where element 64 index + i is kept.
+    std::uint64_t word(std::uint64_t index) const noexcept {
+        if (!m_keeps_any) return 0;
+#if SEQEMBED_DETAIL_NEON_AES
+        if (m_hardware) return crypto_kept_word(m_round, m_threshold, m_key.call, index);
+#endif
+        return reference_kept_word(m_key, index);
     }
 
 private:
-    static std::uint32_t lane_bits(Reg all_or_none) noexcept {
-        const uint32x4_t lanes = {1u, 2u, 4u, 8u};
-        return vaddvq_u32(vandq_u32(all_or_none, lanes));
-    }
+    DropoutKey m_key;
+    uint8x16_t m_round[ars_mask_rounds + 1];
+    uint16x8_t m_threshold;
+    bool m_hardware;
+    bool m_keeps_any;
 };
 
 /// Nothing to wait for: plain stores.
 inline void stream_fence() noexcept {}
 
 }  // namespace seqembed::detail::neon_isa
+#undef SEQEMBED_DETAIL_NEON_AES
+#undef SEQEMBED_DETAIL_NEON_AES_TARGET
 #endif

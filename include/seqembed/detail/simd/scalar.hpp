@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 
+#include "../random/dropout_layout.hpp"
 #include "platform.hpp"
 
 namespace seqembed::detail::scalar_isa {
@@ -107,29 +108,20 @@ struct Lanes {
     static Reg select(Mask m, Reg yes, Reg no) noexcept { return m ? yes : no; }
 };
 
-/// Lanes of 32-bit unsigned integers: one (the dropout draw).
-struct U32 {
-    using Reg = std::uint32_t;
-    static constexpr int count = 1;
-    static Reg set(std::uint32_t x) noexcept { return x; }
-    static Reg load(const std::uint32_t* p) noexcept { return *p; }
-    static void store(std::uint32_t* p, Reg v) noexcept { *p = v; }
-    static Reg iota(std::uint32_t first) noexcept { return first; }
-    static Reg add(Reg a, Reg b) noexcept { return a + b; }
-    static Reg sub(Reg a, Reg b) noexcept { return a - b; }
-    static Reg bit_xor(Reg a, Reg b) noexcept { return a ^ b; }
-    static Reg bit_and(Reg a, Reg b) noexcept { return a & b; }
-    static Reg mul_low(Reg a, Reg b) noexcept { return a * b; }
-    static Reg mul_high(Reg a, Reg b) noexcept {
-        return static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32);
-    }
-    static Reg shift_right(Reg a, int n) noexcept { return a >> n; }
-    /// counts + 1 in the lanes where a == b.
-    static Reg count_equal(Reg counts, Reg a, Reg b) noexcept { return counts + (a == b ? 1u : 0u); }
-    /// Bit i set where lane i of a >= lane i of b.
-    static std::uint32_t greater_equal_bits(Reg a, Reg b) noexcept { return a >= b ? 1u : 0u; }
-    /// Lanes set to `yes` where bit i of `bits` is set, else `no`.
-    static Reg select(std::uint32_t bits, Reg yes, Reg no) noexcept { return (bits & 1u) != 0 ? yes : no; }
+/// The dropout mask's words (detail/random/dropout_layout.hpp), drawn in plain C++.
+class MaskWords {
+public:
+    /// Whether this backend draws `draw` on this CPU: software only.
+    static bool runs(MaskDraw draw) noexcept { return draw == MaskDraw::software; }
+    /// The draw used unless one is asked for.
+    static MaskDraw fastest() noexcept { return MaskDraw::software; }
+    /// Draws the mask of `key`.
+    explicit MaskWords(const DropoutKey& key, MaskDraw = fastest()) noexcept : m_key(key) {}
+    /// Word `index`: bit i set where element 64 index + i is kept.
+    std::uint64_t word(std::uint64_t index) const noexcept { return reference_kept_word(m_key, index); }
+
+private:
+    DropoutKey m_key;
 };
 
 /// Nothing to wait for: plain stores.
