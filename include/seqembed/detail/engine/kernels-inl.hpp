@@ -24,9 +24,8 @@ public:
     SEQEMBED_DETAIL_BLOCK std::uint64_t bits(std::uint64_t element) noexcept {
         const std::uint64_t index = element / 64;
         const auto shift = static_cast<unsigned>(element % 64);
-        const std::uint64_t low = word(index);
-        if (shift == 0) return low;
-        return (low >> shift) | (word(index + 1) << (64 - shift));
+        if (shift == 0) return m_words.word(index);  // a word read whole is read once
+        return (word(index) >> shift) | (word(index + 1) << (64 - shift));
     }
 
 private:
@@ -535,11 +534,14 @@ private:
         if constexpr (Dropping) {
             // The mask's bits 64 at a time, a vector's lanes from each read.
             constexpr Index per_read = 64 / lanes;
-            while (j + per_read * lanes <= width) {
-                std::uint64_t kept = mask.bits(row.first_element + static_cast<std::uint64_t>(j));
-                for (Index k = 0; k < per_read; ++k, kept >>= lanes % 64) write_vector(kept);
+            std::uint64_t kept = 0;
+            for (Index left = 0; j + lanes <= width; --left, kept >>= lanes % 64) {
+                if (left == 0) {
+                    kept = mask.bits(row.first_element + static_cast<std::uint64_t>(j));
+                    left = per_read;
+                }
+                write_vector(kept);
             }
-            while (j + lanes <= width) write_vector(mask.bits(row.first_element + static_cast<std::uint64_t>(j)));
         } else {
             while (j + lanes <= width) write_vector(0);
         }

@@ -271,6 +271,9 @@ public:
           m_wide(draw == MaskDraw::aes512 && key.threshold < drop_all_threshold) {
         for (int r = 0; r <= ars_mask_rounds; ++r) m_round[r] = _mm512_broadcast_i32x4(m_narrow.round[r]);
         m_threshold = _mm512_broadcast_i32x4(m_narrow.threshold);
+        const auto call = static_cast<long long>(key.call);
+        m_counters[0] = _mm512_set_epi64(call, 3, call, 2, call, 1, call, 0);
+        m_counters[1] = _mm512_set_epi64(call, 7, call, 6, call, 5, call, 4);
     }
     /// Word `index`: bit i set where element 64 index + i is kept. Inlined for the row kernel's
     /// loop, which then holds the round keys in registers; the other draws are calls.
@@ -278,10 +281,9 @@ public:
         if (!m_wide) return narrow_word(index);
         // Blocks 8 index .. 8 index + 3 in one vector, the next four in another: counter
         // (block, call), the block in each 128-bit lane's low half.
-        const auto call = static_cast<long long>(m_key.call);
-        const auto first = static_cast<long long>(mask_blocks_per_word * index);
-        __m512i low = _mm512_set_epi64(call, first + 3, call, first + 2, call, first + 1, call, first);
-        __m512i high = _mm512_set_epi64(call, first + 7, call, first + 6, call, first + 5, call, first + 4);
+        const __m512i first = _mm512_maskz_set1_epi64(0x55, static_cast<long long>(mask_blocks_per_word * index));
+        __m512i low = _mm512_add_epi64(m_counters[0], first);
+        __m512i high = _mm512_add_epi64(m_counters[1], first);
         static_assert(ars_mask_rounds == 5, "the rounds below are ARS-5's");
         low = _mm512_xor_si512(low, m_round[0]);
         high = _mm512_xor_si512(high, m_round[0]);
@@ -311,6 +313,7 @@ private:
     AesNiKeys m_narrow;
     __m512i m_round[ars_mask_rounds + 1];
     __m512i m_threshold;
+    __m512i m_counters[2];  // counters (b, call) of blocks b = 0 .. 3 and 4 .. 7
     MaskDraw m_draw;
     bool m_wide;  // VAES, and something kept
 };
