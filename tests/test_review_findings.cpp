@@ -95,7 +95,7 @@ TEST_CASE("A Padding cannot be built over a temporary it would outlive", "[paddi
     REQUIRE_FALSE(mask_accepts<seqembed::MaskMatrix>(0));
 }
 
-TEST_CASE("Seeded tables never share a Philox stream with each other or with a low call number", "[review]") {
+TEST_CASE("Seeded initialisations draw from Philox streams with the top bit set", "[review]") {
     // Dropout draws from ARS; the initialisations' Philox streams have the top bit set.
     using seqembed::detail::InitStream;
     for (const auto stream : {InitStream::token_embedding, InitStream::learned_positions})

@@ -4,6 +4,13 @@
 // inside their namespaces, so that it is compiled for their targets (each has "aes"); it runs
 // only where cpu_has_aes() says.
 
+// The loops below unrolled whole, so that the eight blocks stay in registers.
+#if defined(__clang__)
+#define SEQEMBED_DETAIL_AES_UNROLL _Pragma("unroll")
+#else
+#define SEQEMBED_DETAIL_AES_UNROLL _Pragma("GCC unroll 8")
+#endif
+
 /// ARS-5's round keys and the threshold of a mask as 128-bit vectors.
 struct AesNiKeys {
     explicit AesNiKeys(const MaskRoundKeys& keys) noexcept
@@ -21,13 +28,19 @@ struct AesNiKeys {
 __attribute__((always_inline)) inline std::uint64_t aes_ni_kept_word(const AesNiKeys& keys, std::uint64_t call, std::uint64_t word) noexcept {
     __m128i block[mask_blocks_per_word];
     const std::uint64_t first = mask_blocks_per_word * word;
+    SEQEMBED_DETAIL_AES_UNROLL
     for (std::uint64_t b = 0; b < mask_blocks_per_word; ++b)
         block[b] = _mm_xor_si128(_mm_set_epi64x(static_cast<long long>(call), static_cast<long long>(first + b)),
                                  keys.round[0]);
-    for (int r = 1; r < ars_mask_rounds; ++r)
+    SEQEMBED_DETAIL_AES_UNROLL
+    for (int r = 1; r < ars_mask_rounds; ++r) {
+        SEQEMBED_DETAIL_AES_UNROLL
         for (__m128i& x : block) x = _mm_aesenc_si128(x, keys.round[r]);
+    }
+    SEQEMBED_DETAIL_AES_UNROLL
     for (__m128i& x : block) x = _mm_aesenclast_si128(x, keys.round[ars_mask_rounds]);
     std::uint64_t kept = 0;
+    SEQEMBED_DETAIL_AES_UNROLL
     for (std::uint64_t pair = 0; pair < mask_blocks_per_word / 2; ++pair) {
         const __m128i low = block[2 * pair];
         const __m128i high = block[2 * pair + 1];
@@ -38,3 +51,5 @@ __attribute__((always_inline)) inline std::uint64_t aes_ni_kept_word(const AesNi
     }
     return kept;
 }
+
+#undef SEQEMBED_DETAIL_AES_UNROLL
