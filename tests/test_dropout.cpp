@@ -214,29 +214,33 @@ TEST_CASE("Dropout honours p to 1/65536: p = 0.9 keeps about 10 %", "[dropout]")
 
 namespace {
 
-/// Each of `draws`, the ways `Words` (an ISA's MaskWords) draws, against the documentation on
-/// this CPU: words from `first` on, for thresholds 0 (everything kept), 1, p = 0.1, 0.5, 65535
-/// and 65536 (nothing kept); a way the CPU cannot run is reported by name.
-template <typename Words>
-void check_mask_words(const char* isa, std::initializer_list<seqembed::detail::MaskDraw> draws) {
+/// Each of `draws`, the ways an ISA's MaskWords draws (runs: whether the CPU runs one; words: its
+/// mask_words), against the documentation on this CPU: words from `first` on, for thresholds 0
+/// (everything kept), 1, p = 0.1, 0.5, 65535 and 65536 (nothing kept); a way the CPU cannot run
+/// is reported by name.
+void check_mask_words(const char* isa, bool (*runs)(seqembed::detail::MaskDraw) noexcept,
+                      void (*words)(const seqembed::detail::DropoutKey&, std::uint64_t, Index, std::uint64_t*,
+                                    seqembed::detail::MaskDraw) noexcept,
+                      std::initializer_list<seqembed::detail::MaskDraw> draws) {
     using seqembed::detail::DropoutKey;
     using seqembed::detail::MaskDraw;
     for (const MaskDraw draw : draws) {
-        if (!Words::runs(draw)) {
+        if (!runs(draw)) {
             WARN(isa << "'s " << seqembed::detail::mask_draw_name(draw) << " draw cannot run here: not tested");
             continue;
         }
         for (const std::uint32_t threshold : {0u, 1u, 6554u, 32768u, 65535u, 65536u})
             for (const std::uint64_t first : {std::uint64_t{0}, (std::uint64_t{1} << 29) - 7, (std::uint64_t{1} << 58) - 9}) {
                 const DropoutKey key{0x0123456789ABCDEFull + first, 0xFEDCBA9876543210ull - threshold, threshold};
-                const Words words(key, draw);
+                std::uint64_t drawn[9];
+                words(key, first, 9, drawn, draw);
                 for (std::uint64_t w = first; w < first + 9; ++w) {
                     std::uint64_t expected = 0;
                     for (std::uint64_t i = 0; i < 64; ++i)
                         if (documented_keeps(key.seed, key.call, 64 * w + i, threshold)) expected |= std::uint64_t{1} << i;
-                    if (words.word(w) != expected) {
+                    if (drawn[w - first] != expected) {
                         CAPTURE(isa, seqembed::detail::mask_draw_name(draw), threshold, w);
-                        REQUIRE(words.word(w) == expected);
+                        REQUIRE(drawn[w - first] == expected);
                     }
                 }
             }
@@ -275,22 +279,30 @@ TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documen
     // The software round, AES-NI or Arm's AES a block at a time, and VAES four blocks a vector;
     // words from 0, across block 2^32 (word 2^29) and at the top of the element range.
     using seqembed::detail::MaskDraw;
-    check_mask_words<seqembed::detail::scalar_isa::MaskWords>("scalar", {MaskDraw::software});
-#if SEQEMBED_DETAIL_X86_KERNELS
+    namespace scalar_isa = seqembed::detail::scalar_isa;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
+    namespace avx2_isa = seqembed::detail::avx2_isa;
+    namespace avx512_isa = seqembed::detail::avx512_isa;
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
+    namespace neon_isa = seqembed::detail::neon_isa;
+#endif
+    check_mask_words("scalar", &scalar_isa::MaskWords::runs, &scalar_isa::mask_words, {MaskDraw::software});
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
     if (seqembed::isa_supported(seqembed::Isa::avx2)) {
-        check_mask_words<seqembed::detail::avx2_isa::MaskWords>("avx2", {MaskDraw::software, MaskDraw::aes128});
+        check_mask_words("avx2", &avx2_isa::MaskWords::runs, &avx2_isa::mask_words, {MaskDraw::software, MaskDraw::aes128});
     } else {
         WARN("this CPU cannot run avx2: its mask words not tested");
     }
     if (seqembed::isa_supported(seqembed::Isa::avx512)) {
-        check_mask_words<seqembed::detail::avx512_isa::MaskWords>(
-            "avx512", {MaskDraw::software, MaskDraw::aes128, MaskDraw::aes512});
+        check_mask_words("avx512", &avx512_isa::MaskWords::runs, &avx512_isa::mask_words,
+                         {MaskDraw::software, MaskDraw::aes128, MaskDraw::aes512});
     } else {
         WARN("this CPU cannot run avx512: its mask words not tested");
     }
 #endif
-#if SEQEMBED_DETAIL_NEON_KERNELS
-    check_mask_words<seqembed::detail::neon_isa::MaskWords>("neon", {MaskDraw::software, MaskDraw::aes128});
+#if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
+    check_mask_words("neon", &neon_isa::MaskWords::runs, &neon_isa::mask_words, {MaskDraw::software, MaskDraw::aes128});
 #endif
     // And the entry point of the ISA in force, several words at a time.
     const seqembed::detail::DropoutKey key{5, 9, 6554};

@@ -7,9 +7,10 @@
 
 
 /// Words first .. first + count - 1 of the mask of `key` (detail/random/dropout_layout.hpp),
-/// drawn with this ISA's MaskWords.
-inline void mask_words(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out) noexcept {
-    const MaskWords words(key);
+/// drawn with this ISA's MaskWords the way `draw` says (one MaskWords::runs() accepts).
+inline void mask_words(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out,
+                       MaskDraw draw = MaskWords::fastest()) noexcept {
+    const MaskWords words(key, draw);
     for (Index k = 0; k < count; ++k) out[k] = words.word(first + static_cast<std::uint64_t>(k));
 }
 
