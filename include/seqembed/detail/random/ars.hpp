@@ -61,47 +61,79 @@ constexpr std::array<std::uint8_t, 256> make_sbox() noexcept {
 inline constexpr std::array<std::uint8_t, 256> sbox = make_sbox();
 
 /// The column that S-box output s of row 0 adds to MixColumns' output: bytes (rows 0 to 3)
-/// 2 s, s, s, 3 s. Row k's input adds this column rotated k bytes up.
-constexpr std::array<std::uint32_t, 256> make_mix_table() noexcept {
-    std::array<std::uint32_t, 256> table{};
+/// 2 s, s, s, 3 s; row k's input adds it rotated k bytes up (mix_tables[k]).
+constexpr std::array<std::array<std::uint32_t, 256>, 4> make_mix_tables() noexcept {
+    std::array<std::array<std::uint32_t, 256>, 4> tables{};
     for (int value = 0; value < 256; ++value) {
         const std::uint8_t s = sbox[static_cast<std::size_t>(value)];
         const std::uint8_t twice = times_x(s);
         const auto thrice = static_cast<std::uint8_t>(twice ^ s);
-        table[static_cast<std::size_t>(value)] = std::uint32_t{twice} | std::uint32_t{s} << 8 |
-                                                 std::uint32_t{s} << 16 | std::uint32_t{thrice} << 24;
+        const std::uint32_t column = std::uint32_t{twice} | std::uint32_t{s} << 8 | std::uint32_t{s} << 16 |
+                                     std::uint32_t{thrice} << 24;
+        for (int k = 0; k < 4; ++k)
+            tables[static_cast<std::size_t>(k)][static_cast<std::size_t>(value)] =
+                k == 0 ? column : (column << (8 * k)) | (column >> (32 - 8 * k));
     }
-    return table;
+    return tables;
 }
 
-/// MixColumns of the S-box, by row 0's input byte, computed when compiled.
-inline constexpr std::array<std::uint32_t, 256> mix_table = make_mix_table();
+/// SubBytes and MixColumns together, by input row and byte, computed when compiled (4 KiB).
+inline constexpr std::array<std::array<std::uint32_t, 256>, 4> mix_tables = make_mix_tables();
 
-/// x rotated up by n bits (0 < n < 32).
-constexpr std::uint32_t rotate_up(std::uint32_t x, int n) noexcept { return (x << n) | (x >> (32 - n)); }
+/// A block as its four columns (column c is bytes 4 c .. 4 c + 3, row 0 lowest).
+struct Columns {
+    std::uint32_t c[4];
+};
 
-/// One AES encryption round on `state` (bytes in the order of ArsBlock): ShiftRows, SubBytes,
-/// MixColumns unless `last`, then the round key added, as x86's aesenc (aesenclast when last).
-/// Byte i is row i % 4 of column i / 4; output column c takes row r from input column
-/// (c + r) % 4. A table of 256 columns gives SubBytes and MixColumns together.
+/// The columns of a block.
+inline Columns columns_of(const ArsBlock& block) noexcept {
+    return {{static_cast<std::uint32_t>(block[0]), static_cast<std::uint32_t>(block[0] >> 32),
+             static_cast<std::uint32_t>(block[1]), static_cast<std::uint32_t>(block[1] >> 32)}};
+}
+
+/// The block of four columns.
+inline ArsBlock block_of(const Columns& x) noexcept {
+    return {std::uint64_t{x.c[0]} | std::uint64_t{x.c[1]} << 32, std::uint64_t{x.c[2]} | std::uint64_t{x.c[3]} << 32};
+}
+
+/// Byte `row` of column `column` of x (column < 4).
+#define SEQEMBED_DETAIL_AES_BYTE(x, column, row) static_cast<std::size_t>(((x).c[column] >> (8 * (row))) & 0xFFu)
+
+/// Output column `c` of MixColumns after SubBytes and ShiftRows: row r from input column
+/// (c + r) % 4.
+#define SEQEMBED_DETAIL_AES_MIX(x, c)                                                                      \
+    (mix_tables[0][SEQEMBED_DETAIL_AES_BYTE(x, (c), 0)] ^ mix_tables[1][SEQEMBED_DETAIL_AES_BYTE(x, ((c) + 1) % 4, 1)] ^ \
+     mix_tables[2][SEQEMBED_DETAIL_AES_BYTE(x, ((c) + 2) % 4, 2)] ^ mix_tables[3][SEQEMBED_DETAIL_AES_BYTE(x, ((c) + 3) % 4, 3)])
+
+/// Output column `c` of SubBytes after ShiftRows.
+#define SEQEMBED_DETAIL_AES_SUB(x, c)                                                                  \
+    (std::uint32_t{sbox[SEQEMBED_DETAIL_AES_BYTE(x, (c), 0)]} |                                        \
+     std::uint32_t{sbox[SEQEMBED_DETAIL_AES_BYTE(x, ((c) + 1) % 4, 1)]} << 8 |                         \
+     std::uint32_t{sbox[SEQEMBED_DETAIL_AES_BYTE(x, ((c) + 2) % 4, 2)]} << 16 |                        \
+     std::uint32_t{sbox[SEQEMBED_DETAIL_AES_BYTE(x, ((c) + 3) % 4, 3)]} << 24)
+
+/// aesenc: ShiftRows, SubBytes, MixColumns, then the key added. Written out column by column,
+/// so that the state stays in registers.
+inline Columns mix_round(const Columns& x, const Columns& key) noexcept {
+    return {{SEQEMBED_DETAIL_AES_MIX(x, 0) ^ key.c[0], SEQEMBED_DETAIL_AES_MIX(x, 1) ^ key.c[1],
+             SEQEMBED_DETAIL_AES_MIX(x, 2) ^ key.c[2], SEQEMBED_DETAIL_AES_MIX(x, 3) ^ key.c[3]}};
+}
+
+/// aesenclast: ShiftRows, SubBytes, then the key added.
+inline Columns last_round(const Columns& x, const Columns& key) noexcept {
+    return {{SEQEMBED_DETAIL_AES_SUB(x, 0) ^ key.c[0], SEQEMBED_DETAIL_AES_SUB(x, 1) ^ key.c[1],
+             SEQEMBED_DETAIL_AES_SUB(x, 2) ^ key.c[2], SEQEMBED_DETAIL_AES_SUB(x, 3) ^ key.c[3]}};
+}
+
+#undef SEQEMBED_DETAIL_AES_SUB
+#undef SEQEMBED_DETAIL_AES_MIX
+#undef SEQEMBED_DETAIL_AES_BYTE
+
+/// One AES encryption round on `state` (bytes in the order of ArsBlock), as x86's aesenc
+/// (aesenclast when `last`: no MixColumns).
 inline ArsBlock round(const ArsBlock& state, const ArsBlock& round_key, bool last) noexcept {
-    const std::uint32_t in[4] = {static_cast<std::uint32_t>(state[0]), static_cast<std::uint32_t>(state[0] >> 32),
-                                 static_cast<std::uint32_t>(state[1]), static_cast<std::uint32_t>(state[1] >> 32)};
-    std::uint32_t out[4];
-    for (int c = 0; c < 4; ++c) {
-        const auto byte = [&](int row) {
-            return static_cast<std::size_t>((in[(c + row) % 4] >> (8 * row)) & 0xFFu);
-        };
-        if (last) {
-            out[c] = std::uint32_t{sbox[byte(0)]} | std::uint32_t{sbox[byte(1)]} << 8 |
-                     std::uint32_t{sbox[byte(2)]} << 16 | std::uint32_t{sbox[byte(3)]} << 24;
-        } else {
-            out[c] = mix_table[byte(0)] ^ rotate_up(mix_table[byte(1)], 8) ^ rotate_up(mix_table[byte(2)], 16) ^
-                     rotate_up(mix_table[byte(3)], 24);
-        }
-    }
-    return {(std::uint64_t{out[0]} | std::uint64_t{out[1]} << 32) ^ round_key[0],
-            (std::uint64_t{out[2]} | std::uint64_t{out[3]} << 32) ^ round_key[1]};
+    return block_of(last ? last_round(columns_of(state), columns_of(round_key))
+                         : mix_round(columns_of(state), columns_of(round_key)));
 }
 
 }  // namespace aes
@@ -121,5 +153,18 @@ inline ArsBlock ars(const ArsBlock& counter, ArsBlock key, int rounds) noexcept 
 /// Rounds of the dropout mask's ARS: five, the count Salmon et al. found to pass BigCrush with
 /// margin, as oneMKL's `ars5`.
 inline constexpr int ars_mask_rounds = 5;
+
+/// ARS-5 of `counter` given its round keys as columns (keys[0] added to the counter, keys[r]
+/// after round r): ars(counter, key, 5) with the key's steps done once for many blocks.
+inline ArsBlock ars5(const ArsBlock& counter, const aes::Columns (&keys)[ars_mask_rounds + 1]) noexcept {
+    static_assert(ars_mask_rounds == 5, "the rounds below are ARS-5's");
+    const aes::Columns in = aes::columns_of(counter);
+    aes::Columns x{{in.c[0] ^ keys[0].c[0], in.c[1] ^ keys[0].c[1], in.c[2] ^ keys[0].c[2], in.c[3] ^ keys[0].c[3]}};
+    x = aes::mix_round(x, keys[1]);
+    x = aes::mix_round(x, keys[2]);
+    x = aes::mix_round(x, keys[3]);
+    x = aes::mix_round(x, keys[4]);
+    return aes::block_of(aes::last_round(x, keys[5]));
+}
 
 }  // namespace seqembed::detail

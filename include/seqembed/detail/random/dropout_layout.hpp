@@ -71,12 +71,16 @@ inline constexpr std::uint64_t mask_blocks_per_word = 8;
 /// Word `word` of the mask of `key` (bit i: element 64 word + i kept), in plain C++: the
 /// reference, and the draw of CPUs without AES instructions.
 inline std::uint64_t reference_kept_word(const DropoutKey& key, std::uint64_t word) noexcept {
+    if (key.threshold >= drop_all_threshold) return 0;
+    const MaskRoundKeys keys(key);
+    aes::Columns round_keys[ars_mask_rounds + 1];
+    for (int r = 0; r <= ars_mask_rounds; ++r) round_keys[r] = aes::columns_of(keys.round[r]);
     std::uint64_t kept = 0;
     for (std::uint64_t block = 0; block < mask_blocks_per_word; ++block) {
-        const ArsBlock bits = ars({mask_blocks_per_word * word + block, key.call}, mask_ars_key(key.seed), ars_mask_rounds);
-        for (std::uint64_t lane = 0; lane < 8; ++lane) {
+        const ArsBlock bits = ars5({mask_blocks_per_word * word + block, key.call}, round_keys);
+        for (std::uint64_t lane = 0; lane < 8; ++lane) {  // no branch: a tenth of the draws are dropped at random
             const auto draw = static_cast<std::uint32_t>((bits[lane / 4] >> (16 * (lane % 4))) & 0xFFFFu);
-            if (draw >= key.threshold) kept |= std::uint64_t{1} << (8 * block + lane);
+            kept |= static_cast<std::uint64_t>(draw >= key.threshold) << (8 * block + lane);
         }
     }
     return kept;
