@@ -400,6 +400,51 @@ void register_dropout(Index rows, Index cols, bool training) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The dropout mask's words alone: each way a backend draws them (detail::MaskDraw), the
+// headline's 16384 x 512 elements (131072 words) at p = 0.1; items are words
+
+using MaskWordsFunction = void (*)(const seqembed::detail::DropoutKey&, std::uint64_t, Index, std::uint64_t*,
+                                   seqembed::detail::MaskDraw) noexcept;
+
+void register_mask_words(const char* isa, bool supported, bool (*runs)(seqembed::detail::MaskDraw) noexcept,
+                         MaskWordsFunction words, seqembed::detail::MaskDraw draw) {
+    if (!supported || !runs(draw)) return;
+    const std::string name = std::string("dropout/mask_words/") + isa + "/" + seqembed::detail::mask_draw_name(draw);
+    add(name, [words, draw](benchmark::State& state) {
+        const Index count = headline.tokens() * headline.d_model / 64;
+        std::vector<std::uint64_t> out(static_cast<std::size_t>(count));
+        const seqembed::detail::DropoutKey key{3, 1, 6554};
+        for (auto _ : state) {
+            words(key, 0, count, out.data(), draw);
+            benchmark::DoNotOptimize(out.data());
+            benchmark::ClobberMemory();
+        }
+        state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * count);  // words
+    });
+}
+
+void register_mask_words() {
+    namespace detail = seqembed::detail;
+    using detail::MaskDraw;
+    register_mask_words("scalar", true, &detail::scalar_isa::MaskWords::runs, &detail::scalar_isa::mask_words,
+                        MaskDraw::software);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
+    const bool avx2 = seqembed::isa_supported(seqembed::Isa::avx2);
+    const bool avx512 = seqembed::isa_supported(seqembed::Isa::avx512);
+    register_mask_words("avx2", avx2, &detail::avx2_isa::MaskWords::runs, &detail::avx2_isa::mask_words,
+                        MaskDraw::aes128);
+    register_mask_words("avx512", avx512, &detail::avx512_isa::MaskWords::runs, &detail::avx512_isa::mask_words,
+                        MaskDraw::aes128);
+    register_mask_words("avx512", avx512, &detail::avx512_isa::MaskWords::runs, &detail::avx512_isa::mask_words,
+                        MaskDraw::aes512);
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
+    register_mask_words("neon", true, &detail::neon_isa::MaskWords::runs, &detail::neon_isa::mask_words,
+                        MaskDraw::aes128);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
 // SinusoidalPositionalEncoding: building the table (allocation included, as in PyTorch)
 
 template <typename Scalar>
@@ -642,6 +687,7 @@ void register_all() {
     register_dropout<float>(1, 512, true);
     register_dropout<float>(512, 4096, true);
     register_dropout<double>(headline.tokens(), headline.d_model, true);
+    register_mask_words();
 
     for (const auto precision :
          {seqembed::TablePrecision::exact, seqembed::TablePrecision::follow_scalar}) {
