@@ -25,7 +25,7 @@ namespace aes {
 
 /// x times `a`.
 constexpr std::uint8_t times_x(std::uint8_t a) noexcept {
-    return static_cast<std::uint8_t>((a << 1) ^ ((a & 0x80u) != 0 ? 0x1Bu : 0x00u));
+    return static_cast<std::uint8_t>((static_cast<unsigned>(a) << 1u) ^ ((a & 0x80u) != 0 ? 0x1Bu : 0x00u));
 }
 
 /// The product of `a` and `b`.

@@ -11,7 +11,9 @@
 /// and takes as one 64-bit mask, with no shuffle.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "ars.hpp"
 
@@ -48,12 +50,19 @@ constexpr const char* mask_draw_name(MaskDraw draw) noexcept {
     return "?";
 }
 
-/// The round keys of a mask's ARS-5 (round r: the seed's key stepped r times), its threshold
-/// as a 16-bit lane value, and whether it keeps anything: what every draw starts from.
+/// The fastest of the draws `runs` accepts: aes512, then aes128, then software.
+inline MaskDraw fastest_mask_draw(bool (*runs)(MaskDraw) noexcept) noexcept {
+    for (const MaskDraw draw : {MaskDraw::aes512, MaskDraw::aes128})
+        if (runs(draw)) return draw;
+    return MaskDraw::software;
+}
+
+/// The round keys of a mask's ARS-5 (round r: the seed's key stepped r times) and its threshold
+/// as a 16-bit lane value (0 when nothing is kept, which each draw tests first): what every
+/// draw starts from.
 struct MaskRoundKeys {
     explicit MaskRoundKeys(const DropoutKey& key) noexcept
-        : lane_threshold(static_cast<std::uint16_t>(key.threshold < drop_all_threshold ? key.threshold : 0)),
-          keeps_any(key.threshold < drop_all_threshold) {
+        : lane_threshold(static_cast<std::uint16_t>(key.threshold < drop_all_threshold ? key.threshold : 0)) {
         ArsBlock round_key = mask_ars_key(key.seed);
         for (ArsBlock& k : round) {
             k = round_key;
@@ -62,7 +71,6 @@ struct MaskRoundKeys {
     }
     ArsBlock round[ars_mask_rounds + 1];
     std::uint16_t lane_threshold;
-    bool keeps_any;
 };
 
 /// Blocks per word of the mask.
@@ -79,7 +87,7 @@ inline std::uint64_t reference_kept_word(const DropoutKey& key, std::uint64_t wo
     for (std::uint64_t block = 0; block < mask_blocks_per_word; ++block) {
         const ArsBlock bits = ars5({mask_blocks_per_word * word + block, key.call}, round_keys);
         for (std::uint64_t lane = 0; lane < 8; ++lane) {  // no branch: a tenth of the draws are dropped at random
-            const auto draw = static_cast<std::uint32_t>((bits[lane / 4] >> (16 * (lane % 4))) & 0xFFFFu);
+            const auto draw = static_cast<std::uint32_t>((bits[static_cast<std::size_t>(lane / 4)] >> (16 * (lane % 4))) & 0xFFFFu);
             kept |= static_cast<std::uint64_t>(draw >= key.threshold) << (8 * block + lane);
         }
     }

@@ -260,9 +260,7 @@ public:
     }
     /// The draw used unless one is asked for: the fastest this CPU runs.
     static MaskDraw fastest() noexcept {
-        static const MaskDraw draw = runs(MaskDraw::aes512)   ? MaskDraw::aes512
-                                     : runs(MaskDraw::aes128) ? MaskDraw::aes128
-                                                              : MaskDraw::software;
+        static const MaskDraw draw = fastest_mask_draw(&runs);
         return draw;
     }
     /// Draws the mask of `key` with `draw` (one runs() accepts).

@@ -268,7 +268,7 @@ public:
     }
     /// The draw used unless one is asked for: the fastest this CPU runs.
     static MaskDraw fastest() noexcept {
-        static const MaskDraw draw = runs(MaskDraw::aes128) ? MaskDraw::aes128 : MaskDraw::software;
+        static const MaskDraw draw = fastest_mask_draw(&runs);
         return draw;
     }
     /// Draws the mask of `key` with `draw` (one runs() accepts).
@@ -281,13 +281,20 @@ public:
     /// Word `index`: bit i set where element 64 index + i is kept.
     std::uint64_t word(std::uint64_t index) const noexcept {
         if (!m_keeps_any) return 0;
-#if SEQEMBED_DETAIL_NEON_AES
-        if (m_hardware) return crypto_kept_word(m_round, m_threshold, m_key.call, index);
-#endif
+        if (m_hardware) return hardware_word(index);
         return reference_kept_word(m_key, index);
     }
 
 private:
+    /// Word `index` with the AES instructions (runs() accepted them, so this build has them).
+    std::uint64_t hardware_word(std::uint64_t index) const noexcept {
+#if SEQEMBED_DETAIL_NEON_AES
+        return crypto_kept_word(m_round, m_threshold, m_key.call, index);
+#else
+        return reference_kept_word(m_key, index);
+#endif
+    }
+
     DropoutKey m_key;
     uint8x16_t m_round[ars_mask_rounds + 1];
     uint16x8_t m_threshold;
