@@ -40,31 +40,28 @@ enum class Isa {
 namespace detail {
 
 #if SEQEMBED_DETAIL_X86_KERNELS
-/// Whether the CPU has fused multiply-adds (FMA3: CPUID leaf 1, ECX bit 12) and converts half
-/// floats (F16C: bit 29). Asked with the instruction itself: clang's __builtin_cpu_supports does
-/// not know "f16c".
-inline bool cpu_has_fma_f16c() noexcept {
-    unsigned eax = 1, ebx = 0, ecx = 0, edx = 0;
+/// ECX of CPUID leaf `leaf` (subleaf 0), or 0 when the CPU has no such leaf. The features below
+/// are asked with the instruction itself: clang's __builtin_cpu_supports does not know "f16c".
+inline unsigned cpuid_ecx(unsigned leaf) noexcept {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+    if (eax < leaf) return 0;
+    eax = leaf;
+    ecx = 0;
+    __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+    return ecx;
+}
+/// Whether the CPU has fused multiply-adds (FMA3: CPUID leaf 1, ECX bit 12) and converts half
+/// floats (F16C: bit 29).
+inline bool cpu_has_fma_f16c() noexcept {
+    const unsigned ecx = cpuid_ecx(1);
     return ((ecx >> 12) & 1u) != 0 && ((ecx >> 29) & 1u) != 0;
 }
 /// Whether the CPU has AES-NI (CPUID leaf 1, ECX bit 25): the dropout mask's 128-bit draw.
-inline bool cpu_has_aes() noexcept {
-    unsigned eax = 1, ebx = 0, ecx = 0, edx = 0;
-    __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
-    return ((ecx >> 25) & 1u) != 0;
-}
-/// Whether the CPU has VAES (CPUID leaf 7, subleaf 0, ECX bit 9): AES rounds on four blocks of a
-/// 512-bit vector, the dropout mask's draw with AVX-512 (Ice Lake, Zen 4 and later).
-inline bool cpu_has_vaes() noexcept {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
-    if (eax < 7) return false;
-    eax = 7;
-    ecx = 0;
-    __asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
-    return ((ecx >> 9) & 1u) != 0;
-}
+inline bool cpu_has_aes() noexcept { return ((cpuid_ecx(1) >> 25) & 1u) != 0; }
+/// Whether the CPU has VAES (CPUID leaf 7, ECX bit 9): AES rounds on four blocks of a 512-bit
+/// vector, the dropout mask's draw with AVX-512 (Ice Lake, Zen 4 and later).
+inline bool cpu_has_vaes() noexcept { return ((cpuid_ecx(7) >> 9) & 1u) != 0; }
 // The CPU checks of isa_table's x86 rows (__builtin_cpu_supports also asks whether the OS saves
 // the wide registers).
 inline bool cpu_runs_avx2() noexcept { return __builtin_cpu_supports("avx2") && cpu_has_fma_f16c(); }

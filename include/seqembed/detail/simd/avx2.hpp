@@ -241,9 +241,8 @@ public:
     }
 
 private:
-    /// Word `index` drawn in plain C++, or none kept.
+    /// Word `index` drawn in plain C++ (which also keeps nothing at the drop-all threshold).
     __attribute__((noinline)) std::uint64_t other_word(std::uint64_t index) const noexcept {
-        if (m_key.threshold >= drop_all_threshold) return 0;
         return reference_kept_word(m_key, index);
     }
 

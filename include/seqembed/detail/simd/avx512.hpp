@@ -300,10 +300,11 @@ public:
     }
 
 private:
-    /// Word `index` drawn without VAES, or none kept.
+    /// Word `index` drawn without VAES: with AES-NI when asked and something is kept, else in
+    /// plain C++ (which also keeps nothing at the drop-all threshold).
     __attribute__((noinline)) std::uint64_t narrow_word(std::uint64_t index) const noexcept {
-        if (m_key.threshold >= drop_all_threshold) return 0;
-        if (m_draw == MaskDraw::aes128) return aes_ni_kept_word(m_narrow, m_key.call, index);
+        if (m_draw == MaskDraw::aes128 && m_key.threshold < drop_all_threshold)
+            return aes_ni_kept_word(m_narrow, m_key.call, index);
         return reference_kept_word(m_key, index);
     }
 

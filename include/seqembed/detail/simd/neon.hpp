@@ -273,14 +273,13 @@ public:
     }
     /// Draws the mask of `key` with `draw` (one runs() accepts).
     explicit MaskWords(const DropoutKey& key, MaskDraw draw = fastest()) noexcept
-        : m_key(key), m_hardware(draw != MaskDraw::software), m_keeps_any(key.threshold < drop_all_threshold) {
+        : m_key(key), m_hardware(draw == MaskDraw::aes128 && key.threshold < drop_all_threshold) {
         const MaskRoundKeys keys(key);
         for (int r = 0; r <= ars_mask_rounds; ++r) m_round[r] = block_of(keys.round[r][0], keys.round[r][1]);
         m_threshold = vdupq_n_u16(keys.lane_threshold);
     }
     /// Word `index`: bit i set where element 64 index + i is kept.
     std::uint64_t word(std::uint64_t index) const noexcept {
-        if (!m_keeps_any) return 0;
         if (m_hardware) return hardware_word(index);
         return reference_kept_word(m_key, index);
     }
@@ -298,8 +297,7 @@ private:
     DropoutKey m_key;
     uint8x16_t m_round[ars_mask_rounds + 1];
     uint16x8_t m_threshold;
-    bool m_hardware;
-    bool m_keeps_any;
+    bool m_hardware;  // the AES instructions, and something kept
 };
 
 /// Nothing to wait for: plain stores.
