@@ -433,6 +433,8 @@ void register_mask_words() {
     const bool avx512 = seqembed::isa_supported(seqembed::Isa::avx512);
     register_mask_words("avx2", avx2, &detail::avx2_isa::MaskWords::runs, &detail::avx2_isa::mask_words,
                         MaskDraw::aes128);
+    register_mask_words("avx2", avx2, &detail::avx2_isa::MaskWords::runs, &detail::avx2_isa::mask_words,
+                        MaskDraw::aes256);
     register_mask_words("avx512", avx512, &detail::avx512_isa::MaskWords::runs, &detail::avx512_isa::mask_words,
                         MaskDraw::aes128);
     register_mask_words("avx512", avx512, &detail::avx512_isa::MaskWords::runs, &detail::avx512_isa::mask_words,

@@ -276,8 +276,8 @@ TEST_CASE("Dropout's mask is the documented function of ARS-5's bits", "[dropout
 }
 
 TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documented ones", "[dropout][isa]") {
-    // The software round, AES-NI or Arm's AES a block at a time, and VAES four blocks a vector;
-    // words from 0, across block 2^32 (word 2^29) and at the top of the element range.
+    // The software round, AES-NI or Arm's AES a block at a time, and VAES two or four blocks a
+    // vector; words from 0, across block 2^32 (word 2^29) and at the top of the element range.
     using seqembed::detail::MaskDraw;
     namespace scalar_isa = seqembed::detail::scalar_isa;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
@@ -290,7 +290,8 @@ TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documen
     check_mask_words("scalar", &scalar_isa::MaskWords::runs, &scalar_isa::mask_words, {MaskDraw::software});
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
     if (seqembed::isa_supported(seqembed::Isa::avx2)) {
-        check_mask_words("avx2", &avx2_isa::MaskWords::runs, &avx2_isa::mask_words, {MaskDraw::software, MaskDraw::aes128});
+        check_mask_words("avx2", &avx2_isa::MaskWords::runs, &avx2_isa::mask_words,
+                         {MaskDraw::software, MaskDraw::aes128, MaskDraw::aes256});
     } else {
         WARN("this CPU cannot run avx2: its mask words not tested");
     }

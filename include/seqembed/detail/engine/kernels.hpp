@@ -264,7 +264,7 @@ namespace seqembed::detail::scalar_isa {
 }  // namespace seqembed::detail::scalar_isa
 
 #if SEQEMBED_DETAIL_X86_KERNELS
-SEQEMBED_DETAIL_TARGET_BEGIN("avx2,fma,f16c,aes")
+SEQEMBED_DETAIL_TARGET_BEGIN("avx2,fma,f16c,aes,vaes")
 #include "../simd/avx2.hpp"
 namespace seqembed::detail::avx2_isa {
 #include "kernels-inl.hpp"

@@ -37,6 +37,7 @@ inline ArsBlock mask_ars_key(std::uint64_t seed) noexcept { return {seed, 0}; }
 enum class MaskDraw {
     software,  ///< the AES round in plain C++ (reference_kept_word)
     aes128,    ///< the CPU's AES round on one 128-bit block at a time (AES-NI; Arm's AESE, AESMC)
+    aes256,    ///< VAES: the round on two blocks of a 256-bit vector (CPUs with AVX2 and VAES)
     aes512     ///< VAES: the round on four blocks of a 512-bit vector
 };
 
@@ -45,14 +46,15 @@ constexpr const char* mask_draw_name(MaskDraw draw) noexcept {
     switch (draw) {
         case MaskDraw::software: return "software";
         case MaskDraw::aes128: return "aes128";
+        case MaskDraw::aes256: return "aes256";
         case MaskDraw::aes512: return "aes512";
     }
     return "?";
 }
 
-/// The fastest of the draws `runs` accepts: aes512, then aes128, then software.
+/// The fastest of the draws `runs` accepts: aes512, then aes256, then aes128, then software.
 inline MaskDraw fastest_mask_draw(bool (*runs)(MaskDraw) noexcept) noexcept {
-    for (const MaskDraw draw : {MaskDraw::aes512, MaskDraw::aes128})
+    for (const MaskDraw draw : {MaskDraw::aes512, MaskDraw::aes256, MaskDraw::aes128})
         if (runs(draw)) return draw;
     return MaskDraw::software;
 }

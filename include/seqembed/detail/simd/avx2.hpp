@@ -216,13 +216,20 @@ struct Lanes<double> {
 
 #include "aes_ni-inl.hpp"
 
-/// The dropout mask's words (detail/random/dropout_layout.hpp): with AES-NI where the CPU has it,
-/// else in plain C++.
+/// The dropout mask's words (detail/random/dropout_layout.hpp): with VAES, two blocks a vector,
+/// where the CPU has it (Zen 3, Alder Lake and later cores without AVX-512); else with AES-NI, a
+/// block at a time; else in plain C++.
 class MaskWords {
 public:
     /// Whether this backend draws `draw` on this CPU.
     static bool runs(MaskDraw draw) noexcept {
-        return draw == MaskDraw::software || (draw == MaskDraw::aes128 && cpu_has_aes());
+        switch (draw) {
+            case MaskDraw::software: return true;
+            case MaskDraw::aes128: return cpu_has_aes();
+            case MaskDraw::aes256: return cpu_has_vaes();
+            case MaskDraw::aes512: return false;
+        }
+        return false;
     }
     /// The draw used unless one is asked for: the fastest this CPU runs.
     static MaskDraw fastest() noexcept {
@@ -231,24 +238,60 @@ public:
     }
     /// Draws the mask of `key` with `draw` (one runs() accepts).
     explicit MaskWords(const DropoutKey& key, MaskDraw draw = fastest()) noexcept
-        : m_key(key), m_keys(MaskRoundKeys(key)),
-          m_hardware(draw == MaskDraw::aes128 && key.threshold < drop_all_threshold) {}
+        : m_key(key), m_narrow(MaskRoundKeys(key)), m_draw(draw),
+          m_wide(draw == MaskDraw::aes256 && key.threshold < drop_all_threshold) {
+        for (int r = 0; r <= ars_mask_rounds; ++r) m_round[r] = _mm256_broadcastsi128_si256(m_narrow.round[r]);
+        m_threshold = _mm256_broadcastsi128_si256(m_narrow.threshold);
+        // Blocks (0, 2), (1, 3), (4, 6) and (5, 7) of a word: the 128-bit lanes of two vectors'
+        // compares, packed, then hold blocks 0, 1, 2, 3 (and 4 .. 7) in order.
+        const auto call = static_cast<long long>(key.call);
+        m_counters[0] = _mm256_set_epi64x(call, 2, call, 0);
+        m_counters[1] = _mm256_set_epi64x(call, 3, call, 1);
+        m_counters[2] = _mm256_set_epi64x(call, 6, call, 4);
+        m_counters[3] = _mm256_set_epi64x(call, 7, call, 5);
+    }
     /// Word `index`: bit i set where element 64 index + i is kept. Inlined for the row kernel's
-    /// loop, which then holds the round keys in registers; the software draw is a call.
+    /// loop, which then holds what it can of the round keys in registers; the other draws are
+    /// calls.
     __attribute__((always_inline)) std::uint64_t word(std::uint64_t index) const noexcept {
-        if (!m_hardware) return other_word(index);
-        return aes_ni_kept_word(m_keys, m_key.call, index);
+        if (!m_wide) return narrow_word(index);
+        const auto first = static_cast<long long>(mask_blocks_per_word * index);
+        const __m256i firsts = _mm256_set_epi64x(0, first, 0, first);
+        __m256i block[4];
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (int v = 0; v < 4; ++v) block[v] = _mm256_xor_si256(_mm256_add_epi64(m_counters[v], firsts), m_round[0]);
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (int r = 1; r < ars_mask_rounds; ++r) {
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (__m256i& x : block) x = _mm256_aesenc_epi128(x, m_round[r]);
+        }
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (__m256i& x : block) x = _mm256_aesenclast_epi128(x, m_round[ars_mask_rounds]);
+        // x >= t where max(x, t) == x, each lane's 0 or -1 packed to a byte and its top bit taken.
+        __m256i kept[4];
+        SEQEMBED_DETAIL_UNROLL_ALL
+        for (int v = 0; v < 4; ++v) kept[v] = _mm256_cmpeq_epi16(_mm256_max_epu16(block[v], m_threshold), block[v]);
+        const auto low = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_packs_epi16(kept[0], kept[1])));
+        const auto high = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_packs_epi16(kept[2], kept[3])));
+        return std::uint64_t{low} | std::uint64_t{high} << 32;
     }
 
 private:
-    /// Word `index` drawn in plain C++ (which also keeps nothing at the drop-all threshold).
-    __attribute__((noinline)) std::uint64_t other_word(std::uint64_t index) const noexcept {
+    /// Word `index` drawn without VAES: with AES-NI when asked and something is kept, else in
+    /// plain C++ (which also keeps nothing at the drop-all threshold).
+    __attribute__((noinline)) std::uint64_t narrow_word(std::uint64_t index) const noexcept {
+        if (m_draw == MaskDraw::aes128 && m_key.threshold < drop_all_threshold)
+            return aes_ni_kept_word(m_narrow, m_key.call, index);
         return reference_kept_word(m_key, index);
     }
 
     DropoutKey m_key;
-    AesNiKeys m_keys;
-    bool m_hardware;  // AES-NI, and something kept
+    AesNiKeys m_narrow;
+    __m256i m_round[ars_mask_rounds + 1];
+    __m256i m_threshold;
+    __m256i m_counters[4];  // counters (b, call) of the word's blocks, as the constructor pairs them
+    MaskDraw m_draw;
+    bool m_wide;  // VAES, and something kept
 };
 
 /// Orders the streaming stores before whatever follows (another thread reading the output).

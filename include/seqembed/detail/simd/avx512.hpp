@@ -254,6 +254,7 @@ public:
         switch (draw) {
             case MaskDraw::software: return true;
             case MaskDraw::aes128: return cpu_has_aes();
+            case MaskDraw::aes256: return false;  // aes512 where VAES is
             case MaskDraw::aes512: return cpu_has_vaes();
         }
         return false;
