@@ -46,11 +46,16 @@ public:
         return m_kernel.values(m_rows, row, m_width, first, count, buffer);
     }
 
-    /// Carries out one read's role over count values (apply_read of gradient-inl.hpp).
-    void apply(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum,
-               Scalar* out) const noexcept {
-        m_kernel.apply(role, factor, values, count, sum, out);
+    /// Carries out one read's role over count values (GradientKernel::apply of
+    /// gradient-inl.hpp): with `streaming`, out is a gradient row this pass does not read again,
+    /// and this thread must call fence() once it is done.
+    void apply(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum, Scalar* out,
+               bool streaming) const noexcept {
+        m_kernel.apply(role, factor, values, count, sum, out, streaming);
     }
+
+    /// Orders this thread's streaming stores before what another thread reads after it.
+    void fence() const noexcept { m_kernel.fence(); }
 
 private:
     GradientKernelFunctions<Scalar> m_kernel;
@@ -197,6 +202,7 @@ inline constexpr Index columns_per_share = 16;
 /// the mask) once and every read of it carried out (ReadSummer::apply). The workers share the
 /// columns (parallel(count, f) runs f(begin, end) over shares of [0, count)); each value's sum
 /// is in the same order whatever the share, so the bits do not depend on the number of workers.
+/// A row's only read writes its gradient row with streaming stores: nothing reads it again here.
 /// Measured at the headline shape: gathering each row from its reads instead
 /// (step_gathered_rows) was slower here (its random reads cost more than keeping the sums), and
 /// requesting the lines a read a few reads on would write made the pass slower, not faster.
@@ -234,9 +240,10 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                 };
                 for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i)
                     summer.apply(plan.role[i], reads[i].factor, row, count, sum_of(i),
-                                 table.gradient + plan.slot[i] * width + first);
+                                 table.gradient + plan.slot[i] * width + first, true);
             }
         }
+        summer.fence();
     });
 }
 
@@ -278,7 +285,7 @@ void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPla
             for (std::size_t at = start[k]; at < start[k + 1]; ++at) {
                 const std::size_t i = by_row[at];
                 const Scalar* m = summer.values(reads[i].source, first, count, values.data());
-                summer.apply(plan.role[i], reads[i].factor, m, count, sum.data(), span.data());
+                summer.apply(plan.role[i], reads[i].factor, m, count, sum.data(), span.data(), false);
             }
             sink.take(k, first, count, span.data());
         }

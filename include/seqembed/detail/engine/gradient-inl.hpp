@@ -12,6 +12,22 @@ template <typename Scalar>
 struct GradientKernel {
     using Wide = WideScalar<Scalar>;
 
+    /// out[j] = factor x m[j] + 0 for j in [0, count): the whole vectors at aligned addresses
+    /// with streaming stores, the values before and after them one by one.
+    static void stream_products(Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT m, Index count,
+                                Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+        using D = Lanes<Scalar>;
+        constexpr auto vector_bytes = static_cast<std::uintptr_t>(D::count) * sizeof(Scalar);
+        const auto misalign = static_cast<Index>((reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
+        const Index head = misalign == 0 ? 0 : std::min<Index>(count, D::count - misalign);
+        Index j = 0;
+        for (; j < head; ++j) out[j] = factor * m[j] + Scalar(0);
+        const typename D::Reg factors = D::set(factor);
+        const typename D::Reg zero = D::set(Scalar(0));
+        for (; j + D::count <= count; j += D::count) D::stream(out + j, D::add(D::mul(D::load(m + j), factors), zero));
+        for (; j < count; ++j) out[j] = factor * m[j] + Scalar(0);
+    }
+
     /// Runs body(j) for every j in [0, count): blocks of 16 first, a fixed count, which GCC's
     /// -O2 cost model vectorises (it leaves loops of unknown count that would need a remainder
     /// loop), then the rest.
@@ -84,15 +100,21 @@ struct GradientKernel {
     }
 
     /// Carries out one read's role over `count` values: m the read's values, sum its row's sums,
-    /// out its row's gradient.
+    /// out its row's gradient. With `streaming`, out is a gradient row the pass does not read
+    /// again, and a row's only read writes its whole aligned vectors with streaming stores (no
+    /// read for ownership); the caller then calls fence() before another thread reads them.
     SEQEMBED_DETAIL_NOINLINE static void apply(ReadRole role, Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT m, Index count,
-                      Wide* SEQEMBED_DETAIL_RESTRICT sum, Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+                      Wide* SEQEMBED_DETAIL_RESTRICT sum, Scalar* SEQEMBED_DETAIL_RESTRICT out, bool streaming) noexcept {
         const auto f = static_cast<Wide>(factor);
         switch (role) {
             case ReadRole::only:
                 // 0 + f x value rounded once is the Scalar product plus 0: the Wide product of two
                 // Scalars is exact for float, and adding 0 only turns -0 into +0.
-                each_value(count, [&](Index j) { out[j] = factor * m[j] + Scalar(0); });
+                if (streaming) {
+                    stream_products(factor, m, count, out);
+                } else {
+                    each_value(count, [&](Index j) { out[j] = factor * m[j] + Scalar(0); });
+                }
                 break;
             case ReadRole::first:
                 each_value(count, [&](Index j) { sum[j] = f * static_cast<Wide>(m[j]) + Wide(0); });

@@ -734,9 +734,10 @@ struct Backend {
     }
     template <typename Scalar>
     static void apply_read(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum,
-                           Scalar* out) noexcept {
-        GradientKernel<Scalar>::apply(role, factor, values, count, sum, out);
+                           Scalar* out, bool streaming) noexcept {
+        GradientKernel<Scalar>::apply(role, factor, values, count, sum, out, streaming);
     }
+    static void fence() noexcept { stream_fence(); }
     template <typename Scalar>
     static void adam_row(Scalar* w, Scalar* m, Scalar* v, const Scalar* g, Index count,
                          const AdamConstants<Scalar>& constants) noexcept {

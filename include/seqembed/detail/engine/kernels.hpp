@@ -60,11 +60,13 @@ template <typename Table, typename Activation>
 using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const TokenHeads<Activation>&) noexcept;
 
 /// The backward's element loops of one ISA over Scalar values (gradient-inl.hpp's
-/// GradientKernel): a gradient row's values through the mask, and one read's role.
+/// GradientKernel): a gradient row's values through the mask, one read's role, and the fence
+/// that orders the streaming stores of the roles before another thread reads them.
 template <typename Scalar>
 struct GradientKernelFunctions {
     const Scalar* (*values)(const GradientRows<Scalar>&, Index, Index, Index, Index, Scalar*) noexcept;
-    void (*apply)(ReadRole, Scalar, const Scalar*, Index, WideScalar<Scalar>*, Scalar*) noexcept;
+    void (*apply)(ReadRole, Scalar, const Scalar*, Index, WideScalar<Scalar>*, Scalar*, bool) noexcept;
+    void (*fence)() noexcept;
 };
 
 /// The optimizers' row steps of one ISA over Scalar values (optimizer-inl.hpp's
@@ -397,7 +399,7 @@ GradientKernelFunctions<Scalar> gradient_kernel() {
     return with_active_isa([](auto backend) {
         using Backend = decltype(backend);
         return GradientKernelFunctions<Scalar>{&Backend::template gradient_values<Scalar>,
-                                               &Backend::template apply_read<Scalar>};
+                                               &Backend::template apply_read<Scalar>, &Backend::fence};
     });
 }
 
