@@ -5,6 +5,7 @@
 #include <seqembed/optim.hpp>
 #include <seqembed/seqembed.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -1034,4 +1035,34 @@ TEST_CASE("backward_step fuses the step into a pass whose workers share the colu
     check_fused_step_threaded(seqembed::optim::SparseAdam<float>("token", 500, 100, unchecked));
     check_fused_step_threaded(seqembed::optim::LazySgd<float>("token", 500, 100, {0.9, 0.0, 0.01, true, false}));
     check_fused_step_threaded(seqembed::optim::RowwiseAdagrad<float>("token", 500, 100));
+}
+
+TEST_CASE("The backward's plan groups each table row's reads in order of source row, for any table size",
+          "[backward]") {
+    // A table no larger than twice the reads plus 256 rows takes one counting sort; a larger
+    // one a sort a digit at a time, more passes the more rows: 2^12, 2^30 and 2^62 rows.
+    std::mt19937_64 random(11);
+    for (const std::int64_t table_rows : {std::int64_t{300}, std::int64_t{1} << 12, std::int64_t{1} << 30,
+                                          std::int64_t{1} << 62}) {
+        std::vector<seqembed::detail::RowRead<float>> reads;
+        std::vector<std::int64_t> few;  // rows read several times
+        for (int k = 0; k < 40; ++k) few.push_back(static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(table_rows)));
+        for (Index source = 0; source < 1000; ++source) {
+            const std::int64_t row = source % 3 == 0 ? few[random() % few.size()]
+                                                     : static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(table_rows));
+            reads.push_back({row, source, 1.0f});
+        }
+        const seqembed::detail::ReadPlan plan = seqembed::detail::plan_reads(reads, table_rows);
+        std::vector<std::size_t> expected(reads.size());
+        for (std::size_t i = 0; i < expected.size(); ++i) expected[i] = i;
+        std::stable_sort(expected.begin(), expected.end(),
+                         [&](std::size_t a, std::size_t b) { return reads[a].table_row < reads[b].table_row; });
+        CAPTURE(table_rows);
+        REQUIRE(plan.by_row == expected);
+        REQUIRE(std::is_sorted(plan.rows.begin(), plan.rows.end()));
+        REQUIRE(std::adjacent_find(plan.rows.begin(), plan.rows.end()) == plan.rows.end());
+        for (std::size_t k = 0; k < plan.rows.size(); ++k)
+            for (std::size_t at = plan.row_start[k]; at < plan.row_start[k + 1]; ++at)
+                REQUIRE(reads[plan.by_row[at]].table_row == plan.rows[k]);
+    }
 }

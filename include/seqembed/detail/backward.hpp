@@ -91,9 +91,24 @@ ReadPlan plan_reads(const std::vector<RowRead<Scalar>>& reads, Index table_rows)
         for (std::size_t r = 0; r < static_cast<std::size_t>(table_rows); ++r) start[r + 1] += start[r];
         for (std::size_t i = 0; i < n; ++i) order[start[static_cast<std::size_t>(reads[i].table_row)]++] = i;
     } else {
+        // A larger table: least significant digit first, radix_bits a pass (two passes up to 2^22
+        // rows), each pass a stable counting sort; std::stable_sort took a tenth of the backward
+        // at a vocabulary of 256000.
+        constexpr unsigned radix_bits = 11;
+        constexpr std::size_t radix = std::size_t{1} << radix_bits;
+        std::vector<std::size_t> sorted(n);
         for (std::size_t i = 0; i < n; ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return reads[a].table_row < reads[b].table_row; });
+        const auto largest = static_cast<std::uint64_t>(table_rows - 1);
+        for (unsigned shift = 0; shift < 64 && (largest >> shift) != 0; shift += radix_bits) {
+            const auto digit = [&](std::size_t i) {
+                return static_cast<std::size_t>((static_cast<std::uint64_t>(reads[i].table_row) >> shift) & (radix - 1));
+            };
+            std::vector<std::size_t> start(radix + 1, 0);
+            for (std::size_t k = 0; k < n; ++k) ++start[digit(order[k]) + 1];
+            for (std::size_t d = 0; d < radix; ++d) start[d + 1] += start[d];
+            for (std::size_t k = 0; k < n; ++k) sorted[start[digit(order[k])]++] = order[k];
+            order.swap(sorted);
+        }
     }
     plan.slot.resize(n);
     plan.role.resize(n);
