@@ -238,8 +238,9 @@ public:
     }
     /// Draws the mask of `key` with `draw` (one runs() accepts).
     explicit MaskWords(const DropoutKey& key, MaskDraw draw = fastest()) noexcept
-        : m_key(key), m_narrow(MaskRoundKeys(key)), m_draw(draw),
-          m_wide(draw == MaskDraw::aes256 && key.threshold < drop_all_threshold) {
+        : m_key(key), m_narrow(MaskRoundKeys(key)),
+          m_wide(draw == MaskDraw::aes256 && key.threshold < drop_all_threshold),
+          m_narrow_hardware(draw == MaskDraw::aes128 && key.threshold < drop_all_threshold) {
         for (int r = 0; r <= ars_mask_rounds; ++r) m_round[r] = _mm256_broadcastsi128_si256(m_narrow.round[r]);
         m_threshold = _mm256_broadcastsi128_si256(m_narrow.threshold);
         // Blocks (0, 2), (1, 3), (4, 6) and (5, 7) of a word: the 128-bit lanes of two vectors'
@@ -250,11 +251,14 @@ public:
         m_counters[2] = _mm256_set_epi64x(call, 6, call, 4);
         m_counters[3] = _mm256_set_epi64x(call, 7, call, 5);
     }
-    /// Word `index`: bit i set where element 64 index + i is kept. Inlined for the row kernel's
-    /// loop, which then holds what it can of the round keys in registers; the other draws are
-    /// calls.
+    /// Word `index`: bit i set where element 64 index + i is kept. Both hardware draws are
+    /// inlined into the row kernel's loop (a call per word cost as much as the draw); the
+    /// software draw is a call.
     __attribute__((always_inline)) std::uint64_t word(std::uint64_t index) const noexcept {
-        if (!m_wide) return narrow_word(index);
+        if (!m_wide) {
+            if (m_narrow_hardware) return aes_ni_kept_word(m_narrow, m_key.call, index);
+            return software_word(index);
+        }
         const auto first = static_cast<long long>(mask_blocks_per_word * index);
         const __m256i firsts = _mm256_set_epi64x(0, first, 0, first);
         __m256i block[4];
@@ -277,11 +281,8 @@ public:
     }
 
 private:
-    /// Word `index` drawn without VAES: with AES-NI when asked and something is kept, else in
-    /// plain C++ (which also keeps nothing at the drop-all threshold).
-    __attribute__((noinline)) std::uint64_t narrow_word(std::uint64_t index) const noexcept {
-        if (m_draw == MaskDraw::aes128 && m_key.threshold < drop_all_threshold)
-            return aes_ni_kept_word(m_narrow, m_key.call, index);
+    /// Word `index` drawn in plain C++ (which also keeps nothing at the drop-all threshold).
+    __attribute__((noinline)) std::uint64_t software_word(std::uint64_t index) const noexcept {
         return reference_kept_word(m_key, index);
     }
 
@@ -290,8 +291,8 @@ private:
     __m256i m_round[ars_mask_rounds + 1];
     __m256i m_threshold;
     __m256i m_counters[4];  // counters (b, call) of the word's blocks, as the constructor pairs them
-    MaskDraw m_draw;
-    bool m_wide;  // VAES, and something kept
+    bool m_wide;              // VAES, and something kept
+    bool m_narrow_hardware;   // AES-NI, and something kept
 };
 
 /// Orders the streaming stores before whatever follows (another thread reading the output).
