@@ -19,7 +19,7 @@ inline void mask_words(const DropoutKey& key, std::uint64_t first, Index count, 
 /// word's end draw each word once.
 class MaskWindow {
 public:
-    MaskWindow(const DropoutKey& key, MaskCache& cache) noexcept : m_words(key), m_cache(cache) {}
+    MaskWindow(const MaskWords& words, MaskCache& cache) noexcept : m_words(words), m_cache(cache) {}
 
     /// The kept bits of the 64 elements from `element` on, bit i for element + i.
     SEQEMBED_DETAIL_BLOCK std::uint64_t bits(std::uint64_t element) noexcept {
@@ -42,13 +42,13 @@ private:
         return drawn;
     }
 
-    const MaskWords m_words;
+    const MaskWords& m_words;
     MaskCache& m_cache;
 };
 
 /// No mask: what the row kernel reads where it does not drop.
 struct NoMask {
-    NoMask(const DropoutKey&, MaskCache&) noexcept {}
+    NoMask(const MaskWords&, MaskCache&) noexcept {}
     std::uint64_t bits(std::uint64_t) const noexcept { return 0; }
 };
 
@@ -74,8 +74,9 @@ struct RowKernel {
     static void write(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
                       const RowSources<Scalar, Storage>* rows, Index count,
                       const Storage* const* ahead) noexcept {
+        const MaskWords words(job.key);  // once for the rows: its round keys take a while
         if (job.normalizing && job.width <= static_cast<Index>(scratch_values)) {
-            write_normalized(job, carry, rows, count, ahead);
+            write_normalized(job, carry, words, rows, count, ahead);
             return;
         }
         for (Index k = 0; k < count; ++k) {
@@ -84,7 +85,7 @@ struct RowKernel {
             if (row.embedding == nullptr) {
                 write_zeros(job, carry, row.out);
             } else {
-                dispatch_row(job, carry, row, next);
+                dispatch_row(job, carry, words, row, next);
             }
         }
     }
@@ -109,7 +110,7 @@ private:
     /// stalling it; in evaluation with moments_between_stores, as row k is written, a group of
     /// 64 values per 64 values written (MomentsSteps), so that the next row's reads run between
     /// this row's stores instead of apart from them. The moments are the same bits either way.
-    static void write_normalized(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+    static void write_normalized(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const MaskWords& words,
                                  const RowSources<Scalar, Storage>* rows, Index count,
                                  const Storage* const* ahead) noexcept {
         alignas(64) Scalar scratch[2][scratch_values];
@@ -134,25 +135,25 @@ private:
                 if (next_found && !job.dropping) {
                     MomentsSteps<SourceSums<any_count>> steps(SourceSums<any_count>(job, rows[k + 1]), job.width,
                                                               job.epsilon, scratch[(k + 1) % 2]);
-                    write_row<false>(job, carry, row, next, values, &steps);
+                    write_row<false>(job, carry, words, row, next, values, &steps);
                     moments[(k + 1) % 2] = steps.finish();
                     continue;
                 }
             }
             if (next_found) find(k + 1);
-            dispatch_dropping(job, carry, row, next, values);
+            dispatch_dropping(job, carry, words, row, next, values);
         }
     }
 
-    static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+    static void dispatch_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const MaskWords& words,
                              const RowSources<Scalar, Storage>& row, const Storage* ahead) noexcept {
         if (job.normalizing) {  // a row too wide to keep (write_normalized has the others): summed again
             const SourceSums<any_count> sums(job, row);
             const Moments moments = find_moments(sums, job.width, job.epsilon, nullptr);
-            dispatch_dropping(job, carry, row, ahead, Normalized<SourceSums<any_count>>(job, sums, moments));
+            dispatch_dropping(job, carry, words, row, ahead, Normalized<SourceSums<any_count>>(job, sums, moments));
         } else {
             with_sources(job, row, [&](const auto& sums) {
-                dispatch_dropping(job, carry, row, ahead, sums);
+                dispatch_dropping(job, carry, words, row, ahead, sums);
                 return 0;
             });
         }
@@ -164,14 +165,14 @@ private:
     };
 
     template <typename Values>
-    static void dispatch_dropping(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+    static void dispatch_dropping(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const MaskWords& words,
                                   const RowSources<Scalar, Storage>& row, const Storage* ahead,
                                   const Values& values) noexcept {
         NothingAlongside* const nothing = nullptr;
         if (job.dropping) {
-            write_row<true>(job, carry, row, ahead, values, nothing);
+            write_row<true>(job, carry, words, row, ahead, values, nothing);
         } else {
-            write_row<false>(job, carry, row, ahead, values, nothing);
+            write_row<false>(job, carry, words, row, ahead, values, nothing);
         }
     }
 
@@ -483,14 +484,14 @@ private:
     /// `alongside`, when given, takes a step() per partial_vectors vectors of the row's body
     /// written (LayerNorm's next row: write_normalized).
     template <bool Dropping, typename Values, typename Alongside>
-    static void write_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry,
+    static void write_row(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const MaskWords& words,
                           const RowSources<Scalar, Storage>& row, const Storage* ahead,
                           const Values& row_values, Alongside* alongside) noexcept {
         const Index width = job.width;
         const bool streaming = job.streaming;
         Scalar* const out = row.out;
         const Values values = row_values;  // a local copy, which the stores below cannot alias
-        std::conditional_t<Dropping, MaskWindow, NoMask> mask(job.key, carry.mask);
+        std::conditional_t<Dropping, MaskWindow, NoMask> mask(words, carry.mask);
         const auto misalign = static_cast<int>(
             (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
         Index j = 0;
