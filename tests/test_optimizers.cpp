@@ -117,6 +117,40 @@ TEST_CASE("Optimizers follow PyTorch's (and FBGEMM's) trajectories over ten step
 #undef SEQEMBED_CHECK_CASE
 }
 
+TEMPLATE_TEST_CASE("Every ISA's finite scan names the first NaN or infinity of a sparse gradient, wherever it is",
+                   "[optim][bad-input][isa]", float, double) {
+    // Rows of widths around the vector sizes and the scan's four vectors a step; one bad value at
+    // every column of the last row, among finite values that include the largest, subnormals and
+    // -0 (v - v is 0 for each).
+    using T = TestType;
+    const T bad_values[] = {std::numeric_limits<T>::quiet_NaN(), -std::numeric_limits<T>::quiet_NaN(),
+                            std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity()};
+    for (const Index width : {1, 3, 8, 15, 16, 17, 33, 64, 65, 77}) {
+        RowGradient<T> g;
+        g.table_rows = 9;
+        g.d_model = width;
+        g.rows = {2, 5, 8};
+        g.values = RowMatrix<T>::Constant(3, width, T(0.5));
+        g.values(0, 0) = std::numeric_limits<T>::max();
+        g.values(1, width - 1) = -std::numeric_limits<T>::max();
+        g.values(2, 0) = std::numeric_limits<T>::denorm_min();
+        g.values(0, width / 2) = T(-0.0);
+        for_each_isa([&](seqembed::Isa) {
+            seqembed::optim::LazySgd<T> sgd("embedding", 9, width);
+            RowMatrix<T> weights = RowMatrix<T>::Zero(9, width);
+            sgd.step(weights, g, 0.0);
+            for (Index c = 0; c < width; ++c)
+                for (const T bad_value : bad_values) {
+                    CAPTURE(width, c, bad_value);
+                    RowGradient<T> bad = g;
+                    bad.values(2, c) = bad_value;
+                    CHECK_THROWS_WITH(sgd.step(weights, bad, 0.1),
+                                      Catch::Matchers::Contains("row 8, column " + std::to_string(c) + " is"));
+                }
+        });
+    }
+}
+
 TEST_CASE("An optimizer step checks everything before it writes", "[optim][bad-input]") {
     RowMatrix<float> weights = RowMatrix<float>::Ones(4, 3);
     RowGradient<float> g;

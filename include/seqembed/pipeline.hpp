@@ -838,6 +838,7 @@ private:
     /// infinity, and the largest sum the reads could make stays below half the largest Scalar.
     bool fusable(const std::vector<detail::RowRead<Scalar>>& reads, const detail::ReadPlan& plan,
                  const detail::GradientRows<Scalar>& rows) const {
+        const auto all_finite = detail::optimizer_kernel<Scalar>().all_finite;
         double largest_value = 0;
         double largest_factor = 0;
         Index last_source = -1;
@@ -845,10 +846,9 @@ private:
             largest_factor = std::max(largest_factor, std::abs(static_cast<double>(read.factor)));
             if (read.source == last_source) continue;  // a tied type row's read of the same row
             last_source = read.source;
-            const Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>> values(
-                rows.values + read.source * rows.stride, d_model());
-            // x * 0 is NaN for a NaN or an infinity and 0 otherwise: one vectorised sum finds both.
-            if (std::isnan((values * Scalar(0)).sum())) return false;
+            const Scalar* const row = rows.values + read.source * rows.stride;
+            if (!all_finite(row, d_model())) return false;
+            const Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>> values(row, d_model());
             largest_value = std::max(largest_value, static_cast<double>(values.abs().maxCoeff()));
         }
         const std::size_t most_reads = plan.most_reads;

@@ -224,6 +224,33 @@ struct OptimizerKernel {
         return total;
     }
 
+    /// Whether count values are all finite: v - v is 0 for a finite v and NaN for a NaN or an
+    /// infinity, so the sum of the differences is NaN exactly when some value is not finite.
+    /// Four sums, so that the additions' latency does not bound a row held in cache.
+    static bool all_finite(const Scalar* values, Index count) noexcept {
+        constexpr int chains = 4;
+        Reg sums[chains];
+        for (Reg& sum : sums) sum = D::set(Scalar(0));
+        Index j = 0;
+        for (; j + chains * D::count <= count; j += chains * D::count) {
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (int c = 0; c < chains; ++c) {
+                const Reg v = D::load(values + j + c * D::count);
+                sums[c] = D::add(sums[c], D::sub(v, v));
+            }
+        }
+        for (; j < count; j += D::count) {
+            const int used = static_cast<int>(std::min<Index>(D::count, count - j));
+            const Reg v = used == D::count ? D::load(values + j) : D::load_first(values + j, used);
+            sums[0] = D::add(sums[0], D::sub(v, v));
+        }
+        Scalar lanes[static_cast<std::size_t>(D::count)];
+        D::store(lanes, D::add(D::add(sums[0], sums[1]), D::add(sums[2], sums[3])));
+        for (const Scalar lane : lanes)
+            if (!(lane == Scalar(0))) return false;
+        return true;
+    }
+
     /// w = correction w - g multiplier over count values, each product rounded on its own.
     static void scale_and_subtract(Scalar* w, const Scalar* g, Index count, Scalar correction,
                                    Scalar multiplier) noexcept {
