@@ -117,7 +117,7 @@ TEST_CASE("Optimizers follow PyTorch's (and FBGEMM's) trajectories over ten step
 #undef SEQEMBED_CHECK_CASE
 }
 
-TEMPLATE_TEST_CASE("Every ISA's finite scan names the first NaN or infinity of a sparse gradient, wherever it is",
+TEMPLATE_TEST_CASE("Every ISA's finite scan names the first NaN or infinity of a gradient, wherever it is",
                    "[optim][bad-input][isa]", float, double) {
     // Rows of widths around the vector sizes and the scan's four vectors a step; one bad value at
     // every column of the last row, among finite values that include the largest, subnormals and
@@ -146,6 +146,18 @@ TEMPLATE_TEST_CASE("Every ISA's finite scan names the first NaN or infinity of a
                     bad.values(2, c) = bad_value;
                     CHECK_THROWS_WITH(sgd.step(weights, bad, 0.1),
                                       Catch::Matchers::Contains("row 8, column " + std::to_string(c) + " is"));
+                }
+            // The dense scan, over the rows of a table-shaped gradient.
+            seqembed::optim::Sgd<T> dense("positions", 3, width);
+            RowMatrix<T> small = RowMatrix<T>::Zero(3, width);
+            dense.step(small, g.values, 0.0);
+            for (Index c = 0; c < width; ++c)
+                for (const T bad_value : bad_values) {
+                    CAPTURE(width, c, bad_value);
+                    RowMatrix<T> bad = g.values;
+                    bad(1, c) = bad_value;
+                    CHECK_THROWS_WITH(dense.step(small, bad, 0.1),
+                                      Catch::Matchers::Contains("row 1, column " + std::to_string(c) + " is"));
                 }
         });
     }

@@ -68,18 +68,21 @@ void require_weights(const std::string& table, Index rows, Index cols, const Wei
                           ", the optimizer's state is for ", rows, " x ", cols);
 }
 
-/// Throws unless a dense gradient has the weights' shape and, when `finite`, holds no NaN or
-/// infinity (the first named by row and column).
+/// Throws unless a dense gradient (row-major, its rows contiguous) has the weights' shape and,
+/// when `finite`, holds no NaN or infinity (the first named by row and column).
 template <typename Gradient>
 void require_dense_gradient(const std::string& table, Index rows, Index cols, const Gradient& gradient, bool finite) {
     if (gradient.rows() != rows || gradient.cols() != cols)
         fail<shape_error>(table, ": the gradient is ", gradient.rows(), " x ", gradient.cols(), ", the weights ", rows,
                           " x ", cols);
     if (!finite) return;
-    for (Index r = 0; r < rows; ++r)
+    const auto all_finite = optimizer_kernel<typename Gradient::Scalar>().all_finite;
+    for (Index r = 0; r < rows; ++r) {
+        if (all_finite(gradient.row(r).data(), cols)) continue;
         for (Index c = 0; c < cols; ++c)
             if (!std::isfinite(gradient(r, c)))
                 fail<value_error>(table, ": the gradient of row ", r, ", column ", c, " is ", gradient(r, c));
+    }
 }
 
 /// Throws unless `listed` ascends without repeats inside a table of `rows` rows.
