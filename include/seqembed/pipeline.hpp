@@ -827,18 +827,11 @@ private:
         return gradients;
     }
 
-// GCC 12 reports its AVX-512 intrinsics' undefined starting vector (GCC bug 105593) in the
-// callers of Eigen's vectorised reductions when a build targets AVX-512 (-march=native on such a
-// host, -march=x86-64-v4): the strict consumer build at -O3 -march=x86-64-v4 checks it.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
     /// Whether every token row's sum is finite for sure: the rows they read hold no NaN or
     /// infinity, and the largest sum the reads could make stays below half the largest Scalar.
     bool fusable(const std::vector<detail::RowRead<Scalar>>& reads, const detail::ReadPlan& plan,
                  const detail::GradientRows<Scalar>& rows) const {
-        const auto all_finite = detail::optimizer_kernel<Scalar>().all_finite;
+        const auto largest_magnitude = detail::optimizer_kernel<Scalar>().largest_magnitude;
         double largest_value = 0;
         double largest_factor = 0;
         Index last_source = -1;
@@ -846,19 +839,15 @@ private:
             largest_factor = std::max(largest_factor, std::abs(static_cast<double>(read.factor)));
             if (read.source == last_source) continue;  // a tied type row's read of the same row
             last_source = read.source;
-            const Scalar* const row = rows.values + read.source * rows.stride;
-            if (!all_finite(row, d_model())) return false;
-            const Eigen::Map<const Eigen::Array<Scalar, 1, Eigen::Dynamic>> values(row, d_model());
-            largest_value = std::max(largest_value, static_cast<double>(values.abs().maxCoeff()));
+            const Scalar largest = largest_magnitude(rows.values + read.source * rows.stride, d_model());
+            if (std::isnan(largest)) return false;
+            largest_value = std::max(largest_value, static_cast<double>(largest));
         }
         const std::size_t most_reads = plan.most_reads;
         const double bound = largest_value * static_cast<double>(rows.keep_scale) * largest_factor *
                              static_cast<double>(most_reads);
         return bound < 0.5 * static_cast<double>(std::numeric_limits<Scalar>::max());
     }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
     /// Whether the positional stage is a learned table, whose rows have gradients.
     static constexpr bool has_learned_positions = std::is_same_v<Positional, LearnedPositionalEmbedding<Scalar>>;

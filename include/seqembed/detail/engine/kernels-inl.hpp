@@ -764,8 +764,8 @@ struct Backend {
         OptimizerKernel<Scalar>::scale_and_subtract(w, g, count, correction, multiplier);
     }
     template <typename Scalar>
-    static bool all_finite(const Scalar* values, Index count) noexcept {
-        return OptimizerKernel<Scalar>::all_finite(values, count);
+    static Scalar largest_magnitude(const Scalar* values, Index count) noexcept {
+        return OptimizerKernel<Scalar>::largest_magnitude(values, count);
     }
     static void draw_mask(const DropoutKey& key, std::uint64_t first, Index count, std::uint64_t* out) noexcept {
         mask_words(key, first, count, out);

@@ -75,7 +75,8 @@ struct GradientKernelFunctions {
 /// moments, and the gradient may be null); SGD's (weights, gradient or null, momentum buffer or null, whether the buffer is fresh,
 /// count, constants); and row-wise Adagrad's two passes, the sum of squares (weights, gradient,
 /// count, decay, whether L2) and the update (weights, gradient, count, correction, multiplier);
-/// and the scan of a gradient row (values, count) that check_finite makes before a step.
+/// and the scan of a gradient row (values, count) that check_finite makes before a step: its
+/// largest magnitude, NaN when a value is NaN or infinite.
 template <typename Scalar>
 struct OptimizerKernelFunctions {
     void (*adam_row)(Scalar*, Scalar*, Scalar*, const Scalar*, Index, const AdamConstants<Scalar>&) noexcept;
@@ -84,7 +85,7 @@ struct OptimizerKernelFunctions {
     void (*sgd_row)(Scalar*, const Scalar*, Scalar*, bool, Index, const SgdConstants<Scalar>&) noexcept;
     Scalar (*square_sum)(const Scalar*, const Scalar*, Index, Scalar, bool) noexcept;
     void (*scale_and_subtract)(Scalar*, const Scalar*, Index, Scalar, Scalar) noexcept;
-    bool (*all_finite)(const Scalar*, Index) noexcept;
+    Scalar (*largest_magnitude)(const Scalar*, Index) noexcept;
 };
 
 /// The (Scalar, Storage) pairs of the row kernel that seqembed::kernels compiles: every pair
@@ -200,6 +201,7 @@ RotateFunction<Table, Activation> rotary_kernel() {
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "../simd/platform.hpp"
 
@@ -415,7 +417,7 @@ OptimizerKernelFunctions<Scalar> optimizer_kernel() {
             &Backend::template adam_row<Scalar>, &Backend::template dense_adam_row<Scalar>,
             &Backend::template sgd_row<Scalar>,
             &Backend::template square_sum<Scalar>, &Backend::template scale_and_subtract<Scalar>,
-            &Backend::template all_finite<Scalar>};
+            &Backend::template largest_magnitude<Scalar>};
     });
 }
 

@@ -224,31 +224,38 @@ struct OptimizerKernel {
         return total;
     }
 
-    /// Whether count values are all finite: v - v is 0 for a finite v and NaN for a NaN or an
-    /// infinity, so the sum of the differences is NaN exactly when some value is not finite.
-    /// Four sums, so that the additions' latency does not bound a row held in cache.
-    static bool all_finite(const Scalar* values, Index count) noexcept {
+    /// The largest magnitude of count values, or NaN when one is not finite: v - v is 0 for a
+    /// finite v and NaN for a NaN or an infinity, so a sum of the differences finds those, and
+    /// max(v, -v) is |v| for the others. Four chains of each, so that the operations' latency
+    /// does not bound a row held in cache.
+    static Scalar largest_magnitude(const Scalar* values, Index count) noexcept {
         constexpr int chains = 4;
         Reg sums[chains];
-        for (Reg& sum : sums) sum = D::set(Scalar(0));
+        Reg tops[chains];
+        for (int c = 0; c < chains; ++c) sums[c] = tops[c] = D::set(Scalar(0));
+        const auto add = [&](int c, Reg v) SEQEMBED_DETAIL_INLINED_LAMBDA {
+            sums[c] = D::add(sums[c], D::sub(v, v));
+            tops[c] = D::max(tops[c], D::max(v, D::negate(v)));
+        };
         Index j = 0;
         for (; j + chains * D::count <= count; j += chains * D::count) {
             SEQEMBED_DETAIL_UNROLL_ALL
-            for (int c = 0; c < chains; ++c) {
-                const Reg v = D::load(values + j + c * D::count);
-                sums[c] = D::add(sums[c], D::sub(v, v));
-            }
+            for (int c = 0; c < chains; ++c) add(c, D::load(values + j + c * D::count));
         }
         for (; j < count; j += D::count) {
             const int used = static_cast<int>(std::min<Index>(D::count, count - j));
-            const Reg v = used == D::count ? D::load(values + j) : D::load_first(values + j, used);
-            sums[0] = D::add(sums[0], D::sub(v, v));
+            add(0, used == D::count ? D::load(values + j) : D::load_first(values + j, used));
         }
-        Scalar lanes[static_cast<std::size_t>(D::count)];
-        D::store(lanes, D::add(D::add(sums[0], sums[1]), D::add(sums[2], sums[3])));
-        for (const Scalar lane : lanes)
-            if (!(lane == Scalar(0))) return false;
-        return true;
+        Scalar sum_lanes[static_cast<std::size_t>(D::count)];
+        Scalar top_lanes[static_cast<std::size_t>(D::count)];
+        D::store(sum_lanes, D::add(D::add(sums[0], sums[1]), D::add(sums[2], sums[3])));
+        D::store(top_lanes, D::max(D::max(tops[0], tops[1]), D::max(tops[2], tops[3])));
+        Scalar largest = Scalar(0);
+        for (int lane = 0; lane < D::count; ++lane) {
+            if (!(sum_lanes[lane] == Scalar(0))) return std::numeric_limits<Scalar>::quiet_NaN();
+            largest = std::max(largest, top_lanes[lane]);
+        }
+        return largest;
     }
 
     /// w = correction w - g multiplier over count values, each product rounded on its own.
