@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,22 @@ void require_weights(const std::string& table, Index rows, Index cols, const Wei
                           ", the optimizer's state is for ", rows, " x ", cols);
 }
 
+/// Throws unless `count` gradient rows of `cols` values hold no NaN or infinity: row k's values
+/// at row(k), named in the error as table row name(k) with the column. The ISA's scan finds a
+/// row that is not finite; only that row is read again, value by value.
+template <typename Row, typename Name>
+void require_finite_rows(const std::string& table, Index count, Index cols, const Row& row, const Name& name) {
+    using Scalar = std::remove_cv_t<std::remove_pointer_t<decltype(row(Index{0}))>>;
+    const auto largest_magnitude = optimizer_kernel<Scalar>().largest_magnitude;
+    for (Index k = 0; k < count; ++k) {
+        const Scalar* values = row(k);
+        if (!std::isnan(largest_magnitude(values, cols))) continue;
+        for (Index c = 0; c < cols; ++c)
+            if (!std::isfinite(values[c]))
+                fail<value_error>(table, ": the gradient of row ", name(k), ", column ", c, " is ", values[c]);
+    }
+}
+
 /// Throws unless a dense gradient (row-major, its rows contiguous) has the weights' shape and,
 /// when `finite`, holds no NaN or infinity (the first named by row and column).
 template <typename Gradient>
@@ -76,13 +93,8 @@ void require_dense_gradient(const std::string& table, Index rows, Index cols, co
         fail<shape_error>(table, ": the gradient is ", gradient.rows(), " x ", gradient.cols(), ", the weights ", rows,
                           " x ", cols);
     if (!finite) return;
-    const auto largest_magnitude = optimizer_kernel<typename Gradient::Scalar>().largest_magnitude;
-    for (Index r = 0; r < rows; ++r) {
-        if (!std::isnan(largest_magnitude(gradient.row(r).data(), cols))) continue;
-        for (Index c = 0; c < cols; ++c)
-            if (!std::isfinite(gradient(r, c)))
-                fail<value_error>(table, ": the gradient of row ", r, ", column ", c, " is ", gradient(r, c));
-    }
+    require_finite_rows(
+        table, rows, cols, [&](Index r) { return gradient.row(r).data(); }, [](Index r) { return r; });
 }
 
 /// Throws unless `listed` ascends without repeats inside a table of `rows` rows.
@@ -111,14 +123,9 @@ void require_sparse_gradient(const std::string& table, Index rows, Index cols, c
                           gradient.values.rows(), " x ", gradient.values.cols(), " values");
     require_rows(table, rows, gradient.rows);
     if (!finite) return;
-    const auto largest_magnitude = optimizer_kernel<Scalar>().largest_magnitude;
-    for (Index k = 0; k < gradient.values.rows(); ++k) {
-        if (!std::isnan(largest_magnitude(gradient.values.row(k).data(), cols))) continue;
-        for (Index c = 0; c < cols; ++c)
-            if (!std::isfinite(gradient.values(k, c)))
-                fail<value_error>(table, ": the gradient of row ", gradient.rows[static_cast<std::size_t>(k)],
-                                  ", column ", c, " is ", gradient.values(k, c));
-    }
+    require_finite_rows(
+        table, gradient.values.rows(), cols, [&](Index k) { return gradient.values.row(k).data(); },
+        [&](Index k) { return gradient.rows[static_cast<std::size_t>(k)]; });
 }
 
 /// Calls visit(r, g) for every row r of a rows-row table in order, g the row's gradient in a
