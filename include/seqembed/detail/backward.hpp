@@ -30,8 +30,8 @@ struct RowRead {
 };
 
 /// The rows of a table's gradient from the reads of its rows, by the backward's element loops
-/// (GradientKernel, of the ISA in force): each row's values read through the mask, then each
-/// read's role carried out.
+/// (GradientKernel, of the ISA in force): each read's role carried out on its row's values,
+/// through the mask as they are read.
 template <typename Scalar>
 class ReadSummer {
 public:
@@ -46,12 +46,14 @@ public:
         return m_kernel.values(m_rows, row, m_width, first, count, buffer);
     }
 
-    /// Carries out one read's role over count values (GradientKernel::apply of
-    /// gradient-inl.hpp): with `streaming`, out is a gradient row this pass does not read again,
-    /// and this thread must call fence() once it is done.
-    void apply(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum, Scalar* out,
+    /// Carries out one read of columns [first, first + count) of gradient row `row`, through
+    /// the mask, in its role (GradientKernel::apply of gradient-inl.hpp): with `streaming`, out
+    /// is a gradient row this pass does not read again, and this thread must call fence() once
+    /// it is done.
+    void apply(ReadRole role, Scalar factor, Index row, Index first, Index count, WideScalar<Scalar>* sum, Scalar* out,
                bool streaming) const noexcept {
-        m_kernel.apply(role, factor, values, count, sum, out, streaming);
+        m_kernel.apply(role, factor, m_rows.span(row, first), m_rows.mask_of(row, m_width, first), count, sum, out,
+                       streaming);
     }
 
     /// Orders this thread's streaming stores before what another thread reads after it.
@@ -213,8 +215,8 @@ struct TableSum {
 inline constexpr Index columns_per_share = 16;
 
 /// Sums the gradients of several tables, each value in order of source row, in WideScalar, in
-/// one pass over the gradient rows in order of source row: each row's values are read (through
-/// the mask) once and every read of it carried out (ReadSummer::apply). The workers share the
+/// one pass over the gradient rows in order of source row: every read of a row is carried out
+/// (ReadSummer::apply), each applying the mask to the values it reads. The workers share the
 /// columns (parallel(count, f) runs f(begin, end) over shares of [0, count)); each value's sum
 /// is in the same order whatever the share, so the bits do not depend on the number of workers.
 /// A row's only read writes its gradient row with streaming stores: nothing reads it again here.
@@ -228,8 +230,6 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
     std::vector<RowMatrix<Wide>> sums;
     for (const TableSum<Scalar>& table : tables) sums.push_back(new_output<Wide>(table.plan->sums, width));
     const ReadSummer<Scalar> summer(rows, width);
-    // Each worker's values through the mask: its own columns of this row.
-    std::vector<Scalar> values(static_cast<std::size_t>(width));
     const Index shares = (width + columns_per_share - 1) / columns_per_share;
     std::vector<std::size_t> first_next(tables.size() * static_cast<std::size_t>(shares), 0);  // per share
     parallel(shares, [&](Index begin, Index end) {
@@ -245,7 +245,6 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                     source = reads[next[t]].source;
             }
             if (source < 0) break;
-            const Scalar* row = summer.values(source, first, count, values.data() + first);
             for (std::size_t t = 0; t < tables.size(); ++t) {
                 const TableSum<Scalar>& table = tables[t];
                 const std::vector<RowRead<Scalar>>& reads = *table.reads;
@@ -254,7 +253,7 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                     return plan.sum[i] >= 0 ? sums[t].data() + plan.sum[i] * width + first : nullptr;
                 };
                 for (std::size_t& i = next[t]; i < reads.size() && reads[i].source == source; ++i)
-                    summer.apply(plan.role[i], reads[i].factor, row, count, sum_of(i),
+                    summer.apply(plan.role[i], reads[i].factor, source, first, count, sum_of(i),
                                  table.gradient + plan.slot[i] * width + first, true);
             }
         }
@@ -284,7 +283,6 @@ void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPla
     // Listed rows [begin, end), columns [first, first + count) of each.
     const auto gather = [&](std::size_t begin, std::size_t end, Index first, Index count) {
         if (count <= 0) return;
-        std::vector<Scalar> values(static_cast<std::size_t>(count));
         std::vector<Scalar> span(static_cast<std::size_t>(count));
         std::vector<Wide> sum(static_cast<std::size_t>(count));
         constexpr auto line_values = static_cast<Index>(64 / sizeof(Scalar));
@@ -299,8 +297,8 @@ void step_gathered_rows(const std::vector<RowRead<Scalar>>& reads, const ReadPla
             }
             for (std::size_t at = start[k]; at < start[k + 1]; ++at) {
                 const std::size_t i = by_row[at];
-                const Scalar* m = summer.values(reads[i].source, first, count, values.data());
-                summer.apply(plan.role[i], reads[i].factor, m, count, sum.data(), span.data(), false);
+                summer.apply(plan.role[i], reads[i].factor, reads[i].source, first, count, sum.data(), span.data(),
+                             false);
             }
             sink.take(k, first, count, span.data());
         }

@@ -12,50 +12,102 @@ template <typename Scalar>
 struct GradientKernel {
     using Wide = WideScalar<Scalar>;
 
-    /// out[j] = factor x m[j] + 0 for j in [0, count): the whole vectors at aligned addresses
-    /// with streaming stores, the values before and after them one by one.
-    static void stream_products(Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT m, Index count,
-                                Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+    /// The `lanes` mask bits of elements [at, at + lanes) from flat kept bits, bit k for element
+    /// at + k (the word past the last element's is readable: kept_bits ends in a zero word).
+    template <int lanes>
+    SEQEMBED_DETAIL_BLOCK static std::uint32_t mask_bits(const std::uint64_t* kept, std::uint64_t at) noexcept {
+        const std::uint64_t shift = at % 64;
+        std::uint64_t bits = kept[at / 64] >> shift;
+        if (shift + lanes > 64) bits |= kept[at / 64 + 1] << (64 - shift);
+        return static_cast<std::uint32_t>(bits & ((std::uint64_t{1} << lanes) - 1));
+    }
+
+    /// values[j] through its mask, one element at a time.
+    SEQEMBED_DETAIL_BLOCK static Scalar masked_value(const Scalar* values, const SpanMask<Scalar>& mask,
+                                                     Index j) noexcept {
+        if (mask.kept == nullptr) return values[j];
+        const std::uint64_t at = mask.first_element + static_cast<std::uint64_t>(j);
+        return values[j] * (((mask.kept[at / 64] >> (at % 64)) & 1u) != 0 ? mask.keep_scale : Scalar(0));
+    }
+
+    /// out[j] = factor x values[j] + 0 for j in [0, count), each value through its mask: the
+    /// whole vectors at aligned addresses with streaming stores, the values before and after
+    /// them one by one.
+    static void stream_products(Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                const SpanMask<Scalar>& mask, Index count, Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
         using D = Lanes<Scalar>;
         constexpr auto vector_bytes = static_cast<std::uintptr_t>(D::count) * sizeof(Scalar);
         const auto misalign = static_cast<Index>((reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
         const Index head = misalign == 0 ? 0 : std::min<Index>(count, D::count - misalign);
         Index j = 0;
-        for (; j < head; ++j) out[j] = factor * m[j] + Scalar(0);
+        for (; j < head; ++j) out[j] = factor * masked_value(values, mask, j) + Scalar(0);
         const typename D::Reg factors = D::set(factor);
         const typename D::Reg zero = D::set(Scalar(0));
-        for (; j + D::count <= count; j += D::count) D::stream(out + j, D::add(D::mul(D::load(m + j), factors), zero));
-        for (; j < count; ++j) out[j] = factor * m[j] + Scalar(0);
+        if (mask.kept == nullptr) {
+            for (; j + D::count <= count; j += D::count)
+                D::stream(out + j, D::add(D::mul(D::load(values + j), factors), zero));
+        } else {
+            const typename D::Reg keep = D::set(mask.keep_scale);
+            for (; j + D::count <= count; j += D::count) {
+                const std::uint32_t bits =
+                    mask_bits<D::count>(mask.kept, mask.first_element + static_cast<std::uint64_t>(j));
+                const typename D::Reg value = D::mul(D::load(values + j), D::kept_or_zero(bits, keep));
+                D::stream(out + j, D::add(D::mul(value, factors), zero));
+            }
+        }
+        for (; j < count; ++j) out[j] = factor * masked_value(values, mask, j) + Scalar(0);
     }
 
     /// Runs body(j) for every j in [0, count): blocks of 16 first, a fixed count, which GCC's
     /// -O2 cost model vectorises (it leaves loops of unknown count that would need a remainder
     /// loop), then the rest.
     template <typename Body>
-    static void each_value(Index count, const Body& body) noexcept {
+    SEQEMBED_DETAIL_BLOCK static void each_value(Index count, const Body& body) noexcept {
         Index j = 0;
         for (; j + 16 <= count; j += 16)
             for (Index k = 0; k < 16; ++k) body(j + k);
         for (; j < count; ++j) body(j);
     }
 
-    /// Runs body(j, factor x m[j]) for every j in [0, count), each product in Wide rounded on its
-    /// own (exact for float; for double, kept from fusing with what body adds it to).
+    /// Runs body(j, value) for every j in [0, count), value values[j] through its mask, in
+    /// blocks of 16 as each_value: a block's 16 mask bits are read at once, and each value is
+    /// multiplied by its factor in the loop that uses it (a buffer of masked values cost the
+    /// backward more than the multiplications: its stores wait behind the streaming stores).
     template <typename Body>
-    static void each_product(Index count, Wide factor, const Scalar* SEQEMBED_DETAIL_RESTRICT m,
-                             const Body& body) noexcept {
+    SEQEMBED_DETAIL_BLOCK static void each_masked(const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                                  const SpanMask<Scalar>& mask, Index count, const Body& body) noexcept {
+        if (mask.kept == nullptr) {
+            each_value(count, [&](Index j) { body(j, values[j]); });
+            return;
+        }
+        const Scalar keep = mask.keep_scale;
+        Index j = 0;
+        for (; j + 16 <= count; j += 16) {
+            const std::uint32_t bits = mask_bits<16>(mask.kept, mask.first_element + static_cast<std::uint64_t>(j));
+            for (Index k = 0; k < 16; ++k)
+                body(j + k, values[j + k] * ((bits & (std::uint32_t{1} << k)) != 0 ? keep : Scalar(0)));
+        }
+        for (; j < count; ++j) body(j, masked_value(values, mask, j));
+    }
+
+    /// Runs body(j, factor x values[j]) for every j in [0, count), each value through its mask,
+    /// each product in Wide rounded on its own (exact for float; for double, kept from fusing
+    /// with what body adds it to).
+    template <typename Body>
+    SEQEMBED_DETAIL_BLOCK static void each_product(Index count, Wide factor, const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                                   const SpanMask<Scalar>& mask, const Body& body) noexcept {
         if constexpr (!std::is_same_v<Wide, Scalar>) {
-            each_value(count, [&](Index j) { body(j, factor * static_cast<Wide>(m[j])); });
+            each_masked(values, mask, count, [&](Index j, Scalar value) { body(j, factor * static_cast<Wide>(value)); });
         } else {
             Index j = 0;
             for (; j + 16 <= count; j += 16) {
                 Wide products[16];
-                for (Index k = 0; k < 16; ++k) products[k] = factor * m[j + k];
+                for (Index k = 0; k < 16; ++k) products[k] = factor * masked_value(values, mask, j + k);
                 keep_in_memory(products);
                 for (Index k = 0; k < 16; ++k) body(j + k, products[k]);
             }
             for (; j < count; ++j) {
-                Wide product = factor * m[j];
+                Wide product = factor * masked_value(values, mask, j);
                 keep_rounded(product);
                 body(j, product);
             }
@@ -81,12 +133,7 @@ struct GradientKernel {
                                                 Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
         using D = Lanes<Scalar>;
         const typename D::Reg keep = D::set(keep_scale);
-        const auto lane_bits = [&](std::uint64_t at) {
-            const std::uint64_t shift = at % 64;
-            std::uint64_t bits = kept[at / 64] >> shift;
-            if (shift + D::count > 64) bits |= kept[at / 64 + 1] << (64 - shift);
-            return static_cast<std::uint32_t>(bits & ((std::uint64_t{1} << D::count) - 1));
-        };
+        const auto lane_bits = [&](std::uint64_t at) { return mask_bits<D::count>(kept, at); };
         Index j = 0;
         for (; j + D::count <= count; j += D::count) {
             const std::uint32_t bits = lane_bits(first_element + static_cast<std::uint64_t>(j));
@@ -99,39 +146,44 @@ struct GradientKernel {
         }
     }
 
-    /// Carries out one read's role over `count` values: m the read's values, sum its row's sums,
-    /// out its row's gradient. With `streaming`, out is a gradient row the pass does not read
-    /// again, and a row's only read writes its whole aligned vectors with streaming stores (no
-    /// read for ownership); the caller then calls fence() before another thread reads them.
-    SEQEMBED_DETAIL_NOINLINE static void apply(ReadRole role, Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT m, Index count,
-                      Wide* SEQEMBED_DETAIL_RESTRICT sum, Scalar* SEQEMBED_DETAIL_RESTRICT out, bool streaming) noexcept {
+    /// Carries out one read's role over `count` values: values the read's values (each through
+    /// `mask` as it is read), sum its row's sums, out its row's gradient. With `streaming`, out
+    /// is a gradient row the pass does not read again, and a row's only read writes its whole
+    /// aligned vectors with streaming stores (no read for ownership); the caller then calls
+    /// fence() before another thread reads them.
+    SEQEMBED_DETAIL_NOINLINE static void apply(ReadRole role, Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                               const SpanMask<Scalar>& mask, Index count,
+                                               Wide* SEQEMBED_DETAIL_RESTRICT sum, Scalar* SEQEMBED_DETAIL_RESTRICT out,
+                                               bool streaming) noexcept {
         const auto f = static_cast<Wide>(factor);
         switch (role) {
             case ReadRole::only:
                 // 0 + f x value rounded once is the Scalar product plus 0: the Wide product of two
                 // Scalars is exact for float, and adding 0 only turns -0 into +0.
                 if (streaming) {
-                    stream_products(factor, m, count, out);
+                    stream_products(factor, values, mask, count, out);
                 } else {
-                    each_value(count, [&](Index j) { out[j] = factor * m[j] + Scalar(0); });
+                    each_masked(values, mask, count, [&](Index j, Scalar value) { out[j] = factor * value + Scalar(0); });
                 }
                 break;
             case ReadRole::first:
-                each_value(count, [&](Index j) { sum[j] = f * static_cast<Wide>(m[j]) + Wide(0); });
+                each_masked(values, mask, count,
+                            [&](Index j, Scalar value) { sum[j] = f * static_cast<Wide>(value) + Wide(0); });
                 break;
             case ReadRole::middle:
-                each_product(count, f, m, [&](Index j, Wide product) { sum[j] += product; });
+                each_product(count, f, values, mask, [&](Index j, Wide product) { sum[j] += product; });
                 break;
             case ReadRole::last:
-                each_product(count, f, m, [&](Index j, Wide product) { out[j] = static_cast<Scalar>(sum[j] + product); });
+                each_product(count, f, values, mask,
+                             [&](Index j, Wide product) { out[j] = static_cast<Scalar>(sum[j] + product); });
                 break;
             case ReadRole::first_of_two:
-                each_value(count, [&](Index j) { out[j] = m[j]; });
+                each_masked(values, mask, count, [&](Index j, Scalar value) { out[j] = value; });
                 break;
             case ReadRole::last_of_two:
                 // Only for pairs_in_place: both products exact, so no contraction changes a bit.
-                each_value(count, [&](Index j) {
-                    out[j] = static_cast<Scalar>((f * static_cast<Wide>(out[j]) + Wide(0)) + f * static_cast<Wide>(m[j]));
+                each_masked(values, mask, count, [&](Index j, Scalar value) {
+                    out[j] = static_cast<Scalar>((f * static_cast<Wide>(out[j]) + Wide(0)) + f * static_cast<Wide>(value));
                 });
                 break;
         }

@@ -16,6 +16,16 @@ namespace seqembed::detail {
 template <typename Scalar>
 using WideScalar = std::conditional_t<std::is_same_v<Scalar, float>, double, Scalar>;
 
+/// The dropout mask of values [first, first + count) of one row of the output's gradient, as a
+/// read sees them: value j times keep_scale where bit first_element + j of the mask's flat kept
+/// bits is set, times 0 where it is clear; the values as they are when `kept` is null.
+template <typename Scalar>
+struct SpanMask {
+    const std::uint64_t* kept = nullptr;
+    std::uint64_t first_element = 0;
+    Scalar keep_scale = 1;
+};
+
 /// The rows a backward sums: row r of a gradient matrix (width values at values + r * stride),
 /// each value multiplied by its element's dropout factor when `kept` is set: keep_scale where
 /// bit r * width + j of the mask's flat kept bits (kept_bits) is set, 0 where it is clear. That
@@ -27,6 +37,14 @@ struct GradientRows {
     Index stride = 0;
     const std::uint64_t* kept = nullptr;
     Scalar keep_scale = 1;
+
+    /// Values [first, ...) of row `row`, for rows `width` values wide.
+    const Scalar* span(Index row, Index first) const noexcept { return values + row * stride + first; }
+
+    /// The mask of values [first, ...) of row `row`, for rows `width` values wide.
+    SpanMask<Scalar> mask_of(Index row, Index width, Index first) const noexcept {
+        return {kept, static_cast<std::uint64_t>(row * width + first), keep_scale};
+    }
 
     /// The rows of a row-major matrix, without a mask.
     template <typename Matrix>

@@ -734,9 +734,9 @@ struct Backend {
         return GradientKernel<Scalar>::values(rows, row, width, first, count, buffer);
     }
     template <typename Scalar>
-    static void apply_read(ReadRole role, Scalar factor, const Scalar* values, Index count, WideScalar<Scalar>* sum,
-                           Scalar* out, bool streaming) noexcept {
-        GradientKernel<Scalar>::apply(role, factor, values, count, sum, out, streaming);
+    static void apply_read(ReadRole role, Scalar factor, const Scalar* values, const SpanMask<Scalar>& mask,
+                           Index count, WideScalar<Scalar>* sum, Scalar* out, bool streaming) noexcept {
+        GradientKernel<Scalar>::apply(role, factor, values, mask, count, sum, out, streaming);
     }
     static void fence() noexcept { stream_fence(); }
     template <typename Scalar>

@@ -65,7 +65,8 @@ using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const T
 template <typename Scalar>
 struct GradientKernelFunctions {
     const Scalar* (*values)(const GradientRows<Scalar>&, Index, Index, Index, Index, Scalar*) noexcept;
-    void (*apply)(ReadRole, Scalar, const Scalar*, Index, WideScalar<Scalar>*, Scalar*, bool) noexcept;
+    void (*apply)(ReadRole, Scalar, const Scalar*, const SpanMask<Scalar>&, Index, WideScalar<Scalar>*, Scalar*,
+                  bool) noexcept;
     void (*fence)() noexcept;
 };
 
