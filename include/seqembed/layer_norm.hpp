@@ -143,11 +143,11 @@ public:
         LayerNormGradients<Scalar> out{RowMatrix<Scalar>(x.rows(), x.cols()), {}, {}};
         out.gamma.resize(d_model());
         out.beta.resize(d_model());
-        RowMatrix<Scalar> g = grad_y;  // packed, as out.x: the rows share one stride
         std::vector<Index> rows(static_cast<std::size_t>(x.rows()));
         for (Index r = 0; r < x.rows(); ++r) rows[static_cast<std::size_t>(r)] = r;
-        detail::layer_norm_backward(rows.data(), x.rows(), x.data(), x.outerStride(), g.data(), out.x.data(), d_model(),
-                                    m_gamma.data(), m_epsilon, d_model(), out.gamma.data(), out.beta.data());
+        detail::layer_norm_backward(rows.data(), x.rows(), x.data(), x.outerStride(),
+                                    detail::GradientRows<Scalar>::of(grad_y), out.x.data(), d_model(), m_gamma.data(),
+                                    m_epsilon, d_model(), out.gamma.data(), out.beta.data());
         return out;
     }
 

@@ -759,16 +759,9 @@ private:
         }
         RowMatrix<Scalar> through;
         if (m_norm) {
-            through.resize(ids.size(), width);  // the rows not written are never read
-            const detail::ReadSummer<Scalar> summer(rows, width);
-            parallel(static_cast<Index>(written.size()), [&](Index begin, Index end) {
-                for (Index k = begin; k < end; ++k) {
-                    const Index r = written[static_cast<std::size_t>(k)];
-                    const Scalar* values = summer.values(r, 0, width, through.row(r).data());
-                    if (values != through.row(r).data()) std::copy(values, values + width, through.row(r).data());
-                }
-            });
-            RowMatrix<Scalar> sums(ids.size(), width);
+            // Fresh memory on huge pages: 4 KiB pages' faults took most of the backward.
+            through = detail::new_output<Scalar>(ids.size(), width);  // the rows not written are never read
+            RowMatrix<Scalar> sums = detail::new_output<Scalar>(ids.size(), width);
             detail::RowJob<Scalar> job{};
             job.width = width;
             if (token_rows != nullptr) {  // the shards' summed token rows, read with a scale of 1
@@ -781,10 +774,9 @@ private:
             }
             gradients.gamma.resize(width);
             gradients.beta.resize(width);
-            detail::layer_norm_backward(written.data(), static_cast<Index>(written.size()), sums.data(), width,
-                                        through.data(), through.data(), width, m_norm->gamma().data(),
-                                        m_norm->epsilon(), width, gradients.gamma.data(), gradients.beta.data(),
-                                        parallel);
+            detail::layer_norm_backward(written.data(), static_cast<Index>(written.size()), sums.data(), width, rows,
+                                        through.data(), width, m_norm->gamma().data(), m_norm->epsilon(), width,
+                                        gradients.gamma.data(), gradients.beta.data(), parallel);
             rows = detail::GradientRows<Scalar>::of(through);
         }
 

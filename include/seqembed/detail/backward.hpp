@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -374,27 +375,34 @@ namespace seqembed::detail {
 /// this many rows, then the blocks in order, whatever the number of workers.
 inline constexpr Index norm_rows_per_block = 64;
 
-/// LayerNorm's backward of rows rows[0 .. count) (x's row r at x + r * x_stride, g's and dx's at
-/// g + r * g_stride and dx + r * g_stride; dx may be g): each row by layer_norm_row_backward,
+/// LayerNorm's backward of rows rows[0 .. count) (x's row r at x + r * x_stride, dx's at
+/// dx + r * dx_stride, g's row r of `g`, through its mask): each row by layer_norm_row_backward,
 /// gamma's and beta's gradients summed per block of norm_rows_per_block listed rows, then the
 /// blocks in order, in WideScalar, and written to gamma_out and beta_out. Blocks are shared
 /// between the executor's workers; the bits do not depend on how.
+/// @throws value_error as active_isa(), for a masked g; std::bad_alloc.
 template <typename Scalar, typename Parallel = OneThread>
-void layer_norm_backward(const Index* rows, Index count, const Scalar* x, Index x_stride, const Scalar* g, Scalar* dx,
-                         Index g_stride, const Scalar* gamma, Scalar epsilon, Index width, Scalar* gamma_out,
-                         Scalar* beta_out, const Parallel& parallel = {}) {
+void layer_norm_backward(const Index* rows, Index count, const Scalar* x, Index x_stride, const GradientRows<Scalar>& g,
+                         Scalar* dx, Index dx_stride, const Scalar* gamma, Scalar epsilon, Index width,
+                         Scalar* gamma_out, Scalar* beta_out, const Parallel& parallel = {}) {
     using Wide = WideScalar<Scalar>;
     const Index blocks = (count + norm_rows_per_block - 1) / norm_rows_per_block;
     std::vector<Wide> partial(static_cast<std::size_t>(2 * blocks * width), Wide(0));
+    // A masked row is read through the mask into its worker's buffer, one row at a time.
+    std::optional<ReadSummer<Scalar>> summer;
+    if (g.kept != nullptr) summer.emplace(g, width);
+    std::vector<Scalar> masked(g.kept != nullptr ? static_cast<std::size_t>(blocks * width) : 0);
     parallel(blocks, [&](Index begin, Index end) {
+        Scalar* buffer = masked.data() + begin * width;
         for (Index block = begin; block < end; ++block) {
             Wide* gamma_sum = partial.data() + 2 * block * width;
             Wide* beta_sum = gamma_sum + width;
             const Index last = std::min(count, (block + 1) * norm_rows_per_block);
             for (Index k = block * norm_rows_per_block; k < last; ++k) {
                 const Index r = rows[k];
-                layer_norm_row_backward(x + r * x_stride, g + r * g_stride, gamma, epsilon, width, dx + r * g_stride,
-                                        gamma_sum, beta_sum);
+                const Scalar* g_row = summer ? summer->values(r, 0, width, buffer) : g.values + r * g.stride;
+                layer_norm_row_backward(x + r * x_stride, g_row, gamma, epsilon, width, dx + r * dx_stride, gamma_sum,
+                                        beta_sum);
             }
         }
     });
