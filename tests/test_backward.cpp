@@ -671,6 +671,41 @@ TEST_CASE("InputPipeline::backward gives the same bits for any thread count", "[
     CHECK(serial.beta == threaded.beta);
 }
 
+TEST_CASE("A backward with LayerNorm reuses its scratch across batches of any size, and its copies' calls",
+          "[backward]") {
+    // The pipeline keeps the scratch matrices of its last backward with LayerNorm: a smaller
+    // batch uses their first rows, a larger one new ones, and a copy shares them. Each call must
+    // give what a fresh pipeline gives.
+    const Weights w;
+    const Setup setup;
+    const auto batch_of = [](Index batch_size, Index seq, unsigned seed) {
+        IdMatrix ids(batch_size, seq);
+        std::mt19937 generator(seed);
+        for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>(generator() % 11);
+        return ids;
+    };
+    const IdMatrix large = batch_of(3, 10, 61), small = batch_of(2, 7, 62), larger = batch_of(4, 10, 63);
+    const Pipeline reused = make_pipeline(w, setup);
+    const Pipeline copy = reused;
+    for (const IdMatrix* ids : {&large, &small, &larger, &small, &large}) {
+        const seqembed::Batch batch(*ids);
+        const RowMatrix<double> g = random_matrix(ids->size(), 8, static_cast<unsigned>(ids->size()));
+        const Pipeline fresh = make_pipeline(w, setup);
+        next_call(fresh, 5);
+        next_call(reused, 5);  // and its copy's, which shares the counter
+        for (const Pipeline* pipeline : {&reused, &copy}) {
+            const auto got = pipeline->backward(batch, g, 4);
+            const auto expected = fresh.backward(batch, g, 4);
+            CHECK(got.token.rows == expected.token.rows);
+            CHECK(got.token.values == expected.token.values);
+            CHECK(got.positions.values == expected.positions.values);
+            CHECK(got.token_types.values == expected.token_types.values);
+            CHECK(got.gamma == expected.gamma);
+            CHECK(got.beta == expected.beta);
+        }
+    }
+}
+
 TEST_CASE("A bfloat16 token table trains through float master weights, rounded back after each step",
           "[backward][trainable]") {
     using Narrow = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>,

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <type_traits>
@@ -20,6 +21,7 @@
 #include "detail/backward.hpp"
 #include "detail/checks.hpp"
 #include "detail/optimizer_checks.hpp"
+#include "detail/scratch_shelf.hpp"
 #include "detail/engine/row_pass.hpp"
 #include "detail/large_memory.hpp"
 #include "detail/stage_access.hpp"
@@ -757,11 +759,18 @@ private:
             rows.kept = kept.data();
             rows.keep_scale = m_dropout.template keep_scale<Scalar>();
         }
-        RowMatrix<Scalar> through;
+        // With LayerNorm, the gradient through it and its input, in the scratch matrices of the
+        // last backward when they are large enough (fresh memory faults on every page).
+        std::vector<RowMatrix<Scalar>> scratch;
         if (m_norm) {
-            // Fresh memory on huge pages: 4 KiB pages' faults took most of the backward.
-            through = detail::new_output<Scalar>(ids.size(), width);  // the rows not written are never read
-            RowMatrix<Scalar> sums = detail::new_output<Scalar>(ids.size(), width);
+            if (m_scratch) scratch = m_scratch->take();  // none in a pipeline moved from
+            scratch.resize(2);
+            for (RowMatrix<Scalar>& matrix : scratch)
+                if (matrix.rows() < ids.size() || matrix.cols() != width)
+                    matrix = detail::new_output<Scalar>(ids.size(), width);
+            // The rows not written are never read.
+            auto through = scratch[0].topRows(ids.size());
+            auto sums = scratch[1].topRows(ids.size());
             detail::RowJob<Scalar> job{};
             job.width = width;
             if (token_rows != nullptr) {  // the shards' summed token rows, read with a scale of 1
@@ -816,6 +825,7 @@ private:
             run(nullptr);
         else
             token_step(plans[0], token_reads, rows, run);
+        if (m_scratch && !scratch.empty()) m_scratch->put_back(std::move(scratch));
         return gradients;
     }
 
@@ -1027,6 +1037,8 @@ private:
     TokenId m_padding_id;
     PaddedRows m_padded_rows;
     TokenTypeOptions m_type_options;
+    /// The backward's scratch matrices with LayerNorm, kept for the next backward.
+    std::shared_ptr<detail::ScratchShelf<Scalar>> m_scratch = std::make_shared<detail::ScratchShelf<Scalar>>();
 };
 
 }  // namespace seqembed

@@ -331,41 +331,82 @@ RowGradient<Scalar> sum_reads(const std::vector<RowRead<Scalar>>& reads, const G
     return out;
 }
 
+/// Lanes of the sums over a row in LayerNorm's backward: value j goes to lane j % norm_lanes,
+/// each lane sums in order, and the lanes are added pairwise (lane_total), so that the compiler
+/// vectorises the sums without reordering any of them.
+inline constexpr Index norm_lanes = 16;
+
+/// The total of norm_lanes partial sums: neighbours added pairwise, then their sums, in a fixed
+/// order.
+template <typename Wide>
+Wide lane_total(const Wide* lanes) noexcept {
+    Wide level[norm_lanes];
+    for (Index k = 0; k < norm_lanes; ++k) level[k] = lanes[k];
+    for (Index n = norm_lanes / 2; n >= 1; n /= 2)
+        for (Index k = 0; k < n; ++k) level[k] = level[2 * k] + level[2 * k + 1];
+    return level[0];
+}
+
+/// The sum of term(j) for j in [0, width): lane j % norm_lanes for the values in whole blocks of
+/// norm_lanes, the lanes' total (lane_total), then the rest in order.
+template <typename Wide, typename Term>
+Wide norm_sum(Index width, const Term& term) noexcept {
+    Wide lanes[norm_lanes] = {};
+    Index j = 0;
+    for (; j + norm_lanes <= width; j += norm_lanes)
+        for (Index k = 0; k < norm_lanes; ++k) lanes[k] += term(j + k);
+    Wide total = lane_total(lanes);
+    for (; j < width; ++j) total += term(j);
+    return total;
+}
+
+// Pointers through which nothing else the function sees is reached: GCC's -O2 cost model
+// vectorises the row's loops without run-time overlap checks.
+#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define SEQEMBED_DETAIL_NORM_RESTRICT __restrict
+#else
+#define SEQEMBED_DETAIL_NORM_RESTRICT
+#endif
+
+/// Runs body(j) for every j in [0, width): blocks of norm_lanes first, a fixed count, which the
+/// compiler vectorises at -O2, then the rest.
+template <typename Body>
+void norm_each(Index width, const Body& body) noexcept {
+    Index j = 0;
+    for (; j + norm_lanes <= width; j += norm_lanes)
+        for (Index k = 0; k < norm_lanes; ++k) body(j + k);
+    for (; j < width; ++j) body(j);
+}
+
 /// LayerNorm's backward of one row, in WideScalar: from the row's input x and the gradient g of
-/// its output, writes the gradient of x to dx (which may be g) and adds g * x_hat and g to the
-/// sums of gamma's and beta's gradients. The mean and the biased variance are x's, as the forward
-/// normalised with.
+/// its output, writes the gradient of x to dx and adds g * x_hat and g to the sums of gamma's and
+/// beta's gradients. The mean and the biased variance are x's, as the forward normalised with;
+/// the sums over the row are norm_sum's.
 template <typename Scalar>
-void layer_norm_row_backward(const Scalar* x, const Scalar* g, const Scalar* gamma, Scalar epsilon, Index width,
-                             Scalar* dx, WideScalar<Scalar>* gamma_sum, WideScalar<Scalar>* beta_sum) {
+void layer_norm_row_backward(const Scalar* SEQEMBED_DETAIL_NORM_RESTRICT x, const Scalar* SEQEMBED_DETAIL_NORM_RESTRICT g,
+                             const Scalar* SEQEMBED_DETAIL_NORM_RESTRICT gamma, Scalar epsilon, Index width,
+                             Scalar* SEQEMBED_DETAIL_NORM_RESTRICT dx, WideScalar<Scalar>* SEQEMBED_DETAIL_NORM_RESTRICT gamma_sum,
+                             WideScalar<Scalar>* SEQEMBED_DETAIL_NORM_RESTRICT beta_sum) {
     using Wide = WideScalar<Scalar>;
     const auto wide = [](Scalar value) { return static_cast<Wide>(value); };
     const auto count = static_cast<Wide>(width);
-    Wide mean = 0;
-    for (Index j = 0; j < width; ++j) mean += wide(x[j]);
-    mean /= count;
-    Wide variance = 0;
-    for (Index j = 0; j < width; ++j) variance += (wide(x[j]) - mean) * (wide(x[j]) - mean);
-    variance /= count;
+    const Wide mean = norm_sum<Wide>(width, [&](Index j) { return wide(x[j]); }) / count;
+    const Wide variance = norm_sum<Wide>(width, [&](Index j) { return (wide(x[j]) - mean) * (wide(x[j]) - mean); }) / count;
     const Wide rstd = Wide(1) / std::sqrt(variance + wide(epsilon));
-    Wide scaled_mean = 0;  // mean of g * gamma
-    Wide projected_mean = 0;  // mean of g * gamma * x_hat
-    for (Index j = 0; j < width; ++j) {
-        const Wide x_hat = (wide(x[j]) - mean) * rstd;
-        const Wide scaled = wide(g[j]) * wide(gamma[j]);
-        scaled_mean += scaled;
-        projected_mean += scaled * x_hat;
-        gamma_sum[j] += wide(g[j]) * x_hat;
+    const auto x_hat = [&](Index j) { return (wide(x[j]) - mean) * rstd; };
+    const auto scaled = [&](Index j) { return wide(g[j]) * wide(gamma[j]); };
+    const Wide scaled_mean = norm_sum<Wide>(width, scaled) / count;  // mean of g * gamma
+    const Wide projected_mean = norm_sum<Wide>(width, [&](Index j) { return scaled(j) * x_hat(j); }) / count;
+    norm_each(width, [&](Index j) {
+        gamma_sum[j] += wide(g[j]) * x_hat(j);
         beta_sum[j] += wide(g[j]);
-    }
-    scaled_mean /= count;
-    projected_mean /= count;
-    for (Index j = 0; j < width; ++j) {
-        const Wide x_hat = (wide(x[j]) - mean) * rstd;
-        const Wide scaled = wide(g[j]) * wide(gamma[j]);
-        dx[j] = static_cast<Scalar>(rstd * (scaled - scaled_mean - x_hat * projected_mean));
-    }
+    });
+    norm_each(width, [&](Index j) {
+        dx[j] = static_cast<Scalar>(rstd * (scaled(j) - scaled_mean - x_hat(j) * projected_mean));
+    });
 }
+
+#undef SEQEMBED_DETAIL_NORM_RESTRICT
 
 }  // namespace seqembed::detail
 
@@ -406,15 +447,14 @@ void layer_norm_backward(const Index* rows, Index count, const Scalar* x, Index 
             }
         }
     });
+    // Each value's blocks in order, the blocks' rows read one after the other.
+    std::vector<Wide> totals(static_cast<std::size_t>(2 * width), Wide(0));
+    for (Index block = 0; block < blocks; ++block)
+        for (Index j = 0; j < 2 * width; ++j)
+            totals[static_cast<std::size_t>(j)] += partial[static_cast<std::size_t>(2 * block * width + j)];
     for (Index j = 0; j < width; ++j) {
-        Wide gamma_total = 0;
-        Wide beta_total = 0;
-        for (Index block = 0; block < blocks; ++block) {
-            gamma_total += partial[static_cast<std::size_t>(2 * block * width + j)];
-            beta_total += partial[static_cast<std::size_t>((2 * block + 1) * width + j)];
-        }
-        gamma_out[j] = static_cast<Scalar>(gamma_total);
-        beta_out[j] = static_cast<Scalar>(beta_total);
+        gamma_out[j] = static_cast<Scalar>(totals[static_cast<std::size_t>(j)]);
+        beta_out[j] = static_cast<Scalar>(totals[static_cast<std::size_t>(width + j)]);
     }
 }
 
