@@ -666,6 +666,57 @@ void register_training(const BatchSize& size) {
     add("training/backward_step_rowwise_adagrad/" + size.name(), [run](benchmark::State& state) { run(state, 7); });
 }
 
+// BERT-base's input stage in training (token types, LayerNorm, dropout 0.1): its forward and
+// its backward, whose LayerNorm recomputes its input and passes the gradient through.
+struct BertTrainingCase {
+    using Pipeline = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>>;
+    static constexpr Index batch = 32, length = 512, d_model = 768, vocab = 30522;
+    std::unique_ptr<float[]> weights = uniform_array<float>(static_cast<std::size_t>(vocab * d_model), 1);
+    std::unique_ptr<float[]> position_weights = uniform_array<float>(static_cast<std::size_t>(length * d_model), 4);
+    seqembed::IdMatrix ids = random_ids(batch, length, vocab, 2);
+    seqembed::IdMatrix types = random_ids(batch, length, 2, 3);
+    RowMatrix<float> out = RowMatrix<float>::Zero(batch * length, d_model);
+    RowMatrix<float> grad_out = RowMatrix<float>::Zero(batch * length, d_model);
+    Pipeline pipeline{seqembed::TokenEmbedding<float>::from_weights(
+                          Eigen::Map<const RowMatrix<float>>(weights.get(), vocab, d_model)),
+                      seqembed::LearnedPositionalEmbedding<float>::from_weights(
+                          Eigen::Map<const RowMatrix<float>>(position_weights.get(), length, d_model)),
+                      {0.1, 7}};
+    seqembed::PipelineGradients<float> grads;
+
+    BertTrainingCase() {
+        pipeline.set_token_types(
+            seqembed::TokenTypeEmbedding<float>::from_weights(RowMatrix<float>::Constant(2, d_model, 0.01f)));
+        pipeline.set_layer_norm(seqembed::LayerNorm<float>(d_model, 1e-12));
+        pipeline.set_training(true);
+        fill_uniform(grad_out.data(), static_cast<std::size_t>(grad_out.size()), 5);
+        seqembed::Batch batch_of_ids(ids);
+        batch_of_ids.token_types = types;
+        pipeline.forward_into(batch_of_ids, out);
+        grads = pipeline.backward(batch_of_ids, grad_out, pipeline.dropout().calls() - 1);
+    }
+};
+
+void register_bert_training() {
+    const auto run = [](benchmark::State& state, bool backward) {
+        BertTrainingCase& c = WorkloadCache::get<BertTrainingCase>(
+            "training/bert", [] { return std::make_unique<BertTrainingCase>(); });
+        seqembed::Batch batch(c.ids);
+        batch.token_types = c.types;
+        for (auto _ : state) {
+            if (backward)
+                c.grads = c.pipeline.backward(batch, c.grad_out, c.pipeline.dropout().calls() - 1);
+            else
+                c.pipeline.forward_into(batch, c.out);
+            benchmark::DoNotOptimize(c.out.data());
+            benchmark::ClobberMemory();
+        }
+        set_rates<float>(state, BertTrainingCase::batch * BertTrainingCase::length, BertTrainingCase::d_model);
+    };
+    add("training/bert_forward/B32/L512/D768/V30522", [run](benchmark::State& state) { run(state, false); });
+    add("training/bert_backward/B32/L512/D768/V30522", [run](benchmark::State& state) { run(state, true); });
+}
+
 void register_all() {
     register_matrix();
     for (const BatchSize& size : float_batches) {
@@ -716,6 +767,7 @@ void register_all() {
     register_training(headline);
     // The same ids spread over 256000 rows: a lazy step's cost follows the rows it touches.
     register_training({headline.batch, headline.length, headline.d_model, 256000});
+    register_bert_training();
 }
 
 }  // namespace
