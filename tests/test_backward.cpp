@@ -1034,6 +1034,53 @@ TEST_CASE("InputPipeline::backward gives a naive sum's bits, on every ISA", "[ba
 
 namespace {
 
+// LayerNorm's backward through a dropout mask on every ISA: the scalar backend's bits, for a
+// width past whole blocks of 16 (the row's sums' lanes) and one short of a block, and rows whose
+// gradient is large beside small ones (where a fused multiply-add would change the last bits).
+template <typename Scalar>
+void check_layer_norm_backward_on_every_isa(Index width) {
+    const Index vocab = 9, batch_size = 3, seq = 7;
+    seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>> pipeline(
+        seqembed::TokenEmbedding<Scalar>::from_weights(random_matrix(vocab, width, 71).cast<Scalar>()),
+        seqembed::LearnedPositionalEmbedding<Scalar>::from_weights(random_matrix(seq, width, 72).cast<Scalar>()),
+        {0.25, 19});
+    const Vector gamma = Vector(random_matrix(1, width, 73)).array() + 0.5;
+    const Vector beta = random_matrix(1, width, 74);
+    using ScalarVector = typename seqembed::LayerNorm<Scalar>::Vector;
+    pipeline.set_layer_norm(seqembed::LayerNorm<Scalar>::from_weights(ScalarVector(gamma.cast<Scalar>()),
+                                                                      ScalarVector(beta.cast<Scalar>()), 1e-5));
+    pipeline.set_training(true);
+    IdMatrix ids(batch_size, seq);
+    std::mt19937 generator(75);
+    for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>(generator() % vocab);
+    const seqembed::Batch batch(ids);
+    RowMatrix<Scalar> out(ids.size(), width);
+    const std::uint64_t call = pipeline.forward_into(batch, out).value();
+    RowMatrix<Scalar> g = random_matrix(ids.size(), width, 76).cast<Scalar>();
+    g.row(4) *= Scalar(1e6);
+    std::vector<seqembed::PipelineGradients<Scalar>> results;
+    for_each_isa([&](seqembed::Isa) { results.push_back(pipeline.backward(batch, g, call)); });
+    REQUIRE(!results.empty());
+    for (const auto& other : results) {
+        CHECK(other.gamma == results.front().gamma);
+        CHECK(other.beta == results.front().beta);
+        CHECK(other.token.values == results.front().token.values);
+        CHECK(other.positions.values == results.front().positions.values);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("LayerNorm's backward gives the scalar backend's bits on every ISA", "[backward][isa]") {
+    for (const Index width : {Index{75}, Index{15}, Index{64}}) {
+        INFO("width " << width);
+        check_layer_norm_backward_on_every_isa<float>(width);
+        check_layer_norm_backward_on_every_isa<double>(width);
+    }
+}
+
+namespace {
+
 // backward_step against backward then step, in float, on a batch large enough for three workers
 // sharing the columns (and a width that ends in a partial share), over three steps.
 template <typename Optimizer>

@@ -130,12 +130,15 @@ public:
     ///        as torch.nn.LayerNorm's backward: with x_hat the normalised row and g = grad_y x
     ///        gamma, grad_x = (g - mean(g) - x_hat mean(g x_hat)) / sqrt(var + epsilon); gamma's
     ///        gradient sums grad_y x x_hat over the rows, beta's grad_y. Each row's moments and
-    ///        sums run in double for float (gamma's and beta's per block of 64 rows, then the
-    ///        blocks in order, as InputPipeline::backward sums them).
+    ///        sums run in double for float, by the vector kernels of the ISA in force (every ISA
+    ///        the scalar backend's bits); a row's sums in 16 lanes added pairwise, gamma's and
+    ///        beta's per block of 64 rows, then the blocks in order, as InputPipeline::backward
+    ///        sums them.
     /// @param x rows x d_model, the forward's input.
     /// @param grad_y rows x d_model, the gradient of its output.
     /// @return the gradients of x, gamma and beta.
-    /// @throws shape_error if x.cols() != d_model or grad_y's shape differs from x's.
+    /// @throws shape_error if x.cols() != d_model or grad_y's shape differs from x's;
+    ///         value_error as active_isa().
     LayerNormGradients<Scalar> backward(const Eigen::Ref<const RowMatrix<Scalar>>& x,
                                         const Eigen::Ref<const RowMatrix<Scalar>>& grad_y) const {
         require_width(x.cols());

@@ -1,13 +1,11 @@
 /// @file detail/backward.hpp
 /// @brief The pieces of the backward passes: table rows' gradients summed from the output rows
 ///        that read them in a fixed order, in one pass over the output's gradient, and
-///        LayerNorm's backward of one row.
+///        LayerNorm's backward over rows.
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -55,6 +53,15 @@ public:
                bool streaming) const noexcept {
         m_kernel.apply(role, factor, m_rows.span(row, first), m_rows.mask_of(row, m_width, first), count, sum, out,
                        streaming);
+    }
+
+    /// LayerNorm's backward of gradient row `row` (GradientKernel::norm_row of gradient-inl.hpp),
+    /// through the mask: x the row's input, dx its gradient, gamma_sum and beta_sum the sums it
+    /// adds to.
+    void norm_row(Index row, const Scalar* x, const Scalar* gamma, Scalar epsilon, Scalar* dx,
+                  WideScalar<Scalar>* gamma_sum, WideScalar<Scalar>* beta_sum) const noexcept {
+        m_kernel.norm_row(x, m_rows.span(row, 0), m_rows.mask_of(row, m_width, 0), gamma, epsilon, m_width, dx,
+                          gamma_sum, beta_sum);
     }
 
     /// Orders this thread's streaming stores before what another thread reads after it.
@@ -331,82 +338,6 @@ RowGradient<Scalar> sum_reads(const std::vector<RowRead<Scalar>>& reads, const G
     return out;
 }
 
-/// Lanes of the sums over a row in LayerNorm's backward: value j goes to lane j % norm_lanes,
-/// each lane sums in order, and the lanes are added pairwise (lane_total), so that the compiler
-/// vectorises the sums without reordering any of them.
-inline constexpr Index norm_lanes = 16;
-
-/// The total of norm_lanes partial sums: neighbours added pairwise, then their sums, in a fixed
-/// order.
-template <typename Wide>
-Wide lane_total(const Wide* lanes) noexcept {
-    Wide level[norm_lanes];
-    for (Index k = 0; k < norm_lanes; ++k) level[k] = lanes[k];
-    for (Index n = norm_lanes / 2; n >= 1; n /= 2)
-        for (Index k = 0; k < n; ++k) level[k] = level[2 * k] + level[2 * k + 1];
-    return level[0];
-}
-
-/// The sum of term(j) for j in [0, width): lane j % norm_lanes for the values in whole blocks of
-/// norm_lanes, the lanes' total (lane_total), then the rest in order.
-template <typename Wide, typename Term>
-Wide norm_sum(Index width, const Term& term) noexcept {
-    Wide lanes[norm_lanes] = {};
-    Index j = 0;
-    for (; j + norm_lanes <= width; j += norm_lanes)
-        for (Index k = 0; k < norm_lanes; ++k) lanes[k] += term(j + k);
-    Wide total = lane_total(lanes);
-    for (; j < width; ++j) total += term(j);
-    return total;
-}
-
-// Pointers through which nothing else the function sees is reached: GCC's -O2 cost model
-// vectorises the row's loops without run-time overlap checks.
-#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
-#define SEQEMBED_DETAIL_NORM_RESTRICT __restrict
-#else
-#define SEQEMBED_DETAIL_NORM_RESTRICT
-#endif
-
-/// Runs body(j) for every j in [0, width): blocks of norm_lanes first, a fixed count, which the
-/// compiler vectorises at -O2, then the rest.
-template <typename Body>
-void norm_each(Index width, const Body& body) noexcept {
-    Index j = 0;
-    for (; j + norm_lanes <= width; j += norm_lanes)
-        for (Index k = 0; k < norm_lanes; ++k) body(j + k);
-    for (; j < width; ++j) body(j);
-}
-
-/// LayerNorm's backward of one row, in WideScalar: from the row's input x and the gradient g of
-/// its output, writes the gradient of x to dx and adds g * x_hat and g to the sums of gamma's and
-/// beta's gradients. The mean and the biased variance are x's, as the forward normalised with;
-/// the sums over the row are norm_sum's.
-template <typename Scalar>
-void layer_norm_row_backward(const Scalar* SEQEMBED_DETAIL_NORM_RESTRICT x, const Scalar* SEQEMBED_DETAIL_NORM_RESTRICT g,
-                             const Scalar* SEQEMBED_DETAIL_NORM_RESTRICT gamma, Scalar epsilon, Index width,
-                             Scalar* SEQEMBED_DETAIL_NORM_RESTRICT dx, WideScalar<Scalar>* SEQEMBED_DETAIL_NORM_RESTRICT gamma_sum,
-                             WideScalar<Scalar>* SEQEMBED_DETAIL_NORM_RESTRICT beta_sum) {
-    using Wide = WideScalar<Scalar>;
-    const auto wide = [](Scalar value) { return static_cast<Wide>(value); };
-    const auto count = static_cast<Wide>(width);
-    const Wide mean = norm_sum<Wide>(width, [&](Index j) { return wide(x[j]); }) / count;
-    const Wide variance = norm_sum<Wide>(width, [&](Index j) { return (wide(x[j]) - mean) * (wide(x[j]) - mean); }) / count;
-    const Wide rstd = Wide(1) / std::sqrt(variance + wide(epsilon));
-    const auto x_hat = [&](Index j) { return (wide(x[j]) - mean) * rstd; };
-    const auto scaled = [&](Index j) { return wide(g[j]) * wide(gamma[j]); };
-    const Wide scaled_mean = norm_sum<Wide>(width, scaled) / count;  // mean of g * gamma
-    const Wide projected_mean = norm_sum<Wide>(width, [&](Index j) { return scaled(j) * x_hat(j); }) / count;
-    norm_each(width, [&](Index j) {
-        gamma_sum[j] += wide(g[j]) * x_hat(j);
-        beta_sum[j] += wide(g[j]);
-    });
-    norm_each(width, [&](Index j) {
-        dx[j] = static_cast<Scalar>(rstd * (scaled(j) - scaled_mean - x_hat(j) * projected_mean));
-    });
-}
-
-#undef SEQEMBED_DETAIL_NORM_RESTRICT
 
 }  // namespace seqembed::detail
 
@@ -417,11 +348,11 @@ namespace seqembed::detail {
 inline constexpr Index norm_rows_per_block = 64;
 
 /// LayerNorm's backward of rows rows[0 .. count) (x's row r at x + r * x_stride, dx's at
-/// dx + r * dx_stride, g's row r of `g`, through its mask): each row by layer_norm_row_backward,
+/// dx + r * dx_stride, g's row r of `g`, through its mask): each row by GradientKernel::norm_row,
 /// gamma's and beta's gradients summed per block of norm_rows_per_block listed rows, then the
 /// blocks in order, in WideScalar, and written to gamma_out and beta_out. Blocks are shared
 /// between the executor's workers; the bits do not depend on how.
-/// @throws value_error as active_isa(), for a masked g; std::bad_alloc.
+/// @throws value_error as active_isa(); std::bad_alloc.
 template <typename Scalar, typename Parallel = OneThread>
 void layer_norm_backward(const Index* rows, Index count, const Scalar* x, Index x_stride, const GradientRows<Scalar>& g,
                          Scalar* dx, Index dx_stride, const Scalar* gamma, Scalar epsilon, Index width,
@@ -429,21 +360,15 @@ void layer_norm_backward(const Index* rows, Index count, const Scalar* x, Index 
     using Wide = WideScalar<Scalar>;
     const Index blocks = (count + norm_rows_per_block - 1) / norm_rows_per_block;
     std::vector<Wide> partial(static_cast<std::size_t>(2 * blocks * width), Wide(0));
-    // A masked row is read through the mask into its worker's buffer, one row at a time.
-    std::optional<ReadSummer<Scalar>> summer;
-    if (g.kept != nullptr) summer.emplace(g, width);
-    std::vector<Scalar> masked(g.kept != nullptr ? static_cast<std::size_t>(blocks * width) : 0);
+    const ReadSummer<Scalar> summer(g, width);
     parallel(blocks, [&](Index begin, Index end) {
-        Scalar* buffer = masked.data() + begin * width;
         for (Index block = begin; block < end; ++block) {
             Wide* gamma_sum = partial.data() + 2 * block * width;
             Wide* beta_sum = gamma_sum + width;
             const Index last = std::min(count, (block + 1) * norm_rows_per_block);
             for (Index k = block * norm_rows_per_block; k < last; ++k) {
                 const Index r = rows[k];
-                const Scalar* g_row = summer ? summer->values(r, 0, width, buffer) : g.values + r * g.stride;
-                layer_norm_row_backward(x + r * x_stride, g_row, gamma, epsilon, width, dx + r * dx_stride, gamma_sum,
-                                        beta_sum);
+                summer.norm_row(r, x + r * x_stride, gamma, epsilon, dx + r * dx_stride, gamma_sum, beta_sum);
             }
         }
     });

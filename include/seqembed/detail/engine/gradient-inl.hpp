@@ -146,6 +146,123 @@ struct GradientKernel {
         }
     }
 
+    /// Values [j, j + 16) of g through its mask, into block (each_masked's products).
+    SEQEMBED_DETAIL_BLOCK static void masked_block(const Scalar* SEQEMBED_DETAIL_RESTRICT g, const SpanMask<Scalar>& mask,
+                                                   Index j, Scalar* SEQEMBED_DETAIL_RESTRICT block) noexcept {
+        if (mask.kept == nullptr) {
+            for (Index k = 0; k < 16; ++k) block[k] = g[j + k];
+            return;
+        }
+        const Scalar keep = mask.keep_scale;
+        const std::uint32_t bits = mask_bits<16>(mask.kept, mask.first_element + static_cast<std::uint64_t>(j));
+        for (Index k = 0; k < 16; ++k) block[k] = g[j + k] * ((bits & (std::uint32_t{1} << k)) != 0 ? keep : Scalar(0));
+    }
+
+    /// LayerNorm's backward of one row, in Wide: from the row's input x and the gradient g of its
+    /// output (through `mask`), writes the gradient of x to dx and adds g x x_hat and g to the
+    /// sums of gamma's and beta's gradients. The mean and the biased variance are x's, as the
+    /// forward normalised with. The four sums over the row (x; (x - mean)^2; g x gamma, and
+    /// g x gamma x x_hat, the last two divided by the width) run in 16 lanes, value j in lane
+    /// j % 16, the lanes added pairwise, then the values past the last whole block in order.
+    /// Every product is rounded on its own (kept from fusing with what it is added to), so every
+    /// ISA gives the scalar backend's bits.
+    SEQEMBED_DETAIL_NOINLINE static void norm_row(const Scalar* SEQEMBED_DETAIL_RESTRICT x,
+                                                  const Scalar* SEQEMBED_DETAIL_RESTRICT g, const SpanMask<Scalar>& mask,
+                                                  const Scalar* SEQEMBED_DETAIL_RESTRICT gamma, Scalar epsilon,
+                                                  Index width, Scalar* SEQEMBED_DETAIL_RESTRICT dx,
+                                                  Wide* SEQEMBED_DETAIL_RESTRICT gamma_sum,
+                                                  Wide* SEQEMBED_DETAIL_RESTRICT beta_sum) noexcept {
+        constexpr Index lanes = 16;
+        const Index whole = width / lanes * lanes;
+        const auto wide = [](Scalar value) { return static_cast<Wide>(value); };
+        const auto total = [](Wide (&partial)[lanes]) {
+            for (Index n = lanes / 2; n >= 1; n /= 2)
+                for (Index k = 0; k < n; ++k) partial[k] = partial[2 * k] + partial[2 * k + 1];
+            return partial[0];
+        };
+        const auto count = static_cast<Wide>(width);
+        Wide partial[lanes] = {};
+        for (Index j = 0; j < whole; j += lanes)
+            for (Index k = 0; k < lanes; ++k) partial[k] += wide(x[j + k]);
+        Wide sum = total(partial);
+        for (Index j = whole; j < width; ++j) sum += wide(x[j]);
+        const Wide mean = sum / count;
+
+        for (Index k = 0; k < lanes; ++k) partial[k] = 0;
+        for (Index j = 0; j < whole; j += lanes) {
+            Wide squares[lanes];
+            for (Index k = 0; k < lanes; ++k) squares[k] = (wide(x[j + k]) - mean) * (wide(x[j + k]) - mean);
+            keep_in_memory(squares);
+            for (Index k = 0; k < lanes; ++k) partial[k] += squares[k];
+        }
+        sum = total(partial);
+        for (Index j = whole; j < width; ++j) {
+            Wide square = (wide(x[j]) - mean) * (wide(x[j]) - mean);
+            keep_rounded(square);
+            sum += square;
+        }
+        const Wide rstd = Wide(1) / std::sqrt(sum / count + wide(epsilon));
+
+        // x_hat, g x gamma and their product; g x x_hat; each rounded on its own.
+        struct Terms {
+            Wide x_hat[lanes], scaled[lanes], projected[lanes], weighted[lanes];
+            Scalar g[lanes];
+        };
+        const auto terms_of = [&](Index j, Index n, Terms& t) {
+            for (Index k = 0; k < n; ++k) {
+                t.x_hat[k] = (wide(x[j + k]) - mean) * rstd;
+                t.scaled[k] = wide(t.g[k]) * wide(gamma[j + k]);
+                t.projected[k] = t.scaled[k] * t.x_hat[k];
+                t.weighted[k] = wide(t.g[k]) * t.x_hat[k];
+            }
+            keep_in_memory(t);
+        };
+        Wide scaled_partial[lanes] = {};
+        for (Index k = 0; k < lanes; ++k) partial[k] = 0;
+        Terms t;
+        for (Index j = 0; j < whole; j += lanes) {
+            masked_block(g, mask, j, t.g);
+            terms_of(j, lanes, t);
+            for (Index k = 0; k < lanes; ++k) {
+                scaled_partial[k] += t.scaled[k];
+                partial[k] += t.projected[k];
+                gamma_sum[j + k] += t.weighted[k];
+                beta_sum[j + k] += wide(t.g[k]);
+            }
+        }
+        Wide scaled_sum = total(scaled_partial);
+        Wide projected_sum = total(partial);
+        if (whole < width) {
+            for (Index k = 0; k < width - whole; ++k) t.g[k] = masked_value(g, mask, whole + k);
+            terms_of(whole, width - whole, t);
+            for (Index k = 0; k < width - whole; ++k) {
+                scaled_sum += t.scaled[k];
+                projected_sum += t.projected[k];
+                gamma_sum[whole + k] += t.weighted[k];
+                beta_sum[whole + k] += wide(t.g[k]);
+            }
+        }
+        const Wide scaled_mean = scaled_sum / count;
+        const Wide projected_mean = projected_sum / count;
+
+        const auto write = [&](Index j, Index n) {
+            Wide shifted[lanes];
+            for (Index k = 0; k < n; ++k) shifted[k] = t.x_hat[k] * projected_mean;
+            keep_in_memory(shifted);
+            for (Index k = 0; k < n; ++k) dx[j + k] = static_cast<Scalar>(rstd * ((t.scaled[k] - scaled_mean) - shifted[k]));
+        };
+        for (Index j = 0; j < whole; j += lanes) {
+            masked_block(g, mask, j, t.g);
+            terms_of(j, lanes, t);
+            write(j, lanes);
+        }
+        if (whole < width) {
+            for (Index k = 0; k < width - whole; ++k) t.g[k] = masked_value(g, mask, whole + k);
+            terms_of(whole, width - whole, t);
+            write(whole, width - whole);
+        }
+    }
+
     /// Carries out one read's role over `count` values: values the read's values (each through
     /// `mask` as it is read), sum its row's sums, out its row's gradient. With `streaming`, out
     /// is a gradient row the pass does not read again, and a row's only read writes its whole

@@ -738,6 +738,12 @@ struct Backend {
                            Index count, WideScalar<Scalar>* sum, Scalar* out, bool streaming) noexcept {
         GradientKernel<Scalar>::apply(role, factor, values, mask, count, sum, out, streaming);
     }
+    template <typename Scalar>
+    static void norm_row(const Scalar* x, const Scalar* g, const SpanMask<Scalar>& mask, const Scalar* gamma,
+                         Scalar epsilon, Index width, Scalar* dx, WideScalar<Scalar>* gamma_sum,
+                         WideScalar<Scalar>* beta_sum) noexcept {
+        GradientKernel<Scalar>::norm_row(x, g, mask, gamma, epsilon, width, dx, gamma_sum, beta_sum);
+    }
     static void fence() noexcept { stream_fence(); }
     template <typename Scalar>
     static void adam_row(Scalar* w, Scalar* m, Scalar* v, const Scalar* g, Index count,
