@@ -39,12 +39,6 @@ public:
     ReadSummer(const GradientRows<Scalar>& rows, Index width)
         : m_kernel(gradient_kernel<Scalar>()), m_rows(rows), m_width(width) {}
 
-    /// Values [first, first + count) of gradient row `row`, through the mask: the matrix's own
-    /// without one, else written to buffer.
-    const Scalar* values(Index row, Index first, Index count, Scalar* buffer) const noexcept {
-        return m_kernel.values(m_rows, row, m_width, first, count, buffer);
-    }
-
     /// Carries out one read of columns [first, first + count) of gradient row `row`, through
     /// the mask, in its role (GradientKernel::apply of gradient-inl.hpp): with `streaming`, out
     /// is a gradient row this pass does not read again, and this thread must call fence() once

@@ -114,38 +114,6 @@ struct GradientKernel {
         }
     }
 
-    /// Values [first, first + count) of gradient row `row`: the row itself without a mask, else
-    /// the values through it, written to `buffer`.
-    SEQEMBED_DETAIL_NOINLINE static const Scalar* values(const GradientRows<Scalar>& rows, Index row, Index width,
-                                                         Index first, Index count, Scalar* buffer) noexcept {
-        const Scalar* values = rows.values + row * rows.stride + first;
-        if (rows.kept == nullptr) return values;
-        masked(values, rows.kept, static_cast<std::uint64_t>(row * width + first), count, rows.keep_scale, buffer);
-        return buffer;
-    }
-
-    /// values[j] times the factor of element first_element + j, for j in [0, count), into out:
-    /// keep_scale where its kept bit is set, 0 where it is clear (kept_or_zero, a lane's bit
-    /// each).
-    SEQEMBED_DETAIL_NOINLINE static void masked(const Scalar* SEQEMBED_DETAIL_RESTRICT values,
-                                                const std::uint64_t* kept, std::uint64_t first_element,
-                                                Index count, Scalar keep_scale,
-                                                Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
-        using D = Lanes<Scalar>;
-        const typename D::Reg keep = D::set(keep_scale);
-        const auto lane_bits = [&](std::uint64_t at) { return mask_bits<D::count>(kept, at); };
-        Index j = 0;
-        for (; j + D::count <= count; j += D::count) {
-            const std::uint32_t bits = lane_bits(first_element + static_cast<std::uint64_t>(j));
-            D::store(out + j, D::mul(D::load(values + j), D::kept_or_zero(bits, keep)));
-        }
-        if (j < count) {
-            const int used = static_cast<int>(count - j);
-            const std::uint32_t bits = lane_bits(first_element + static_cast<std::uint64_t>(j));
-            D::store_first(out + j, used, D::mul(D::load_first(values + j, used), D::kept_or_zero(bits, keep)));
-        }
-    }
-
     /// Values [j, j + 16) of g through its mask, into block (each_masked's products).
     SEQEMBED_DETAIL_BLOCK static void masked_block(const Scalar* SEQEMBED_DETAIL_RESTRICT g, const SpanMask<Scalar>& mask,
                                                    Index j, Scalar* SEQEMBED_DETAIL_RESTRICT block) noexcept {

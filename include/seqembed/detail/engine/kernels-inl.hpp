@@ -729,11 +729,6 @@ struct Backend {
         RowKernel<Scalar, Storage>::finish(job, carry);
     }
     template <typename Scalar>
-    static const Scalar* gradient_values(const GradientRows<Scalar>& rows, Index row, Index width, Index first,
-                                         Index count, Scalar* buffer) noexcept {
-        return GradientKernel<Scalar>::values(rows, row, width, first, count, buffer);
-    }
-    template <typename Scalar>
     static void apply_read(ReadRole role, Scalar factor, const Scalar* values, const SpanMask<Scalar>& mask,
                            Index count, WideScalar<Scalar>* sum, Scalar* out, bool streaming) noexcept {
         GradientKernel<Scalar>::apply(role, factor, values, mask, count, sum, out, streaming);

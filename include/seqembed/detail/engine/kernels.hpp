@@ -60,12 +60,10 @@ template <typename Table, typename Activation>
 using RotateFunction = void (*)(const Table*, const Table*, Index, bool, const TokenHeads<Activation>&) noexcept;
 
 /// The backward's element loops of one ISA over Scalar values (gradient-inl.hpp's
-/// GradientKernel): a gradient row's values through the mask, one read's role, LayerNorm's
-/// backward of one row, and the fence that orders the streaming stores of the roles before
-/// another thread reads them.
+/// GradientKernel): one read's role, LayerNorm's backward of one row, and the fence that orders
+/// the streaming stores of the roles before another thread reads them.
 template <typename Scalar>
 struct GradientKernelFunctions {
-    const Scalar* (*values)(const GradientRows<Scalar>&, Index, Index, Index, Index, Scalar*) noexcept;
     void (*apply)(ReadRole, Scalar, const Scalar*, const SpanMask<Scalar>&, Index, WideScalar<Scalar>*, Scalar*,
                   bool) noexcept;
     /// LayerNorm's backward of one row (GradientKernel::norm_row).
@@ -407,8 +405,7 @@ template <typename Scalar>
 GradientKernelFunctions<Scalar> gradient_kernel() {
     return with_active_isa([](auto backend) {
         using Backend = decltype(backend);
-        return GradientKernelFunctions<Scalar>{&Backend::template gradient_values<Scalar>,
-                                               &Backend::template apply_read<Scalar>,
+        return GradientKernelFunctions<Scalar>{&Backend::template apply_read<Scalar>,
                                                &Backend::template norm_row<Scalar>, &Backend::fence};
     });
 }
