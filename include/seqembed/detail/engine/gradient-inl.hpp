@@ -114,16 +114,54 @@ struct GradientKernel {
         }
     }
 
-    /// Values [j, j + 16) of g through its mask, into block (each_masked's products).
-    SEQEMBED_DETAIL_BLOCK static void masked_block(const Scalar* SEQEMBED_DETAIL_RESTRICT g, const SpanMask<Scalar>& mask,
-                                                   Index j, Scalar* SEQEMBED_DETAIL_RESTRICT block) noexcept {
-        if (mask.kept == nullptr) {
-            for (Index k = 0; k < 16; ++k) block[k] = g[j + k];
-            return;
-        }
-        const Scalar keep = mask.keep_scale;
-        const std::uint32_t bits = mask_bits<16>(mask.kept, mask.first_element + static_cast<std::uint64_t>(j));
-        for (Index k = 0; k < 16; ++k) block[k] = g[j + k] * ((bits & (std::uint32_t{1} << k)) != 0 ? keep : Scalar(0));
+    /// Lanes of Wide values, in which LayerNorm's backward runs (doubles for a float row).
+    using WideLanes = Lanes<Wide>;
+    using WideReg = typename WideLanes::Reg;
+    /// Values a row's sums in norm_row hold apart (value j in lane j % 16), and the registers of
+    /// WideLanes that hold them.
+    static constexpr int norm_lanes = 16;
+    static constexpr int norm_regs = norm_lanes / WideLanes::count;
+    static_assert(norm_lanes % WideLanes::count == 0 && norm_lanes % Lanes<Scalar>::count == 0,
+                  "a backend's vectors divide LayerNorm's 16 lanes");
+
+    /// WideLanes::count values from p, each made a Wide (exactly).
+    SEQEMBED_DETAIL_BLOCK static WideReg wide_lanes(const Scalar* p) noexcept {
+        if constexpr (std::is_same_v<Scalar, Wide>)
+            return WideLanes::load(p);
+        else
+            return WideLanes::widen(p);
+    }
+
+    /// Stores WideLanes::count values to p, each rounded to Scalar.
+    SEQEMBED_DETAIL_BLOCK static void store_scalars(Scalar* p, WideReg v) noexcept {
+        if constexpr (std::is_same_v<Scalar, Wide>)
+            WideLanes::store(p, v);
+        else
+            WideLanes::store_narrowed(p, v);
+    }
+
+    /// Values [j, j + 16) of g through its mask: g + j itself without a mask, else `block`,
+    /// filled with the products g x (keep_scale or 0) in Scalar.
+    SEQEMBED_DETAIL_BLOCK static const Scalar* masked_block(const Scalar* g, const SpanMask<Scalar>& mask, Index j,
+                                                            Scalar* block) noexcept {
+        using D = Lanes<Scalar>;
+        if (mask.kept == nullptr) return g + j;
+        const std::uint32_t bits = mask_bits<norm_lanes>(mask.kept, mask.first_element + static_cast<std::uint64_t>(j));
+        const typename D::Reg keep = D::set(mask.keep_scale);
+        for (int r = 0; r < norm_lanes / D::count; ++r)
+            D::store(block + r * D::count,
+                     D::mul(D::load(g + j + r * D::count), D::kept_or_zero(bits >> (r * D::count), keep)));
+        return block;
+    }
+
+    /// The sum of the 16 lanes of `partial`: lanes 2k and 2k + 1 added, then the same over the
+    /// halves until one is left.
+    SEQEMBED_DETAIL_BLOCK static Wide lane_total(const WideReg (&partial)[norm_regs]) noexcept {
+        Wide values[norm_lanes];
+        for (int r = 0; r < norm_regs; ++r) WideLanes::store(values + r * WideLanes::count, partial[r]);
+        for (int n = norm_lanes / 2; n >= 1; n /= 2)
+            for (int k = 0; k < n; ++k) values[k] = values[2 * k] + values[2 * k + 1];
+        return values[0];
     }
 
     /// LayerNorm's backward of one row, in Wide: from the row's input x and the gradient g of its
@@ -131,103 +169,110 @@ struct GradientKernel {
     /// sums of gamma's and beta's gradients. The mean and the biased variance are x's, as the
     /// forward normalised with. The four sums over the row (x; (x - mean)^2; g x gamma, and
     /// g x gamma x x_hat, the last two divided by the width) run in 16 lanes, value j in lane
-    /// j % 16, the lanes added pairwise, then the values past the last whole block in order.
-    /// Every product is rounded on its own (kept from fusing with what it is added to), so every
-    /// ISA gives the scalar backend's bits.
+    /// j % 16, the lanes added pairwise (lane_total), then the values past the last whole block
+    /// in order. Every product is rounded on its own (kept from fusing with what it is added
+    /// to), so every ISA gives the scalar backend's bits.
     SEQEMBED_DETAIL_NOINLINE static void norm_row(const Scalar* SEQEMBED_DETAIL_RESTRICT x,
                                                   const Scalar* SEQEMBED_DETAIL_RESTRICT g, const SpanMask<Scalar>& mask,
                                                   const Scalar* SEQEMBED_DETAIL_RESTRICT gamma, Scalar epsilon,
                                                   Index width, Scalar* SEQEMBED_DETAIL_RESTRICT dx,
                                                   Wide* SEQEMBED_DETAIL_RESTRICT gamma_sum,
                                                   Wide* SEQEMBED_DETAIL_RESTRICT beta_sum) noexcept {
-        constexpr Index lanes = 16;
-        const Index whole = width / lanes * lanes;
+        using W = WideLanes;
+        constexpr Index step = W::count;
+        const Index whole = width / norm_lanes * norm_lanes;
         const auto wide = [](Scalar value) { return static_cast<Wide>(value); };
-        const auto total = [](Wide (&partial)[lanes]) {
-            for (Index n = lanes / 2; n >= 1; n /= 2)
-                for (Index k = 0; k < n; ++k) partial[k] = partial[2 * k] + partial[2 * k + 1];
-            return partial[0];
-        };
         const auto count = static_cast<Wide>(width);
-        Wide partial[lanes] = {};
-        for (Index j = 0; j < whole; j += lanes)
-            for (Index k = 0; k < lanes; ++k) partial[k] += wide(x[j + k]);
-        Wide sum = total(partial);
+        WideReg partial[norm_regs];
+
+        for (WideReg& lanes : partial) lanes = W::set(Wide(0));
+        for (Index j = 0; j < whole; j += norm_lanes)
+            for (int r = 0; r < norm_regs; ++r) partial[r] = W::add(partial[r], wide_lanes(x + j + r * step));
+        Wide sum = lane_total(partial);
         for (Index j = whole; j < width; ++j) sum += wide(x[j]);
         const Wide mean = sum / count;
+        const WideReg means = W::set(mean);
 
-        for (Index k = 0; k < lanes; ++k) partial[k] = 0;
-        for (Index j = 0; j < whole; j += lanes) {
-            Wide squares[lanes];
-            for (Index k = 0; k < lanes; ++k) squares[k] = (wide(x[j + k]) - mean) * (wide(x[j + k]) - mean);
-            keep_in_memory(squares);
-            for (Index k = 0; k < lanes; ++k) partial[k] += squares[k];
-        }
-        sum = total(partial);
+        for (WideReg& lanes : partial) lanes = W::set(Wide(0));
+        for (Index j = 0; j < whole; j += norm_lanes)
+            for (int r = 0; r < norm_regs; ++r) {
+                const WideReg centred = W::sub(wide_lanes(x + j + r * step), means);
+                WideReg square = W::mul(centred, centred);
+                W::keep_rounded(square);
+                partial[r] = W::add(partial[r], square);
+            }
+        sum = lane_total(partial);
         for (Index j = whole; j < width; ++j) {
             Wide square = (wide(x[j]) - mean) * (wide(x[j]) - mean);
             keep_rounded(square);
             sum += square;
         }
         const Wide rstd = Wide(1) / std::sqrt(sum / count + wide(epsilon));
+        const WideReg rstds = W::set(rstd);
 
         // x_hat, g x gamma and their product; g x x_hat; each rounded on its own.
-        struct Terms {
-            Wide x_hat[lanes], scaled[lanes], projected[lanes], weighted[lanes];
-            Scalar g[lanes];
-        };
-        const auto terms_of = [&](Index j, Index n, Terms& t) {
-            for (Index k = 0; k < n; ++k) {
-                t.x_hat[k] = (wide(x[j + k]) - mean) * rstd;
-                t.scaled[k] = wide(t.g[k]) * wide(gamma[j + k]);
-                t.projected[k] = t.scaled[k] * t.x_hat[k];
-                t.weighted[k] = wide(t.g[k]) * t.x_hat[k];
-            }
-            keep_in_memory(t);
-        };
-        Wide scaled_partial[lanes] = {};
-        for (Index k = 0; k < lanes; ++k) partial[k] = 0;
-        Terms t;
-        for (Index j = 0; j < whole; j += lanes) {
-            masked_block(g, mask, j, t.g);
-            terms_of(j, lanes, t);
-            for (Index k = 0; k < lanes; ++k) {
-                scaled_partial[k] += t.scaled[k];
-                partial[k] += t.projected[k];
-                gamma_sum[j + k] += t.weighted[k];
-                beta_sum[j + k] += wide(t.g[k]);
+        Scalar block[norm_lanes];
+        WideReg scaled_partial[norm_regs];
+        for (int r = 0; r < norm_regs; ++r) scaled_partial[r] = partial[r] = W::set(Wide(0));
+        for (Index j = 0; j < whole; j += norm_lanes) {
+            const Scalar* g_block = masked_block(g, mask, j, block);
+            for (int r = 0; r < norm_regs; ++r) {
+                const Index at = j + r * step;
+                const WideReg x_hat = W::mul(W::sub(wide_lanes(x + at), means), rstds);
+                const WideReg g_lanes = wide_lanes(g_block + r * step);
+                WideReg scaled = W::mul(g_lanes, wide_lanes(gamma + at));
+                W::keep_rounded(scaled);
+                WideReg projected = W::mul(scaled, x_hat);
+                W::keep_rounded(projected);
+                WideReg weighted = W::mul(g_lanes, x_hat);
+                W::keep_rounded(weighted);
+                scaled_partial[r] = W::add(scaled_partial[r], scaled);
+                partial[r] = W::add(partial[r], projected);
+                W::store(gamma_sum + at, W::add(W::load(gamma_sum + at), weighted));
+                W::store(beta_sum + at, W::add(W::load(beta_sum + at), g_lanes));
             }
         }
-        Wide scaled_sum = total(scaled_partial);
-        Wide projected_sum = total(partial);
-        if (whole < width) {
-            for (Index k = 0; k < width - whole; ++k) t.g[k] = masked_value(g, mask, whole + k);
-            terms_of(whole, width - whole, t);
-            for (Index k = 0; k < width - whole; ++k) {
-                scaled_sum += t.scaled[k];
-                projected_sum += t.projected[k];
-                gamma_sum[whole + k] += t.weighted[k];
-                beta_sum[whole + k] += wide(t.g[k]);
-            }
+        Wide scaled_sum = lane_total(scaled_partial);
+        Wide projected_sum = lane_total(partial);
+        for (Index j = whole; j < width; ++j) {
+            const Wide g_value = wide(masked_value(g, mask, j));
+            const Wide x_hat = (wide(x[j]) - mean) * rstd;
+            Wide scaled = g_value * wide(gamma[j]);
+            keep_rounded(scaled);
+            Wide projected = scaled * x_hat;
+            keep_rounded(projected);
+            Wide weighted = g_value * x_hat;
+            keep_rounded(weighted);
+            scaled_sum += scaled;
+            projected_sum += projected;
+            gamma_sum[j] += weighted;
+            beta_sum[j] += g_value;
         }
         const Wide scaled_mean = scaled_sum / count;
         const Wide projected_mean = projected_sum / count;
+        const WideReg scaled_means = W::set(scaled_mean);
+        const WideReg projected_means = W::set(projected_mean);
 
-        const auto write = [&](Index j, Index n) {
-            Wide shifted[lanes];
-            for (Index k = 0; k < n; ++k) shifted[k] = t.x_hat[k] * projected_mean;
-            keep_in_memory(shifted);
-            for (Index k = 0; k < n; ++k) dx[j + k] = static_cast<Scalar>(rstd * ((t.scaled[k] - scaled_mean) - shifted[k]));
-        };
-        for (Index j = 0; j < whole; j += lanes) {
-            masked_block(g, mask, j, t.g);
-            terms_of(j, lanes, t);
-            write(j, lanes);
+        // dx = rstd ((g x gamma - its mean) - x_hat x the projection's mean).
+        for (Index j = 0; j < whole; j += norm_lanes) {
+            const Scalar* g_block = masked_block(g, mask, j, block);
+            for (int r = 0; r < norm_regs; ++r) {
+                const Index at = j + r * step;
+                const WideReg x_hat = W::mul(W::sub(wide_lanes(x + at), means), rstds);
+                WideReg scaled = W::mul(wide_lanes(g_block + r * step), wide_lanes(gamma + at));
+                W::keep_rounded(scaled);
+                WideReg shifted = W::mul(x_hat, projected_means);
+                W::keep_rounded(shifted);
+                store_scalars(dx + at, W::mul(rstds, W::sub(W::sub(scaled, scaled_means), shifted)));
+            }
         }
-        if (whole < width) {
-            for (Index k = 0; k < width - whole; ++k) t.g[k] = masked_value(g, mask, whole + k);
-            terms_of(whole, width - whole, t);
-            write(whole, width - whole);
+        for (Index j = whole; j < width; ++j) {
+            const Wide x_hat = (wide(x[j]) - mean) * rstd;
+            Wide scaled = wide(masked_value(g, mask, j)) * wide(gamma[j]);
+            keep_rounded(scaled);
+            Wide shifted = x_hat * projected_mean;
+            keep_rounded(shifted);
+            dx[j] = static_cast<Scalar>(rstd * ((scaled - scaled_mean) - shifted));
         }
     }
 

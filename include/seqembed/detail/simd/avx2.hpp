@@ -165,6 +165,10 @@ struct Lanes<double> {
     using Reg = __m256d;
     static constexpr int count = 4;
     static Reg load(const double* p) noexcept { return _mm256_loadu_pd(p); }
+    /// count floats, each made a double (exactly).
+    static Reg widen(const float* p) noexcept { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
+    /// Stores the lanes as count floats, each rounded to nearest (as static_cast<float>).
+    static void store_narrowed(float* p, Reg v) noexcept { _mm_storeu_ps(p, _mm256_cvtpd_ps(v)); }
     /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
     static Reg load_first(const double* p, int used) noexcept { return _mm256_maskload_pd(p, lanes_below(used)); }
     /// Rounds the value here: see detail::keep_rounded.

@@ -193,6 +193,10 @@ struct Lanes<double> {
     using Reg = __m512d;
     static constexpr int count = 8;
     static Reg load(const double* p) noexcept { return _mm512_loadu_pd(p); }
+    /// count floats, each made a double (exactly).
+    static Reg widen(const float* p) noexcept { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+    /// Stores the lanes as count floats, each rounded to nearest (as static_cast<float>).
+    static void store_narrowed(float* p, Reg v) noexcept { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
     /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
     static Reg load_first(const double* p, int used) noexcept {
         return _mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << used) - 1u), p);

@@ -154,6 +154,10 @@ struct Lanes<double> {
     using Reg = float64x2_t;
     static constexpr int count = 2;
     static Reg load(const double* p) noexcept { return vld1q_f64(p); }
+    /// count floats, each made a double (exactly).
+    static Reg widen(const float* p) noexcept { return vcvt_f64_f32(vld1_f32(p)); }
+    /// Stores the lanes as count floats, each rounded to nearest (as static_cast<float>).
+    static void store_narrowed(float* p, Reg v) noexcept { vst1_f32(p, vcvt_f32_f64(v)); }
     /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
     static Reg load_first(const double* p, int used) noexcept {
         double values[2] = {};

@@ -20,6 +20,10 @@ struct Lanes {
     using Reg = Scalar;
     static constexpr int count = 1;
     static Reg load(const Scalar* p) noexcept { return *p; }
+    /// A float as a Scalar (exact for double).
+    static Reg widen(const float* p) noexcept { return static_cast<Scalar>(*p); }
+    /// Stores the value as a float, rounded to nearest (static_cast<float>).
+    static void store_narrowed(float* p, Reg v) noexcept { *p = static_cast<float>(v); }
     /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
     static Reg load_first(const Scalar* p, int used) noexcept { return used > 0 ? *p : Scalar(0); }
     /// Reads 2 * count values: even gets values 0, 2, 4, ..., odd values 1, 3, 5, ... (the order in
