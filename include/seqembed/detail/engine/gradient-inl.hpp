@@ -1,10 +1,11 @@
 // detail/engine/gradient-inl.hpp: the element loops of the backward's sums (detail/backward.hpp).
 //
 // No include guard, by design: kernels-inl.hpp includes this file once per ISA, inside namespace
-// seqembed::detail::<isa>_isa and that ISA's target region. The loops are plain C++ that the
-// compiler vectorises for the region's target: every operation is one IEEE operation per element
+// seqembed::detail::<isa>_isa and that ISA's target region. The reads' loops are plain C++ that
+// the compiler vectorises for the region's target; LayerNorm's row backward is written in the
+// vector layer (Lanes), in WideScalar lanes. Every operation is one IEEE operation per element
 // (a product of two floats in double is exact; a product of doubles is rounded on its own,
-// never fused into the sum), so every ISA gives the scalar backend's bits. The two entry points
+// never fused into the sum), so every ISA gives the scalar backend's bits. The entry points
 // are not inlined into their callers, which would lose what their restrict pointers promise.
 
 /// The element loops of the backward over Scalar values, WideScalar sums.
