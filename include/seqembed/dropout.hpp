@@ -148,7 +148,8 @@ public:
             detail::fail<value_error>("dropout mask of ", rows, " x ", cols, " has a negative size");
         detail::require_addressable<std::uint8_t>("dropout mask", rows, cols);
         MaskMatrix kept(rows, cols);
-        const std::vector<std::uint64_t> bits = kept_bits(call, static_cast<std::uint64_t>(kept.size()));
+        std::vector<std::uint64_t> bits;
+        kept_bits(call, static_cast<std::uint64_t>(kept.size()), detail::OneThread{}, bits);
         for (Index e = 0; e < kept.size(); ++e) {
             const auto at = static_cast<std::uint64_t>(e);
             kept.data()[e] = static_cast<std::uint8_t>((bits[static_cast<std::size_t>(at / 64)] >> (at % 64)) & 1u);
@@ -214,10 +215,11 @@ private:
     friend struct detail::StageAccess;
 
     /// The kept bits of call `call`'s mask over elements [0, count), flat (detail::kept_bits),
-    /// the groups of spans shared between the executor's workers.
-    template <typename Parallel = detail::OneThread>
-    std::vector<std::uint64_t> kept_bits(std::uint64_t call, std::uint64_t count, const Parallel& parallel = {}) const {
-        return detail::kept_bits(key(call), count, parallel);
+    /// into `kept`, the groups of spans shared between the executor's workers.
+    template <typename Parallel>
+    void kept_bits(std::uint64_t call, std::uint64_t count, const Parallel& parallel,
+                   std::vector<std::uint64_t>& kept) const {
+        detail::kept_bits(key(call), count, parallel, kept);
     }
 
     /// Takes a call number for one training forward; the shared counter moves past it.

@@ -148,9 +148,10 @@ public:
         out.beta.resize(d_model());
         std::vector<Index> rows(static_cast<std::size_t>(x.rows()));
         for (Index r = 0; r < x.rows(); ++r) rows[static_cast<std::size_t>(r)] = r;
+        std::vector<detail::WideScalar<Scalar>> partial;
         detail::layer_norm_backward(rows.data(), x.rows(), x.data(), x.outerStride(),
                                     detail::GradientRows<Scalar>::of(grad_y), out.x.data(), d_model(), m_gamma.data(),
-                                    m_epsilon, d_model(), out.gamma.data(), out.beta.data());
+                                    m_epsilon, d_model(), out.gamma.data(), out.beta.data(), partial);
         return out;
     }
 

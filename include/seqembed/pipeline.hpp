@@ -748,29 +748,31 @@ private:
                 position_reads.push_back({m_positions.offset() + position, row, Scalar(1)});
         });
 
+        // The memory of the last backward, reused: fresh memory faults on every page (a new
+        // scratch in a pipeline moved from, or while another call holds it).
+        detail::BackwardScratch<Scalar> scratch;
+        if (m_scratch) scratch = m_scratch->take();
+
         // The rows the sums read: grad_output through the mask (applied as each row is read), or
         // with LayerNorm, its backward of grad_output through the mask.
-        std::vector<std::uint64_t> kept;
         if (call)
-            kept = detail::StageAccess::kept_bits(m_dropout, *call, static_cast<std::uint64_t>(ids.size() * width),
-                                                  parallel);
+            detail::StageAccess::kept_bits(m_dropout, *call, static_cast<std::uint64_t>(ids.size() * width), parallel,
+                                           scratch.kept);
         detail::GradientRows<Scalar> rows = detail::GradientRows<Scalar>::of(grad_output);
         if (call) {
-            rows.kept = kept.data();
+            rows.kept = scratch.kept.data();
             rows.keep_scale = m_dropout.template keep_scale<Scalar>();
         }
-        // With LayerNorm, the gradient through it and its input, in the scratch matrices of the
-        // last backward when they are large enough (fresh memory faults on every page).
-        std::vector<RowMatrix<Scalar>> scratch;
+        // With LayerNorm, the gradient through it and its input, in the scratch's matrices when
+        // they are large enough.
         if (m_norm) {
-            if (m_scratch) scratch = m_scratch->take();  // none in a pipeline moved from
-            scratch.resize(2);
-            for (RowMatrix<Scalar>& matrix : scratch)
+            scratch.norm.resize(2);
+            for (RowMatrix<Scalar>& matrix : scratch.norm)
                 if (matrix.rows() < ids.size() || matrix.cols() != width)
                     matrix = detail::new_output<Scalar>(ids.size(), width);
             // The rows not written are never read.
-            auto through = scratch[0].topRows(ids.size());
-            auto sums = scratch[1].topRows(ids.size());
+            auto through = scratch.norm[0].topRows(ids.size());
+            auto sums = scratch.norm[1].topRows(ids.size());
             detail::RowJob<Scalar> job{};
             job.width = width;
             if (token_rows != nullptr) {  // the shards' summed token rows, read with a scale of 1
@@ -785,7 +787,7 @@ private:
             gradients.beta.resize(width);
             detail::layer_norm_backward(written.data(), static_cast<Index>(written.size()), sums.data(), width, rows,
                                         through.data(), width, m_norm->gamma().data(), m_norm->epsilon(), width,
-                                        gradients.gamma.data(), gradients.beta.data(), parallel);
+                                        gradients.gamma.data(), gradients.beta.data(), scratch.norm_partials, parallel);
             rows = detail::GradientRows<Scalar>::of(through);
         }
 
@@ -812,11 +814,11 @@ private:
                 // The other tables in one pass in order of output row, then the token table's
                 // rows in ascending order, each stepped as its sum is gathered.
                 const std::vector<detail::TableSum<Scalar>> others(tables.begin() + 1, tables.end());
-                if (!others.empty()) detail::sum_tables(others, rows, width, parallel);
+                if (!others.empty()) detail::sum_tables(others, rows, width, scratch.sums, parallel);
                 detail::step_gathered_rows(*tables.front().reads, *tables.front().plan, rows, width, *token_sink,
                                            parallel);
             } else {
-                detail::sum_tables(tables, rows, width, parallel);
+                detail::sum_tables(tables, rows, width, scratch.sums, parallel);
             }
             for (std::size_t at = token_sink != nullptr ? 1 : 0; at < tables.size(); ++at)
                 planned[at]->rows = std::move(plans[at].rows);
@@ -825,7 +827,7 @@ private:
             run(nullptr);
         else
             token_step(plans[0], token_reads, rows, run);
-        if (m_scratch && !scratch.empty()) m_scratch->put_back(std::move(scratch));
+        if (m_scratch) m_scratch->put_back(std::move(scratch));
         return gradients;
     }
 
@@ -1037,8 +1039,9 @@ private:
     TokenId m_padding_id;
     PaddedRows m_padded_rows;
     TokenTypeOptions m_type_options;
-    /// The backward's scratch matrices with LayerNorm, kept for the next backward.
-    std::shared_ptr<detail::ScratchShelf<Scalar>> m_scratch = std::make_shared<detail::ScratchShelf<Scalar>>();
+    /// The backward's scratch memory, kept for the next backward.
+    std::shared_ptr<detail::ScratchShelf<detail::BackwardScratch<Scalar>>> m_scratch =
+        std::make_shared<detail::ScratchShelf<detail::BackwardScratch<Scalar>>>();
 };
 
 }  // namespace seqembed

@@ -225,12 +225,16 @@ inline constexpr Index columns_per_share = 16;
 /// Measured at the headline shape: gathering each row from its reads instead
 /// (step_gathered_rows) was slower here (its random reads cost more than keeping the sums), and
 /// requesting the lines a read a few reads on would write made the pass slower, not faster.
+/// `sums` holds the sums of each table's rows read several times: its matrices are reused where
+/// they have the rows and the width, else replaced.
 template <typename Scalar, typename Parallel = OneThread>
 void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<Scalar>& rows, Index width,
-                const Parallel& parallel = {}) {
+                std::vector<RowMatrix<WideScalar<Scalar>>>& sums, const Parallel& parallel = {}) {
     using Wide = WideScalar<Scalar>;
-    std::vector<RowMatrix<Wide>> sums;
-    for (const TableSum<Scalar>& table : tables) sums.push_back(new_output<Wide>(table.plan->sums, width));
+    if (sums.size() < tables.size()) sums.resize(tables.size());
+    for (std::size_t t = 0; t < tables.size(); ++t)
+        if (sums[t].rows() < tables[t].plan->sums || sums[t].cols() != width)
+            sums[t] = new_output<Wide>(tables[t].plan->sums, width);
     const ReadSummer<Scalar> summer(rows, width);
     const Index shares = (width + columns_per_share - 1) / columns_per_share;
     std::vector<std::size_t> first_next(tables.size() * static_cast<std::size_t>(shares), 0);  // per share
@@ -327,7 +331,8 @@ RowGradient<Scalar> sum_reads(const std::vector<RowRead<Scalar>>& reads, const G
     out.table_rows = table_rows;
     out.d_model = width;
     out.values = new_output<Scalar>(static_cast<Index>(plan.rows.size()), width);
-    sum_tables<Scalar>({{&reads, &plan, out.values.data()}}, rows, width, parallel);
+    std::vector<RowMatrix<WideScalar<Scalar>>> sums;
+    sum_tables<Scalar>({{&reads, &plan, out.values.data()}}, rows, width, sums, parallel);
     out.rows = std::move(plan.rows);
     return out;
 }
@@ -345,15 +350,17 @@ inline constexpr Index norm_rows_per_block = 64;
 /// dx + r * dx_stride, g's row r of `g`, through its mask): each row by GradientKernel::norm_row,
 /// gamma's and beta's gradients summed per block of norm_rows_per_block listed rows, then the
 /// blocks in order, in WideScalar, and written to gamma_out and beta_out. Blocks are shared
-/// between the executor's workers; the bits do not depend on how.
+/// between the executor's workers; the bits do not depend on how. The blocks' sums are kept in
+/// `partial`, whose memory is reused.
 /// @throws value_error as active_isa(); std::bad_alloc.
 template <typename Scalar, typename Parallel = OneThread>
 void layer_norm_backward(const Index* rows, Index count, const Scalar* x, Index x_stride, const GradientRows<Scalar>& g,
                          Scalar* dx, Index dx_stride, const Scalar* gamma, Scalar epsilon, Index width,
-                         Scalar* gamma_out, Scalar* beta_out, const Parallel& parallel = {}) {
+                         Scalar* gamma_out, Scalar* beta_out, std::vector<WideScalar<Scalar>>& partial,
+                         const Parallel& parallel = {}) {
     using Wide = WideScalar<Scalar>;
     const Index blocks = (count + norm_rows_per_block - 1) / norm_rows_per_block;
-    std::vector<Wide> partial(static_cast<std::size_t>(2 * blocks * width), Wide(0));
+    partial.assign(static_cast<std::size_t>(2 * blocks * width), Wide(0));
     const ReadSummer<Scalar> summer(g, width);
     parallel(blocks, [&](Index begin, Index end) {
         for (Index block = begin; block < end; ++block) {

@@ -64,9 +64,9 @@ struct StageAccess {
     }
     /// Takes the call number of one training forward.
     template <typename Dropout, typename Parallel>
-    static std::vector<std::uint64_t> kept_bits(const Dropout& dropout, std::uint64_t call, std::uint64_t count,
-                                                const Parallel& parallel) {
-        return dropout.kept_bits(call, count, parallel);
+    static void kept_bits(const Dropout& dropout, std::uint64_t call, std::uint64_t count, const Parallel& parallel,
+                          std::vector<std::uint64_t>& kept) {
+        dropout.kept_bits(call, count, parallel, kept);
     }
     template <typename Dropout>
     static std::uint64_t take_call(const Dropout& dropout) noexcept {
