@@ -122,6 +122,8 @@ struct GradientKernel {
     /// WideLanes that hold them.
     static constexpr int norm_lanes = 16;
     static constexpr int norm_regs = norm_lanes / WideLanes::count;
+    /// norm_regs as an array's size.
+    static constexpr auto norm_reg_array = static_cast<std::size_t>(norm_regs);
     static_assert(norm_lanes % WideLanes::count == 0 && norm_lanes % Lanes<Scalar>::count == 0,
                   "a backend's vectors divide LayerNorm's 16 lanes");
 
@@ -157,7 +159,7 @@ struct GradientKernel {
 
     /// The sum of the 16 lanes of `partial`: lanes 2k and 2k + 1 added, then the same over the
     /// halves until one is left.
-    SEQEMBED_DETAIL_BLOCK static Wide lane_total(const WideReg (&partial)[norm_regs]) noexcept {
+    SEQEMBED_DETAIL_BLOCK static Wide lane_total(const WideReg (&partial)[norm_reg_array]) noexcept {
         Wide values[norm_lanes];
         for (int r = 0; r < norm_regs; ++r) WideLanes::store(values + r * WideLanes::count, partial[r]);
         for (int n = norm_lanes / 2; n >= 1; n /= 2)
@@ -184,7 +186,7 @@ struct GradientKernel {
         const Index whole = width / norm_lanes * norm_lanes;
         const auto wide = [](Scalar value) { return static_cast<Wide>(value); };
         const auto count = static_cast<Wide>(width);
-        WideReg partial[norm_regs];
+        WideReg partial[norm_reg_array];
 
         for (WideReg& lanes : partial) lanes = W::set(Wide(0));
         for (Index j = 0; j < whole; j += norm_lanes)
@@ -213,7 +215,7 @@ struct GradientKernel {
 
         // x_hat, g x gamma and their product; g x x_hat; each rounded on its own.
         Scalar block[norm_lanes];
-        WideReg scaled_partial[norm_regs];
+        WideReg scaled_partial[norm_reg_array];
         for (int r = 0; r < norm_regs; ++r) scaled_partial[r] = partial[r] = W::set(Wide(0));
         for (Index j = 0; j < whole; j += norm_lanes) {
             const Scalar* g_block = masked_block(g, mask, j, block);
