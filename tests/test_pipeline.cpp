@@ -385,8 +385,9 @@ TEMPLATE_TEST_CASE("Streaming and cached stores write the same bits, dropout inc
 
 TEMPLATE_TEST_CASE("Every ISA's row kernel writes the scalar formula's bits, at every alignment",
                    "[pipeline][streaming][isa]", float, double) {
-    // The row kernel alone: rows narrower than a vector (3) and of an odd width (77), one row
-    // and rows end to end (vectors shared by two rows), each of the 16 alignments of a 64-byte
+    // The row kernel alone: rows narrower than a vector (3), of an odd width (77) and of whole
+    // vectors of every ISA (16, 48: written joined when off alignment), one row and rows end to
+    // end (vectors shared by two rows), each of the 16 alignments of a 64-byte
     // line, with and without a position row and dropout, plain and streaming stores, with and
     // without a table row to request ahead (which changes no value). Each element must be
     // Scalar(table) * scale, rounded, + position, rounded, x the mask's factor, and nothing
@@ -394,7 +395,7 @@ TEMPLATE_TEST_CASE("Every ISA's row kernel writes the scalar formula's bits, at 
     const seqembed::Dropout dropout(0.3, 21);
     const TestType scale = TestType(22.627417);
     const TestType keep = dropout.keep_scale<TestType>();
-    for (const Index width : {3, 77})
+    for (const Index width : {3, 16, 48, 77})
         for (const Index rows : {1, 5}) {
             const RowMatrix<TestType> embedding = RowMatrix<TestType>::Random(rows, width);
             const RowMatrix<TestType> position = RowMatrix<TestType>::Random(rows, width);
@@ -441,6 +442,71 @@ TEMPLATE_TEST_CASE("Every ISA's row kernel writes the scalar formula's bits, at 
                     });
                 }
         }
+}
+
+TEMPLATE_TEST_CASE("Rows of whole vectors off alignment give the scalar ISA's bits, with LayerNorm and padding",
+                   "[pipeline][streaming][isa]", float, double) {
+    // Rows whose width is a multiple of every ISA's vector, end to end at each alignment of a
+    // 64-byte line: each output vector is joined from two of the row's (and the first from the
+    // row before). Token types, learned positions, LayerNorm, dropout and padded rows between
+    // real ones; the scalar ISA's output on a line is the reference, and nothing outside the
+    // rows may be written.
+    IdMatrix ids(3, 7);
+    for (Index i = 0; i < ids.size(); ++i) ids.data()[i] = 1 + (i * 5) % 30;
+    ids(1, 0) = 0;
+    ids(1, 1) = 0;
+    ids(2, 6) = 0;
+    IdMatrix types(3, 7);
+    for (Index i = 0; i < types.size(); ++i) types.data()[i] = i % 2;
+    seqembed::Batch batch(ids);
+    batch.padding = Padding::by_id(0);
+    batch.token_types = types;
+    for (const Index width : {16, 64, 512})
+        for (const bool normalized : {false, true})
+            for (const bool training : {false, true}) {
+                const RowMatrix<TestType> tokens = RowMatrix<TestType>::Random(31, width);
+                const RowMatrix<TestType> positions = RowMatrix<TestType>::Random(7, width);
+                const RowMatrix<TestType> type_rows = RowMatrix<TestType>::Random(2, width);
+                const Eigen::Matrix<TestType, 1, Eigen::Dynamic> gamma =
+                    Eigen::Matrix<TestType, 1, Eigen::Dynamic>::Random(width);
+                const Eigen::Matrix<TestType, 1, Eigen::Dynamic> beta =
+                    Eigen::Matrix<TestType, 1, Eigen::Dynamic>::Random(width);
+                // A new pipeline per output, so that each draws the mask of call 0.
+                const auto make = [&](seqembed::OutputStores stores) {
+                    seqembed::PipelineOptions options;
+                    options.dropout = 0.3;
+                    options.dropout_seed = 17;
+                    options.output_stores = stores;
+                    InputPipeline<TestType, LearnedPositionalEmbedding<TestType>> pipeline(
+                        TokenEmbedding<TestType>::from_weights(tokens),
+                        LearnedPositionalEmbedding<TestType>::from_weights(positions), options);
+                    pipeline.set_token_types(seqembed::TokenTypeEmbedding<TestType>::from_weights(type_rows));
+                    if (normalized)
+                        pipeline.set_layer_norm(seqembed::LayerNorm<TestType>::from_weights(gamma, beta, 1e-5));
+                    pipeline.set_training(training);
+                    return pipeline;
+                };
+                RowMatrix<TestType> expected;
+                for_each_isa([&](seqembed::Isa isa) {
+                    for (Index shift = 0; shift < Index(64 / sizeof(TestType)); ++shift)
+                        for (const auto stores : {seqembed::OutputStores::cached, seqembed::OutputStores::streaming}) {
+                            CAPTURE(width, normalized, training, shift, static_cast<int>(stores));
+                            const auto pipeline = make(stores);
+                            const TestType sentinel = TestType(-555);
+                            std::vector<TestType> raw(static_cast<std::size_t>(ids.size() * width + 64), sentinel);
+                            TestType* out = on_line(raw) + shift;
+                            Eigen::Map<RowMatrix<TestType>> view(out, ids.size(), width);
+                            pipeline.forward_into(batch, view);
+                            if (isa == seqembed::Isa::scalar && shift == 0 &&
+                                stores == seqembed::OutputStores::cached)
+                                expected = view;
+                            REQUIRE(view == expected);
+                            for (TestType* before = raw.data(); before < out; ++before) REQUIRE(*before == sentinel);
+                            for (TestType* after = out + ids.size() * width; after < raw.data() + raw.size(); ++after)
+                                REQUIRE(*after == sentinel);
+                        }
+                });
+            }
 }
 
 TEST_CASE("Workers that share cache lines write the same bits as one thread, with any stores and ISA",

@@ -494,6 +494,10 @@ private:
         std::conditional_t<Dropping, MaskWindow, NoMask> mask(words, carry.mask);
         const auto misalign = static_cast<int>(
             (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
+        if (misalign != 0 && width % lanes == 0) {
+            write_row_joined<Dropping>(job, carry, words, row, ahead, values, alongside, misalign);
+            return;
+        }
         Index j = 0;
         if (misalign != 0) {  // the head: the rest of a vector the previous row began
             const Index head = std::min<Index>(lanes - misalign, width);
@@ -557,6 +561,67 @@ private:
                 held[lane] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
             settle_either(job, carry);
         }
+        for (; next_line < ahead_end; next_line += 64) request_line(next_line);
+    }
+
+    /// One row of whole vectors (width a multiple of lanes) at an output `misalign` lanes past a
+    /// vector's start, as every row is when the rows lie end to end: the row's vectors computed
+    /// as though it were aligned, each aligned vector of the output joined from two of them
+    /// (V::join), so that nothing is computed value by value. The first aligned vector takes its
+    /// first lanes from the carried vector (the previous row's last values), and the last lanes
+    /// of the row are carried to the next.
+    template <bool Dropping, typename Values, typename Alongside>
+    static void write_row_joined(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const MaskWords& words,
+                                 const RowSources<Scalar, Storage>& row, const Storage* ahead,
+                                 const Values& values, Alongside* alongside, int misalign) noexcept {
+        const Index width = job.width;
+        const bool streaming = job.streaming;
+        Scalar* const base = row.out - misalign;  // the aligned vector the row begins in
+        const int shift = lanes - misalign;
+        std::conditional_t<Dropping, MaskWindow, NoMask> mask(words, carry.mask);
+        const char* next_line =
+            reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(ahead) & ~std::uintptr_t{63});
+        const char* const ahead_end =
+            ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
+        const Reg keep = V::set(job.keep_scale);
+        // The carried lanes [0, misalign) moved to the top, where join takes them from.
+        Scalar* held = claim(carry, base, misalign, lanes);
+        const Reg carried = V::load(held);
+        Reg previous = V::join(carried, carried, misalign);
+        constexpr Index per_read = 64 / lanes;
+        std::uint64_t kept = 0;
+        Index vector = 0;
+        for (Index j = 0, left = 0; j < width; j += lanes, ++vector, --left) {
+            if constexpr (Dropping) {
+                if (left == 0) {
+                    kept = mask.bits(row.first_element + static_cast<std::uint64_t>(j));
+                    left = per_read;
+                } else {
+                    kept >>= lanes % 64;
+                }
+            }
+            if (next_line < ahead_end && vector % vectors_per_line == 0) {
+                request_line(next_line);
+                next_line += 64;
+            }
+            Reg value = values.vector(j);
+            if constexpr (Dropping) value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
+            const Reg joined = V::join(previous, value, shift);
+            if (j == 0) {
+                V::store(held, joined);
+                settle_either(job, carry);
+            } else if (streaming) {
+                V::stream(base + j, joined);
+            } else {
+                V::store(base + j, joined);
+            }
+            previous = value;
+            if constexpr (!std::is_same_v<Alongside, NothingAlongside>) {
+                if (vector % partial_vectors == 0) alongside->step();
+            }
+        }
+        held = claim(carry, base + width, 0, misalign);
+        V::store(held, V::join(previous, previous, shift));
         for (; next_line < ahead_end; next_line += 64) request_line(next_line);
     }
 

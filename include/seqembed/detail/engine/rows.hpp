@@ -80,7 +80,7 @@ template <typename Scalar>
 struct RowCarry {
     /// Lanes of the shared vector, 64 bytes of them at most.
     static constexpr std::size_t max_lanes = 64 / sizeof(Scalar);
-    alignas(64) Scalar lanes[max_lanes];
+    alignas(64) Scalar lanes[max_lanes] = {};
     /// The aligned output address of the vector, or null when nothing is carried.
     Scalar* base = nullptr;
     /// Lanes [from, to) hold values not yet written.

@@ -121,6 +121,13 @@ struct Lanes<float> {
     /// Writes the first `used` lanes (fewer than count); nothing past them is written.
     static void store_first(float* p, int used, Reg v) noexcept { _mm256_maskstore_ps(p, lanes_below(used), v); }
     static void stream(float* p, Reg v) noexcept { _mm256_stream_ps(p, v); }
+    /// Lanes [shift, shift + count) of a and b end to end, a first (shift in [0, count]): a row's
+    /// vectors joined into the vectors of an output that is not aligned as the row is.
+    static Reg join(Reg a, Reg b, int shift) noexcept {
+        const __m256i index = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(shift));
+        const __m256 from_b = _mm256_castsi256_ps(_mm256_cmpgt_epi32(index, _mm256_set1_epi32(7)));
+        return _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, index), _mm256_permutevar8x32_ps(b, index), from_b);
+    }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
         const __m256i set = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane_bits);
@@ -193,6 +200,11 @@ struct Lanes<double> {
         return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
     }
     static void stream(double* p, Reg v) noexcept { _mm256_stream_pd(p, v); }
+    /// Lanes [shift, shift + count) of a and b end to end, a first (shift in [0, count]): a row's
+    /// vectors joined into the vectors of an output that is not aligned as the row is.
+    static Reg join(Reg a, Reg b, int shift) noexcept {
+        return _mm256_castps_pd(Lanes<float>::join(_mm256_castpd_ps(a), _mm256_castpd_ps(b), 2 * shift));
+    }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const __m256i lane_bits = _mm256_setr_epi64x(1, 2, 4, 8);
         const __m256i set = _mm256_and_si256(_mm256_set1_epi64x(static_cast<long long>(bits)), lane_bits);

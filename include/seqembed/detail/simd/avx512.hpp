@@ -156,6 +156,12 @@ struct Lanes<float> {
         _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << used) - 1u), v);
     }
     static void stream(float* p, Reg v) noexcept { _mm512_stream_ps(p, v); }
+    /// Lanes [shift, shift + count) of a and b end to end, a first (shift in [0, count]): a row's
+    /// vectors joined into the vectors of an output that is not aligned as the row is.
+    static Reg join(Reg a, Reg b, int shift) noexcept {
+        const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        return _mm512_permutex2var_ps(a, _mm512_add_epi32(lane, _mm512_set1_epi32(shift)), b);
+    }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         return _mm512_maskz_mov_ps(static_cast<__mmask16>(bits), keep);
     }
@@ -221,6 +227,11 @@ struct Lanes<double> {
         _mm512_mask_storeu_pd(p, static_cast<__mmask8>((1u << used) - 1u), v);
     }
     static void stream(double* p, Reg v) noexcept { _mm512_stream_pd(p, v); }
+    /// Lanes [shift, shift + count) of a and b end to end, a first (shift in [0, count]): a row's
+    /// vectors joined into the vectors of an output that is not aligned as the row is.
+    static Reg join(Reg a, Reg b, int shift) noexcept {
+        return _mm512_castps_pd(Lanes<float>::join(_mm512_castpd_ps(a), _mm512_castpd_ps(b), 2 * shift));
+    }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         return _mm512_maskz_mov_pd(static_cast<__mmask8>(bits), keep);
     }

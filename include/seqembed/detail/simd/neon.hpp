@@ -117,6 +117,17 @@ struct Lanes<float> {
         for (int k = 0; k < used; ++k) p[k] = values[k];
     }
     static void stream(float* p, Reg v) noexcept { vst1q_f32(p, v); }
+    /// Lanes [shift, shift + count) of a and b end to end, a first (shift in [0, count]): a row's
+    /// vectors joined into the vectors of an output that is not aligned as the row is.
+    static Reg join(Reg a, Reg b, int shift) noexcept {
+        switch (shift) {
+            case 0: return a;
+            case 1: return vextq_f32(a, b, 1);
+            case 2: return vextq_f32(a, b, 2);
+            case 3: return vextq_f32(a, b, 3);
+            default: return b;
+        }
+    }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const uint32x4_t lane_bits = {1u, 2u, 4u, 8u};
         const uint32x4_t chosen = vtstq_u32(vdupq_n_u32(bits), lane_bits);
@@ -186,6 +197,15 @@ struct Lanes<double> {
         for (int k = 0; k < used; ++k) p[k] = values[k];
     }
     static void stream(double* p, Reg v) noexcept { vst1q_f64(p, v); }
+    /// Lanes [shift, shift + count) of a and b end to end, a first (shift in [0, count]): a row's
+    /// vectors joined into the vectors of an output that is not aligned as the row is.
+    static Reg join(Reg a, Reg b, int shift) noexcept {
+        switch (shift) {
+            case 0: return a;
+            case 1: return vextq_f64(a, b, 1);
+            default: return b;
+        }
+    }
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept {
         const uint64x2_t lane_bits = {1u, 2u};
         const uint64x2_t chosen = vtstq_u64(vdupq_n_u64(bits), lane_bits);

@@ -59,6 +59,9 @@ struct Lanes {
         if (used > 0) *p = v;
     }
     static void stream(Scalar* p, Reg v) noexcept { *p = v; }
+    /// Lanes [shift, shift + count) of a and b end to end, a first (shift in [0, count]): a row's
+    /// vectors joined into the vectors of an output that is not aligned as the row is.
+    static Reg join(Reg a, Reg b, int shift) noexcept { return shift == 0 ? a : b; }
     /// keep where bit 0 of `bits` is set, else 0.
     static Reg kept_or_zero(std::uint32_t bits, Reg keep) noexcept { return (bits & 1u) != 0 ? keep : Scalar(0); }
     static Reg sub(Reg a, Reg b) noexcept { return a - b; }
