@@ -1071,6 +1071,59 @@ void check_layer_norm_backward_on_every_isa(Index width) {
 
 }  // namespace
 
+TEMPLATE_TEST_CASE("A row's only read streams factor x value at every alignment, on every ISA", "[backward][isa]", float,
+                   double) {
+    // GradientKernel's streaming stores of a gradient row read once (values before the first
+    // aligned vector and after the last one by one): widths of whole vectors of every ISA (16,
+    // 48) and an odd one (37), at each alignment of a 64-byte line, with and without a mask. Each value must be factor x (value x its mask's factor) + 0, and nothing outside the
+    // rows may be written.
+    using seqembed::detail::GradientRows;
+    using seqembed::detail::ReadRole;
+    using seqembed::detail::ReadSummer;
+    const Index rows = 3;
+    const TestType factor = TestType(0.7);
+    const TestType keep = TestType(1.25);
+    std::mt19937_64 generator(81);
+    for (const Index width : {16, 37, 48})
+        for (const bool masked : {false, true}) {
+            CAPTURE(width, masked);
+            const RowMatrix<TestType> g = random_matrix(rows, width, 82).cast<TestType>();
+            std::vector<std::uint64_t> kept(static_cast<std::size_t>(rows * width / 64 + 2), 0);
+            for (std::size_t w = 0; w + 1 < kept.size(); ++w) kept[w] = generator();
+            GradientRows<TestType> source = GradientRows<TestType>::of(g);
+            if (masked) {
+                source.kept = kept.data();
+                source.keep_scale = keep;
+            }
+            RowMatrix<TestType> expected(rows, width);
+            for (Index r = 0; r < rows; ++r)
+                for (Index j = 0; j < width; ++j) {
+                    const auto at = static_cast<std::uint64_t>(r * width + j);
+                    const bool bit = ((kept[at / 64] >> (at % 64)) & 1u) != 0;
+                    const TestType value = masked ? g(r, j) * (bit ? keep : TestType(0)) : g(r, j);
+                    expected(r, j) = factor * value + TestType(0);
+                }
+            for_each_isa([&](seqembed::Isa) {
+                for (std::size_t shift = 0; shift < 64 / sizeof(TestType); ++shift) {
+                    CAPTURE(shift);
+                    const TestType sentinel = TestType(-333);
+                    std::vector<TestType> raw(static_cast<std::size_t>(rows * width) + 2 * 64 / sizeof(TestType),
+                                              sentinel);
+                    const auto misaligned = reinterpret_cast<std::uintptr_t>(raw.data()) % 64;
+                    TestType* out = raw.data() + (misaligned == 0 ? 0 : (64 - misaligned) / sizeof(TestType)) + shift;
+                    const ReadSummer<TestType> summer(source, width);
+                    for (Index r = 0; r < rows; ++r)
+                        summer.apply(ReadRole::only, factor, r, 0, width, nullptr, out + r * width, true);
+                    summer.fence();
+                    REQUIRE(Eigen::Map<const RowMatrix<TestType>>(out, rows, width) == expected);
+                    for (TestType* before = raw.data(); before < out; ++before) REQUIRE(*before == sentinel);
+                    for (TestType* after = out + rows * width; after < raw.data() + raw.size(); ++after)
+                        REQUIRE(*after == sentinel);
+                }
+            });
+        }
+}
+
 TEST_CASE("LayerNorm's backward gives the scalar backend's bits on every ISA", "[backward][isa]") {
     for (const Index width : {Index{75}, Index{15}, Index{64}}) {
         INFO("width " << width);
