@@ -494,7 +494,7 @@ private:
         std::conditional_t<Dropping, MaskWindow, NoMask> mask(words, carry.mask);
         const auto misalign = static_cast<int>(
             (reinterpret_cast<std::uintptr_t>(out) % vector_bytes) / sizeof(Scalar));
-        if (misalign != 0 && width % lanes == 0) {
+        if (misalign != 0 && width > 0 && width % lanes == 0) {
             write_row_joined<Dropping>(job, carry, words, row, ahead, values, alongside, misalign);
             return;
         }
@@ -564,12 +564,12 @@ private:
         for (; next_line < ahead_end; next_line += 64) request_line(next_line);
     }
 
-    /// One row of whole vectors (width a multiple of lanes) at an output `misalign` lanes past a
-    /// vector's start, as every row is when the rows lie end to end: the row's vectors computed
-    /// as though it were aligned, each aligned vector of the output joined from two of them
-    /// (V::join), so that nothing is computed value by value. The first aligned vector takes its
-    /// first lanes from the carried vector (the previous row's last values), and the last lanes
-    /// of the row are carried to the next.
+    /// One row of whole vectors (width a positive multiple of lanes) at an output `misalign`
+    /// lanes past a vector's start, as every row is when the rows lie end to end: its vectors
+    /// computed as though it were aligned, each aligned vector of the output joined from two of
+    /// them (V::join), so that nothing is computed value by value. The first aligned vector
+    /// takes its first lanes from the carried vector (the previous row's last values), and the
+    /// last lanes of the row are carried to the next.
     template <bool Dropping, typename Values, typename Alongside>
     static void write_row_joined(const RowJob<Scalar>& job, RowCarry<Scalar>& carry, const MaskWords& words,
                                  const RowSources<Scalar, Storage>& row, const Storage* ahead,
