@@ -479,6 +479,29 @@ private:
         return value;
     }
 
+    /// The lines of the table row ahead (null for none), requested while a row is written: one
+    /// per line written, from the line that holds the row's first byte (a row that starts inside
+    /// a line ends inside one more: requested from its start, that last line would be missed),
+    /// and those left after the row.
+    struct AheadLines {
+        AheadLines(const Storage* ahead, Index width) noexcept
+            : next(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(ahead) & ~std::uintptr_t{63})),
+              end(ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width)) {}
+        /// Before the row's vector `vector` is written.
+        void before(Index vector) noexcept {
+            if (next < end && vector % vectors_per_line == 0) {
+                request_line(next);
+                next += 64;
+            }
+        }
+        /// After the row: the lines not requested yet.
+        void finish() noexcept {
+            for (; next < end; next += 64) request_line(next);
+        }
+        const char* next;
+        const char* end;
+    };
+
     /// One row. Streaming or cached stores are a test per vector, not a template flag: the test
     /// costs nothing measurable beside a store, and halves the kernel's instantiations.
     /// `alongside`, when given, takes a step() per partial_vectors vectors of the row's body
@@ -510,20 +533,12 @@ private:
             settle_either(job, carry);
         }
 
-        // The body: whole vectors at aligned addresses. One line of the row ahead is requested per
-        // line written, from the line that holds its first byte (a row that starts inside a line
-        // ends inside one more: requested from its start, that last line would be missed).
-        const char* next_line =
-            reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(ahead) & ~std::uintptr_t{63});
-        const char* const ahead_end =
-            ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
+        // The body: whole vectors at aligned addresses.
+        AheadLines lines(ahead, width);
         const Reg keep = V::set(job.keep_scale);
         Index vector = 0;
         const auto write_vector = [&](std::uint64_t kept) {
-            if (next_line < ahead_end && vector % vectors_per_line == 0) {
-                request_line(next_line);
-                next_line += 64;
-            }
+            lines.before(vector);
             Reg value = values.vector(j);
             if constexpr (Dropping) value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
             if (streaming) {
@@ -561,7 +576,7 @@ private:
                 held[lane] = dropped<Dropping>(job, values.scalar(j), static_cast<std::uint32_t>(kept & 1u));
             settle_either(job, carry);
         }
-        for (; next_line < ahead_end; next_line += 64) request_line(next_line);
+        lines.finish();
     }
 
     /// One row of whole vectors (width a positive multiple of lanes) at an output `misalign`
@@ -579,10 +594,7 @@ private:
         Scalar* const base = row.out - misalign;  // the aligned vector the row begins in
         const int shift = lanes - misalign;
         std::conditional_t<Dropping, MaskWindow, NoMask> mask(words, carry.mask);
-        const char* next_line =
-            reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(ahead) & ~std::uintptr_t{63});
-        const char* const ahead_end =
-            ahead == nullptr ? nullptr : reinterpret_cast<const char*>(ahead + width);
+        AheadLines lines(ahead, width);
         const Reg keep = V::set(job.keep_scale);
         // The carried lanes [0, misalign) moved to the top, where join takes them from.
         Scalar* held = claim(carry, base, misalign, lanes);
@@ -600,10 +612,7 @@ private:
                     kept >>= lanes % 64;
                 }
             }
-            if (next_line < ahead_end && vector % vectors_per_line == 0) {
-                request_line(next_line);
-                next_line += 64;
-            }
+            lines.before(vector);
             Reg value = values.vector(j);
             if constexpr (Dropping) value = V::mul(value, V::kept_or_zero(static_cast<std::uint32_t>(kept), keep));
             const Reg joined = V::join(previous, value, shift);
@@ -622,7 +631,7 @@ private:
         }
         held = claim(carry, base + width, 0, misalign);
         V::store(held, V::join(previous, previous, shift));
-        for (; next_line < ahead_end; next_line += 64) request_line(next_line);
+        lines.finish();
     }
 
     /// A padded token's row: zeros, through the same stores.
