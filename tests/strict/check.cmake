@@ -3,10 +3,10 @@
 #         -DWORK=<scratch dir> [-DFLAGS=<flags>] [-DRUN=<launcher or ON>] [-DIO=ON]
 #         [-DSENTENCEPIECE=ON] [-DMPI_INCLUDES=<MPI's include dirs>] -P check.cmake
 # MODE is
-#   compile    core_in_use.cpp (and io_in_use.cpp with IO) compiled with FLAGS plus a user's
-#              strictest warnings as errors; linked and run when RUN is set (ON, or a launcher
-#              such as qemu-aarch64); only checked by the front end (-fsyntax-only, templates
-#              instantiated, no code generated) when RUN is SYNTAX
+#   compile    core_in_use.cpp (and io_in_use.cpp with IO, with IO_FLAGS added) compiled with
+#              FLAGS plus a user's strictest warnings as errors; linked and run when RUN is set
+#              (ON, or a launcher such as qemu-aarch64); only checked by the front end
+#              (-fsyntax-only, templates instantiated, no code generated) when RUN is SYNTAX
 #   headers    every header alone in a translation unit, with the same warnings; with
 #              -DTOGETHER=ON, every header twice in one translation unit instead (the warnings
 #              of the compiler that does not check self-containment)
@@ -45,8 +45,12 @@ if(MODE STREQUAL "compile")
   endif()
   foreach(program IN LISTS programs)
     set(binary "${WORK}/${program}")
+    set(program_flags ${FLAGS})
+    if(program STREQUAL "io_in_use")
+      list(APPEND program_flags ${IO_FLAGS})
+    endif()
     if(RUN STREQUAL "SYNTAX")
-      run("${program}: compile (front end)" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} -fsyntax-only
+      run("${program}: compile (front end)" ${COMPILER} ${program_flags} ${strict_warnings} ${include_flags} -fsyntax-only
           "${SOURCE_DIR}/${program}.cpp")
       message(STATUS "${program}: checked by the front end")
     elseif(RUN)
@@ -55,7 +59,7 @@ if(MODE STREQUAL "compile")
       if(NOT RUN STREQUAL "ON")
         list(APPEND link_flags -static)
       endif()
-      run("${program}: compile and link" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags}
+      run("${program}: compile and link" ${COMPILER} ${program_flags} ${strict_warnings} ${include_flags}
           "${SOURCE_DIR}/${program}.cpp" -o "${binary}" ${link_flags})
       if(RUN STREQUAL "ON")
         run("${program}: run" "${binary}")
@@ -64,7 +68,7 @@ if(MODE STREQUAL "compile")
       endif()
       message(STATUS "${program}: ${run_output}")
     else()
-      run("${program}: compile" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} -c
+      run("${program}: compile" ${COMPILER} ${program_flags} ${strict_warnings} ${include_flags} -c
           "${SOURCE_DIR}/${program}.cpp" -o "${binary}.o")
       message(STATUS "${program}: compiled")
     endif()
