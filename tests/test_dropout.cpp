@@ -4,7 +4,6 @@
 // forwards and concurrent forwards. (ARS's known-answer vectors are in test_ars.cpp.)
 #include <seqembed/detail/engine/kernels.hpp>
 #include <seqembed/detail/engine/row_pass.hpp>
-#include <seqembed/detail/random/ars.hpp>
 #include <seqembed/detail/stage_access.hpp>
 #include <seqembed/dropout.hpp>
 #include <seqembed/isa.hpp>
@@ -22,6 +21,7 @@
 
 #include "bit_equal.hpp"
 #include "catch.hpp"
+#include "dropout_reference.hpp"
 #include "isa_support.hpp"
 
 using seqembed::Dropout;
@@ -56,16 +56,6 @@ RowMatrix<Scalar> special_input() {
     return x;
 }
 
-/// What the documentation says, one element at a time and nothing shared with the library but
-/// ARS (whose known answers test_ars.cpp checks): element e of call `call` is kept when 16-bit
-/// lane e % 8 of the ARS-5 block at counter (e / 8, call) under the key (seed, 0) is at least
-/// the threshold.
-bool documented_keeps(std::uint64_t seed, std::uint64_t call, std::uint64_t element, std::uint32_t threshold) {
-    const seqembed::detail::ArsBlock block = seqembed::detail::ars({element / 8, call}, {seed, 0}, 5);
-    const std::uint64_t lane = element % 8;
-    const auto draw = static_cast<std::uint32_t>((block[lane / 4] >> (16 * (lane % 4))) & 0xFFFFu);
-    return draw >= threshold;
-}
 
 /// x with row r taken from mask element starts[r] on: each element times keep where the
 /// documentation keeps its element, else 0 (the reference of the row-kernel tests).
@@ -212,43 +202,6 @@ TEST_CASE("Dropout honours p to 1/65536: p = 0.9 keeps about 10 %", "[dropout]")
     REQUIRE(std::abs(fraction - 0.1) < 5.0 * std::sqrt(0.09 / static_cast<double>(y.size())));
 }
 
-namespace {
-
-/// Each of `draws`, the ways an ISA's MaskWords draws (runs: whether the CPU runs one; words: its
-/// mask_words), against the documentation on this CPU: words from `first` on, for thresholds 0
-/// (everything kept), 1, p = 0.1, 0.5, 65535 and 65536 (nothing kept); a way the CPU cannot run
-/// is reported by name.
-void check_mask_words(const char* isa, bool (*runs)(seqembed::detail::MaskDraw) noexcept,
-                      void (*words)(const seqembed::detail::DropoutKey&, std::uint64_t, Index, std::uint64_t*,
-                                    seqembed::detail::MaskDraw) noexcept,
-                      std::initializer_list<seqembed::detail::MaskDraw> draws) {
-    using seqembed::detail::DropoutKey;
-    using seqembed::detail::MaskDraw;
-    for (const MaskDraw draw : draws) {
-        if (!runs(draw)) {
-            WARN(isa << "'s " << seqembed::detail::mask_draw_name(draw) << " draw cannot run here: not tested");
-            continue;
-        }
-        for (const std::uint32_t threshold : {0u, 1u, 6554u, 32768u, 65535u, 65536u})
-            for (const std::uint64_t first : {std::uint64_t{0}, (std::uint64_t{1} << 29) - 7, (std::uint64_t{1} << 58) - 9}) {
-                const DropoutKey key{0x0123456789ABCDEFull + first, 0xFEDCBA9876543210ull - threshold, threshold};
-                std::uint64_t drawn[9];
-                words(key, first, 9, drawn, draw);
-                for (std::uint64_t w = first; w < first + 9; ++w) {
-                    std::uint64_t expected = 0;
-                    for (std::uint64_t i = 0; i < 64; ++i)
-                        if (documented_keeps(key.seed, key.call, 64 * w + i, threshold)) expected |= std::uint64_t{1} << i;
-                    if (drawn[w - first] != expected) {
-                        CAPTURE(isa, seqembed::detail::mask_draw_name(draw), threshold, w);
-                        REQUIRE(drawn[w - first] == expected);
-                    }
-                }
-            }
-    }
-}
-
-}  // namespace
-
 TEST_CASE("Dropout's mask is the documented function of ARS-5's bits", "[dropout]") {
     // The extremes: 1/65536 (threshold 1), 0.99999 (65535: one draw in 65536 kept) and
     // 0.9999999 (65536: nothing kept).
@@ -273,49 +226,6 @@ TEST_CASE("Dropout's mask is the documented function of ARS-5's bits", "[dropout
             if (p > 0.999999) CHECK(kept == 0);
         }
     CHECK(Dropout(0.9999999, 1).threshold() == 65536u);
-}
-
-TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documented ones", "[dropout][isa]") {
-    // The software round, AES-NI or Arm's AES a block at a time, and VAES two or four blocks a
-    // vector; words from 0, across block 2^32 (word 2^29) and at the top of the element range.
-    using seqembed::detail::MaskDraw;
-    namespace scalar_isa = seqembed::detail::scalar_isa;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
-    namespace avx2_isa = seqembed::detail::avx2_isa;
-    namespace avx512_isa = seqembed::detail::avx512_isa;
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
-    namespace neon_isa = seqembed::detail::neon_isa;
-#endif
-    check_mask_words("scalar", &scalar_isa::MaskWords::runs, &scalar_isa::mask_words, {MaskDraw::software});
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
-    if (seqembed::isa_supported(seqembed::Isa::avx2)) {
-        check_mask_words("avx2", &avx2_isa::MaskWords::runs, &avx2_isa::mask_words,
-                         {MaskDraw::software, MaskDraw::aes128, MaskDraw::aes256});
-    } else {
-        WARN("this CPU cannot run avx2: its mask words not tested");
-    }
-    if (seqembed::isa_supported(seqembed::Isa::avx512)) {
-        check_mask_words("avx512", &avx512_isa::MaskWords::runs, &avx512_isa::mask_words,
-                         {MaskDraw::software, MaskDraw::aes128, MaskDraw::aes512});
-    } else {
-        WARN("this CPU cannot run avx512: its mask words not tested");
-    }
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
-    check_mask_words("neon", &neon_isa::MaskWords::runs, &neon_isa::mask_words, {MaskDraw::software, MaskDraw::aes128});
-#endif
-    // And the entry point of the ISA in force, several words at a time.
-    const seqembed::detail::DropoutKey key{5, 9, 6554};
-    for_each_isa([&](seqembed::Isa) {
-        std::vector<std::uint64_t> words(37);
-        seqembed::detail::draw_mask(key, 1000, static_cast<Index>(words.size()), words.data());
-        for (std::size_t k = 0; k < words.size(); ++k)
-            for (std::uint64_t i = 0; i < 64; ++i) {
-                const bool kept = ((words[k] >> i) & 1u) != 0;
-                REQUIRE(kept == documented_keeps(5, 9, 64 * (1000 + k) + i, 6554));
-            }
-    });
 }
 
 TEMPLATE_TEST_CASE("The row kernel gives each element its own mask bit, however rows move through the mask",

@@ -15,6 +15,7 @@
 #include "bit_equal.hpp"
 #include "catch.hpp"
 #include "isa_support.hpp"
+#include "token_heads.hpp"
 
 using seqembed::Index;
 using seqembed::Isa;
@@ -114,7 +115,11 @@ TEST_CASE("Every ISA's dropout mask words are the scalar draw's", "[isa][dropout
             CAPTURE(threshold, first);
             const DropoutKey key{0x0123456789ABCDEFu, 0xFEDCBA98u + first, threshold};
             std::uint64_t expected[17];
-            seqembed::detail::scalar_isa::mask_words(key, first, 17, expected);
+            {
+                const IsaRestore restore;
+                seqembed::set_isa(Isa::scalar);
+                seqembed::detail::draw_mask(key, first, 17, expected);
+            }
             for_each_isa([&](Isa) {
                 std::uint64_t drawn[17];
                 seqembed::detail::draw_mask(key, first, 17, drawn);
@@ -146,14 +151,13 @@ TEST_CASE("Every ISA's exact sinusoidal table has the scalar table's bits", "[is
 
 namespace {
 
-/// Heads for the rotation kernel: q's alone.
-template <typename Activation>
-seqembed::detail::TokenHeads<Activation> q_heads_only(Activation* q, Index heads, Index head_dim) {
-    seqembed::detail::TokenHeads<Activation> token;
-    token.q = q;
-    token.q_heads = heads;
-    token.head_dim = head_dim;
-    return token;
+/// Turns the heads by the scalar backend: the ISA in force while it runs is the scalar one.
+template <typename Table, typename Activation>
+void rotate_by_scalar(const Table* cos, const Table* sin, Index pairs, bool interleaved,
+                      seqembed::detail::TokenHeads<Activation> heads) {
+    const IsaRestore restore;
+    seqembed::set_isa(Isa::scalar);
+    seqembed::detail::rotary_kernel<Table, Activation>()(cos, sin, pairs, interleaved, heads);
 }
 
 /// Turns `ours` by the kernel of the ISA in force and `scalar` by the scalar backend, each buffer
@@ -169,7 +173,7 @@ void rotate_with_both(const std::vector<Table>& cos, const std::vector<Table>& s
         return token;
     };
     seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved, heads_of(ours));
-    seqembed::detail::scalar_isa::Backend::rotate<Table, Activation>(cos.data(), sin.data(), pairs, interleaved,
+    rotate_by_scalar<Table, Activation>(cos.data(), sin.data(), pairs, interleaved,
                                                                     heads_of(scalar));
 }
 
@@ -376,7 +380,7 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
             };
             seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, interleaved,
                                                                       one_head(x));
-            seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(cos.data(), sin.data(), pairs,
+            rotate_by_scalar<float, Eigen::bfloat16>(cos.data(), sin.data(), pairs,
                                                                                 interleaved, one_head(scalar));
             INFO("ISA " << seqembed::isa_name(isa) << (interleaved ? ", interleaved" : ", halves"));
             CHECK(std::memcmp(x.data(), scalar.data(), sizeof(Eigen::bfloat16) * x.size()) == 0);
@@ -408,86 +412,6 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
     CHECK(std::isinf(static_cast<float>(Eigen::bfloat16(0x1.FF0000p127f))));
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
-namespace {
-
-/// 32 floats split into even and odd lanes, stored by AVX-512 BF16's conversion and by AVX-512's
-/// narrow_split; and, where `first` is given, their first `used` by the conversion into it.
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) void store_both_ways(const float* values,
-                                                                             Eigen::bfloat16* converted,
-                                                                             Eigen::bfloat16* rounded, int used = 0,
-                                                                             Eigen::bfloat16* first = nullptr) {
-    __m512 even;
-    __m512 odd;
-    seqembed::detail::avx512_isa::Lanes<float>::load_split(values, even, odd);
-    seqembed::detail::avx512_bf16_isa::Lanes<float>::narrow_split_converted(converted, even, odd);
-    seqembed::detail::avx512_isa::Lanes<float>::narrow_split(rounded, even, odd);
-    if (first != nullptr) seqembed::detail::avx512_bf16_isa::Lanes<float>::narrow_split_converted_first(first, used, even, odd);
-}
-
-}  // namespace
-
-TEST_CASE("AVX-512 BF16's conversion gives narrow_split's bits but for subnormals", "[isa][rotary]") {
-    if (!seqembed::isa_supported(Isa::avx512_bf16)) {
-        WARN("this CPU cannot run avx512bf16: its conversion not tested");
-        return;
-    }
-    using Converting = seqembed::detail::avx512_bf16_isa::Lanes<float>;
-    // 32 values a store: ties to even and to odd, just off them, overflow to infinity, NaN with
-    // payloads, signed zeros, and (last) the subnormals that the conversion reads as zero.
-    std::vector<std::uint32_t> bits = {0x3F808000u, 0x3F818000u, 0x3F808001u, 0x3F817FFFu, 0xC0418000u, 0x7F7F8000u,
-                                       0x7F7F7FFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC10000u, 0xFF810000u,
-                                       0x7FFF0000u, 0x00000000u, 0x80000000u, 0x00800000u};
-    std::mt19937 generator(11);
-    while (bits.size() < 64) bits.push_back(static_cast<std::uint32_t>(generator()) & 0xBFFFFFFFu);  // finite
-    std::vector<float> values(bits.size());
-    for (std::size_t i = 0; i < bits.size(); ++i) values[i] = Eigen::numext::bit_cast<float>(bits[i]);
-    Eigen::bfloat16 converted[32];
-    Eigen::bfloat16 rounded[32];
-    for (std::size_t at = 0; at < values.size(); at += 32) {
-        store_both_ways(values.data() + at, converted, rounded);
-        for (std::size_t k = 0; k < 32; ++k) {
-            CAPTURE(bits[at + k]);
-            CHECK(Eigen::numext::bit_cast<std::uint16_t>(converted[k]) == Eigen::numext::bit_cast<std::uint16_t>(rounded[k]));
-            CHECK(Eigen::numext::bit_cast<std::uint16_t>(rounded[k]) ==
-                  Eigen::numext::bit_cast<std::uint16_t>(seqembed::detail::scalar_isa::Lanes<float>::nearest_bfloat16(values[at + k])));
-        }
-    }
-    // A subnormal float is read as zero: why the kernel keeps it from the conversion.
-    const std::vector<float> subnormals(32, 0x1.8p-130f);
-    store_both_ways(subnormals.data(), converted, rounded);
-    CHECK(Eigen::numext::bit_cast<std::uint16_t>(converted[0]) == 0);
-    CHECK(Eigen::numext::bit_cast<std::uint16_t>(rounded[0]) == 0x000C);
-    CHECK(Eigen::numext::bit_cast<std::uint16_t>(seqembed::detail::scalar_isa::Lanes<float>::nearest_bfloat16(0x1.8p-130f)) == 0x000C);
-    // The guard: every value 2^-63 or more in magnitude (infinity and NaN too), zero not.
-    std::vector<Eigen::bfloat16> block(32, Eigen::bfloat16(0x1p-63f));
-    block[5] = Eigen::bfloat16(-std::numeric_limits<float>::infinity());
-    block[6] = Eigen::numext::bit_cast<Eigen::bfloat16>(std::uint16_t{0xFFC1});
-    CHECK(Converting::ordinary_bfloat16(block.data(), block.data()));
-    for (const float small : {0.0f, -0.0f, 0x1.FEp-64f, 0x1p-130f}) {
-        std::vector<Eigen::bfloat16> other = block;
-        other[31] = Eigen::bfloat16(small);
-        CHECK_FALSE(Converting::ordinary_bfloat16(block.data(), other.data()));
-        CHECK_FALSE(Converting::ordinary_bfloat16(other.data(), block.data()));
-        // A block of the first `used` values asks about those alone.
-        CHECK(Converting::ordinary_bfloat16_first(block.data(), other.data(), 31));
-        CHECK_FALSE(Converting::ordinary_bfloat16_first(other.data(), block.data(), 32));
-        other[0] = Eigen::bfloat16(small);
-        CHECK_FALSE(Converting::ordinary_bfloat16_first(block.data(), other.data(), 1));
-    }
-    // The first `used` values converted, nothing after them written.
-    for (const int used : {1, 2, 7, 16, 31}) {
-        const Eigen::bfloat16 untouched = Eigen::numext::bit_cast<Eigen::bfloat16>(std::uint16_t{0x5A5A});
-        std::vector<Eigen::bfloat16> written(32, untouched);
-        store_both_ways(values.data() + 32, converted, rounded, used, written.data());
-        for (int k = 0; k < 32; ++k) {
-            CAPTURE(used, k);
-            CHECK(Eigen::numext::bit_cast<std::uint16_t>(written[static_cast<std::size_t>(k)]) ==
-                  Eigen::numext::bit_cast<std::uint16_t>(k < used ? converted[k] : untouched));
-        }
-    }
-}
-#endif
 
 TEST_CASE("Rotations whose results are subnormal give the scalar bits on every ISA", "[isa][rotary]") {
     // Heads of `pairs` pairs: the last 8 values of each half of the second and third heads tiny
@@ -546,7 +470,7 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
                 std::vector<Eigen::bfloat16> scalar = start;
                 seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, interleaved,
                                                                           q_heads_only(ours.data(), 3, static_cast<Index>(head_values)));
-                seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(
+                rotate_by_scalar<float, Eigen::bfloat16>(
                     cos.data(), sin.data(), pairs, interleaved, q_heads_only(scalar.data(), 3, static_cast<Index>(head_values)));
                 INFO("ISA " << seqembed::isa_name(isa) << ", " << pairs << " pairs"
                             << (interleaved ? ", interleaved" : ", halves") << (tiny_factor ? ", a tiny sine" : ""));
@@ -559,40 +483,4 @@ TEST_CASE("Rotations whose results are subnormal give the scalar bits on every I
             });
         }
     }
-}
-
-TEST_CASE("The rotation's scalar backend: products rounded before the sum, bfloat16 fused and rounded once",
-          "[isa][rotary]") {
-    // Pair (3, 5) by cos 0.5, sin 0.25 (exact): 1.5 - 1.25 = 0.25 and 2.5 + 0.75 = 3.25, in both
-    // layouts. bfloat16 (1 + 2^-7, 0) by cos 1 + 2^-8 + 2^-9: the float product
-    // 1 + 2^-7 + 2^-8 + 2^-9 + 2^-15 + 2^-16 lies past the midpoint 1 + 2^-7 + 2^-8, so it rounds up to
-    // 1 + 2^-6; and sin 0 keeps the partner at 0.
-    const float cos[1] = {0.5f};
-    const float sin[1] = {0.25f};
-    float halves[2] = {3.0f, 5.0f};
-    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, false, q_heads_only(halves, 1, 2));
-    CHECK(halves[0] == 0.25f);
-    CHECK(halves[1] == 3.25f);
-    float pair[2] = {3.0f, 5.0f};
-    seqembed::detail::scalar_isa::Backend::rotate<float, float>(cos, sin, 1, true, q_heads_only(pair, 1, 2));
-    CHECK(pair[0] == 0.25f);
-    CHECK(pair[1] == 3.25f);
-    const float cosine[1] = {1.0f + 0x1p-8f + 0x1p-9f};
-    const float zero[1] = {0.0f};
-    Eigen::bfloat16 x[2] = {Eigen::bfloat16(1.0f + 0x1p-7f), Eigen::bfloat16(0.0f)};
-    seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(cosine, zero, 1, false,
-                                                                        q_heads_only(x, 1, 2));
-    CHECK(static_cast<float>(x[0]) == 1.0f + 0x1p-6f);
-    CHECK(static_cast<float>(x[1]) == 0.0f);
-    // bfloat16: x1 c + x2 (-s) with the cosine's product fused into the sum. For this pair the
-    // products rounded apart give 0x1.f8p-11; fused, 0x1.fap-11, the nearer to the exact
-    // 0.000963237136602 (1.9e-6 against 1.9e-6 + 6e-8).
-    const float c2[1] = {0x1.33ee1p-1f};
-    const float s2[1] = {0x1.317d2p-1f};
-    Eigen::bfloat16 y[2] = {Eigen::bfloat16(0x1.2ep+0f), Eigen::bfloat16(0x1.3p+0f)};
-    seqembed::detail::scalar_isa::Backend::rotate<float, Eigen::bfloat16>(c2, s2, 1, false, q_heads_only(y, 1, 2));
-    CHECK(static_cast<float>(y[0]) == 0x1.fap-11f);
-    const float x1s = 0x1.2ep+0f * s2[0];
-    CHECK(Eigen::numext::bit_cast<std::uint16_t>(y[1]) ==
-          Eigen::numext::bit_cast<std::uint16_t>(Eigen::bfloat16(std::fma(0x1.3p+0f, c2[0], x1s))));
 }
