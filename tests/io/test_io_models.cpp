@@ -27,18 +27,6 @@ namespace fixtures = seqembed_family_fixtures;
 
 namespace {
 
-using IdMatrix64 = Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-IdMatrix64 matrix_of(const long* values, long rows, long cols) {
-    IdMatrix64 m(rows, cols);
-    for (long k = 0; k < rows * cols; ++k) m.data()[k] = values[k];
-    return m;
-}
-
-std::filesystem::path directory_of(const fixtures::Family& family) {
-    return std::filesystem::path(SEQEMBED_SOURCE_DIR) / family.directory;
-}
-
 /// What a family's stage writes for a case (and ELECTRA's projection of it).
 struct Output {
     RowMatrix<float> rows;
@@ -47,12 +35,12 @@ struct Output {
 
 template <typename Stage>
 Output run(const Stage& stage, const fixtures::Case& c) {
-    const IdMatrix64 ids = matrix_of(c.input_ids, c.batch, c.seq);
-    const IdMatrix64 mask = matrix_of(c.attention_mask, c.batch, c.seq);
+    const seqembed::IdMatrix ids = io_test::ids_of(c.input_ids, c.batch, c.seq);
+    const seqembed::IdMatrix mask = io_test::ids_of(c.attention_mask, c.batch, c.seq);
     const seqembed::Padding padding = seqembed::Padding::from_mask(mask);
     Output output;
     if (c.token_types_passed) {
-        const IdMatrix64 types = matrix_of(c.token_type_ids, c.batch, c.seq);
+        const seqembed::IdMatrix types = io_test::ids_of(c.token_type_ids, c.batch, c.seq);
         output.rows = stage.pipeline.forward(ids, types, padding);
     } else {
         output.rows = stage.pipeline.forward(ids, padding);
@@ -122,7 +110,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
-            const Output output = run_family(family, c, directory_of(family));
+            const Output output = run_family(family, c, io_test::model_directory(family));
             REQUIRE(output.rows.rows() == c.batch * c.seq);
             REQUIRE(output.rows.cols() == c.width);
             bool padded_zero = false;
@@ -313,7 +301,7 @@ struct ShardedCopy {
     }
 
     explicit ShardedCopy(const fixtures::Family& family) {
-        const std::filesystem::path source = directory_of(family);
+        const std::filesystem::path source = io_test::model_directory(family);
         std::filesystem::copy(source / "config.json", directory / "config.json");
         const auto file = seqembed::io::SafetensorsFile::open(source / "model.safetensors");
         std::vector<seqembed::io::NamedTensor> shards[2];
@@ -350,7 +338,7 @@ TEST_CASE("A sharded checkpoint (model.safetensors.index.json) loads as its sing
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name);
-            const Output single = run_family(family, c, directory_of(family));
+            const Output single = run_family(family, c, io_test::model_directory(family));
             const Output shards = run_family(family, c, sharded.directory);
             REQUIRE(shards.rows.rows() == single.rows.rows());
             CHECK(shards.rows == single.rows);
@@ -365,7 +353,7 @@ TEST_CASE("model.safetensors is read when the directory also has an index", "[io
     const BrokenCopy copy("bert");
     test_support::write_bytes(copy.directory / "model.safetensors.index.json",
                          R"({"weight_map": {"bert.embeddings.word_embeddings.weight": "absent.safetensors"}})");
-    const Output single = run_family(bert, bert.cases[0], directory_of(bert));
+    const Output single = run_family(bert, bert.cases[0], io_test::model_directory(bert));
     CHECK(run_family(bert, bert.cases[0], copy.directory).rows == single.rows);
 }
 

@@ -19,25 +19,15 @@
 
 using seqembed::Index;
 using seqembed::RowMatrix;
-namespace fixtures = seqembed_parity_fixtures;
+namespace parity_fixtures = seqembed_parity_fixtures;
 using test_support::message_of;
 
 namespace {
 
-seqembed::IdMatrix matrix_of(const long* values, long rows, long cols) {
-    seqembed::IdMatrix m(rows, cols);
-    for (long k = 0; k < rows * cols; ++k) m.data()[k] = values[k];
-    return m;
-}
-
-std::filesystem::path directory_of(const fixtures::Family& family) {
-    return std::filesystem::path(SEQEMBED_SOURCE_DIR) / family.directory;
-}
-
-seqembed::io::Model load(const fixtures::Family& family, seqembed::PaddedRows rows) {
+seqembed::io::Model load(const parity_fixtures::Family& family, seqembed::PaddedRows rows) {
     seqembed::PipelineOptions options;
     options.padded_rows = rows;
-    return seqembed::io::load_model(directory_of(family), options);
+    return seqembed::io::load_model(io_test::model_directory(family), options);
 }
 
 /// The worst |y - want| / max(1, |want|) over the rows `compared` picks; rows it does not pick
@@ -64,23 +54,23 @@ struct Inputs {
     seqembed::IdMatrix ids, mask, types, position_ids;
 };
 
-seqembed::Batch batch_of(const fixtures::Case& c, Inputs& inputs) {
-    inputs.ids = matrix_of(c.input_ids, c.batch, c.seq);
-    inputs.mask = matrix_of(c.attention_mask, c.batch, c.past + c.seq);
+seqembed::Batch batch_of(const parity_fixtures::Case& c, Inputs& inputs) {
+    inputs.ids = io_test::ids_of(c.input_ids, c.batch, c.seq);
+    inputs.mask = io_test::ids_of(c.attention_mask, c.batch, c.past + c.seq);
     seqembed::Batch batch(inputs.ids);
     batch.padding = seqembed::Padding::from_mask(inputs.mask);
     if (c.token_type_ids != nullptr) {
-        inputs.types = matrix_of(c.token_type_ids, c.batch, c.seq);
+        inputs.types = io_test::ids_of(c.token_type_ids, c.batch, c.seq);
         batch.token_types = inputs.types;
     }
     if (c.position_ids != nullptr) {
-        inputs.position_ids = matrix_of(c.position_ids, c.batch, c.seq);
+        inputs.position_ids = io_test::ids_of(c.position_ids, c.batch, c.seq);
         batch.position_ids = inputs.position_ids;
     }
     return batch;
 }
 
-void check_rows(const fixtures::Family& family, const fixtures::Case& c, const RowMatrix<float>& y, bool all_rows) {
+void check_rows(const parity_fixtures::Family& family, const parity_fixtures::Case& c, const RowMatrix<float>& y, bool all_rows) {
     REQUIRE(y.rows() == c.batch * c.seq);
     REQUIRE(y.cols() == c.width);
     const auto real = [&](Index r) {
@@ -105,13 +95,13 @@ void check_rows(const fixtures::Family& family, const fixtures::Case& c, const R
 
 TEST_CASE("io::load_model matches every row of each family's Hugging Face forward, for every input it takes",
           "[io][models][parity]") {
-    for (long f = 0; f < fixtures::all_families_count; ++f) {
-        const fixtures::Family& family = *fixtures::all_families[f];
+    for (long f = 0; f < parity_fixtures::all_families_count; ++f) {
+        const parity_fixtures::Family& family = *parity_fixtures::all_families[f];
         const seqembed::io::Model computed = load(family, seqembed::PaddedRows::computed);
         const seqembed::io::Model zero = load(family, seqembed::PaddedRows::zero);
         CHECK(computed.model_type() == family.model_type);
         for (long k = 0; k < family.case_count; ++k) {
-            const fixtures::Case& c = family.cases[k];
+            const parity_fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name);
             Inputs inputs;
             const seqembed::Batch batch = batch_of(c, inputs);
@@ -133,10 +123,10 @@ TEST_CASE("io::load_model matches every row of each family's Hugging Face forwar
 
 TEST_CASE("A past mask gives the positions a step offset gives, and RoBERTa numbers pad ids inside a sequence",
           "[io][models][parity]") {
-    const fixtures::Family& roberta = fixtures::roberta_family;
+    const parity_fixtures::Family& roberta = parity_fixtures::roberta_family;
     const seqembed::io::Model model = load(roberta, seqembed::PaddedRows::zero);
     // pad_inside: every token attended; a pad id reads row padding_idx and the ids after it shift back.
-    const fixtures::Case& c = roberta.cases[0];
+    const parity_fixtures::Case& c = roberta.cases[0];
     REQUIRE(std::string(c.name) == "pad_inside");
     Inputs inputs;
     const seqembed::Batch batch = batch_of(c, inputs);
@@ -146,7 +136,7 @@ TEST_CASE("A past mask gives the positions a step offset gives, and RoBERTa numb
     CHECK(y == by_id);
 
     // BERT: a mask over 3 past + 2 current tokens numbers them 3, 4 as a step offset of 3 does.
-    const seqembed::io::Model bert = load(fixtures::bert_family, seqembed::PaddedRows::zero);
+    const seqembed::io::Model bert = load(parity_fixtures::bert_family, seqembed::PaddedRows::zero);
     seqembed::IdMatrix ids(1, 2);
     ids << 5, 6;
     seqembed::IdMatrix mask(1, 5);
@@ -163,13 +153,13 @@ TEST_CASE("Loaders refuse options and inputs that contradict their family's rule
     seqembed::PipelineOptions options;
     options.positions = seqembed::PositionNumbering::real_tokens;
     const std::string bert = message_of<seqembed::value_error>(
-        [&] { (void)seqembed::io::load_model(directory_of(fixtures::bert_family), options); });
+        [&] { (void)seqembed::io::load_model(io_test::model_directory(parity_fixtures::bert_family), options); });
     CHECK(bert.find("load_bert") != std::string::npos);
     CHECK(bert.find("sequence_index") != std::string::npos);
     options.positions = seqembed::PositionNumbering::real_tokens;
-    CHECK_NOTHROW(seqembed::io::load_model(directory_of(fixtures::opt_family), options));
+    CHECK_NOTHROW(seqembed::io::load_model(io_test::model_directory(parity_fixtures::opt_family), options));
 
-    const seqembed::io::Model bart = load(fixtures::bart_family, seqembed::PaddedRows::zero);
+    const seqembed::io::Model bart = load(parity_fixtures::bart_family, seqembed::PaddedRows::zero);
     seqembed::IdMatrix ids(1, 2);
     ids << 5, 6;
     seqembed::Batch batch(ids);
@@ -177,13 +167,13 @@ TEST_CASE("Loaders refuse options and inputs that contradict their family's rule
     const std::string message = message_of<seqembed::value_error>([&] { (void)bart.forward(batch); });
     CHECK(message.find("takes no position ids") != std::string::npos);
     CHECK(bart.has_decoder());
-    CHECK_FALSE(load(fixtures::gpt2_family, seqembed::PaddedRows::zero).has_decoder());
+    CHECK_FALSE(load(parity_fixtures::gpt2_family, seqembed::PaddedRows::zero).has_decoder());
 }
 
 TEST_CASE("A missing tensor's message lists what the checkpoint holds", "[io][models][parity]") {
     // A BERT checkpoint asked for GPT-2's tensors.
     const std::string message = message_of<seqembed::format_error>(
-        [&] { (void)seqembed::io::load_gpt2(directory_of(fixtures::bert_family)); });
+        [&] { (void)seqembed::io::load_gpt2(io_test::model_directory(parity_fixtures::bert_family)); });
     CHECK(message.find("has no tensor 'transformer.w") != std::string::npos);
     CHECK(message.find("it holds 5 tensors") != std::string::npos);
     CHECK(message.find("'bert.embeddings.LayerNorm.weight'") != std::string::npos);
@@ -191,12 +181,12 @@ TEST_CASE("A missing tensor's message lists what the checkpoint holds", "[io][mo
 
 TEST_CASE("XLM-RoBERTa and CamemBERT load as RoBERTa, and relative position types and encoder pasts are refused",
           "[io][models][parity]") {
-    const std::filesystem::path roberta = directory_of(fixtures::roberta_family);
+    const std::filesystem::path roberta = io_test::model_directory(parity_fixtures::roberta_family);
     const std::string config = test_support::read_bytes(roberta / "config.json");
-    const fixtures::Case& c = fixtures::roberta_family.cases[0];
+    const parity_fixtures::Case& c = parity_fixtures::roberta_family.cases[0];
     Inputs inputs;
     const seqembed::Batch batch = batch_of(c, inputs);
-    const RowMatrix<float> expected = load(fixtures::roberta_family, seqembed::PaddedRows::zero).forward(batch);
+    const RowMatrix<float> expected = load(parity_fixtures::roberta_family, seqembed::PaddedRows::zero).forward(batch);
     for (const std::string type : {"xlm-roberta", "camembert"}) {
         test_support::TempDir copy;
         std::filesystem::copy_file(roberta / "model.safetensors", copy / "model.safetensors");
@@ -215,7 +205,7 @@ TEST_CASE("XLM-RoBERTa and CamemBERT load as RoBERTa, and relative position type
         CHECK(message.find("'position_embedding_type' is \"relative_key\"") != std::string::npos);
     }
 
-    const seqembed::io::Model bart = load(fixtures::bart_family, seqembed::PaddedRows::zero);
+    const seqembed::io::Model bart = load(parity_fixtures::bart_family, seqembed::PaddedRows::zero);
     seqembed::IdMatrix ids(1, 2);
     ids << 5, 6;
     seqembed::IdMatrix mask(1, 3);
