@@ -25,11 +25,11 @@ using seqembed::TokenEmbedding;
 
 namespace {
 
-constexpr Index width = 3;
+constexpr Index table_width = 3;
 
 /// Row r of a table: (base + r) in every column, so that a sum names its rows.
 RowMatrix<float> rows_of(Index count, float base) {
-    RowMatrix<float> table(count, width);
+    RowMatrix<float> table(count, table_width);
     for (Index r = 0; r < count; ++r) table.row(r).setConstant(base + static_cast<float>(r));
     return table;
 }
@@ -52,7 +52,7 @@ void require_rows(const RowMatrix<float>& out, const IdMatrix& ids, const std::v
         INFO("row " << r << ", table row " << rows_read[static_cast<std::size_t>(r)]);
         const std::int64_t read = rows_read[static_cast<std::size_t>(r)];
         const float expected = read < 0 ? 0.0f : static_cast<float>(ids.data()[r] + 1000 + read);
-        for (Index c = 0; c < width; ++c) REQUIRE(out(r, c) == expected);
+        for (Index c = 0; c < table_width; ++c) REQUIRE(out(r, c) == expected);
     }
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("Explicit position ids are taken as they stand", "[pipeline][batch]") 
         CHECK_THROWS_AS(make({}, 2).forward(batch), seqembed::index_error);
     }
     SECTION("with a step offset, or of the wrong shape, they are refused before anything is written") {
-        RowMatrix<float> out = RowMatrix<float>::Constant(6, width, 7.0f);
+        RowMatrix<float> out = RowMatrix<float>::Constant(6, table_width, 7.0f);
         batch.offsets = 1;
         CHECK_THROWS_AS(make({}).forward_into(batch, out), seqembed::value_error);
         batch.offsets = 0;
@@ -168,9 +168,9 @@ TEST_CASE("Computed padded rows look their ids up, and are checked as real ones"
 
 TEST_CASE("The token type is added before the position, or after it as GPT-2 adds it", "[pipeline][batch]") {
     // 1 + 2^-24 rounds to 1, so (1 + 2^-24) + (-1) = 0 while (1 + (-1)) + 2^-24 = 2^-24.
-    const RowMatrix<float> tokens = RowMatrix<float>::Constant(4, width, 1.0f);
-    const RowMatrix<float> positions = RowMatrix<float>::Constant(4, width, -1.0f);
-    RowMatrix<float> types = RowMatrix<float>::Constant(2, width, 0x1p-24f);
+    const RowMatrix<float> tokens = RowMatrix<float>::Constant(4, table_width, 1.0f);
+    const RowMatrix<float> positions = RowMatrix<float>::Constant(4, table_width, -1.0f);
+    RowMatrix<float> types = RowMatrix<float>::Constant(2, table_width, 0x1p-24f);
     types.row(0).setConstant(0.5f);
     seqembed::TokenEmbeddingOptions unscaled;
     unscaled.scale = seqembed::EmbeddingScale::none();
