@@ -173,8 +173,7 @@ void rotate_with_both(const std::vector<Table>& cos, const std::vector<Table>& s
         return token;
     };
     seqembed::detail::rotary_kernel<Table, Activation>()(cos.data(), sin.data(), pairs, interleaved, heads_of(ours));
-    rotate_by_scalar<Table, Activation>(cos.data(), sin.data(), pairs, interleaved,
-                                                                    heads_of(scalar));
+    rotate_by_scalar<Table, Activation>(cos.data(), sin.data(), pairs, interleaved, heads_of(scalar));
 }
 
 /// Rotates random heads (NaN and infinity among them) with the ISA in force and with the
@@ -380,8 +379,7 @@ TEST_CASE("Every ISA rounds the rotation's bfloat16 results to nearest even", "[
             };
             seqembed::detail::rotary_kernel<float, Eigen::bfloat16>()(cos.data(), sin.data(), pairs, interleaved,
                                                                       one_head(x));
-            rotate_by_scalar<float, Eigen::bfloat16>(cos.data(), sin.data(), pairs,
-                                                                                interleaved, one_head(scalar));
+            rotate_by_scalar<float, Eigen::bfloat16>(cos.data(), sin.data(), pairs, interleaved, one_head(scalar));
             INFO("ISA " << seqembed::isa_name(isa) << (interleaved ? ", interleaved" : ", halves"));
             CHECK(std::memcmp(x.data(), scalar.data(), sizeof(Eigen::bfloat16) * x.size()) == 0);
             int wrong = 0;
