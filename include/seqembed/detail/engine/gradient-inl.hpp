@@ -47,16 +47,14 @@ struct GradientKernel {
         if (mask.kept == nullptr) {
             for (; j + D::count <= count; j += D::count)
                 D::stream(out + j, D::add(D::mul(D::load(values + j), factors), zero));
-        } else {
-            const typename D::Reg keep = D::set(mask.keep_scale);
-            for (; j + D::count <= count; j += D::count) {
-                const std::uint32_t bits =
-                    mask_bits<D::count>(mask.kept, mask.first_element + static_cast<std::uint64_t>(j));
-                const typename D::Reg value = D::mul(D::load(values + j), D::kept_or_zero(bits, keep));
-                D::stream(out + j, D::add(D::mul(value, factors), zero));
-            }
+            for (; j < count; ++j) out[j] = factor * values[j] + Scalar(0);
+            return;
         }
-        for (; j < count; ++j) out[j] = factor * masked_value(values, mask, j) + Scalar(0);
+        const SpanMask<Scalar> rest{mask.kept, mask.first_element + static_cast<std::uint64_t>(j), mask.keep_scale};
+        each_masked_vector(
+            values + j, rest, count - j,
+            [&](Index k, typename D::Reg value) { D::stream(out + j + k, D::add(D::mul(value, factors), zero)); },
+            [&](Index k, Scalar value) { out[j + k] = factor * value + Scalar(0); });
     }
 
     /// Runs body(j) for every j in [0, count): blocks of 16 first, a fixed count, which GCC's
@@ -89,6 +87,67 @@ struct GradientKernel {
                 body(j + k, values[j + k] * ((bits & (std::uint32_t{1} << k)) != 0 ? keep : Scalar(0)));
         }
         for (; j < count; ++j) body(j, masked_value(values, mask, j));
+    }
+
+    /// Whether reads through a mask run in explicit vectors (each_masked_vector): on every backend
+    /// but the scalar one, whose compiled loops (each_masked) are the reference.
+    static constexpr bool masked_in_vectors = Lanes<Scalar>::count > 1;
+    /// Whether the reads that keep Wide sums do too: for float, on a backend whose float vector
+    /// widens into two of its double vectors (each_masked_wide).
+    static constexpr bool widened_in_vectors = masked_in_vectors && !std::is_same_v<Wide, Scalar> &&
+                                               Lanes<Scalar>::count == 2 * Lanes<Wide>::count;
+
+    /// Runs vector(j, v) for each whole vector of Lanes<Scalar> in [0, count), v its values
+    /// through their mask (value x keep_scale or x 0, in Scalar, as each_masked), and single(j,
+    /// value) for each value after them. The mask's bits are read a 64-bit word per 64 values and
+    /// select each vector's factor in a register (kept_or_zero): each_masked's compiled loop
+    /// shifted and tested them lane by lane, a third slower with its row in L1.
+    template <typename Vector, typename Single>
+    SEQEMBED_DETAIL_BLOCK static void each_masked_vector(const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                                         const SpanMask<Scalar>& mask, Index count, const Vector& vector,
+                                                         const Single& single) noexcept {
+        using D = Lanes<Scalar>;
+        const typename D::Reg keep = D::set(mask.keep_scale);
+        constexpr Index word_values = 64;
+        constexpr std::uint64_t lane_bits = (std::uint64_t{1} << D::count) - 1;
+        const auto shift = static_cast<unsigned>(mask.first_element % 64);
+        const std::uint64_t* word = mask.kept + mask.first_element / 64;
+        Index j = 0;
+        for (; j + word_values <= count; j += word_values, ++word) {
+            // The word after the last element's is readable (kept_bits ends in a zero word).
+            std::uint64_t bits = word[0] >> shift;
+            if (shift != 0) bits |= word[1] << (64 - shift);
+            SEQEMBED_DETAIL_UNROLL_ALL
+            for (Index k = 0; k < word_values; k += D::count) {
+                vector(j + k, D::mul(D::load(values + j + k),
+                                     D::kept_or_zero(static_cast<std::uint32_t>(bits & lane_bits), keep)));
+                bits >>= D::count;
+            }
+        }
+        for (; j + D::count <= count; j += D::count) {
+            const std::uint32_t bits = mask_bits<D::count>(mask.kept, mask.first_element + static_cast<std::uint64_t>(j));
+            vector(j, D::mul(D::load(values + j), D::kept_or_zero(bits, keep)));
+        }
+        for (; j < count; ++j) single(j, masked_value(values, mask, j));
+    }
+
+    /// each_masked_vector for widened_in_vectors, each Scalar vector handed on as two Wide ones:
+    /// vector(j, x) for each Wide vector, single(j, x) for each value after the whole Scalar
+    /// vectors, x made Wide (exactly).
+    template <typename Vector, typename Single>
+    SEQEMBED_DETAIL_BLOCK static void each_masked_wide(const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                                       const SpanMask<Scalar>& mask, Index count, const Vector& vector,
+                                                       const Single& single) noexcept {
+        each_masked_vector(
+            values, mask, count,
+            [&](Index j, typename Lanes<Scalar>::Reg v) {
+                WideReg low;
+                WideReg high;
+                WideLanes::widen_halves(v, low, high);
+                vector(j, low);
+                vector(j + WideLanes::count, high);
+            },
+            [&](Index j, Scalar value) { single(j, static_cast<Wide>(value)); });
     }
 
     /// Runs body(j, factor x values[j]) for every j in [0, count), each value through its mask,
@@ -279,6 +338,76 @@ struct GradientKernel {
         }
     }
 
+    /// apply's roles through a mask in explicit vectors, for masked_in_vectors: a row's only read
+    /// into a row that is not streamed and a pair's first read in Scalar vectors, the roles with
+    /// Wide sums in Wide vectors for widened_in_vectors (apply_widened). The same operations as
+    /// apply's loops. False for a role left to them.
+    SEQEMBED_DETAIL_BLOCK static bool apply_in_vectors(ReadRole role, Scalar factor,
+                                                       const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                                       const SpanMask<Scalar>& mask, Index count,
+                                                       Wide* SEQEMBED_DETAIL_RESTRICT sum,
+                                                       Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+        using D = Lanes<Scalar>;
+        using Reg = typename D::Reg;
+        if (role == ReadRole::only) {
+            const Reg factors = D::set(factor);
+            const Reg zero = D::set(Scalar(0));
+            each_masked_vector(
+                values, mask, count, [&](Index j, Reg v) { D::store(out + j, D::add(D::mul(v, factors), zero)); },
+                [&](Index j, Scalar value) { out[j] = factor * value + Scalar(0); });
+            return true;
+        }
+        if (role == ReadRole::first_of_two) {
+            each_masked_vector(
+                values, mask, count, [&](Index j, Reg v) { D::store(out + j, v); },
+                [&](Index j, Scalar value) { out[j] = value; });
+            return true;
+        }
+        if constexpr (widened_in_vectors) return apply_widened(role, factor, values, mask, count, sum, out);
+        return false;
+    }
+
+    /// apply_in_vectors's roles that read or write Wide sums, for widened_in_vectors.
+    SEQEMBED_DETAIL_BLOCK static bool apply_widened(ReadRole role, Scalar factor, const Scalar* SEQEMBED_DETAIL_RESTRICT values,
+                                                    const SpanMask<Scalar>& mask, Index count,
+                                                    Wide* SEQEMBED_DETAIL_RESTRICT sum,
+                                                    Scalar* SEQEMBED_DETAIL_RESTRICT out) noexcept {
+        using W = WideLanes;
+        const auto f = static_cast<Wide>(factor);
+        const WideReg factors = W::set(f);
+        const WideReg zero = W::set(Wide(0));
+        switch (role) {
+            case ReadRole::first:
+                each_masked_wide(
+                    values, mask, count, [&](Index j, WideReg x) { W::store(sum + j, W::add(W::mul(factors, x), zero)); },
+                    [&](Index j, Wide x) { sum[j] = f * x + Wide(0); });
+                return true;
+            case ReadRole::middle:
+                each_masked_wide(
+                    values, mask, count,
+                    [&](Index j, WideReg x) { W::store(sum + j, W::add(W::load(sum + j), W::mul(factors, x))); },
+                    [&](Index j, Wide x) { sum[j] += f * x; });
+                return true;
+            case ReadRole::last:
+                each_masked_wide(
+                    values, mask, count,
+                    [&](Index j, WideReg x) { W::store_narrowed(out + j, W::add(W::load(sum + j), W::mul(factors, x))); },
+                    [&](Index j, Wide x) { out[j] = static_cast<Scalar>(sum[j] + f * x); });
+                return true;
+            case ReadRole::last_of_two:
+                each_masked_wide(
+                    values, mask, count,
+                    [&](Index j, WideReg x) {
+                        const WideReg first = W::add(W::mul(factors, W::widen(out + j)), zero);
+                        W::store_narrowed(out + j, W::add(first, W::mul(factors, x)));
+                    },
+                    [&](Index j, Wide x) { out[j] = static_cast<Scalar>((f * static_cast<Wide>(out[j]) + Wide(0)) + f * x); });
+                return true;
+            default:
+                return false;
+        }
+    }
+
     /// Carries out one read's role over `count` values: values the read's values (each through
     /// `mask` as it is read), sum its row's sums, out its row's gradient. With `streaming`, out
     /// is a gradient row the pass does not read again, and a row's only read writes its whole
@@ -289,6 +418,11 @@ struct GradientKernel {
                                                Wide* SEQEMBED_DETAIL_RESTRICT sum, Scalar* SEQEMBED_DETAIL_RESTRICT out,
                                                bool streaming) noexcept {
         const auto f = static_cast<Wide>(factor);
+        if constexpr (masked_in_vectors) {
+            if (mask.kept != nullptr && !(role == ReadRole::only && streaming) &&
+                apply_in_vectors(role, factor, values, mask, count, sum, out))
+                return;
+        }
         switch (role) {
             case ReadRole::only:
                 // 0 + f x value rounded once is the Scalar product plus 0: the Wide product of two

@@ -174,6 +174,12 @@ struct Lanes<double> {
     static Reg load(const double* p) noexcept { return _mm256_loadu_pd(p); }
     /// count floats, each made a double (exactly).
     static Reg widen(const float* p) noexcept { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
+    /// The lanes of a vector of 2 * count floats, each made a double (exactly): lanes
+    /// [0, count) to low, [count, 2 * count) to high.
+    static void widen_halves(Lanes<float>::Reg v, Reg& low, Reg& high) noexcept {
+        low = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+        high = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+    }
     /// Stores the lanes as count floats, each rounded to nearest (as static_cast<float>).
     static void store_narrowed(float* p, Reg v) noexcept { _mm_storeu_ps(p, _mm256_cvtpd_ps(v)); }
     /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.

@@ -167,6 +167,12 @@ struct Lanes<double> {
     static Reg load(const double* p) noexcept { return vld1q_f64(p); }
     /// count floats, each made a double (exactly).
     static Reg widen(const float* p) noexcept { return vcvt_f64_f32(vld1_f32(p)); }
+    /// The lanes of a vector of 2 * count floats, each made a double (exactly): lanes
+    /// [0, count) to low, [count, 2 * count) to high.
+    static void widen_halves(Lanes<float>::Reg v, Reg& low, Reg& high) noexcept {
+        low = vcvt_f64_f32(vget_low_f32(v));
+        high = vcvt_high_f64_f32(v);
+    }
     /// Stores the lanes as count floats, each rounded to nearest (as static_cast<float>).
     static void store_narrowed(float* p, Reg v) noexcept { vst1_f32(p, vcvt_f32_f64(v)); }
     /// The first `used` values (fewer than count) and zeros after them; nothing past them is read.
