@@ -497,12 +497,19 @@ public:
         PipelineGradients<Scalar> gradients = gradients_of(
             batch, grad_output, call, nullptr,
             [&](const detail::ReadPlan& plan, const std::vector<detail::RowRead<Scalar>>& reads,
-                const detail::GradientRows<Scalar>& rows, const auto& run) {
+                const detail::GradientRows<Scalar>& rows, const auto& run, const auto& bound_others) {
                 // A NaN or infinity, or a sum that could round past the largest Scalar, or an
                 // optimizer without step_spans: the unfused step below, whose scan names a bad
-                // value before anything is written.
+                // value before anything is written. The rows' bound comes from the other tables'
+                // pass when it reads them all, else from a pass of its own.
+                static_cast<void>(bound_others);
                 if constexpr (detail::takes_spans<LazyOptimizer>) {
-                    if (!finite || fusable(reads, plan, rows)) {
+                    bool fuse = !finite;
+                    if (finite) {
+                        const std::optional<detail::RowsBound<Scalar>> others = bound_others();
+                        fuse = fusable(others ? *others : bound_of(reads, rows), reads, plan, rows);
+                    }
+                    if (fuse) {
                         token_optimizer.step_spans(table.weights, plan.rows, lr, [&](const auto& step_span) {
                             const detail::SpanSink<Scalar, std::decay_t<decltype(step_span)>> sink(
                                 step_span, detail::takes_whole_rows<LazyOptimizer>);
@@ -680,11 +687,15 @@ private:
 
     /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row
     /// that has one, then each table's rows summed from the rows that read them, in one pass.
-    /// `token_step`, when given, is called as token_step(plan, reads, rows, run) with the token
-    /// table's plan, its reads and the rows the pass reads, and must call run(sink) once: the
-    /// other tables' pass, then the token table's rows in ascending order, each gathered from
-    /// its reads and handed span by span to the RowSink `sink` (step_gathered_rows); or, when
-    /// sink is null, the one pass with the token table's gradient in the gradients. With
+    /// `token_step`, when given, is called as token_step(plan, reads, rows, run, bound_others)
+    /// with the token table's plan, its reads and the rows the pass reads, and must call
+    /// run(sink) once: the other tables' pass, then the token table's rows in ascending order,
+    /// each gathered from its reads and handed span by span to the RowSink `sink`
+    /// (step_gathered_rows); or, when sink is null, the token table's gradient summed into the
+    /// gradients (with the other tables, in one pass, unless already summed). It may call
+    /// bound_others() once before: the other tables' pass, at once, returning the RowsBound of
+    /// every row the token table reads when that pass reads them all (a learned position
+    /// table's does), else nothing and no pass. With
     /// `token_rows` (a shard's backward), the token reads are the shard's, by row of its table,
     /// and LayerNorm's input is built on those rows.
     template <typename TokenStep = std::nullptr_t>
@@ -804,20 +815,46 @@ private:
         plan(token_reads, gradients.token);
         if constexpr (has_learned_positions) plan(position_reads, gradients.positions);
         if (m_types && !type_reads.empty()) plan(type_reads, gradients.token_types);
-        const auto run = [&](const detail::RowSink<Scalar>* token_sink) {
-            for (std::size_t at = 0; at < tables.size(); ++at) {
-                if (at == 0 && token_sink != nullptr) continue;
+        bool others_summed = false;
+        const auto sum_others = [&](detail::RowsBound<Scalar>* bound) {
+            for (std::size_t at = 1; at < tables.size(); ++at) {
                 planned[at]->values = detail::new_output<Scalar>(static_cast<Index>(plans[at].rows.size()), width);
                 tables[at].gradient = planned[at]->values.data();
+            }
+            const std::vector<detail::TableSum<Scalar>> others(tables.begin() + 1, tables.end());
+            if (!others.empty()) detail::sum_tables(others, rows, width, scratch.sums, parallel, bound);
+            others_summed = true;
+        };
+        // The other tables' pass first, when it reads every row the token table reads (a learned
+        // position table's reads do): the bound of those rows, which a fused step checks before
+        // it writes, found as the pass reads them. Null otherwise.
+        const auto bound_others = [&]() -> std::optional<detail::RowsBound<Scalar>> {
+            if constexpr (has_learned_positions) {
+                detail::RowsBound<Scalar> bound;
+                sum_others(&bound);
+                return bound;
+            } else {
+                return std::nullopt;
+            }
+        };
+        const auto run = [&](const detail::RowSink<Scalar>* token_sink) {
+            if (token_sink == nullptr) {
+                planned[0]->values = detail::new_output<Scalar>(static_cast<Index>(plans[0].rows.size()), width);
+                tables[0].gradient = planned[0]->values.data();
             }
             if (token_sink != nullptr) {
                 // The other tables in one pass in order of output row, then the token table's
                 // rows in ascending order, each stepped as its sum is gathered.
-                const std::vector<detail::TableSum<Scalar>> others(tables.begin() + 1, tables.end());
-                if (!others.empty()) detail::sum_tables(others, rows, width, scratch.sums, parallel);
+                if (!others_summed) sum_others(nullptr);
                 detail::step_gathered_rows(*tables.front().reads, *tables.front().plan, rows, width, *token_sink,
                                            parallel);
+            } else if (others_summed) {
+                detail::sum_tables({tables.front()}, rows, width, scratch.sums, parallel);
             } else {
+                for (std::size_t at = 1; at < tables.size(); ++at) {
+                    planned[at]->values = detail::new_output<Scalar>(static_cast<Index>(plans[at].rows.size()), width);
+                    tables[at].gradient = planned[at]->values.data();
+                }
                 detail::sum_tables(tables, rows, width, scratch.sums, parallel);
             }
             for (std::size_t at = token_sink != nullptr ? 1 : 0; at < tables.size(); ++at)
@@ -826,31 +863,38 @@ private:
         if constexpr (std::is_same_v<TokenStep, std::nullptr_t>)
             run(nullptr);
         else
-            token_step(plans[0], token_reads, rows, run);
+            token_step(plans[0], token_reads, rows, run, bound_others);
         if (m_scratch) m_scratch->put_back(std::move(scratch));
         return gradients;
     }
 
-    /// Whether every token row's sum is finite for sure: the rows they read hold no NaN or
-    /// infinity, and the largest sum the reads could make stays below half the largest Scalar.
-    bool fusable(const std::vector<detail::RowRead<Scalar>>& reads, const detail::ReadPlan& plan,
-                 const detail::GradientRows<Scalar>& rows) const {
+    /// The bound of the rows the token table's reads read, in a pass of its own.
+    detail::RowsBound<Scalar> bound_of(const std::vector<detail::RowRead<Scalar>>& reads,
+                                       const detail::GradientRows<Scalar>& rows) const {
         const auto largest_magnitude = detail::optimizer_kernel<Scalar>().largest_magnitude;
-        double largest_value = 0;
-        double largest_factor = 0;
+        detail::RowsBound<Scalar> bound;
         Index last_source = -1;
         for (const detail::RowRead<Scalar>& read : reads) {
-            largest_factor = std::max(largest_factor, std::abs(static_cast<double>(read.factor)));
             if (read.source == last_source) continue;  // a tied type row's read of the same row
             last_source = read.source;
-            const Scalar largest = largest_magnitude(rows.values + read.source * rows.stride, d_model());
-            if (std::isnan(largest)) return false;
-            largest_value = std::max(largest_value, static_cast<double>(largest));
+            bound.add(largest_magnitude(rows.values + read.source * rows.stride, d_model()));
+            if (!bound.finite) break;
         }
-        const std::size_t most_reads = plan.most_reads;
-        const double bound = largest_value * static_cast<double>(rows.keep_scale) * largest_factor *
-                             static_cast<double>(most_reads);
-        return bound < 0.5 * static_cast<double>(std::numeric_limits<Scalar>::max());
+        return bound;
+    }
+
+    /// Whether every token row's sum is finite for sure: the rows they read (within `bound`, of
+    /// those rows or more) hold no NaN or infinity, and the largest sum the reads could make
+    /// stays below half the largest Scalar.
+    bool fusable(const detail::RowsBound<Scalar>& bound, const std::vector<detail::RowRead<Scalar>>& reads,
+                 const detail::ReadPlan& plan, const detail::GradientRows<Scalar>& rows) const {
+        if (!bound.finite) return false;
+        double largest_factor = 0;
+        for (const detail::RowRead<Scalar>& read : reads)
+            largest_factor = std::max(largest_factor, std::abs(static_cast<double>(read.factor)));
+        const double largest_sum = static_cast<double>(bound.largest) * static_cast<double>(rows.keep_scale) *
+                                   largest_factor * static_cast<double>(plan.most_reads);
+        return largest_sum < 0.5 * static_cast<double>(std::numeric_limits<Scalar>::max());
     }
 
     /// Whether the positional stage is a learned table, whose rows have gradients.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -213,6 +214,27 @@ struct TableSum {
     Scalar* gradient;
 };
 
+/// The largest magnitude of the gradient rows a pass read, and whether any of their values is
+/// NaN or infinite: what a fused step must know before it writes (InputPipeline::backward_step).
+template <typename Scalar>
+struct RowsBound {
+    Scalar largest = 0;
+    bool finite = true;
+
+    /// Adds a row's OptimizerKernel::largest_magnitude (NaN for a row not finite).
+    void add(Scalar row_largest) noexcept {
+        if (std::isnan(row_largest))
+            finite = false;
+        else
+            largest = std::max(largest, row_largest);
+    }
+    /// Adds another pass's or worker's bound.
+    void add(const RowsBound& other) noexcept {
+        finite = finite && other.finite;
+        largest = std::max(largest, other.largest);
+    }
+};
+
 /// Columns per share of a summing pass between workers: whole cache lines of float.
 inline constexpr Index columns_per_share = 16;
 
@@ -226,10 +248,13 @@ inline constexpr Index columns_per_share = 16;
 /// (step_gathered_rows) was slower here (its random reads cost more than keeping the sums), and
 /// requesting the lines a read a few reads on would write made the pass slower, not faster.
 /// `sums` holds the sums of each table's rows read several times: its matrices are reused where
-/// they have the rows and the width, else replaced.
+/// they have the rows and the width, else replaced. With `bound`, the pass also adds to it the
+/// bound of every gradient row it reads (before the mask), as each row comes: a fused step's
+/// check then costs no pass of its own over the rows.
 template <typename Scalar, typename Parallel = OneThread>
 void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<Scalar>& rows, Index width,
-                std::vector<RowMatrix<WideScalar<Scalar>>>& sums, const Parallel& parallel = {}) {
+                std::vector<RowMatrix<WideScalar<Scalar>>>& sums, const Parallel& parallel = {},
+                RowsBound<Scalar>* bound = nullptr) {
     using Wide = WideScalar<Scalar>;
     if (sums.size() < tables.size()) sums.resize(tables.size());
     for (std::size_t t = 0; t < tables.size(); ++t)
@@ -238,6 +263,8 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
     const ReadSummer<Scalar> summer(rows, width);
     const Index shares = (width + columns_per_share - 1) / columns_per_share;
     std::vector<std::size_t> first_next(tables.size() * static_cast<std::size_t>(shares), 0);  // per share
+    std::vector<RowsBound<Scalar>> share_bounds(bound != nullptr ? static_cast<std::size_t>(shares) : 0);
+    const auto largest_magnitude = bound != nullptr ? optimizer_kernel<Scalar>().largest_magnitude : nullptr;
     parallel(shares, [&](Index begin, Index end) {
         const Index first = begin * columns_per_share;
         const Index count = std::min(width, end * columns_per_share) - first;
@@ -251,6 +278,8 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
                     source = reads[next[t]].source;
             }
             if (source < 0) break;
+            if (largest_magnitude != nullptr)
+                share_bounds[static_cast<std::size_t>(begin)].add(largest_magnitude(rows.span(source, first), count));
             for (std::size_t t = 0; t < tables.size(); ++t) {
                 const TableSum<Scalar>& table = tables[t];
                 const std::vector<RowRead<Scalar>>& reads = *table.reads;
@@ -265,6 +294,7 @@ void sum_tables(const std::vector<TableSum<Scalar>>& tables, const GradientRows<
         }
         summer.fence();
     });
+    for (const RowsBound<Scalar>& share : share_bounds) bound->add(share);
 }
 
 /// How many listed rows ahead step_gathered_rows requests the gradient rows a row will read and
