@@ -13,6 +13,8 @@
 #   scripts/run.sh docs      build the API reference with Doxygen
 #   scripts/run.sh compile-time  the compile time of a pipeline translation unit, header-only and
 #                            with compiled kernels, next to a small Eigen program
+#   scripts/run.sh pairs [revision] [rounds] [workload...]  a revision's headers against the
+#                            working tree's, in one program, timed call by call (bench/pairs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +50,10 @@ case "${1:-}" in
   compile-time)
     scripts/install-deps.sh
     bench/compile_time.sh ;;
+  pairs)
+    scripts/install-deps.sh
+    bench/pairs/pairs.sh "${@:2}" ;;
   *)
-    echo "usage: scripts/run.sh demo|test|bench|compare|compare-tokenizers|docs|compile-time" >&2
+    echo "usage: scripts/run.sh demo|test|bench|compare|compare-tokenizers|docs|compile-time|pairs" >&2
     exit 2 ;;
 esac
