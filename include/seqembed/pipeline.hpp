@@ -815,19 +815,20 @@ private:
         plan(token_reads, gradients.token);
         if constexpr (has_learned_positions) plan(position_reads, gradients.positions);
         if (m_types && !type_reads.empty()) plan(type_reads, gradients.token_types);
+        const auto allocate = [&](std::size_t at) {
+            planned[at]->values = detail::new_output<Scalar>(static_cast<Index>(plans[at].rows.size()), width);
+            tables[at].gradient = planned[at]->values.data();
+        };
         bool others_summed = false;
         const auto sum_others = [&](detail::RowsBound<Scalar>* bound) {
-            for (std::size_t at = 1; at < tables.size(); ++at) {
-                planned[at]->values = detail::new_output<Scalar>(static_cast<Index>(plans[at].rows.size()), width);
-                tables[at].gradient = planned[at]->values.data();
-            }
+            for (std::size_t at = 1; at < tables.size(); ++at) allocate(at);
             const std::vector<detail::TableSum<Scalar>> others(tables.begin() + 1, tables.end());
             if (!others.empty()) detail::sum_tables(others, rows, width, scratch.sums, parallel, bound);
             others_summed = true;
         };
         // The other tables' pass first, when it reads every row the token table reads (a learned
         // position table's reads do): the bound of those rows, which a fused step checks before
-        // it writes, found as the pass reads them. Null otherwise.
+        // it writes, found as the pass reads them. None otherwise, and no pass.
         const auto bound_others = [&]() -> std::optional<detail::RowsBound<Scalar>> {
             if constexpr (has_learned_positions) {
                 detail::RowsBound<Scalar> bound;
@@ -838,10 +839,6 @@ private:
             }
         };
         const auto run = [&](const detail::RowSink<Scalar>* token_sink) {
-            if (token_sink == nullptr) {
-                planned[0]->values = detail::new_output<Scalar>(static_cast<Index>(plans[0].rows.size()), width);
-                tables[0].gradient = planned[0]->values.data();
-            }
             if (token_sink != nullptr) {
                 // The other tables in one pass in order of output row, then the token table's
                 // rows in ascending order, each stepped as its sum is gathered.
@@ -849,12 +846,10 @@ private:
                 detail::step_gathered_rows(*tables.front().reads, *tables.front().plan, rows, width, *token_sink,
                                            parallel);
             } else if (others_summed) {
+                allocate(0);
                 detail::sum_tables({tables.front()}, rows, width, scratch.sums, parallel);
             } else {
-                for (std::size_t at = 1; at < tables.size(); ++at) {
-                    planned[at]->values = detail::new_output<Scalar>(static_cast<Index>(plans[at].rows.size()), width);
-                    tables[at].gradient = planned[at]->values.data();
-                }
+                for (std::size_t at = 0; at < tables.size(); ++at) allocate(at);
                 detail::sum_tables(tables, rows, width, scratch.sums, parallel);
             }
             for (std::size_t at = token_sink != nullptr ? 1 : 0; at < tables.size(); ++at)
