@@ -100,6 +100,17 @@ RotaryOptions options_for(const fx::FrequencyCase& c) {
         o.factor = 32;  // 131072 / 4096
         o.original_max_position_embeddings = 4096;
         o.truncate = false;
+    } else if (starts("yarn_qwen")) {  // an explicit factor of 4 (transformers 5), original 32768
+        o.base = 1000000;
+        o.scaling = RotaryScaling::yarn;
+        o.factor = 4;
+        o.original_max_position_embeddings = 32768;
+    } else if (starts("longrope_explicit_factor16")) {
+        o.scaling = RotaryScaling::longrope;
+        o.factor = 16;
+        o.original_max_position_embeddings = 4096;
+        o.short_factor = json_list(c.config_json, "short_factor");
+        o.long_factor = json_list(c.config_json, "long_factor");
     } else if (starts("longrope_")) {  // Phi-3-mini-128k's and Phi-4-mini's shapes
         o.scaling = RotaryScaling::longrope;
         o.factor = 32;  // 131072 / 4096
@@ -265,6 +276,7 @@ TEST_CASE("rotary: Exact double tables are within the stated bound of mpmath's v
     // The bound: |ours - exact| <= 4 ulp(value) + k p f s 2^-64. The frequency f is carried in
     // long double (relative error near 2^-64 on x86-64), so the angle p f is off by about
     // p f 2^-64, scaled by the attention factor s; k is 2 for most rules (measured <= 1.99),
+    // 4 for llama3, whose smoothed frequencies take more steps (2.93 measured at position 254487),
     // up to 32 where YaRN's ramp bounds come from logarithms (gpt-oss, truncate false: 24.5
     // measured), and 2^12 for LongRoPE, whose factor lists are doubles (the config's decimals
     // rounded to double, 2^-53 relative; 1735 measured). At position 999999 that is below 5.4e-14
@@ -272,7 +284,10 @@ TEST_CASE("rotary: Exact double tables are within the stated bound of mpmath's v
     for (const fx::FrequencyCase& c : fx::frequency_cases) {
         INFO("case " << c.name);
         const std::string name = c.name;
-        const double k = name.rfind("longrope", 0) == 0 ? 4096 : name.rfind("yarn_gptoss", 0) == 0 ? 32 : 2;
+        const double k = name.rfind("longrope", 0) == 0      ? 4096
+                         : name.rfind("yarn_gptoss", 0) == 0 ? 32
+                         : name.rfind("llama3", 0) == 0      ? 4
+                                                             : 2;
         RotaryOptions options = options_for(c);
         options.max_positions = 4097;
         const RotaryEmbedding<double> rope(options);

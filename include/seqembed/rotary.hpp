@@ -337,7 +337,8 @@ public:
     bool per_call() const noexcept { return m_per_call; }
     /// @brief The factor on cos and sin (YaRN's and LongRoPE's attention factor; 1 otherwise), as
     ///        Hugging Face computes it (a Python float). LongRoPE's is the same for short and long
-    ///        calls (computed from max_position_embeddings / original_max_position_embeddings).
+    ///        calls (computed from its factor: config.json's, or max_position_embeddings /
+    ///        original_max_position_embeddings).
     /// @return the factor, > 0.
     double attention_scaling() const noexcept { return m_attention_scaling; }
     /// @brief Hugging Face's `inv_freq` of the stored table, float32 as its torch ops compute it
@@ -947,8 +948,8 @@ private:
         return set;
     }
 
-    /// The attention scaling (the same for every call: LongRoPE's comes from
-    /// max_position_embeddings / original_max_position_embeddings, as Hugging Face computes it)
+    /// The attention scaling (the same for every call: LongRoPE's comes from its factor, as
+    /// Hugging Face computes it)
     /// and the frequencies of the table(s) built at construction.
     void plan_frequencies() {
         namespace rotary = detail::rotary;

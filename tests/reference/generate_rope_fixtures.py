@@ -190,6 +190,26 @@ def hf_dim(config):
     return int(head_dim * partial_rotary_factor), head_dim
 
 
+def standard_original(cfg):
+    """standardize_rope_params (transformers 5) for llama3, yarn and longrope: the top-level
+    original_max_position_embeddings (Phi-3's place) wins, then the rule's, then
+    max_position_embeddings."""
+    if "original_max_position_embeddings" in cfg:
+        return cfg["original_max_position_embeddings"]
+    rs = cfg.get("rope_scaling") or {}
+    return rs.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+
+
+def standard_factor(cfg):
+    """_compute_yarn_parameters / _compute_longrope_parameters (transformers 5, after PR 40320):
+    the explicit factor (which yarn's validation requires), else max_position_embeddings /
+    original."""
+    factor = (cfg.get("rope_scaling") or {}).get("factor")
+    if factor is None:
+        factor = cfg["max_position_embeddings"] / standard_original(cfg)
+    return factor
+
+
 # ----------------------------------------------------------------------------------------------
 # The rules in plain torch, line by line after modeling_rope_utils.py.
 
@@ -223,15 +243,11 @@ def torch_dynamic(config, seq_len=None):
 def torch_yarn(config, seq_len=None):
     base = config.rope_theta
     dim, _ = hf_dim(config)
-    factor = config.rope_scaling["factor"]
     attention_factor = config.rope_scaling.get("attention_factor")
     mscale = config.rope_scaling.get("mscale")
     mscale_all_dim = config.rope_scaling.get("mscale_all_dim")
-    if "original_max_position_embeddings" in config.rope_scaling:
-        original_max_position_embeddings = config.rope_scaling["original_max_position_embeddings"]
-        factor = config.max_position_embeddings / original_max_position_embeddings
-    else:
-        original_max_position_embeddings = config.max_position_embeddings
+    original_max_position_embeddings = standard_original(vars(config))
+    factor = standard_factor(vars(config))
 
     def get_mscale(scale, mscale=1):
         if scale <= 1:
@@ -282,13 +298,9 @@ def torch_longrope(config, seq_len=None):
     dim, _ = hf_dim(config)
     long_factor = config.rope_scaling["long_factor"]
     short_factor = config.rope_scaling["short_factor"]
-    factor = config.rope_scaling.get("factor")
     attention_factor = config.rope_scaling.get("attention_factor")
-    if hasattr(config, "original_max_position_embeddings"):
-        original_max_position_embeddings = config.original_max_position_embeddings
-        factor = config.max_position_embeddings / config.original_max_position_embeddings
-    else:
-        original_max_position_embeddings = config.max_position_embeddings
+    original_max_position_embeddings = standard_original(vars(config))
+    factor = standard_factor(vars(config))
     if attention_factor is None:
         if factor <= 1.0:
             attention_factor = 1.0
@@ -308,7 +320,7 @@ def torch_llama3(config, seq_len=None):
     factor = config.rope_scaling["factor"]
     low_freq_factor = config.rope_scaling["low_freq_factor"]
     high_freq_factor = config.rope_scaling["high_freq_factor"]
-    old_context_len = config.rope_scaling["original_max_position_embeddings"]
+    old_context_len = standard_original(vars(config))
     low_freq_wavelen = old_context_len / low_freq_factor
     high_freq_wavelen = old_context_len / high_freq_factor
     wavelen = 2 * math.pi / inv_freq
@@ -416,14 +428,10 @@ def yarn_parameters(cfg, log64):
     rs = cfg["rope_scaling"]
     dim, _ = hf_dim(config_obj(cfg))
     base = cfg["rope_theta"]
-    factor = rs["factor"]
     attention_factor = rs.get("attention_factor")
     mscale, mscale_all_dim = rs.get("mscale"), rs.get("mscale_all_dim")
-    if "original_max_position_embeddings" in rs:
-        ompe = rs["original_max_position_embeddings"]
-        factor = cfg["max_position_embeddings"] / ompe
-    else:
-        ompe = cfg["max_position_embeddings"]
+    ompe = standard_original(cfg)
+    factor = standard_factor(cfg)
 
     def get_mscale(scale, ms=1):
         if scale <= 1:
@@ -470,13 +478,9 @@ def emu_yarn(cfg, seq_len, pow32=cr_pow32):
 
 def longrope_parameters(cfg, log64, sqrt64=math.sqrt):
     rs = cfg["rope_scaling"]
-    factor = rs.get("factor")
     attention_factor = rs.get("attention_factor")
-    if "original_max_position_embeddings" in cfg:
-        ompe = cfg["original_max_position_embeddings"]
-        factor = cfg["max_position_embeddings"] / ompe
-    else:
-        ompe = cfg["max_position_embeddings"]
+    ompe = standard_original(cfg)
+    factor = standard_factor(cfg)
     if attention_factor is None:
         attention_factor = 1.0 if factor <= 1.0 else sqrt64(1 + log64(factor) / log64(ompe))
     return factor, attention_factor, ompe
@@ -496,7 +500,7 @@ def emu_llama3(cfg, seq_len, pow32=cr_pow32):
     inv, att = emu_default(cfg, seq_len, pow32)
     rs = cfg["rope_scaling"]
     factor, lo_f, hi_f = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
-    old = rs["original_max_position_embeddings"]
+    old = standard_original(cfg)
     low_wl, high_wl = f32(old / lo_f), f32(old / hi_f)
     out = []
     for x in inv:
@@ -566,14 +570,17 @@ def exact_rule(cfg, rule, seq_len):
         return out, att
     if rule == "longrope":
         _, _, ompe = longrope_parameters(cfg, math.log)
-        factor = mpf(cfg["max_position_embeddings"]) / ompe if "original_max_position_embeddings" in cfg \
-            else mpf(rs["factor"])
-        att = mpf(1) if factor <= 1 else mpmath.sqrt(1 + mpmath.log(factor) / mpmath.log(ompe))
+        factor = mpf(rs["factor"]) if rs.get("factor") is not None \
+            else mpf(cfg["max_position_embeddings"]) / ompe
+        if rs.get("attention_factor") is not None:
+            att = mpf(str(rs["attention_factor"]))
+        else:
+            att = mpf(1) if factor <= 1 else mpmath.sqrt(1 + mpmath.log(factor) / mpmath.log(ompe))
         ext = rs["long_factor"] if seq_len > ompe else rs["short_factor"]
         return [f / mpf(repr(x)) for x, f in zip(ext, powers(theta))], att
     if rule == "llama3":
         factor, lo_f, hi_f = mpf(rs["factor"]), mpf(rs["low_freq_factor"]), mpf(rs["high_freq_factor"])
-        old = mpf(rs["original_max_position_embeddings"])
+        old = mpf(standard_original(cfg))
         low_wl, high_wl = old / lo_f, old / hi_f
         out = []
         for f in powers(theta):
@@ -692,6 +699,21 @@ def frequency_case_specs():
              "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
              "original_max_position_embeddings": 4096, "truncate": False}},
         merge(P_EXACT, random_positions(12, 4, 1_000_000)))
+    # transformers 5 (after PR 40320): an explicit factor wins over max / original. Qwen2.5's
+    # model-card YaRN block (factor 4 over 32768 = max_position_embeddings) and Qwen3's (max 40960).
+    add("yarn_qwen25_factor4_original32768_d128", "yarn",
+        llama_cfg(1000000.0, 128, mpe=32768, scaling={
+            "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, model_type="qwen2"),
+        merge(P_EXACT, random_positions(14, 4, 1_000_000)))
+    add("yarn_qwen3_factor4_mpe40960_d128", "yarn",
+        llama_cfg(1000000.0, 128, mpe=40960, scaling={
+            "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, model_type="qwen2"),
+        merge(P_EXACT, random_positions(15, 4, 1_000_000)))
+    # llama3 without original_max_position_embeddings: max_position_embeddings (standardize_rope_params)
+    add("llama3_no_original_d128", "llama3",
+        llama_cfg(500000.0, 128, mpe=8192, scaling={
+            "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}),
+        merge(P_EXACT, random_positions(16, 4, 1_000_000)))
     # longrope (Phi-3 mini 128k shape: head_dim 96, original 4096, max 131072)
     short, long_ = phi3_factor_lists(48)
     phi3 = {"model_type": "phi3", "rope_theta": 10000.0, "hidden_size": 3072, "num_attention_heads": 32,
@@ -717,6 +739,9 @@ def frequency_case_specs():
             "rope_scaling": {"type": "longrope", "short_factor": short64, "long_factor": long64}}
     for length, tag in ((4096, 40), (4097, 41)):
         add(f"longrope_phi4mini_partial0.75_d128_call{length}", "longrope", phi4, call_positions(length, tag))
+    # An explicit factor beside the top-level original length: the attention factor is the factor's.
+    phi3_factor = dict(phi3, rope_scaling=dict(phi3["rope_scaling"], factor=16.0))
+    add("longrope_explicit_factor16_d96_call4097", "longrope", phi3_factor, call_positions(4097, 50))
     return specs
 
 

@@ -33,14 +33,15 @@ namespace seqembed::io {
 ///   (rotate_every_two), halves for every other family.
 /// - rule: `rope_scaling` (or transformers 5's `rope_parameters`) with `rope_type` or the legacy
 ///   `type`: "default", "linear", "dynamic", "yarn", "llama3", "longrope" ("su", Phi-3's early
-///   name for it, too), with the keys Hugging Face reads for each: factor; yarn's
-///   attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim, truncate and
-///   original_max_position_embeddings (when given, factor becomes max_position_embeddings /
-///   original, as transformers 4.46 and later compute it); llama3's low_freq_factor,
-///   high_freq_factor, original_max_position_embeddings; longrope's short_factor, long_factor,
-///   attention_factor and original_max_position_embeddings (top level, as Phi-3 has it, or in
-///   rope_scaling; factor is then max_position_embeddings / original, from which Hugging Face
-///   computes the attention factor); dynamic uses max_position_embeddings as the trained length.
+///   name for it, too), with the keys Hugging Face reads for each, as transformers 5 reads them:
+///   factor; yarn's attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim and truncate;
+///   llama3's low_freq_factor and high_freq_factor; longrope's short_factor, long_factor and
+///   attention_factor. For yarn, llama3 and longrope, original_max_position_embeddings is the
+///   top-level key when the config has one (Phi-3's place), else the rule's, else
+///   max_position_embeddings; yarn's factor is the rule's (transformers 4.46 to 4.55 replaced
+///   it by max_position_embeddings / original when original was given, which made Qwen2.5's
+///   model-card YaRN block a factor of 1; PR 40320 changed it back), longrope's the rule's or
+///   else that ratio. Dynamic uses max_position_embeddings as the trained length.
 ///   Phi-3 and Phi-3.5 (model_type "phi3"): -4k has no rope_scaling (the default rule), -128k
 ///   has {"type": "longrope", short_factor, long_factor} with the lengths at the top level;
 ///   Phi-4-mini adds partial_rotary_factor.
@@ -98,11 +99,6 @@ public:
         if (value == nullptr) return std::nullopt;
         if (!value->is_number_integer() || value->get<std::int64_t>() <= 0) fail(key, *value, "a positive integer");
         return static_cast<Index>(value->get<std::int64_t>());
-    }
-    Index required_count(const char* key, const char* rule) const {
-        const std::optional<Index> value = count(key);
-        if (!value) missing(key, rule);
-        return *value;
     }
     std::optional<bool> boolean(const char* key) const {
         const nlohmann::json* value = find(key);
@@ -239,6 +235,18 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
                                                  " rope_type needs");
         return *max_positions;
     };
+    // standardize_rope_params (transformers 5) for llama3, yarn and longrope: the top-level key
+    // (Phi-3's place) first, then the rule's, then max_position_embeddings.
+    const auto original_length = [&](const char* rule_name) -> Index {
+        if (const std::optional<Index> at_top = top.count("original_max_position_embeddings")) return *at_top;
+        if (const std::optional<Index> in_rule = rule.count("original_max_position_embeddings")) return *in_rule;
+        return need_max_positions(rule_name);
+    };
+    // longrope's factor: the rule's, else max_position_embeddings / original.
+    const auto factor_or_ratio = [&](const char* rule_name, Index original) -> double {
+        if (const std::optional<double> factor = rule.number("factor")) return *factor;
+        return static_cast<double>(need_max_positions(rule_name)) / static_cast<double>(original);
+    };
 
     std::string type = "default";
     std::string type_key = std::string(scaling_key) + ".rope_type";
@@ -266,17 +274,11 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
             options.factor = rule.required_number("factor", name);
             options.low_freq_factor = rule.required_number("low_freq_factor", name);
             options.high_freq_factor = rule.required_number("high_freq_factor", name);
-            options.original_max_position_embeddings = rule.required_count("original_max_position_embeddings", name);
+            options.original_max_position_embeddings = original_length(name);
             break;
         case RotaryScaling::yarn: {
-            if (const std::optional<Index> original = rule.count("original_max_position_embeddings")) {
-                // transformers 4.46+: the ratio of the context lengths replaces factor.
-                options.original_max_position_embeddings = *original;
-                options.factor = static_cast<double>(need_max_positions(name)) / static_cast<double>(*original);
-            } else {
-                options.original_max_position_embeddings = need_max_positions(name);
-                options.factor = rule.required_number("factor", name);
-            }
+            options.original_max_position_embeddings = original_length(name);
+            options.factor = rule.required_number("factor", name);  // required by transformers 5 too
             options.attention_factor = rule.number("attention_factor");
             // `rope_scaling.get("beta_fast") or 32`: absent, null and 0 all fall back.
             const double beta_fast = rule.number("beta_fast").value_or(0.0);
@@ -292,19 +294,8 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
             options.short_factor = rule.numbers("short_factor", name);
             options.long_factor = rule.numbers("long_factor", name);
             options.attention_factor = rule.number("attention_factor");
-            const std::optional<Index> top_original = top.count("original_max_position_embeddings");
-            const std::optional<Index> original =
-                top_original ? top_original : rule.count("original_max_position_embeddings");
-            const std::optional<double> factor = rule.number("factor");
-            if (original) {
-                options.original_max_position_embeddings = *original;
-                options.factor = top_original || !factor
-                                     ? static_cast<double>(need_max_positions(name)) / static_cast<double>(*original)
-                                     : *factor;
-            } else {
-                options.original_max_position_embeddings = need_max_positions(name);
-                options.factor = rule.required_number("factor", name);
-            }
+            options.original_max_position_embeddings = original_length(name);
+            options.factor = factor_or_ratio(name, options.original_max_position_embeddings);
             break;
         }
     }
@@ -312,8 +303,8 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
     // The domains RotaryEmbedding enforces, named here by file and key.
     if (options.scaling != RotaryScaling::none)
         rule.require(options.factor >= 1, "factor", options.factor,
-                     "must be at least 1 (for yarn and longrope with original_max_position_embeddings: "
-                     "max_position_embeddings / original)");
+                     "must be at least 1 (for longrope without factor: "
+                     "max_position_embeddings / original_max_position_embeddings)");
     if (options.scaling == RotaryScaling::llama3) {
         rule.require(options.low_freq_factor > 0, "low_freq_factor", options.low_freq_factor, "must be positive");
         rule.require(options.high_freq_factor > options.low_freq_factor, "high_freq_factor", options.high_freq_factor,
