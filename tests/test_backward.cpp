@@ -15,6 +15,7 @@
 
 #include "catch.hpp"
 #include "isa_support.hpp"
+#include "test_support.hpp"
 #include "fixtures/backward/backward_cases.hpp"
 
 using seqembed::IdMatrix;
@@ -489,6 +490,22 @@ double worst_difference(const RowMatrix<Scalar>& ours, const RowMatrix<Scalar>& 
     return worst;
 }
 
+/// Every gradient within the issue's bounds of a fixture case's autograd gradients.
+template <typename Scalar, typename Case>
+void check_gradients(const seqembed::PipelineGradients<Scalar>& ours) {
+    const double tolerance = std::is_same_v<Scalar, float> ? 4e-6 : 1e-12;
+    const auto check = [&](const char* what, const RowMatrix<Scalar>& mine, const double* theirs) {
+        const double worst = worst_difference(mine, fixture_matrix<Scalar>(theirs, mine.rows(), mine.cols()));
+        INFO(what << ": worst relative difference " << worst);
+        CHECK(worst <= tolerance);
+    };
+    check("token table", ours.token.to_dense(), Case::token_grad);
+    check("positions", ours.positions.to_dense(), Case::positions_grad);
+    check("token types", ours.token_types.to_dense(), Case::types_grad);
+    check("gamma", RowMatrix<Scalar>(ours.gamma), Case::gamma_grad);
+    check("beta", RowMatrix<Scalar>(ours.beta), Case::beta_grad);
+}
+
 template <typename Scalar, typename Case>
 void check_against_autograd() {
     namespace fx = seqembed_backward_fixtures;
@@ -522,17 +539,7 @@ void check_against_autograd() {
     const RowMatrix<Scalar> grad = fixture_matrix<Scalar>(Case::grad_out, ids.size(), fx::d_model).array() *
                                    fixture_matrix<Scalar>(Case::mask, ids.size(), fx::d_model).array();
     const seqembed::PipelineGradients<Scalar> ours = pipeline.backward(batch, grad);
-    const double tolerance = std::is_same_v<Scalar, float> ? 4e-6 : 1e-12;
-    const auto check = [&](const char* what, const RowMatrix<Scalar>& mine, const double* theirs) {
-        const double worst = worst_difference(mine, fixture_matrix<Scalar>(theirs, mine.rows(), mine.cols()));
-        INFO(what << ": worst relative difference " << worst);
-        CHECK(worst <= tolerance);
-    };
-    check("token table", ours.token.to_dense(), Case::token_grad);
-    check("positions", ours.positions.to_dense(), Case::positions_grad);
-    check("token types", ours.token_types.to_dense(), Case::types_grad);
-    check("gamma", RowMatrix<Scalar>(ours.gamma), Case::gamma_grad);
-    check("beta", RowMatrix<Scalar>(ours.beta), Case::beta_grad);
+    check_gradients<Scalar, Case>(ours);
 }
 
 }  // namespace
@@ -541,6 +548,76 @@ TEST_CASE("InputPipeline::backward equals PyTorch's autograd (padding both sides
           "[backward]") {
     check_against_autograd<float, seqembed_backward_fixtures::Case_float>();
     check_against_autograd<double, seqembed_backward_fixtures::Case_double>();
+}
+
+namespace {
+
+template <typename Scalar, typename Case>
+void check_roberta_against_autograd() {
+    namespace fx = seqembed_backward_fixtures;
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.padding_idx = fx::padding_idx;
+    token_options.scale = seqembed::EmbeddingScale::none();
+    seqembed::PipelineOptions options;
+    options.positions = seqembed::PositionNumbering::non_padding_ids;
+    options.padding_id = fx::padding_idx;
+    options.padded_rows = seqembed::PaddedRows::computed;
+    seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>> pipeline(
+        seqembed::TokenEmbedding<Scalar>::from_weights(fixture_matrix<Scalar>(Case::token, fx::vocab, fx::d_model),
+                                                       token_options),
+        seqembed::LearnedPositionalEmbedding<Scalar>::from_weights(
+            fixture_matrix<Scalar>(Case::positions, fx::max_positions, fx::d_model),
+            seqembed::LearnedPositionsOptions::roberta(fx::padding_idx)),
+        options);
+    pipeline.set_token_types(
+        seqembed::TokenTypeEmbedding<Scalar>::from_weights(fixture_matrix<Scalar>(Case::types, fx::type_rows, fx::d_model)));
+    pipeline.set_layer_norm(seqembed::LayerNorm<Scalar>::from_weights(fixture_matrix<Scalar>(Case::gamma, 1, fx::d_model),
+                                                                      fixture_matrix<Scalar>(Case::beta, 1, fx::d_model),
+                                                                      1e-5));
+    IdMatrix ids(fx::batch, fx::seq);
+    IdMatrix types(fx::batch, fx::seq);
+    for (Index k = 0; k < ids.size(); ++k) {
+        ids.data()[k] = fx::roberta_ids[k];
+        types.data()[k] = fx::roberta_token_types[k];
+    }
+    const std::vector<std::int64_t> past(std::begin(fx::roberta_past), std::end(fx::roberta_past));
+    seqembed::Batch batch(ids, seqembed::Padding::none(), seqembed::StepOffsets(past));
+    batch.token_types = types;
+    const RowMatrix<Scalar> grad = fixture_matrix<Scalar>(Case::grad_out, ids.size(), fx::d_model).array() *
+                                   fixture_matrix<Scalar>(Case::mask, ids.size(), fx::d_model).array();
+    const seqembed::PipelineGradients<Scalar> ours = pipeline.backward(batch, grad);
+    // Pad ids read row padding_idx of both tables, which receive no gradient.
+    CHECK(std::find(ours.token.rows.begin(), ours.token.rows.end(), fx::padding_idx) == ours.token.rows.end());
+    CHECK(std::find(ours.positions.rows.begin(), ours.positions.rows.end(), fx::padding_idx) ==
+          ours.positions.rows.end());
+    check_gradients<Scalar, Case>(ours);
+}
+
+}  // namespace
+
+TEST_CASE("RoBERTa's padding_idx rows, which pad ids read, receive no gradient, as Hugging Face's nn.Embedding",
+          "[backward]") {
+    check_roberta_against_autograd<float, seqembed_backward_fixtures::RobertaCase_float>();
+    check_roberta_against_autograd<double, seqembed_backward_fixtures::RobertaCase_double>();
+}
+
+TEST_CASE("A learned position table's padding_idx: zeroed when seeded, recorded for weights, checked", "[backward]") {
+    seqembed::LearnedPositionsOptions options;
+    options.padding_idx = -2;  // row 4 of 6
+    const seqembed::LearnedPositionalEmbedding<double> seeded(6, 3, options);
+    CHECK(seeded.padding_idx() == std::optional<std::int64_t>(4));
+    CHECK(seeded.table().row(4).isZero());
+    CHECK(!seeded.table().row(3).isZero());
+    const RowMatrix<double> weights = RowMatrix<double>::Ones(6, 3);
+    const auto loaded = seqembed::LearnedPositionalEmbedding<double>::from_weights(weights, options);
+    CHECK(loaded.table().row(4).isOnes());
+    CHECK(loaded.backward(0, RowMatrix<double>::Ones(6, 3)).rows == std::vector<std::int64_t>{0, 1, 2, 3, 5});
+    options.padding_idx = 6;
+    CHECK_THROWS_AS(seqembed::LearnedPositionalEmbedding<double>::from_weights(weights, options), seqembed::index_error);
+    options.padding_idx = -7;
+    CHECK_THROWS_AS(seqembed::LearnedPositionalEmbedding<double>(6, 3, options), seqembed::index_error);
+    CHECK(seqembed::LearnedPositionsOptions::roberta(1).padding_idx == std::optional<std::int64_t>(1));
+    CHECK(!seqembed::LearnedPositionsOptions::bart().padding_idx);
 }
 
 TEST_CASE("The stages' backward chained by hand equal the pipeline's, bit for bit", "[backward]") {
@@ -738,6 +815,62 @@ TEST_CASE("A bfloat16 token table trains through float master weights, rounded b
     CHECK(embedding.table() == table);  // the embedding the pipeline was built from keeps its values
     CHECK_THROWS_AS(pipeline.round_master_rows({12}), seqembed::index_error);
     CHECK(!pipeline.trainable().token->copied);  // the master is the pipeline's own now
+}
+
+TEST_CASE("backward_step stores the rows it stepped into a bfloat16 table, as round_master_rows", "[backward][trainable]") {
+    using Narrow = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>,
+                                           seqembed::TokenEmbedding<float, Eigen::bfloat16>>;
+    const RowMatrix<Eigen::bfloat16> table = random_matrix(12, 8, 30).cast<Eigen::bfloat16>();
+    const auto make = [&] {
+        return Narrow(seqembed::TokenEmbedding<float, Eigen::bfloat16>::from_weights(table),
+                      seqembed::LearnedPositionalEmbedding<float>::from_weights(random_matrix(4, 8, 31).cast<float>()));
+    };
+    IdMatrix ids(1, 4);
+    ids << 3, 5, 5, 9;
+    const seqembed::Batch batch(ids);
+    const RowMatrix<float> g = random_matrix(4, 8, 32).cast<float>();
+    for (const bool finite : {true, false}) {  // the fused path, and the unfused one
+        INFO("check_finite " << finite);
+        Narrow fused = make();
+        Narrow unfused = make();
+        seqembed::optim::SparseAdamOptions options;
+        options.check_finite = finite;
+        seqembed::optim::SparseAdam<float> fused_step("token", 12, 8, options);
+        seqembed::optim::SparseAdam<float> unfused_step("token", 12, 8, options);
+        for (int s = 0; s < 3; ++s) {
+            (void)fused.backward_step(batch, g, std::nullopt, fused_step, 1e-2);
+            const auto grads = unfused.backward(batch, g);
+            unfused_step.step(unfused.trainable().token->weights, grads.token, 1e-2);
+            unfused.round_master_rows(grads.token.rows);
+        }
+        CHECK(fused.embedding().table() == unfused.embedding().table());
+        CHECK(fused.embedding().table() != table);
+        CHECK(fused.embedding().table().row(5) == fused.trainable().token->weights.row(5).cast<Eigen::bfloat16>());
+        CHECK(fused.embedding().table().row(0) == table.row(0));
+    }
+}
+
+TEST_CASE("The backward of a forward made before trainable() is refused when LayerNorm recomputes its input", "[backward][bad-input]") {
+    Pipeline pipeline(seqembed::TokenEmbedding<double>::from_weights(random_matrix(10, 8, 33)),
+                      seqembed::LearnedPositionalEmbedding<double>::from_weights(random_matrix(6, 8, 34)), {0.1, 3});
+    pipeline.set_training(true);
+    IdMatrix ids(1, 3);
+    ids << 1, 2, 3;
+    const seqembed::Batch batch(ids);
+    const RowMatrix<double> g = random_matrix(3, 8, 35);
+    RowMatrix<double> out(3, 8);
+    const std::optional<std::uint64_t> first = pipeline.forward_into(batch, out);
+    (void)pipeline.trainable();
+    CHECK_NOTHROW(pipeline.backward(batch, g, first));  // without LayerNorm the tables are not read
+    pipeline.set_layer_norm(seqembed::LayerNorm<double>(8));
+    CHECK_THROWS_AS(pipeline.backward(batch, g, first), seqembed::value_error);
+    const std::optional<std::uint64_t> second = pipeline.forward_into(batch, out);
+    CHECK_NOTHROW(pipeline.backward(batch, g, second));  // opened before that forward
+    (void)pipeline.trainable();
+    const std::string message = test_support::message_of<seqembed::value_error>([&] { (void)pipeline.backward(batch, g, second); });
+    CHECK(message.find("dropout call 1's forward ran before trainable() opened the tables") != std::string::npos);
+    const std::optional<std::uint64_t> third = pipeline.forward_into(batch, out);
+    CHECK_NOTHROW(pipeline.backward(batch, g, third));
 }
 
 TEST_CASE("A pipeline with sinusoidal positions or none trains its token table only", "[backward]") {

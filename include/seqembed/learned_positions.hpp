@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -34,6 +35,11 @@ struct LearnedPositionsOptions {
     std::uint64_t seed = 0;
     /// @brief With weights from the caller: throw if any value is NaN or infinite.
     bool check_finite = false;
+    /// @brief As nn.Embedding's padding_idx: the table row that receives no gradient, in
+    ///        [-max_positions, max_positions) (negative counts from the end). RoBERTa's position
+    ///        table has one: its padding_idx, the row its padded tokens read. A seeded table
+    ///        zeroes the row, as nn.Embedding does; pre-trained weights are read as they are.
+    std::optional<std::int64_t> padding_idx;
 
     /// @brief BERT and GPT-2: token t reads row t.
     /// @return default options: offset 0, seed 0, check_finite off.
@@ -46,13 +52,15 @@ struct LearnedPositionsOptions {
         return options;
     }
     /// @brief RoBERTa: token t reads row padding_idx + 1 + t (a 514-row table serves 512
-    ///        tokens).
+    ///        tokens); row padding_idx, which its padded tokens read, receives no gradient (its
+    ///        nn.Embedding's padding_idx).
     /// @param padding_idx the vocabulary's padding id (1 in RoBERTa).
-    /// @return options with offset padding_idx + 1, seed 0, check_finite off.
+    /// @return options with offset padding_idx + 1 and padding_idx, seed 0, check_finite off.
     /// @throws index_error if padding_idx + 1 overflows std::int64_t.
     static LearnedPositionsOptions roberta(std::int64_t padding_idx = 1) {
         LearnedPositionsOptions options;
         options.offset = detail::checked_add("RoBERTa position offset", padding_idx, 1);
+        options.padding_idx = padding_idx;
         return options;
     }
 };
@@ -81,24 +89,28 @@ public:
     /// @brief A table initialised with seeded N(0, 1) draws, as nn.Embedding does.
     /// @param max_positions rows, > 0.
     /// @param d_model columns, > 0.
-    /// @param options offset (in [0, max_positions)) and seed.
+    /// @param options offset (in [0, max_positions)), seed and padding_idx (its row is zeroed).
     /// @throws value_error for a size <= 0 or a table too large; index_error for an offset
-    ///         outside [0, max_positions).
+    ///         outside [0, max_positions) or a padding_idx outside [-max_positions,
+    ///         max_positions).
     LearnedPositionalEmbedding(Index max_positions, Index d_model,
                                const LearnedPositionsOptions& options = {})
         : m_table(allocate_table(max_positions, d_model)),
-          m_offset(checked_offset(options.offset, max_positions)) {
+          m_offset(checked_offset(options.offset, max_positions)),
+          m_padding_idx(checked_padding_idx(options.padding_idx, max_positions)) {
         detail::fill_standard_normal(m_table.writable().data(), m_table.writable().size(), options.seed,
                                      detail::InitStream::learned_positions);
+        if (m_padding_idx) m_table.writable().row(static_cast<Index>(*m_padding_idx)).setZero();
     }
 
     /// @brief A table holding a copy of pre-trained weights (max_positions x d_model).
     /// @param weights the table.
-    /// @param options offset and check_finite.
+    /// @param options offset, check_finite and padding_idx (recorded, the row is not zeroed).
     /// @return a table that owns its copy of weights, so weights may be freed or changed
     ///         afterwards.
     /// @throws value_error for an empty table, one too large for memory or, when checked, a
-    ///         non-finite value; index_error for an offset outside [0, weights.rows()).
+    ///         non-finite value; index_error for an offset outside [0, weights.rows()) or a
+    ///         padding_idx outside [-weights.rows(), weights.rows()).
     static LearnedPositionalEmbedding from_weights(
         const Eigen::Ref<const RowMatrix<Scalar>>& weights,
         const LearnedPositionsOptions& options = {}) {
@@ -114,13 +126,14 @@ public:
     /// @param data first value of row 0.
     /// @param max_positions rows.
     /// @param d_model columns.
-    /// @param options offset and check_finite.
+    /// @param options offset, check_finite and padding_idx (recorded, the row is not zeroed).
     /// @param owner whatever keeps data alive (a file mapping): held by the table and its
     ///        copies. Null: the caller keeps the values alive.
     /// @return a table reading data in place; without an owner, it and every copy of it are
     ///         valid only while the max_positions x d_model values at data live.
     /// @throws value_error for a null pointer, a size <= 0 or, when checked, a non-finite value;
-    ///         index_error for an offset outside [0, max_positions).
+    ///         index_error for an offset outside [0, max_positions) or a padding_idx outside
+    ///         [-max_positions, max_positions).
     static LearnedPositionalEmbedding view(const Scalar* data, Index max_positions, Index d_model,
                                            const LearnedPositionsOptions& options = {},
                                            std::shared_ptr<const void> owner = nullptr) {
@@ -142,6 +155,9 @@ public:
     /// @brief Row read by the first token.
     /// @return the offset of the options, in [0, max_positions).
     std::int64_t offset() const noexcept { return m_offset; }
+    /// @brief The table row that receives no gradient (LearnedPositionsOptions::padding_idx).
+    /// @return the row, in [0, max_positions), or none.
+    std::optional<std::int64_t> padding_idx() const noexcept { return m_padding_idx; }
     /// @brief How many token positions the table serves.
     /// @return max_positions - offset, >= 1: tokens 0 .. capacity - 1 have a row.
     Index capacity() const noexcept { return m_table.rows() - static_cast<Index>(m_offset); }
@@ -173,7 +189,8 @@ public:
     ///        row k of grad_output is the gradient of table row offset + first + k.
     /// @param first token index of the first row, as given to forward.
     /// @param grad_output count x d_model.
-    /// @return the row-sparse gradient of rows offset + first .. offset + first + count - 1.
+    /// @return the row-sparse gradient of rows offset + first .. offset + first + count - 1,
+    ///         but padding_idx()'s.
     /// @throws shape_error if grad_output.cols() != d_model; index_error past the table.
     RowGradient<Scalar> backward(std::int64_t first, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output) const {
         if (grad_output.cols() != d_model())
@@ -182,7 +199,8 @@ public:
         require_positions(first, grad_output.rows());
         std::vector<detail::RowRead<Scalar>> reads;
         reads.reserve(static_cast<std::size_t>(grad_output.rows()));
-        for (Index k = 0; k < grad_output.rows(); ++k) reads.push_back({m_offset + first + k, k, Scalar(1)});
+        for (Index k = 0; k < grad_output.rows(); ++k)
+            if (m_offset + first + k != m_padding_idx) reads.push_back({m_offset + first + k, k, Scalar(1)});
         return detail::sum_reads(reads, detail::GradientRows<Scalar>::of(grad_output), max_positions(), d_model());
     }
 
@@ -244,7 +262,9 @@ private:
     }
 
     LearnedPositionalEmbedding(detail::RowTable<Scalar> table, const LearnedPositionsOptions& options)
-        : m_table(std::move(table)), m_offset(checked_offset(options.offset, m_table.rows())) {}
+        : m_table(std::move(table)),
+          m_offset(checked_offset(options.offset, m_table.rows())),
+          m_padding_idx(checked_padding_idx(options.padding_idx, m_table.rows())) {}
 
     static detail::RowTable<Scalar> allocate_table(Index max_positions, Index d_model) {
         detail::require_positive("max_positions", max_positions);
@@ -259,8 +279,18 @@ private:
         return offset;
     }
 
+    static std::optional<std::int64_t> checked_padding_idx(std::optional<std::int64_t> padding_idx,
+                                                           Index max_positions) {
+        if (!padding_idx) return std::nullopt;
+        if (*padding_idx < -max_positions || *padding_idx >= max_positions)
+            detail::fail<index_error>("learned position padding_idx ", *padding_idx, " is outside [", -max_positions,
+                                      ", ", max_positions, ")");
+        return *padding_idx < 0 ? *padding_idx + max_positions : *padding_idx;
+    }
+
     detail::RowTable<Scalar> m_table;
     std::int64_t m_offset;
+    std::optional<std::int64_t> m_padding_idx;
 };
 
 }  // namespace seqembed

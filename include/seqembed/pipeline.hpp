@@ -406,8 +406,9 @@ public:
     ///
     /// The batch is the forward's, with the same padding, offsets, token types and position ids.
     /// Padded tokens' rows receive no gradient when they are zero (PaddedRows::zero); computed
-    /// rows (PaddedRows::computed) pass theirs on as the framework's do. The token table's row of
-    /// PipelineOptions::padding_id, when set, receives none (nn.Embedding's padding_idx). Each
+    /// rows (PaddedRows::computed) pass theirs on as the framework's do. The token table's row
+    /// TokenEmbeddingOptions::padding_idx and a learned position table's row
+    /// LearnedPositionsOptions::padding_idx, when set, receive none (nn.Embedding's). Each
     /// table row's gradient sums the rows that read it in order of output row, in double for a
     /// float pipeline, so the result does not depend on the thread count.
     /// @param batch the forward's batch.
@@ -417,7 +418,9 @@ public:
     ///        mode.
     /// @return the gradients (PipelineGradients: row-sparse tables, LayerNorm's vectors).
     /// @throws as forward_into for the batch; shape_error for grad_output of the wrong shape;
-    ///         value_error for a call number this pipeline's dropout has not used yet.
+    ///         value_error for a call number this pipeline's dropout has not used yet, or with
+    ///         LayerNorm, for a call whose forward ran before the last trainable() (LayerNorm's
+    ///         backward recomputes its input from the tables as they are now).
     PipelineGradients<Scalar> backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                        std::optional<std::uint64_t> call = std::nullopt) const {
         check_backward(batch, grad_output, call);
@@ -473,7 +476,8 @@ public:
     ///        at once, so the token table's gradient is never stored. The table and the
     ///        optimizer end as backward() then optimizer.step(trainable().token->weights,
     ///        gradients.token, lr) leave them, bit for bit. A bfloat16 or half table steps its
-    ///        master weights; round_master_rows() stores them, as after an unfused step.
+    ///        master weights, and the rows it stepped are stored back into the table, rounded
+    ///        (round_master_rows), as mixed-precision training does after each step.
     /// @tparam LazyOptimizer optim::LazySgd, optim::RowwiseAdagrad or optim::SparseAdam.
     /// @param batch the forward's batch.
     /// @param grad_output (batch * seq) x d_model.
@@ -492,6 +496,8 @@ public:
         check_backward(batch, grad_output, call);
         detail::require_learning_rate("token table", lr);
         TrainableTable<Scalar> table = trainable().token.value();
+        // A narrow table made its own before the step, so that storing the stepped rows cannot fail.
+        m_embedding.round_master_rows({});
         const bool finite = token_optimizer.options().check_finite;
         bool fused = false;
         PipelineGradients<Scalar> gradients = gradients_of(
@@ -515,13 +521,17 @@ public:
                                 step_span, detail::takes_whole_rows<LazyOptimizer>);
                             run(&sink);
                         });
+                        m_embedding.round_master_rows(plan.rows);
                         fused = true;
                         return;
                     }
                 }
                 run(nullptr);
             });
-        if (!fused) token_optimizer.step(table.weights, gradients.token, lr);
+        if (!fused) {
+            token_optimizer.step(table.weights, gradients.token, lr);
+            m_embedding.round_master_rows(gradients.token.rows);
+        }
         gradients.token = empty_gradient(m_embedding.vocab_size());
         return gradients;
     }
@@ -530,12 +540,17 @@ public:
     ///        table a view, a file's mapping or shared with another pipeline or stage is copied
     ///        first (TrainableTable::copied says which), and the other holders keep the old
     ///        values. A token-type table viewing the token table (GPT-2's) is moved onto the
-    ///        token table's copy, so the two stay tied. No forward may run meanwhile. A
+    ///        token table's copy, so the two stay tied. No forward may run meanwhile, and with
+    ///        LayerNorm the backward of a forward made before this call is refused (its input
+    ///        would be recomputed from the changed tables). The maps stay valid until the
+    ///        pipeline is changed, copied (a copy shares the values written through them:
+    ///        open the copy's tables to give it its own), moved or destroyed. A
     ///        bfloat16 or half token table opens as its float master weights
     ///        (TokenEmbedding::trainable_table); round_master_rows() stores a step's rows back.
     /// @return the writable tables.
     /// @throws value_error if a copy does not fit in memory (the values are then unchanged).
     PipelineTables<Scalar> trainable() {
+        m_calls_at_open = m_dropout.calls();
         PipelineTables<Scalar> tables;
         const std::optional<std::int64_t> tied = m_types ? tied_type_row(0) : std::nullopt;
         // A tied type table views the token table without holding it (the pipeline's embedding
@@ -683,6 +698,11 @@ private:
         if (call && *call >= m_dropout.calls())
             detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
                                       "below ", m_dropout.calls());
+        // LayerNorm's backward recomputes its input from the tables as they are now.
+        if (m_norm && call && *call < m_calls_at_open)
+            detail::fail<value_error>("dropout call ", *call, "'s forward ran before trainable() opened the tables for ",
+                                      "writing (at call ", m_calls_at_open, "): LayerNorm's backward recomputes its ",
+                                      "input from the tables as they are now, so run the backward before the step");
     }
 
     /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row
@@ -733,6 +753,9 @@ private:
         if constexpr (has_learned_positions) position_reads.reserve(static_cast<std::size_t>(ids.size()));
         if (m_norm) written.reserve(static_cast<std::size_t>(ids.size()));
         const TokenId no_gradient_id = m_embedding.padding_idx().value_or(-1);
+        [[maybe_unused]] std::int64_t no_gradient_position = -1;
+        if constexpr (has_learned_positions) no_gradient_position = m_positions.padding_idx().value_or(-1);
+        bool position_skipped = false;  // a row read no position row's gradient
         const VocabularyShard& shard = m_embedding.shard();
         detail::for_each_position(batch, m_numbering, m_padding_id, 0, ids.rows(),
                                   [&](Index b, Index t, bool real, std::int64_t position) {
@@ -755,8 +778,13 @@ private:
                         type_reads.push_back({*type, row, Scalar(1)});
                 }
             }
-            if constexpr (has_learned_positions)
-                position_reads.push_back({m_positions.offset() + position, row, Scalar(1)});
+            if constexpr (has_learned_positions) {
+                const std::int64_t position_row = m_positions.offset() + position;
+                if (position_row != no_gradient_position)
+                    position_reads.push_back({position_row, row, Scalar(1)});
+                else
+                    position_skipped = true;
+            }
         });
 
         // The memory of the last backward, reused: fresh memory faults on every page (a new
@@ -827,9 +855,11 @@ private:
             others_summed = true;
         };
         // The other tables' pass first, when it reads every row the token table reads (a learned
-        // position table's reads do): the bound of those rows, which a fused step checks before
-        // it writes, found as the pass reads them. None otherwise, and no pass.
+        // position table's reads do, unless a row read its padding_idx): the bound of those rows,
+        // which a fused step checks before it writes, found as the pass reads them. None
+        // otherwise, and no pass.
         const auto bound_others = [&]() -> std::optional<detail::RowsBound<Scalar>> {
+            if (position_skipped) return std::nullopt;
             if constexpr (has_learned_positions) {
                 detail::RowsBound<Scalar> bound;
                 sum_others(&bound);
@@ -1078,6 +1108,9 @@ private:
     TokenId m_padding_id;
     PaddedRows m_padded_rows;
     TokenTypeOptions m_type_options;
+    /// The dropout's calls() when trainable() last opened the tables: a forward of an earlier
+    /// call saw tables that may have changed since.
+    std::uint64_t m_calls_at_open = 0;
     /// The backward's scratch memory, kept for the next backward.
     std::shared_ptr<detail::ScratchShelf<detail::BackwardScratch<Scalar>>> m_scratch =
         std::make_shared<detail::ScratchShelf<detail::BackwardScratch<Scalar>>>();

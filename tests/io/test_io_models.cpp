@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -160,6 +161,30 @@ TEST_CASE("Each rotary model family takes its rotary stage from config.json, wit
     CHECK(seqembed::io::load_llama(root / "llama").rotary->options().scaling == seqembed::RotaryScaling::llama3);
     CHECK(seqembed::io::load_qwen2(root / "qwen2").rotary->options().scaling == seqembed::RotaryScaling::yarn);
     CHECK(seqembed::io::load_gpt_neox(root / "gpt_neox").rotary->options().base == 20000.0);
+}
+
+TEST_CASE("A loaded rotary stage computes positions past max_position_embeddings, as Hugging Face's module",
+          "[io][models][rotary]") {
+    for (long r = 0; r < fixtures::all_rotary_count; ++r) {
+        const fixtures::Rotary& want = fixtures::all_rotary[r];
+        INFO(want.family);
+        const std::filesystem::path directory =
+            std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models" / want.family;
+        const std::optional<seqembed::RotaryEmbedding<float>> rope = rotary_of(want.family, directory);
+        REQUIRE(rope.has_value());
+        CHECK(rope->options().beyond == seqembed::BeyondTable::compute);
+        // The same stage with a table twice as long holds those rows: the same bits.
+        seqembed::RotaryOptions longer = rope->options();
+        longer.max_positions = 2 * rope->max_positions();
+        const seqembed::RotaryEmbedding<float> reference(longer);
+        RowMatrix<float> cos(1, rope->pairs()), sin(1, rope->pairs());
+        RowMatrix<float> want_cos(1, rope->pairs()), want_sin(1, rope->pairs());
+        const std::int64_t past = rope->max_positions() + 7;
+        rope->forward_into(past, cos, sin);
+        reference.forward_into(past, want_cos, want_sin);
+        CHECK(cos == want_cos);
+        CHECK(sin == want_sin);
+    }
 }
 
 TEST_CASE("A model family without RoPE has no rotary stage", "[io][models][rotary]") {
@@ -449,4 +474,79 @@ TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard
         CHECK(load(copy).find("model.safetensors: is a link to a file that is not there") != std::string::npos);
     }
 
+}
+
+TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embedding, and RoBERTa's position table",
+          "[io][models][backward]") {
+    // Hugging Face's modules: nn.Embedding(vocab_size, hidden, padding_idx=config.pad_token_id)
+    // but for GPT-2, GPT-NeoX and T5; RoBERTa's position table takes padding_idx too.
+    const std::map<std::string, std::optional<seqembed::TokenId>> expected = {
+        {"bert", 0},   {"electra", 0},          {"roberta", 1},      {"gpt2", std::nullopt},
+        {"bart", 1},   {"opt", 1},              {"marian", 59},      {"t5", std::nullopt},
+        {"llama", {}}, {"mistral", {}},         {"qwen2", {}},       {"gemma", 0},
+        {"phi", {}},   {"gpt_neox", std::nullopt}};
+    for (long f = 0; f < fixtures::all_families_count; ++f) {
+        const fixtures::Family& family = *fixtures::all_families[f];
+        INFO(family.name);
+        const seqembed::io::Model model = seqembed::io::load_model(io_test::model_directory(family));
+        REQUIRE(expected.count(family.name) == 1);
+        const std::optional<seqembed::TokenId> want = expected.at(family.name);
+        std::optional<seqembed::TokenId> token;
+        std::optional<std::int64_t> positions;
+        if (const auto* learned = model.learned()) {
+            token = learned->pipeline.embedding().padding_idx();
+            positions = learned->pipeline.positions().padding_idx();
+            if (learned->decoder) CHECK(learned->decoder->embedding().padding_idx() == want);
+        } else {
+            token = model.lookup()->pipeline.embedding().padding_idx();
+        }
+        CHECK(token == want);
+        CHECK(positions == (std::string(family.name) == "roberta" ? std::optional<std::int64_t>(1) : std::nullopt));
+    }
+}
+
+TEST_CASE("ModelConfig's embedding_padding_idx: pad_token_id, the config class's default, or none", "[io][models]") {
+    const auto read = [](const std::string& json) {
+        const test_support::TempDir dir;
+        std::ofstream(dir / "config.json") << json;
+        return seqembed::io::ModelConfig::read(dir / "config.json");
+    };
+    const std::string bert = R"("model_type": "bert", "vocab_size": 30, "hidden_size": 8, "max_position_embeddings": 16,
+                                "type_vocab_size": 2)";
+    CHECK(read("{" + bert + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(0));  // BertConfig's default
+    CHECK(read("{" + bert + R"(, "pad_token_id": 3})").embedding_padding_idx == std::optional<seqembed::TokenId>(3));
+    CHECK(!read("{" + bert + R"(, "pad_token_id": null})").embedding_padding_idx);
+    CHECK(read("{" + bert + R"(, "pad_token_id": -1})").embedding_padding_idx == std::optional<seqembed::TokenId>(-1));
+    CHECK_THROWS_WITH(read("{" + bert + R"(, "pad_token_id": 30})"),
+                      Catch::Contains("'pad_token_id' is 30, outside the token table's rows [-30, 30)"));
+    const std::string llama = R"("model_type": "llama", "vocab_size": 30, "hidden_size": 8, "max_position_embeddings": 16,
+                                 "num_attention_heads": 2)";
+    CHECK(!read("{" + llama + "}").embedding_padding_idx);
+    CHECK(read("{" + llama + R"(, "pad_token_id": 2})").embedding_padding_idx == std::optional<seqembed::TokenId>(2));
+    const std::string gpt2 = R"("model_type": "gpt2", "vocab_size": 30, "n_embd": 8, "n_positions": 16)";
+    CHECK(!read("{" + gpt2 + R"(, "pad_token_id": 2})").embedding_padding_idx);
+}
+
+TEST_CASE("ELECTRA's embedding_size defaults to ElectraConfig's 128", "[io][models]") {
+    const test_support::TempDir dir;
+    std::ofstream(dir / "config.json") << R"({"model_type": "electra", "vocab_size": 30, "hidden_size": 256,
+        "max_position_embeddings": 16, "type_vocab_size": 2})";
+    CHECK(seqembed::io::ModelConfig::read(dir / "config.json").embedding_size == 128);
+}
+
+TEST_CASE("A RoBERTa checkpoint trains neither table's padding_idx row, with padded rows computed", "[io][models][backward]") {
+    seqembed::PipelineOptions options;
+    options.padded_rows = seqembed::PaddedRows::computed;
+    const seqembed::io::LearnedModelInput stage =
+        seqembed::io::load_roberta(std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models/roberta", options);
+    seqembed::IdMatrix ids(2, 5);
+    ids << 0, 7, 9, 1, 1,  //
+        1, 0, 4, 1, 2;
+    const seqembed::Batch batch(ids);
+    const Index width = stage.pipeline.d_model();
+    const seqembed::PipelineGradients<float> grads =
+        stage.pipeline.backward(batch, seqembed::RowMatrix<float>::Ones(ids.size(), width));
+    CHECK(grads.token.rows == std::vector<std::int64_t>{0, 2, 4, 7, 9});
+    // Real tokens read rows 2, 3, 4 (after the pad inside the second sequence: 2, 3, 4 again).
+    CHECK(grads.positions.rows == std::vector<std::int64_t>{2, 3, 4});
 }

@@ -152,3 +152,50 @@ TEST_CASE("TrainingState names what it cannot restore and changes nothing", "[io
     CHECK(file.metadata().at("positions_adamw/optimizer") == "AdamW<float>");
     CHECK(file.integers("dropout_calls").scalar() == 1);
 }
+
+TEST_CASE("A bfloat16 token table's run resumes bit for bit from its master weights and round_master()",
+          "[io][training]") {
+    using Narrow = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>,
+                                           seqembed::TokenEmbedding<float, Eigen::bfloat16>>;
+    struct NarrowRun {
+        Narrow pipeline{seqembed::TokenEmbedding<float, Eigen::bfloat16>(40, 8), seqembed::LearnedPositionalEmbedding<float>(16, 8),
+                        {0.2, 9}};
+        seqembed::optim::SparseAdam<float> token{"token", 40, 8};
+
+        NarrowRun() { pipeline.set_training(true); }
+
+        void step(int step) {
+            IdMatrix ids(2, 6);
+            std::mt19937 generator(static_cast<unsigned>(300 + step));
+            for (Index k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>(generator() % 40);
+            const seqembed::Batch batch(ids);
+            const std::uint64_t call = pipeline.dropout().calls();
+            const RowMatrix<float> out = pipeline.forward(batch);
+            (void)pipeline.backward_step(batch, out * 0.5f, call, token, 0.05);
+        }
+    };
+    NarrowRun straight;
+    for (int s = 0; s < 6; ++s) straight.step(s);
+
+    NarrowRun first;
+    for (int s = 0; s < 3; ++s) first.step(s);
+    seqembed::io::TrainingState state;
+    state.add_table("token_master", first.pipeline.trainable().token->weights);
+    state.add_optimizer("token_adam", first.token);
+    state.add_counter("dropout_calls", first.pipeline.dropout().calls());
+    const std::string bytes = state.serialize();
+
+    NarrowRun resumed;
+    const seqembed::io::TrainingState saved = seqembed::io::TrainingState::from_bytes(bytes);
+    saved.restore_table("token_master", resumed.pipeline.trainable().token->weights);
+    resumed.pipeline.round_master();
+    saved.restore_optimizer("token_adam", resumed.token);
+    seqembed::Dropout counter = resumed.pipeline.dropout();
+    counter.set_calls(saved.counter("dropout_calls"));
+    CHECK(resumed.pipeline.embedding().table() == first.pipeline.embedding().table());
+    for (int s = 3; s < 6; ++s) resumed.step(s);
+
+    CHECK(resumed.pipeline.embedding().table() == straight.pipeline.embedding().table());
+    CHECK(resumed.pipeline.trainable().token->weights == straight.pipeline.trainable().token->weights);
+    CHECK(resumed.token.exp_avg_sq() == straight.token.exp_avg_sq());
+}

@@ -19,6 +19,16 @@ autograd's gradients of the token, position and type tables and of gamma and bet
 and float64. The dropout mask (kept with probability 0.8, scaled by 1 / 0.8) is drawn here and
 written out: seqembed's own mask is tested against the call's in tests/test_backward.cpp, and
 here the C++ test multiplies g by this mask and runs the backward of evaluation.
+
+A second case is RoBERTa's stage as Hugging Face's RobertaEmbeddings writes it, where both tables
+are nn.Embedding(..., padding_idx=PAD) and every row is computed (pad ids included):
+
+    position_ids = (cumsum(ids != PAD) + past) * (ids != PAD) + PAD
+    x = F.embedding(ids, token, padding_idx=PAD) + types[type_ids]
+        + F.embedding(position_ids, positions, padding_idx=PAD)
+    y = F.layer_norm(x, (d,), gamma, beta, 1e-5) * mask
+
+so neither table's row PAD receives a gradient, though pad ids read both.
 """
 import os
 import torch
@@ -46,28 +56,63 @@ def positions():
     return out
 
 
-def run(dtype):
-    g = torch.Generator().manual_seed(2028)
+def weights(dtype, seed, rows):
+    """The tables, LayerNorm's weights, the output's gradient and the dropout mask of `rows` rows."""
+    g = torch.Generator().manual_seed(seed)
     normal = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
     token = normal(VOCAB, D)
     pos_table = normal(MAX_POS, D)
     type_table = normal(TYPES, D)
     gamma = (1.0 + 0.5 * normal(D)).to(dtype)
     beta = normal(D)
-    grad_out = normal(len(IDS) * len(IDS[0]), D)
-    mask = (torch.rand(len(IDS) * len(IDS[0]), D, generator=g, dtype=torch.float64) < 0.8).to(dtype) / torch.tensor(0.8, dtype=dtype)
+    grad_out = normal(rows, D)
+    mask = (torch.rand(rows, D, generator=g, dtype=torch.float64) < 0.8).to(dtype) / torch.tensor(0.8, dtype=dtype)
+    return dict(token=token, positions=pos_table, types=type_table, gamma=gamma, beta=beta, grad_out=grad_out,
+                mask=mask)
 
-    params = [p.clone().requires_grad_(True) for p in (token, pos_table, type_table, gamma, beta)]
+
+def autograd(inputs, loss_of):
+    """The inputs with autograd's gradients of the tables and LayerNorm's weights, from
+    loss_of(token, positions, types, gamma, beta)."""
+    params = [inputs[k].clone().requires_grad_(True) for k in ("token", "positions", "types", "gamma", "beta")]
+    loss_of(*params).backward()
     w, pt, tt, ga, be = params
-    ids = torch.tensor(IDS)
-    rows = torch.tensor(positions()) + OFFSET
-    x = F.embedding(ids, w, padding_idx=PAD) * torch.tensor(SCALE, dtype=dtype) + tt[torch.tensor(TYPE_IDS)] + pt[rows]
-    y = F.layer_norm(x, (D,), ga, be, 1e-5).reshape(-1, D) * mask
-    y = y * torch.tensor(ATTENTION, dtype=dtype).reshape(-1, 1)
-    (y * grad_out).sum().backward()
-    inputs = dict(token=token, positions=pos_table, types=type_table, gamma=gamma, beta=beta, grad_out=grad_out, mask=mask)
     grads = dict(token_grad=w.grad, positions_grad=pt.grad, types_grad=tt.grad, gamma_grad=ga.grad, beta_grad=be.grad)
     return inputs, grads
+
+
+def run(dtype):
+    inputs = weights(dtype, 2028, len(IDS) * len(IDS[0]))
+    ids = torch.tensor(IDS)
+    rows = torch.tensor(positions()) + OFFSET
+
+    def loss(w, pt, tt, ga, be):
+        x = F.embedding(ids, w, padding_idx=PAD) * torch.tensor(SCALE, dtype=dtype) + tt[torch.tensor(TYPE_IDS)] + pt[rows]
+        y = F.layer_norm(x, (D,), ga, be, 1e-5).reshape(-1, D) * inputs["mask"]
+        y = y * torch.tensor(ATTENTION, dtype=dtype).reshape(-1, 1)
+        return (y * inputs["grad_out"]).sum()
+
+    return autograd(inputs, loss)
+
+
+ROBERTA_IDS = [[0, 5, 5, 2, 1, 1], [1, 1, 0, 7, 3, 2], [0, 4, 1, 9, 11, 2]]
+ROBERTA_TYPE_IDS = [[0, 0, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1], [1, 0, 1, 0, 1, 0]]
+ROBERTA_PAST = [0, 2, 1]
+
+
+def run_roberta(dtype):
+    inputs = weights(dtype, 2029, len(ROBERTA_IDS) * len(ROBERTA_IDS[0]))
+    ids = torch.tensor(ROBERTA_IDS)
+    real = ids.ne(PAD).long()
+    position_ids = (torch.cumsum(real, dim=1) + torch.tensor(ROBERTA_PAST).reshape(-1, 1)) * real + PAD
+
+    def loss(w, pt, tt, ga, be):
+        x = (F.embedding(ids, w, padding_idx=PAD) + tt[torch.tensor(ROBERTA_TYPE_IDS)]
+             + F.embedding(position_ids, pt, padding_idx=PAD))
+        y = F.layer_norm(x, (D,), ga, be, 1e-5).reshape(-1, D) * inputs["mask"]
+        return (y * inputs["grad_out"]).sum()
+
+    return autograd(inputs, loss)
 
 
 def hexes(t):
@@ -90,16 +135,22 @@ def main():
         "constexpr long attention_mask[] = {%s};" % ", ".join(str(v) for row in ATTENTION for v in row),
         "constexpr long token_types[] = {%s};" % ", ".join(str(v) for row in TYPE_IDS for v in row),
         "constexpr long step_offsets[] = {%s};" % ", ".join(str(v) for v in STEP_OFFSETS),
+        "constexpr long roberta_ids[] = {%s};" % ", ".join(str(v) for row in ROBERTA_IDS for v in row),
+        "constexpr long roberta_token_types[] = {%s};" % ", ".join(str(v) for row in ROBERTA_TYPE_IDS for v in row),
+        "constexpr long roberta_past[] = {%s};" % ", ".join(str(v) for v in ROBERTA_PAST),
         "",
     ]
-    for dtype, tag in ((torch.float32, "float"), (torch.float64, "double")):
-        inputs, grads = run(dtype)
-        lines.append("/// %s: the weights, the output's gradient and dropout mask, and autograd's gradients." % tag)
-        lines.append("struct Case_%s {" % tag)
-        for name, t in list(inputs.items()) + list(grads.items()):
-            lines.append("    static constexpr double %s[] = {%s};" % (name, hexes(t)))
-        lines.append("};")
-        lines.append("")
+    for case, runner, about in (("Case", run, "BERT-like, padded rows zero"),
+                                ("RobertaCase", run_roberta, "RoBERTa's, every row computed")):
+        for dtype, tag in ((torch.float32, "float"), (torch.float64, "double")):
+            inputs, grads = runner(dtype)
+            lines.append("/// %s, %s: the weights, the output's gradient and dropout mask, and autograd's gradients."
+                         % (about, tag))
+            lines.append("struct %s_%s {" % (case, tag))
+            for name, t in list(inputs.items()) + list(grads.items()):
+                lines.append("    static constexpr double %s[] = {%s};" % (name, hexes(t)))
+            lines.append("};")
+            lines.append("")
     lines.append("}  // namespace seqembed_backward_fixtures")
     lines.append("")
     with open(OUT, "w") as f:

@@ -56,14 +56,21 @@ struct ModelConfig {
     Index max_positions = 0;
     /// @brief Rows of the token-type table (BERT, ELECTRA, RoBERTa); 0 without one.
     Index type_vocab_size = 0;
-    /// @brief Width of the embedding stage: ELECTRA's embedding_size, OPT's word_embed_proj_dim
-    ///        for its token table; hidden_size elsewhere.
+    /// @brief Width of the embedding stage: ELECTRA's embedding_size (128, ElectraConfig's
+    ///        default, when absent), OPT's word_embed_proj_dim for its token table; hidden_size
+    ///        elsewhere.
     Index embedding_size = 0;
     /// @brief LayerNorm epsilon of the embedding stage (layer_norm_eps; 1e-5 for BART, whose
     ///        nn.LayerNorm takes torch's default); 0 without LayerNorm.
     double layer_norm_eps = 0;
     /// @brief The padding id, when the config has one.
     std::optional<TokenId> pad_token_id;
+    /// @brief The token table's padding_idx as the family's Hugging Face module sets it on its
+    ///        nn.Embedding (the row that receives no gradient): pad_token_id, or where
+    ///        config.json has no such key, the family's config class default (BERT and ELECTRA
+    ///        0, RoBERTa, BART and OPT 1, Gemma 0); none for an explicit null, and none for
+    ///        GPT-2, GPT-NeoX and T5, whose modules set none.
+    std::optional<TokenId> embedding_padding_idx;
     /// @brief BART and Marian: token rows are multiplied by sqrt(d_model).
     bool scale_embedding = false;
     /// @brief Marian: rows of the decoder's own token table (decoder_vocab_size) when it has
@@ -224,11 +231,12 @@ public:
     }
 
     /// The rows `shard` of the token table at `names` (shard.vocab_size x width), viewed in the
-    /// file, as a shard embedding when the checkpoint is split.
+    /// file, as a shard embedding when the checkpoint is split, with the family's padding_idx.
     TokenEmbedding<float> token_embedding(const std::vector<std::string>& names, const VocabularyShard& shard,
                                           Index width, TokenEmbeddingOptions options, const char* what) const {
         const Tensor<float> table = token_rows(names, shard, width, what);
         if (is_split()) options.shard = shard;
+        options.padding_idx = m_config.embedding_padding_idx;
         return TokenEmbedding<float>::view(table.data(), table.shape()[0], width, options, table.owner());
     }
 
@@ -380,6 +388,9 @@ inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
                                              options.head_dim, " is odd (RoPE rotates pairs of dimensions)");
     }
     options.max_positions = positive_key(config, name, {"max_position_embeddings", "n_positions"});
+    // Hugging Face's rotary module computes any position (and dynamic NTK's and LongRoPE's
+    // per-call frequencies only change past the table): rows past it are computed, not refused.
+    options.beyond = BeyondTable::compute;
     return seqembed::detail::run_renaming_error<format_error, value_error>(
         [&] { return RotaryEmbedding<float>(options); }, name, ": its rotary options are invalid: ");
 }
@@ -429,9 +440,9 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                                                  "has a preset");
     }
     result.embedding_size = result.hidden_size;
-    if (family == "electra") {
+    if (family == "electra") {  // ElectraConfig's default: 128
         const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
-        if (embedding_size != 0) result.embedding_size = embedding_size;
+        result.embedding_size = embedding_size != 0 ? embedding_size : 128;
     }
     if (family == "opt") {
         const Index projected = detail::positive_key(config, name, {"word_embed_proj_dim"}, false);
@@ -445,10 +456,28 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", pad->dump(), ", not an integer");
         result.pad_token_id = pad->get<std::int64_t>();
     }
+    const bool no_padding_idx = family == "gpt2" || family == "gpt_neox" || family == "t5";
+    if (!no_padding_idx) {
+        if (config.find("pad_token_id") == config.end()) {
+            if (family == "bert" || family == "electra" || family == "gemma")
+                result.embedding_padding_idx = 0;
+            else if (detail::is_roberta_family(family) || family == "bart" || family == "opt")
+                result.embedding_padding_idx = 1;
+        } else {
+            result.embedding_padding_idx = result.pad_token_id;
+        }
+    }
     result.decoder_vocab_size = result.vocab_size;
     if (family == "marian") {
         const Index decoder_vocab_size = detail::positive_key(config, name, {"decoder_vocab_size"}, false);
         if (decoder_vocab_size != 0) result.decoder_vocab_size = decoder_vocab_size;
+    }
+    if (const std::optional<TokenId> padding_idx = result.embedding_padding_idx) {
+        const Index rows = std::min(result.vocab_size, result.decoder_vocab_size);
+        if (*padding_idx < -rows || *padding_idx >= rows)
+            seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", *padding_idx,
+                                                 ", outside the token table's rows [", -rows, ", ", rows,
+                                                 ") (nn.Embedding refuses it as padding_idx)");
     }
     if (const nlohmann::json* scale = detail::find_key(config, {"scale_embedding"})) {
         if (!scale->is_boolean())
@@ -498,8 +527,7 @@ inline LearnedModelInput load_electra(const std::filesystem::path& directory, co
     LearnedModelInput stage = detail::bert_family(
         checkpoint, "electra.", detail::family_options(options, "load_electra", PositionNumbering::sequence_index), {});
     const ModelConfig& config = checkpoint.config();
-    if (config.embedding_size != config.hidden_size ||
-        checkpoint.has({"electra.embeddings_project.weight", "embeddings_project.weight"})) {
+    if (config.embedding_size != config.hidden_size) {  // ElectraModel has the layer only then
         const Tensor<float> weight = checkpoint.matrix({"electra.embeddings_project.weight", "embeddings_project.weight"},
                                                        config.hidden_size, config.embedding_size,
                                                        "hidden_size x embedding_size");
@@ -675,6 +703,7 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
     std::optional<TokenEmbedding<float>> embedding;
     TokenEmbeddingOptions unscaled;
     unscaled.scale = EmbeddingScale::none();
+    unscaled.padding_idx = config.embedding_padding_idx;
     if (config.embedding_size != width) {
         const VocabularyShard& shard = checkpoint.shard();
         const Tensor<float> table =
