@@ -418,9 +418,10 @@ public:
     ///        mode.
     /// @return the gradients (PipelineGradients: row-sparse tables, LayerNorm's vectors).
     /// @throws as forward_into for the batch; shape_error for grad_output of the wrong shape;
-    ///         value_error for a call number this pipeline's dropout has not used yet, or with
-    ///         LayerNorm, for a call whose forward ran before the last trainable() (LayerNorm's
-    ///         backward recomputes its input from the tables as they are now).
+    ///         value_error for a call number this pipeline's dropout has not used yet. With
+    ///         LayerNorm, whose backward recomputes its input from the tables as they are now,
+    ///         run the backward before a step changes them: nothing can tell a table written
+    ///         since the forward.
     PipelineGradients<Scalar> backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
                                        std::optional<std::uint64_t> call = std::nullopt) const {
         check_backward(batch, grad_output, call);
@@ -540,17 +541,14 @@ public:
     ///        table a view, a file's mapping or shared with another pipeline or stage is copied
     ///        first (TrainableTable::copied says which), and the other holders keep the old
     ///        values. A token-type table viewing the token table (GPT-2's) is moved onto the
-    ///        token table's copy, so the two stay tied. No forward may run meanwhile, and with
-    ///        LayerNorm the backward of a forward made before this call is refused (its input
-    ///        would be recomputed from the changed tables). The maps stay valid until the
-    ///        pipeline is changed, copied (a copy shares the values written through them:
-    ///        open the copy's tables to give it its own), moved or destroyed. A
+    ///        token table's copy, so the two stay tied. No forward may run meanwhile. The maps
+    ///        stay valid until the pipeline is changed, copied (a copy shares the values written
+    ///        through them: open the copy's tables to give it its own), moved or destroyed. A
     ///        bfloat16 or half token table opens as its float master weights
     ///        (TokenEmbedding::trainable_table); round_master_rows() stores a step's rows back.
     /// @return the writable tables.
     /// @throws value_error if a copy does not fit in memory (the values are then unchanged).
     PipelineTables<Scalar> trainable() {
-        m_calls_at_open = m_dropout.calls();
         PipelineTables<Scalar> tables;
         const std::optional<std::int64_t> tied = m_types ? tied_type_row(0) : std::nullopt;
         // A tied type table views the token table without holding it (the pipeline's embedding
@@ -698,11 +696,6 @@ private:
         if (call && *call >= m_dropout.calls())
             detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
                                       "below ", m_dropout.calls());
-        // LayerNorm's backward recomputes its input from the tables as they are now.
-        if (m_norm && call && *call < m_calls_at_open)
-            detail::fail<value_error>("dropout call ", *call, "'s forward ran before trainable() opened the tables for ",
-                                      "writing (at call ", m_calls_at_open, "): LayerNorm's backward recomputes its ",
-                                      "input from the tables as they are now, so run the backward before the step");
     }
 
     /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row
@@ -1108,9 +1101,6 @@ private:
     TokenId m_padding_id;
     PaddedRows m_padded_rows;
     TokenTypeOptions m_type_options;
-    /// The dropout's calls() when trainable() last opened the tables: a forward of an earlier
-    /// call saw tables that may have changed since.
-    std::uint64_t m_calls_at_open = 0;
     /// The backward's scratch memory, kept for the next backward.
     std::shared_ptr<detail::ScratchShelf<detail::BackwardScratch<Scalar>>> m_scratch =
         std::make_shared<detail::ScratchShelf<detail::BackwardScratch<Scalar>>>();

@@ -523,6 +523,9 @@ TEST_CASE("ModelConfig's embedding_padding_idx: pad_token_id, the config class's
                                  "num_attention_heads": 2)";
     CHECK(!read("{" + llama + "}").embedding_padding_idx);
     CHECK(read("{" + llama + R"(, "pad_token_id": 2})").embedding_padding_idx == std::optional<seqembed::TokenId>(2));
+    const std::string phi3 = R"("model_type": "phi3", "vocab_size": 32064, "hidden_size": 8, "max_position_embeddings": 16,
+                                "num_attention_heads": 2)";
+    CHECK(read("{" + phi3 + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(32000));  // Phi3Config's
     const std::string gpt2 = R"("model_type": "gpt2", "vocab_size": 30, "n_embd": 8, "n_positions": 16)";
     CHECK(!read("{" + gpt2 + R"(, "pad_token_id": 2})").embedding_padding_idx);
 }

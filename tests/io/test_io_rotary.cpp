@@ -121,6 +121,23 @@ TEST_CASE("rotary: Family conventions: GPT-J's rotary_dim and interleaved pairs,
     CHECK(yarn.beta_fast == 32.0);  // `get("beta_fast") or 32`
     CHECK(yarn.beta_slow == 1.0);
     CHECK(yarn.original_max_position_embeddings == 4096);
+    // standardize_rope_params: the top-level original length before the rule's, and phi3's
+    // config class always has one (4096 by default); an explicit factor before the ratio.
+    const RotaryOptions both = parse(R"({"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 65536,
+        "original_max_position_embeddings": 2048,
+        "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 8192}})");
+    CHECK(both.original_max_position_embeddings == 2048);
+    CHECK(both.factor == 8.0);
+    const RotaryOptions phi3 = parse(R"({"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 2,
+        "max_position_embeddings": 65536,
+        "rope_scaling": {"type": "longrope", "original_max_position_embeddings": 8192,
+                         "short_factor": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],
+                         "long_factor": [2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2]}})");
+    CHECK(phi3.original_max_position_embeddings == 4096);
+    CHECK(phi3.factor == 16.0);  // 65536 / 4096
+    const RotaryOptions llama3 = parse(R"({"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 8192,
+        "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}})");
+    CHECK(llama3.original_max_position_embeddings == 8192);
 }
 
 TEST_CASE("rotary: Phi-3 and Phi-3.5 configs (model_type phi3): -4k the default rule, -128k LongRoPE per call with "

@@ -68,8 +68,8 @@ struct ModelConfig {
     /// @brief The token table's padding_idx as the family's Hugging Face module sets it on its
     ///        nn.Embedding (the row that receives no gradient): pad_token_id, or where
     ///        config.json has no such key, the family's config class default (BERT and ELECTRA
-    ///        0, RoBERTa, BART and OPT 1, Gemma 0); none for an explicit null, and none for
-    ///        GPT-2, GPT-NeoX and T5, whose modules set none.
+    ///        0, RoBERTa, BART and OPT 1, Gemma 0, Marian 58100, Phi-3 32000); none for an
+    ///        explicit null, and none for GPT-2, GPT-NeoX and T5, whose modules set none.
     std::optional<TokenId> embedding_padding_idx;
     /// @brief BART and Marian: token rows are multiplied by sqrt(d_model).
     bool scale_embedding = false;
@@ -388,8 +388,8 @@ inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
                                              options.head_dim, " is odd (RoPE rotates pairs of dimensions)");
     }
     options.max_positions = positive_key(config, name, {"max_position_embeddings", "n_positions"});
-    // Hugging Face's rotary module computes any position (and dynamic NTK's and LongRoPE's
-    // per-call frequencies only change past the table): rows past it are computed, not refused.
+    // Hugging Face's rotary module computes any position (and dynamic NTK's per-call
+    // frequencies only change past the table): rows past it are computed, not refused.
     options.beyond = BeyondTable::compute;
     return seqembed::detail::run_renaming_error<format_error, value_error>(
         [&] { return RotaryEmbedding<float>(options); }, name, ": its rotary options are invalid: ");
@@ -463,6 +463,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 result.embedding_padding_idx = 0;
             else if (detail::is_roberta_family(family) || family == "bart" || family == "opt")
                 result.embedding_padding_idx = 1;
+            else if (family == "marian")
+                result.embedding_padding_idx = 58100;
+            else if (family == "phi3")
+                result.embedding_padding_idx = 32000;
         } else {
             result.embedding_padding_idx = result.pad_token_id;
         }

@@ -38,7 +38,8 @@ namespace seqembed::io {
 ///   llama3's low_freq_factor and high_freq_factor; longrope's short_factor, long_factor and
 ///   attention_factor. For yarn, llama3 and longrope, original_max_position_embeddings is the
 ///   top-level key when the config has one (Phi-3's place), else the rule's, else
-///   max_position_embeddings; yarn's factor is the rule's (transformers 4.46 to 4.55 replaced
+///   max_position_embeddings (for model_type "phi3", whose config class always has the
+///   attribute: the top-level key, else its default 4096); yarn's factor is the rule's (transformers 4.46 to 4.55 replaced
 ///   it by max_position_embeddings / original when original was given, which made Qwen2.5's
 ///   model-card YaRN block a factor of 1; PR 40320 changed it back), longrope's the rule's or
 ///   else that ratio. Dynamic uses max_position_embeddings as the trained length.
@@ -236,9 +237,11 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
         return *max_positions;
     };
     // standardize_rope_params (transformers 5) for llama3, yarn and longrope: the top-level key
-    // (Phi-3's place) first, then the rule's, then max_position_embeddings.
+    // (Phi-3's place) first, then the rule's, then max_position_embeddings. Phi3Config always
+    // has the attribute (4096 by default), so for phi3 the rule's is never read.
     const auto original_length = [&](const char* rule_name) -> Index {
         if (const std::optional<Index> at_top = top.count("original_max_position_embeddings")) return *at_top;
+        if (model_type == "phi3") return 4096;
         if (const std::optional<Index> in_rule = rule.count("original_max_position_embeddings")) return *in_rule;
         return need_max_positions(rule_name);
     };
