@@ -51,6 +51,9 @@ struct Setup {
     bool types = true;
     std::int64_t position_offset = 2;
     seqembed::PaddedRows padded_rows = seqembed::PaddedRows::zero;
+    /// How the batch gives the positions: its mask alone, a mask over 2 past tokens and the
+    /// current ones (a decoding cache's), or explicit position ids.
+    enum class Positions { mask, past_mask, position_ids } positions = Positions::mask;
 };
 
 Pipeline make_pipeline(const Weights& w, const Setup& setup) {
@@ -123,7 +126,17 @@ void check_setup(const Setup& setup) {
     mask << 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0;
     IdMatrix types(3, 5);
     types << 0, 0, 1, 2, 1, 0, 1, 1, 0, 2, 2, 1, 0, 0, 0;
-    seqembed::Batch batch(ids, seqembed::Padding::from_mask(mask), {});
+    IdMatrix past_and_current(3, 7);  // the current tokens' columns are `mask`'s
+    past_and_current << 0, 0, 0, 0, 1, 1, 1,  //
+        1, 1, 1, 1, 1, 1, 1,                   //
+        0, 1, 1, 1, 1, 0, 0;
+    IdMatrix position_ids(3, 5);  // repeated, out of order, and reaching the last row
+    position_ids << 3, 3, 0, 1, 9, 4, 2, 2, 7, 0, 5, 6, 1, 1, 8;
+    seqembed::Batch batch(ids, seqembed::Padding::from_mask(mask), {});  // views of the matrices
+    if (setup.positions == Setup::Positions::past_mask)
+        batch.padding = seqembed::Padding::from_mask(past_and_current);
+    else if (setup.positions == Setup::Positions::position_ids)
+        batch.position_ids = position_ids;
     if (setup.types) batch.token_types = types;
     const RowMatrix<double> g = random_matrix(ids.size(), 8, 6);
     const Pipeline pipeline = make_pipeline(w, setup);
@@ -178,6 +191,17 @@ TEST_CASE("InputPipeline::backward equals central differences of the forward", "
     SECTION("dropout without LayerNorm") {
         Setup setup;
         setup.layer_norm = false;
+        check_setup(setup);
+    }
+    SECTION("a mask over past and current tokens, as a decoding cache gives it") {
+        Setup setup;
+        setup.positions = Setup::Positions::past_mask;
+        check_setup(setup);
+    }
+    SECTION("explicit position ids, padded rows computed") {
+        Setup setup;
+        setup.positions = Setup::Positions::position_ids;
+        setup.padded_rows = seqembed::PaddedRows::computed;
         check_setup(setup);
     }
 }
