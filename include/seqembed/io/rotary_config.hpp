@@ -39,10 +39,11 @@ namespace seqembed::io {
 ///   attention_factor. For yarn, llama3 and longrope, original_max_position_embeddings is the
 ///   top-level key when the config has one (Phi-3's place), else the rule's, else
 ///   max_position_embeddings (for model_type "phi3", whose config class always has the
-///   attribute: the top-level key, else its default 4096); yarn's factor is the rule's (transformers 4.46 to 4.55 replaced
-///   it by max_position_embeddings / original when original was given, which made Qwen2.5's
-///   model-card YaRN block a factor of 1; PR 40320 changed it back), longrope's the rule's or
-///   else that ratio. Dynamic uses max_position_embeddings as the trained length.
+///   attribute: the top-level key, else its default 4096). Yarn's factor is the rule's
+///   (transformers 4.46 to 4.55 replaced it by max_position_embeddings / original when
+///   original was given, which made Qwen2.5's model-card YaRN block a factor of 1; PR 40320
+///   changed it back); longrope's is the rule's, else that ratio. Dynamic uses
+///   max_position_embeddings as the trained length.
 ///   Phi-3 and Phi-3.5 (model_type "phi3"): -4k has no rope_scaling (the default rule), -128k
 ///   has {"type": "longrope", short_factor, long_factor} with the lengths at the top level;
 ///   Phi-4-mini adds partial_rotary_factor.
