@@ -97,7 +97,7 @@ public:
                                const LearnedPositionsOptions& options = {})
         : m_table(allocate_table(max_positions, d_model)),
           m_offset(checked_offset(options.offset, max_positions)),
-          m_padding_idx(checked_padding_idx(options.padding_idx, max_positions)) {
+          m_padding_idx(padding_idx_of(options, max_positions)) {
         detail::fill_standard_normal(m_table.writable().data(), m_table.writable().size(), options.seed,
                                      detail::InitStream::learned_positions);
         if (m_padding_idx) m_table.writable().row(static_cast<Index>(*m_padding_idx)).setZero();
@@ -264,7 +264,7 @@ private:
     LearnedPositionalEmbedding(detail::RowTable<Scalar> table, const LearnedPositionsOptions& options)
         : m_table(std::move(table)),
           m_offset(checked_offset(options.offset, m_table.rows())),
-          m_padding_idx(checked_padding_idx(options.padding_idx, m_table.rows())) {}
+          m_padding_idx(padding_idx_of(options, m_table.rows())) {}
 
     static detail::RowTable<Scalar> allocate_table(Index max_positions, Index d_model) {
         detail::require_positive("max_positions", max_positions);
@@ -279,13 +279,8 @@ private:
         return offset;
     }
 
-    static std::optional<std::int64_t> checked_padding_idx(std::optional<std::int64_t> padding_idx,
-                                                           Index max_positions) {
-        if (!padding_idx) return std::nullopt;
-        if (*padding_idx < -max_positions || *padding_idx >= max_positions)
-            detail::fail<index_error>("learned position padding_idx ", *padding_idx, " is outside [", -max_positions,
-                                      ", ", max_positions, ")");
-        return *padding_idx < 0 ? *padding_idx + max_positions : *padding_idx;
+    static std::optional<std::int64_t> padding_idx_of(const LearnedPositionsOptions& options, Index max_positions) {
+        return detail::normalized_padding_idx("learned position padding_idx", options.padding_idx, max_positions);
     }
 
     detail::RowTable<Scalar> m_table;

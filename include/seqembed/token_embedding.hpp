@@ -138,7 +138,7 @@ public:
     TokenEmbedding(Index vocab_size, Index d_model, const TokenEmbeddingOptions& options = {})
         : m_shard(checked_shard(options.shard, vocab_size)),
           m_table(allocate_table(m_shard.rows, d_model)),
-          m_padding_idx(normalized_padding_idx(options.padding_idx, vocab_size)),
+          m_padding_idx(detail::normalized_padding_idx("padding_idx", options.padding_idx, vocab_size)),
           m_scale(scale_for(options.scale, d_model)) {
         detail::fill_standard_normal(m_table.writable().data(), m_table.writable().size(), options.seed,
                                      detail::InitStream::token_embedding,
@@ -431,7 +431,7 @@ private:
     TokenEmbedding(detail::RowTable<Storage> table, const TokenEmbeddingOptions& options)
         : m_shard(shard_of_rows(options.shard, table.rows())),
           m_table(std::move(table)),
-          m_padding_idx(normalized_padding_idx(options.padding_idx, m_shard.vocab_size)),
+          m_padding_idx(detail::normalized_padding_idx("padding_idx", options.padding_idx, m_shard.vocab_size)),
           m_scale(scale_for(options.scale, m_table.cols())) {
         make_zero_row();
     }
@@ -440,15 +440,6 @@ private:
         detail::require_positive("vocab_size", vocab_size);
         detail::require_positive("d_model", d_model);
         return detail::RowTable<Storage>("token embedding table", vocab_size, d_model);
-    }
-
-    static std::optional<TokenId> normalized_padding_idx(std::optional<TokenId> padding_idx,
-                                                         Index vocab_size) {
-        if (!padding_idx) return std::nullopt;
-        if (*padding_idx < -vocab_size || *padding_idx >= vocab_size)
-            detail::fail<index_error>("padding_idx ", *padding_idx, " is outside [", -vocab_size,
-                                      ", ", vocab_size, ")");
-        return *padding_idx < 0 ? *padding_idx + vocab_size : *padding_idx;
     }
 
     static Scalar scale_for(const EmbeddingScale& scale, Index d_model) {

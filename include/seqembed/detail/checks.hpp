@@ -5,11 +5,23 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "../error.hpp"
 #include "../types.hpp"
 
 namespace seqembed::detail {
+
+/// nn.Embedding's padding_idx of a table of `rows` rows: in [-rows, rows), a negative one
+/// counting from the end; none stays none.
+/// @throws index_error naming `what` for one outside that range.
+inline std::optional<std::int64_t> normalized_padding_idx(const char* what, std::optional<std::int64_t> padding_idx,
+                                                          Index rows) {
+    if (!padding_idx) return std::nullopt;
+    if (*padding_idx < -rows || *padding_idx >= rows)
+        fail<index_error>(what, " ", *padding_idx, " is outside [", -rows, ", ", rows, ")");
+    return *padding_idx < 0 ? *padding_idx + rows : *padding_idx;
+}
 
 /// Throws unless 0 < value (a count such as d_model, vocab_size, max_positions).
 inline void require_positive(const char* what, Index value) {
