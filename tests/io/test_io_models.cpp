@@ -1,4 +1,4 @@
-// The model presets (io/models.hpp) against checkpoints of fourteen Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 25 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
@@ -66,6 +66,12 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "gemma") return run(seqembed::io::load_gemma(directory), c);
     if (type == "phi") return run(seqembed::io::load_phi(directory), c);
     if (type == "gpt_neox") return run(seqembed::io::load_gpt_neox(directory), c);
+    if (type == "distilbert") return run(seqembed::io::load_distilbert(directory), c);
+    if (type == "albert") return run(seqembed::io::load_albert(directory), c);
+    if (type == "mpnet") return run(seqembed::io::load_mpnet(directory), c);
+    if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
+        type == "olmo2" || type == "stablelm" || type == "granite")
+        return run(seqembed::io::load_rotary_decoder(directory), c);
     FAIL("no preset for " << type);
     return {};
 }
@@ -78,7 +84,7 @@ std::optional<seqembed::RotaryEmbedding<float>> rotary_of(const std::string& typ
     if (type == "gemma") return seqembed::io::load_gemma(directory).rotary;
     if (type == "phi") return seqembed::io::load_phi(directory).rotary;
     if (type == "gpt_neox") return seqembed::io::load_gpt_neox(directory).rotary;
-    return std::nullopt;
+    return seqembed::io::load_rotary_decoder(directory).rotary;
 }
 
 /// The largest |y - want| / max(1, |want|) over the real tokens' rows; padded rows must be zero.
@@ -137,7 +143,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 6);
+    REQUIRE(fixtures::all_rotary_count == 14);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -161,6 +167,16 @@ TEST_CASE("Each rotary model family takes its rotary stage from config.json, wit
     CHECK(seqembed::io::load_llama(root / "llama").rotary->options().scaling == seqembed::RotaryScaling::llama3);
     CHECK(seqembed::io::load_qwen2(root / "qwen2").rotary->options().scaling == seqembed::RotaryScaling::yarn);
     CHECK(seqembed::io::load_gpt_neox(root / "gpt_neox").rotary->options().base == 20000.0);
+    // load_model reads every rotary family through load_rotary_decoder, with the same stage.
+    for (long r = 0; r < fixtures::all_rotary_count; ++r) {
+        const fixtures::Rotary& want = fixtures::all_rotary[r];
+        INFO(want.family);
+        const seqembed::io::Model model = seqembed::io::load_model(root / want.family);
+        REQUIRE(model.rotary() != nullptr);
+        CHECK(model.rotary()->inverse_frequencies() == rotary_of(want.family, root / want.family)->inverse_frequencies());
+    }
+    CHECK_THROWS_WITH(seqembed::io::load_rotary_decoder(root / "bert"),
+                      Catch::Contains("model_type 'bert' is not a rotary decoder"));
 }
 
 TEST_CASE("A loaded rotary stage computes positions past max_position_embeddings, as Hugging Face's module",
@@ -307,7 +323,9 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     }
     copy.write_config(R"({"model_type": "falcon", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
-              .find("(bert, electra, roberta, xlm-roberta, camembert, gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3, gpt_neox)") !=
+              .find("model_type 'falcon' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
+                    "albert, mpnet, gpt2, bart, opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                    "qwen3_moe, gemma, gemma2, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite)") !=
           std::string::npos);
 }
 
@@ -484,7 +502,10 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"bert", 0},   {"electra", 0},          {"roberta", 1},      {"gpt2", std::nullopt},
         {"bart", 1},   {"opt", 1},              {"marian", 59},      {"t5", std::nullopt},
         {"llama", {}}, {"mistral", {}},         {"qwen2", {}},       {"gemma", 0},
-        {"phi", {}},   {"gpt_neox", std::nullopt}};
+        {"phi", {}},   {"gpt_neox", std::nullopt}, {"distilbert", 0}, {"albert", 0},
+        {"mpnet", 1},  {"qwen3", {}},           {"qwen3_moe", {}},   {"mixtral", {}},
+        {"gemma2", 0}, {"starcoder2", {}},      {"olmo2", 1},        {"stablelm", {}},
+        {"granite", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -501,7 +522,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
             token = model.lookup()->pipeline.embedding().padding_idx();
         }
         CHECK(token == want);
-        CHECK(positions == (std::string(family.name) == "roberta" ? std::optional<std::int64_t>(1) : std::nullopt));
+        const bool from_ids = std::string(family.name) == "roberta" || std::string(family.name) == "mpnet";
+        CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
 }
 
@@ -528,6 +550,66 @@ TEST_CASE("ModelConfig's embedding_padding_idx: pad_token_id, the config class's
     CHECK(read("{" + phi3 + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(32000));  // Phi3Config's
     const std::string gpt2 = R"("model_type": "gpt2", "vocab_size": 30, "n_embd": 8, "n_positions": 16)";
     CHECK(!read("{" + gpt2 + R"(, "pad_token_id": 2})").embedding_padding_idx);
+    // The config classes' defaults of the families added in 0.3, and MPNet's fixed 1.
+    const auto decoder = [](const std::string& type) {
+        return R"("model_type": ")" + type + R"(", "vocab_size": 30, "hidden_size": 8, "max_position_embeddings": 16,
+                                            "num_attention_heads": 2)";
+    };
+    CHECK(read("{" + decoder("olmo") + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(1));
+    CHECK(read("{" + decoder("olmo2") + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(1));
+    CHECK(read("{" + decoder("gemma2") + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(0));
+    CHECK(!read("{" + decoder("qwen2_moe") + "}").embedding_padding_idx);
+    CHECK(!read("{" + decoder("qwen3") + "}").embedding_padding_idx);
+    CHECK(read("{" + decoder("qwen3") + R"(, "pad_token_id": 5})").embedding_padding_idx ==
+          std::optional<seqembed::TokenId>(5));
+    const std::string mpnet = R"("model_type": "mpnet", "vocab_size": 30, "hidden_size": 8, "max_position_embeddings": 16)";
+    CHECK(read("{" + mpnet + R"(, "pad_token_id": 3})").embedding_padding_idx == std::optional<seqembed::TokenId>(1));
+    const std::string distilbert = R"("model_type": "distilbert", "vocab_size": 30, "dim": 8, "max_position_embeddings": 16,
+                                      "layer_norm_eps": 0.5)";
+    CHECK(read("{" + distilbert + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(0));
+    CHECK(read("{" + distilbert + "}").hidden_size == 8);
+    CHECK(read("{" + distilbert + "}").layer_norm_eps == 1e-12);  // fixed in the module, not the config's
+}
+
+TEST_CASE("Granite's embedding_multiplier scales its token rows; a bad one is refused by name", "[io][models]") {
+    const auto read = [](const std::string& json) {
+        const test_support::TempDir dir;
+        std::ofstream(dir / "config.json") << json;
+        return seqembed::io::ModelConfig::read(dir / "config.json");
+    };
+    const std::string granite = R"("model_type": "granite", "vocab_size": 30, "hidden_size": 8,
+                                   "max_position_embeddings": 16, "num_attention_heads": 2)";
+    CHECK(read("{" + granite + "}").embedding_multiplier == 1.0);  // GraniteConfig's default
+    CHECK(read("{" + granite + R"(, "embedding_multiplier": 12.0})").embedding_multiplier == 12.0);
+    CHECK_THROWS_WITH(read("{" + granite + R"(, "embedding_multiplier": "12"})"),
+                      Catch::Contains("'embedding_multiplier' is \"12\", not a finite number"));
+    // Only Granite's forward multiplies by it.
+    CHECK(read(R"({"model_type": "llama", "vocab_size": 30, "hidden_size": 8, "max_position_embeddings": 16,
+                   "num_attention_heads": 2, "embedding_multiplier": 12.0})")
+              .embedding_multiplier == 1.0);
+}
+
+TEST_CASE("DistilBERT takes no position ids; MPNet's are rows of its table, as RoBERTa's", "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const seqembed::io::Model distilbert = seqembed::io::load_model(root / "distilbert");
+    CHECK(!distilbert.takes_position_ids());
+    CHECK(!distilbert.takes_token_types());
+    seqembed::IdMatrix ids(1, 3);
+    ids << 5, 6, 7;
+    seqembed::Batch batch(ids);
+    const seqembed::IdMatrix position_ids = (seqembed::IdMatrix(1, 3) << 4, 3, 2).finished();
+    batch.position_ids = position_ids;
+    CHECK_THROWS_WITH(distilbert.forward(batch), Catch::Contains("takes no position ids"));
+
+    const seqembed::io::Model mpnet = seqembed::io::load_model(root / "mpnet");
+    REQUIRE(mpnet.takes_position_ids());
+    const RowMatrix<float> given = mpnet.forward(batch);  // rows 4, 3, 2 of the position table
+    seqembed::IdMatrix same(1, 3);
+    same << 5, 6, 7;
+    const RowMatrix<float> counted = mpnet.forward(seqembed::Batch(same));  // rows 2, 3, 4
+    CHECK(given.row(1) == counted.row(1));
+    CHECK(given.row(0) != counted.row(0));
+    CHECK(mpnet.positions(batch) == (seqembed::io::Model::PositionVector(3) << 2, 1, 0).finished());
 }
 
 TEST_CASE("ELECTRA's embedding_size defaults to ElectraConfig's 128", "[io][models]") {

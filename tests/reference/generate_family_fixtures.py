@@ -446,6 +446,122 @@ def build_gpt_neox(cfg):
     return root, forward
 
 
+# Qwen3, Qwen3-MoE, Mixtral, StarCoder2, OLMo 2 and StableLM embed as LlamaModel: embed_tokens
+# (nn.Embedding with padding_idx = config.pad_token_id), no scale; StarCoder2's
+# embedding_dropout is the identity in eval mode.
+build_qwen3 = build_llama
+build_qwen3_moe = build_llama
+build_mixtral = build_llama
+build_starcoder2 = build_llama
+build_olmo2 = build_llama
+build_stablelm = build_llama
+# Gemma2Model: the same normalizer as GemmaModel, torch.tensor(hidden_size**0.5, dtype=...).
+build_gemma2 = build_gemma
+
+
+def build_granite(cfg):
+    """GraniteModel.forward: inputs_embeds = embed_tokens(ids) * self.embedding_multiplier (a
+    Python float)."""
+    root = node()
+    root.model = node()
+    root.model.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], cfg.get("pad_token_id"))
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.model.embed_tokens(input_ids) * cfg["embedding_multiplier"], None, None
+    return root, forward
+
+
+class DistilBertEmbeddings(nn.Module):
+    """DistilBERT's Embeddings: word + position (the position_ids buffer sliced [:seq]),
+    LayerNorm(dim, eps=1e-12), dropout; no token types."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], cfg["dim"], padding_idx=cfg["pad_token_id"])
+        self.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], cfg["dim"])
+        self.LayerNorm = nn.LayerNorm(cfg["dim"], eps=1e-12)
+        self.dropout = nn.Dropout(cfg["dropout"])
+        self.register_buffer("position_ids", torch.arange(cfg["max_position_embeddings"]).expand((1, -1)),
+                             persistent=False)
+        self.rows_read = None
+
+    def forward(self, input_ids):
+        seq = input_ids.size(1)
+        position_ids = self.position_ids[:, :seq]
+        self.rows_read = position_ids.expand(input_ids.shape)
+        input_embeds = self.word_embeddings(input_ids)
+        position_embeddings = self.position_embeddings(position_ids)
+        embeddings = input_embeds + position_embeddings
+        embeddings = self.LayerNorm(embeddings)
+        return self.dropout(embeddings)
+
+
+def build_distilbert(cfg):
+    root = node()
+    root.distilbert = node()
+    root.distilbert.embeddings = DistilBertEmbeddings(cfg)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        out = root.distilbert.embeddings(input_ids)
+        return out, None, root.distilbert.embeddings.rows_read
+    return root, forward
+
+
+def build_albert(cfg):
+    """AlbertEmbeddings (BertEmbeddings' forward at width embedding_size), then the first step of
+    AlbertTransformer.forward: embedding_hidden_mapping_in (Linear embedding_size -> hidden_size)."""
+    root = node()
+    root.albert = node()
+    root.albert.embeddings = AbsoluteEmbeddings(cfg["vocab_size"], cfg["embedding_size"],
+                                                cfg["max_position_embeddings"], cfg["type_vocab_size"],
+                                                cfg["layer_norm_eps"], cfg["pad_token_id"],
+                                                cfg["hidden_dropout_prob"])
+    root.albert.encoder = node()
+    root.albert.encoder.embedding_hidden_mapping_in = nn.Linear(cfg["embedding_size"], cfg["hidden_size"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        embedding_output = root.albert.embeddings(input_ids, token_type_ids)
+        projected = root.albert.encoder.embedding_hidden_mapping_in(embedding_output)
+        return embedding_output, projected, root.albert.embeddings.rows_read
+    return root, forward
+
+
+class MPNetEmbeddings(nn.Module):
+    """MPNetEmbeddings: padding_idx fixed to 1 for both tables; position ids from the ids
+    (create_position_ids_from_input_ids, no past length); word + position, LayerNorm
+    (layer_norm_eps), dropout; no token types."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.padding_idx = 1
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], padding_idx=self.padding_idx)
+        self.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], cfg["hidden_size"],
+                                                padding_idx=self.padding_idx)
+        self.LayerNorm = nn.LayerNorm(cfg["hidden_size"], eps=cfg["layer_norm_eps"])
+        self.dropout = nn.Dropout(cfg["hidden_dropout_prob"])
+        self.rows_read = None
+
+    def forward(self, input_ids):
+        position_ids = positions_from_ids(input_ids, self.padding_idx)
+        self.rows_read = position_ids
+        inputs_embeds = self.word_embeddings(input_ids)
+        position_embeddings = self.position_embeddings(position_ids)
+        embeddings = inputs_embeds + position_embeddings
+        embeddings = self.LayerNorm(embeddings)
+        return self.dropout(embeddings)
+
+
+def build_mpnet(cfg):
+    root = node()
+    root.mpnet = node()
+    root.mpnet.embeddings = MPNetEmbeddings(cfg)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        out = root.mpnet.embeddings(input_ids)
+        return out, None, root.mpnet.embeddings.rows_read
+    return root, forward
+
+
 # ----------------------------------------------------------------------------------------------
 # Configurations (the families' real keys) and what the C++ side needs to know.
 
@@ -666,6 +782,168 @@ FAMILIES = [
              "rotary_emb_base; no pad_token_id, the cases pad with 0",
         rotary="default",
     ),
+    dict(
+        name="distilbert", seed=15, build=build_distilbert,
+        config={"architectures": ["DistilBertForMaskedLM"], "model_type": "distilbert", "vocab_size": 84,
+                "dim": 16, "hidden_dim": 64, "n_heads": 2, "n_layers": 1, "max_position_embeddings": 32,
+                "sinusoidal_pos_embds": False, "dropout": 0.1, "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids = arange(0, seq) for every row (Embeddings' position_ids "
+                      "buffer), whatever the mask or padding",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="word + position, LayerNorm(dim, eps=1e-12: fixed in the module, the config has no "
+             "key), dropout; no token types; the width is the config's 'dim'",
+    ),
+    dict(
+        name="albert", seed=16, build=build_albert,
+        config={"architectures": ["AlbertForMaskedLM"], "model_type": "albert", "vocab_size": 86,
+                "embedding_size": 8, "hidden_size": 16, "num_attention_heads": 2,
+                "max_position_embeddings": 32, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3, "hidden_dropout_prob": 0.0,
+                "position_embedding_type": "absolute", "torch_dtype": "float32"},
+        token_types="passed",  # in case no_padding
+        position_rule="index: position_ids = arange(0, seq), as BERT",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="BertEmbeddings at width embedding_size, then AlbertTransformer applies "
+             "embedding_hidden_mapping_in (Linear embedding_size -> hidden_size, with bias) first",
+    ),
+    dict(
+        name="mpnet", seed=17, build=build_mpnet,
+        config={"architectures": ["MPNetForMaskedLM"], "model_type": "mpnet", "vocab_size": 88,
+                "hidden_size": 16, "num_attention_heads": 2, "max_position_embeddings": 34,
+                "layer_norm_eps": 1e-5, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+                "hidden_dropout_prob": 0.1, "relative_attention_num_buckets": 32,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: m = (id != 1); position = cumsum(m) * m + 1 "
+                      "(create_position_ids_from_input_ids with MPNetEmbeddings' fixed padding_idx 1); "
+                      "tokens count from row 2, pads read row 1; no past length",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="word + position, LayerNorm(layer_norm_eps: 1e-5 in all-mpnet-base-v2), dropout; no "
+             "token types; both tables have padding_idx 1 whatever pad_token_id says",
+    ),
+    dict(
+        name="qwen3", seed=18, build=build_qwen3,
+        # head_dim 16 given, against hidden_size / num_attention_heads = 8 (Qwen3-0.6B: 128
+        # against 1024 / 16 = 64).
+        config={"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "vocab_size": 90,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                "max_position_embeddings": 128, "rope_theta": 1000000.0, "rope_scaling": None,
+                "rms_norm_eps": 1e-6, "bos_token_id": 89, "eos_token_id": 89,
+                "tie_word_embeddings": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Qwen3Model: embed_tokens lookup only, as Llama; head_dim 16 from the config (not "
+             "16 / 2); rope_scaling null; no pad_token_id, the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="qwen3_moe", seed=19, build=build_qwen3_moe,
+        config={"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "vocab_size": 92,
+                "hidden_size": 16, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+                "max_position_embeddings": 64, "rope_theta": 1000000.0, "num_experts": 4,
+                "num_experts_per_tok": 2, "rms_norm_eps": 1e-6, "bos_token_id": 91, "eos_token_id": 91,
+                "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Qwen3MoeModel: embed_tokens lookup only; head_dim 8 from config.json (as "
+             "Qwen3-30B-A3B's 128 against 2048 / 32); no pad_token_id, the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="mixtral", seed=20, build=build_mixtral,
+        config={"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "vocab_size": 94,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "rope_theta": 1000000.0, "num_local_experts": 4,
+                "num_experts_per_tok": 2, "sliding_window": None, "rms_norm_eps": 1e-5,
+                "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="MixtralModel: embed_tokens lookup only; head_dim hidden_size / num_attention_heads; "
+             "no pad_token_id, the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="gemma2", seed=21, build=build_gemma2,
+        # No pad_token_id key: Gemma2Config's default 0 is the padding_idx.
+        config={"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "vocab_size": 96,
+                "hidden_size": 24, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                "max_position_embeddings": 64, "rope_theta": 10000.0, "rms_norm_eps": 1e-6,
+                "query_pre_attn_scalar": 16, "sliding_window": 32, "final_logit_softcapping": 30.0,
+                "attn_logit_softcapping": 50.0, "bos_token_id": 2, "eos_token_id": 1,
+                "hidden_activation": "gelu_pytorch_tanh", "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=24**0.5, position_offset=0,
+        note="Gemma2Model: embed_tokens(ids) * torch.tensor(hidden_size**0.5, dtype=float32), as "
+             "Gemma; no pad_token_id key (Gemma2Config's default 0), the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="starcoder2", seed=22, build=build_starcoder2,
+        config={"architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "vocab_size": 98,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "rope_theta": 999999.4420358813, "sliding_window": 32,
+                "norm_epsilon": 1e-5, "embedding_dropout": 0.1, "use_bias": True, "bos_token_id": 0,
+                "eos_token_id": 0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Starcoder2Model: embed_tokens, embedding_dropout (identity in eval); rope_theta "
+             "999999.4420358813 as starcoder2-3b's; no pad_token_id, the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="olmo2", seed=23, build=build_olmo2,
+        # No pad_token_id key: Olmo2Config's default 1 is the padding_idx.
+        config={"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "vocab_size": 100,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,
+                "max_position_embeddings": 64, "rope_theta": 500000.0, "rms_norm_eps": 1e-6,
+                "bos_token_id": None, "eos_token_id": 99, "tie_word_embeddings": False,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Olmo2Model: embed_tokens lookup only; no pad_token_id key (Olmo2Config's default 1), "
+             "the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="stablelm", seed=24, build=build_stablelm,
+        # partial_rotary_factor 0.25 as stablelm-2-1_6b (head_dim 64 -> 16): here 8 -> 2.
+        config={"architectures": ["StableLmForCausalLM"], "model_type": "stablelm", "vocab_size": 102,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,
+                "max_position_embeddings": 64, "rope_theta": 10000, "partial_rotary_factor": 0.25,
+                "layer_norm_eps": 1e-5, "use_qkv_bias": True, "bos_token_id": 0, "eos_token_id": 0,
+                "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (partial rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="StableLmModel: embed_tokens lookup only; rotary on the first "
+             "int(partial_rotary_factor * head_dim) = 2 of 8 dimensions; layer_norm_eps is the "
+             "blocks'; no pad_token_id, the cases pad with 0",
+        rotary="default",
+    ),
+    dict(
+        name="granite", seed=25, build=build_granite,
+        # embedding_multiplier 0.15, not a float32: the rows are multiplied by float32(0.15).
+        # The released Granite 3 models have 12.0.
+        config={"architectures": ["GraniteForCausalLM"], "model_type": "granite", "vocab_size": 104,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "rope_theta": 10000.0, "embedding_multiplier": 0.15,
+                "attention_multiplier": 0.125, "residual_multiplier": 0.22, "logits_scaling": 8.0,
+                "rms_norm_eps": 1e-5, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0,
+                "tie_word_embeddings": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention)",
+        layer_norm_eps=0.0, embed_scale=0.15, position_offset=0,
+        note="GraniteModel: embed_tokens(ids) * embedding_multiplier (a Python float: float32 runs "
+             "multiply by float32(0.15)); the other multipliers are the blocks'",
+        rotary="default",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -735,8 +1013,19 @@ def numpy_reference(family, tensors, ids, mask, types):
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
         return (x - mean) / np.sqrt(var + eps) * w + b
 
-    if name in ("bert", "electra", "roberta"):
-        p = {"bert": "bert.embeddings.", "electra": "embeddings.", "roberta": "roberta.embeddings."}[name]
+    if name in ("distilbert", "mpnet"):
+        p = name + ".embeddings."
+        if name == "mpnet":
+            m = (ids != 1).astype(np.int64)
+            rows = np.cumsum(m, axis=1) * m + 1
+        else:
+            rows = index
+        x = f[p + "word_embeddings.weight"][ids] + f[p + "position_embeddings.weight"][rows]
+        x = layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], family["layer_norm_eps"])
+        return x, None, rows
+    if name in ("bert", "electra", "roberta", "albert"):
+        p = {"bert": "bert.embeddings.", "electra": "embeddings.", "roberta": "roberta.embeddings.",
+             "albert": "albert.embeddings."}[name]
         if name == "roberta":
             m = (ids != pad).astype(np.int64)
             rows = np.cumsum(m, axis=1) * m + pad
@@ -749,6 +1038,9 @@ def numpy_reference(family, tensors, ids, mask, types):
         projected = None
         if name == "electra":
             projected = x @ f["embeddings_project.weight"].T + f["embeddings_project.bias"]
+        if name == "albert":
+            q = "albert.encoder.embedding_hidden_mapping_in."
+            projected = x @ f[q + "weight"].T + f[q + "bias"]
         return x, projected, rows
     if name == "gpt2":
         return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
@@ -768,9 +1060,12 @@ def numpy_reference(family, tensors, ids, mask, types):
     if name == "t5":
         assert np.array_equal(f["shared.weight"], f["encoder.embed_tokens.weight"])
         return f["encoder.embed_tokens.weight"][ids], None, None
-    if name in ("llama", "mistral", "qwen2", "phi"):
+    if name in ("llama", "mistral", "qwen2", "phi", "qwen3", "qwen3_moe", "mixtral", "starcoder2", "olmo2",
+                "stablelm"):
         return f["model.embed_tokens.weight"][ids], None, None
-    if name == "gemma":
+    if name == "granite":
+        return f["model.embed_tokens.weight"][ids] * cfg["embedding_multiplier"], None, None
+    if name in ("gemma", "gemma2"):
         return f["model.embed_tokens.weight"][ids] * math.sqrt(cfg["hidden_size"]), None, None
     if name == "gpt_neox":
         return f["gpt_neox.embed_in.weight"][ids], None, None
@@ -993,7 +1288,14 @@ def generate():
             if proj32 is not None:
                 assert np.abs(ref_proj - proj64.numpy()).max() < 1e-12
                 assert np.abs(ref_proj - proj32.numpy().astype(np.float64)).max() < 1e-5
-            if name == "gemma":
+            if name == "granite":
+                # A float32 tensor times a Python float: torch multiplies by the float rounded to
+                # float32, one float32 multiply.
+                w = written["model.embed_tokens.weight"].numpy()
+                factor = np.float32(cfg["embedding_multiplier"])
+                assert float(factor) != cfg["embedding_multiplier"]
+                assert np.array_equal(w[ids] * factor, out32.numpy()), name
+            if name in ("gemma", "gemma2"):
                 # torch.tensor(hidden_size**0.5, dtype=float32): the Python double (equal to the
                 # correctly rounded sqrt) rounded to float32, then one float32 multiply.
                 assert cfg["hidden_size"]**0.5 == math.sqrt(cfg["hidden_size"])
@@ -1117,6 +1419,19 @@ FAMILY_SOURCES = {
     "gpt_neox": "modeling_gpt_neox.py @ 006bd23dd0ce18d54e1cf260b09b15fa943a731d: GPTNeoXModel.forward "
                 "(embed_in, emb_dropout), GPTNeoXAttention (rotary_ndims = int(head_size * rotary_pct), "
                 "base rotary_emb_base)",
+    "distilbert": "modeling_distilbert.py @ 00b326f: Embeddings.__init__/forward (LayerNorm eps 1e-12 fixed)",
+    "albert": "modeling_albert.py @ 00661e3: AlbertEmbeddings, AlbertTransformer.forward "
+              "(embedding_hidden_mapping_in)",
+    "mpnet": "modeling_mpnet.py: MPNetEmbeddings (padding_idx = 1), create_position_ids_from_input_ids",
+    "qwen3": "modeling_qwen3.py @ 000c33f: Qwen3Model.forward (embed_tokens, as LlamaModel)",
+    "qwen3_moe": "modeling_qwen3_moe.py: Qwen3MoeModel.forward (embed_tokens, as LlamaModel)",
+    "mixtral": "modeling_mixtral.py: MixtralModel.forward (embed_tokens, as LlamaModel)",
+    "gemma2": "modeling_gemma2.py @ 9a80143: Gemma2Model.forward (normalizer, as GemmaModel)",
+    "starcoder2": "modeling_starcoder2.py: Starcoder2Model.forward (embed_tokens, embedding_dropout)",
+    "olmo2": "modeling_olmo2.py: Olmo2Model.forward (embed_tokens, as LlamaModel)",
+    "stablelm": "modeling_stablelm.py @ 00dcc6d: StableLmModel.forward (embed_tokens), StableLmAttention "
+                "(rotary_ndims = int(head_dim * partial_rotary_factor))",
+    "granite": "modular_granite.py @ 023633d: GraniteModel.forward (inputs_embeds * embedding_multiplier)",
 }
 
 

@@ -20,7 +20,7 @@
 namespace seqembed::io {
 
 /// @brief A model's input stage, loaded by model_type: the family's pipeline (its positions, token
-///        types, LayerNorm and padding rules), ELECTRA's projection, the rotary stage of the
+///        types, LayerNorm and padding rules), ELECTRA's or ALBERT's projection, the rotary stage of the
 ///        rotary families and the decoder's stage of the encoder-decoder ones.
 ///
 /// forward() takes a Batch as the family's Hugging Face forward takes its keyword arguments
@@ -28,7 +28,8 @@ namespace seqembed::io {
 /// position_ids, a past length as StepOffsets) and gives what the model's first layer reads:
 /// - bit for bit the framework's float32 output where the stage is gathers, adds and a scale;
 /// - within the LayerNorm bound (docs/precision.md) where it has LayerNorm;
-/// - to rounding where a matrix product is involved (ELECTRA's embeddings_project, applied here;
+/// - to rounding where a matrix product is involved (ELECTRA's embeddings_project and ALBERT's
+///   embedding_hidden_mapping_in, applied here;
 ///   OPT's project_in, folded into the token table at load).
 /// Padded rows are zero unless the options asked for PaddedRows::computed, which gives the
 /// framework's rows for them too.
@@ -69,7 +70,8 @@ public:
     const RotaryEmbedding<float>* rotary() const noexcept {
         return std::visit([](const auto& stage) { return stage.rotary ? &*stage.rotary : nullptr; }, m_stage);
     }
-    /// @brief ELECTRA's embeddings_project, which forward() applies.
+    /// @brief ELECTRA's embeddings_project or ALBERT's embedding_hidden_mapping_in, which
+    ///        forward() applies.
     /// @return the projection, or null.
     const Linear* projection() const noexcept {
         return std::visit([](const auto& stage) { return stage.projection ? &*stage.projection : nullptr; }, m_stage);
@@ -80,14 +82,14 @@ public:
         return std::visit([](const auto& stage) { return stage.decoder.has_value(); }, m_stage);
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
-    ///        BART, Marian, T5).
+    ///        BART, Marian, T5, DistilBERT).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
-        return family != "bart" && family != "marian" && family != "t5";
+        return family != "bart" && family != "marian" && family != "t5" && family != "distilbert";
     }
-    /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa from their table;
-    ///        GPT-2 from its token table).
+    /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT from their
+    ///        table; GPT-2 from its token table).
     /// @return true when Batch::token_types may be set.
     bool takes_token_types() const noexcept {
         return std::visit([](const auto& stage) { return stage.pipeline.token_types() != nullptr; }, m_stage);
@@ -120,11 +122,12 @@ public:
     /// @brief The model's (the encoder's) input stage over one batch, as the family's forward
     ///        computes it: what its first layer reads.
     /// @param batch input_ids and the keyword arguments the family's forward takes. Position ids
-    ///        are as Hugging Face takes them: RoBERTa's are table rows (its forward adds nothing),
-    ///        the others' positions (BART and OPT add 2).
-    /// @return (batch * seq) x hidden_size (ELECTRA: after embeddings_project).
+    ///        are as Hugging Face takes them: RoBERTa's and MPNet's are table rows (their forward
+    ///        adds nothing), the others' positions (BART and OPT add 2).
+    /// @return (batch * seq) x hidden_size (ELECTRA, ALBERT: after the projection).
     /// @throws value_error for inputs the family's forward does not take (position ids for BART,
-    ///         Marian and T5; token types for families without them); as InputPipeline::forward.
+    ///         Marian, T5 and DistilBERT; token types for families without them); as
+    ///         InputPipeline::forward.
     RowMatrix<float> forward(const Batch& batch) const {
         return std::visit(
             [&](const auto& stage) {
@@ -219,11 +222,11 @@ private:
         return result;
     }
 
-    /// RoBERTa's position ids are rows of its table (its forward adds nothing to them); its
-    /// pipeline's are positions from the table's offset.
+    /// RoBERTa's and MPNet's position ids are rows of their table (their forward adds nothing to
+    /// them); their pipeline's are positions from the table's offset.
     template <typename Pipeline>
     std::optional<IdMatrix> converted_position_ids(const Batch& batch, const Pipeline& pipeline) const {
-        if (!batch.position_ids || !detail::is_roberta_family(model_type())) return std::nullopt;
+        if (!batch.position_ids || !detail::numbers_from_ids(model_type())) return std::nullopt;
         if constexpr (std::is_same_v<typename std::decay_t<decltype(pipeline.positions())>,
                                      LearnedPositionalEmbedding<float>>) {
             const TokenIds& given = *batch.position_ids;
@@ -242,8 +245,10 @@ private:
 };
 
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
-///        electra, roberta (and xlm-roberta, camembert), gpt2, bart, opt, marian, t5, llama, mistral, qwen2, gemma, phi, phi3,
-///        gpt_neox (the family loaders of io/models.hpp).
+///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, gpt2, bart,
+///        opt, marian, t5, and the rotary decoders load_rotary_decoder reads (llama, mistral,
+///        mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi, phi3, gpt_neox,
+///        stablelm, starcoder2, olmo, olmo2, granite): the family loaders of io/models.hpp.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
 /// @param options dropout, threads, stores, padded rows; positions left unset (the family's rule).
@@ -265,13 +270,10 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "opt") return Model(load_opt(directory, options, split));
     if (family == "marian") return Model(load_marian(directory, options, split));
     if (family == "t5") return Model(load_t5(directory, options, split));
-    if (family == "llama") return Model(load_llama(directory, options, split));
-    if (family == "mistral") return Model(load_mistral(directory, options, split));
-    if (family == "qwen2") return Model(load_qwen2(directory, options, split));
-    if (family == "gemma") return Model(load_gemma(directory, options, split));
-    if (family == "phi") return Model(load_phi(directory, options, split));
-    if (family == "phi3") return Model(load_phi3(directory, options, split));
-    return Model(load_gpt_neox(directory, options, split));  // ModelConfig::read refused every other type
+    if (family == "distilbert") return Model(load_distilbert(directory, options, split));
+    if (family == "albert") return Model(load_albert(directory, options, split));
+    if (family == "mpnet") return Model(load_mpnet(directory, options, split));
+    return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 
 }  // namespace seqembed::io

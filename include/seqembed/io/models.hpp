@@ -1,9 +1,10 @@
 /// @file io/models.hpp
 /// @brief The input stage of a Hugging Face model, built from its directory (config.json and
 ///        model.safetensors, or model.safetensors.index.json and the shards it names) in one
-///        call: BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5
-///        and the rotary decoders Llama, Mistral, Qwen2, Gemma, Phi, Phi-3 and GPT-NeoX (with
-///        their rotary stage, from the config). Each loader sets its family's position rule.
+///        call: BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet, GPT-2, BART, OPT, Marian, T5
+///        and the rotary decoders (Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE,
+///        Gemma, Gemma 2, Phi, Phi-3, GPT-NeoX, StableLM, StarCoder2, OLMo, OLMo 2, Granite),
+///        with their rotary stage from the config. Each loader sets its family's position rule.
 #pragma once
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -43,36 +44,45 @@ namespace seqembed::io {
 /// @brief What the input stage needs from a Hugging Face config.json, under the family's own key
 ///        names (hidden_size, d_model or n_embd; max_position_embeddings or n_positions; ...).
 struct ModelConfig {
-    /// @brief The family: "bert", "electra", "roberta", "gpt2", "bart", "opt", "marian", "t5",
-    ///        "llama", "mistral", "qwen2", "gemma", "phi", "phi3", "gpt_neox".
+    /// @brief The family: "bert", "electra", "roberta" ("xlm-roberta", "camembert"),
+    ///        "distilbert", "albert", "mpnet", "gpt2", "bart", "opt", "marian", "t5", or a rotary
+    ///        decoder ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+    ///        "gemma", "gemma2", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo",
+    ///        "olmo2", "granite").
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
-    /// @brief Width of the model (hidden_size, d_model or n_embd).
+    /// @brief Width of the model (hidden_size, d_model, n_embd or DistilBERT's dim).
     Index hidden_size = 0;
     /// @brief Rows of the position table the model was trained with (max_position_embeddings or
     ///        n_positions); for the rotary families, max_position_embeddings (the rows of the
     ///        rotary table); 0 for T5.
     Index max_positions = 0;
-    /// @brief Rows of the token-type table (BERT, ELECTRA, RoBERTa); 0 without one.
+    /// @brief Rows of the token-type table (BERT, ELECTRA, RoBERTa, ALBERT); 0 without one.
     Index type_vocab_size = 0;
-    /// @brief Width of the embedding stage: ELECTRA's embedding_size (128, ElectraConfig's
-    ///        default, when absent), OPT's word_embed_proj_dim for its token table; hidden_size
-    ///        elsewhere.
+    /// @brief Width of the embedding stage: ELECTRA's and ALBERT's embedding_size (128, their
+    ///        config classes' default, when absent), OPT's word_embed_proj_dim for its token
+    ///        table; hidden_size elsewhere.
     Index embedding_size = 0;
     /// @brief LayerNorm epsilon of the embedding stage (layer_norm_eps; 1e-5 for BART, whose
-    ///        nn.LayerNorm takes torch's default); 0 without LayerNorm.
+    ///        nn.LayerNorm takes torch's default; 1e-12 for DistilBERT, whose module fixes it);
+    ///        0 without LayerNorm.
     double layer_norm_eps = 0;
     /// @brief The padding id, when the config has one.
     std::optional<TokenId> pad_token_id;
     /// @brief The token table's padding_idx as the family's Hugging Face module sets it on its
     ///        nn.Embedding (the row that receives no gradient): pad_token_id, or where
-    ///        config.json has no such key, the family's config class default (BERT and ELECTRA
-    ///        0, RoBERTa, BART and OPT 1, Gemma 0, Marian 58100, Phi-3 32000); none for an
-    ///        explicit null, and none for GPT-2, GPT-NeoX and T5, whose modules set none.
+    ///        config.json has no such key, the family's config class default (BERT, ELECTRA,
+    ///        DistilBERT and ALBERT 0, RoBERTa, BART and OPT 1, Gemma and Gemma 2 0, OLMo and
+    ///        OLMo 2 1, Marian 58100, Phi-3 32000); none for an explicit null, and none for
+    ///        GPT-2, GPT-NeoX and T5, whose modules set none. MPNet's is 1 whatever the config
+    ///        says, as MPNetEmbeddings fixes it.
     std::optional<TokenId> embedding_padding_idx;
     /// @brief BART and Marian: token rows are multiplied by sqrt(d_model).
     bool scale_embedding = false;
+    /// @brief Granite: embedding_multiplier, the Python float its forward multiplies the token
+    ///        rows by (torch rounds it to float32 for float32 rows); 1 elsewhere.
+    double embedding_multiplier = 1.0;
     /// @brief Marian: rows of the decoder's own token table (decoder_vocab_size) when it has
     ///        one; vocab_size elsewhere.
     Index decoder_vocab_size = 0;
@@ -119,15 +129,16 @@ struct ModelInputStage {
     /// @brief The stage, ready: pipeline.forward(input_ids, Padding::from_mask(attention_mask))
     ///        or, with token types, pipeline.forward(input_ids, token_type_ids, padding).
     InputPipeline<float, Positional> pipeline;
-    /// @brief ELECTRA's embeddings_project when the checkpoint has it; empty elsewhere.
+    /// @brief ELECTRA's embeddings_project (when embedding_size differs from hidden_size) or
+    ///        ALBERT's embedding_hidden_mapping_in; empty elsewhere.
     std::optional<Linear> projection = std::nullopt;
     /// @brief The model's rotary stage, to apply to Q and K in attention (rotary->apply): the
     ///        RotaryOptions read_rotary_config reads from config.json (rope_theta or
     ///        rotary_emb_base, head_dim or hidden_size / num_attention_heads,
     ///        partial_rotary_factor or rotary_pct, rope_scaling), with max_positions =
-    ///        max_position_embeddings rows, exact precision. Filled by load_llama, load_mistral,
-    ///        load_qwen2, load_gemma, load_phi and load_gpt_neox; empty for the families without
-    ///        RoPE (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian, T5).
+    ///        max_position_embeddings rows, exact precision. Filled by the rotary decoders'
+    ///        loaders (load_llama, ..., load_rotary_decoder); empty for the families without
+    ///        RoPE (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet, GPT-2, BART, OPT, Marian, T5).
     std::optional<RotaryEmbedding<float>> rotary = std::nullopt;
     /// @brief The decoder's input stage of the encoder-decoder families: BART's (the shared
     ///        token table, the decoder's own position table and layernorm_embedding), Marian's
@@ -137,7 +148,8 @@ struct ModelInputStage {
     std::optional<InputPipeline<float, Positional>> decoder = std::nullopt;
 };
 
-/// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, GPT-2, BART, OPT, Marian).
+/// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet,
+///        GPT-2, BART, OPT, Marian).
 using LearnedModelInput = ModelInputStage<LearnedPositionalEmbedding<float>>;
 /// @brief A stage without additive positions (T5; the rotary families: positions act inside
 ///        attention, through `rotary`).
@@ -363,15 +375,44 @@ inline bool is_roberta_family(const std::string& family) {
     return family == "roberta" || family == "xlm-roberta" || family == "camembert";
 }
 
-/// The families with BERT's embeddings (word, token type, position, LayerNorm).
-inline bool is_bert_family(const std::string& family) {
-    return family == "bert" || family == "electra" || is_roberta_family(family);
+/// The embedding_size -> hidden_size layer whose weight and bias are at one of the prefixes
+/// (ELECTRA's embeddings_project, ALBERT's embedding_hidden_mapping_in).
+inline Linear linear(const Checkpoint& checkpoint, const std::vector<std::string>& prefixes) {
+    const ModelConfig& config = checkpoint.config();
+    std::vector<std::string> weights;
+    std::vector<std::string> biases;
+    for (const std::string& prefix : prefixes) {
+        weights.push_back(prefix + "weight");
+        biases.push_back(prefix + "bias");
+    }
+    const Tensor<float> weight =
+        checkpoint.matrix(weights, config.hidden_size, config.embedding_size, "hidden_size x embedding_size");
+    const Tensor<float> bias = checkpoint.vector(biases, config.hidden_size, "hidden_size");
+    Linear layer;
+    layer.weight = Eigen::Map<const RowMatrix<float>>(weight.data(), config.hidden_size, config.embedding_size);
+    layer.bias = Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(bias.data(), config.hidden_size);
+    return layer;
 }
 
-/// The families whose positions act in attention as RoPE.
+/// The families with BERT's embeddings (word, token type, position, LayerNorm).
+inline bool is_bert_family(const std::string& family) {
+    return family == "bert" || family == "electra" || family == "albert" || is_roberta_family(family);
+}
+
+/// The encoders with BERT's embeddings but no token types (word, position, LayerNorm).
+inline bool is_typeless_encoder(const std::string& family) { return family == "distilbert" || family == "mpnet"; }
+
+/// The families that number positions from the ids (RoBERTa's
+/// create_position_ids_from_input_ids) and take position ids as rows of their table.
+inline bool numbers_from_ids(const std::string& family) { return is_roberta_family(family) || family == "mpnet"; }
+
+/// The decoders whose input stage is a lookup (times the family's scale) and whose positions act
+/// in attention as RoPE.
 inline bool is_rotary_family(const std::string& family) {
-    return family == "llama" || family == "mistral" || family == "qwen2" || family == "gemma" || family == "phi" ||
-           family == "phi3" || family == "gpt_neox";
+    for (const char* name : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
+                             "gemma2", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo", "olmo2", "granite"})
+        if (family == name) return true;
+    return false;
 }
 
 /// The rotary stage config.json describes, its errors naming the file and the key.
@@ -393,6 +434,20 @@ inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
     options.beyond = BeyondTable::compute;
     return seqembed::detail::run_renaming_error<format_error, value_error>(
         [&] { return RotaryEmbedding<float>(options); }, name, ": its rotary options are invalid: ");
+}
+
+/// The names of a rotary decoder's token table.
+inline std::vector<std::string> decoder_token_names(const std::string& family) {
+    if (family == "gpt_neox") return {"gpt_neox.embed_in.weight", "embed_in.weight"};
+    return {"model.embed_tokens.weight", "embed_tokens.weight"};
+}
+
+/// What a rotary decoder's forward multiplies its token rows by: Gemma's and Gemma 2's
+/// sqrt(hidden_size), Granite's embedding_multiplier, nothing elsewhere.
+inline EmbeddingScale decoder_scale(const ModelConfig& config) {
+    if (config.model_type == "gemma" || config.model_type == "gemma2") return EmbeddingScale::sqrt_d_model();
+    if (config.embedding_multiplier != 1.0) return EmbeddingScale::value(config.embedding_multiplier);
+    return EmbeddingScale::none();
 }
 
 /// A rotary family's stage: the token table at `names` (times `scale`; the split's rows of
@@ -419,14 +474,16 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     result.model_type = type->get<std::string>();
     const std::string& family = result.model_type;
     const bool rotary = detail::is_rotary_family(family);
-    const bool known = rotary || detail::is_bert_family(family) || family == "gpt2" || family == "bart" ||
-                       family == "opt" || family == "marian" || family == "t5";
+    const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
+                       family == "gpt2" || family == "bart" || family == "opt" || family == "marian" || family == "t5";
     if (!known)
-        seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no preset (bert, electra, roberta, "
-                                             "xlm-roberta, camembert, gpt2, bart, opt, marian, t5, llama, mistral, "
-                                             "qwen2, gemma, phi, phi3, gpt_neox)");
+        seqembed::detail::fail<format_error>(
+            name, ": model_type '", family,
+            "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, gpt2, bart, "
+            "opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi, phi3, "
+            "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
-    result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd"});
+    result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim"});
     const bool positions = family != "t5";  // the rotary families: rows of the rotary table
     result.max_positions = positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
     if (detail::is_bert_family(family)) {
@@ -440,7 +497,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                                                  "has a preset");
     }
     result.embedding_size = result.hidden_size;
-    if (family == "electra") {  // ElectraConfig's default: 128
+    if (family == "electra" || family == "albert") {  // ElectraConfig's and AlbertConfig's default: 128
         const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
         result.embedding_size = embedding_size != 0 ? embedding_size : 128;
     }
@@ -448,9 +505,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         const Index projected = detail::positive_key(config, name, {"word_embed_proj_dim"}, false);
         if (projected != 0) result.embedding_size = projected;
     }
-    if (detail::is_bert_family(family))
+    if (detail::is_bert_family(family) || family == "mpnet")
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
-    if (family == "bart") result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
+    if (family == "bart") result.layer_norm_eps = 1e-5;         // nn.LayerNorm(d_model): torch's default
+    if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
     if (const nlohmann::json* pad = detail::find_key(config, {"pad_token_id"})) {
         if (!pad->is_number_integer())
             seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", pad->dump(), ", not an integer");
@@ -459,9 +517,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool no_padding_idx = family == "gpt2" || family == "gpt_neox" || family == "t5";
     if (!no_padding_idx) {
         if (config.find("pad_token_id") == config.end()) {
-            if (family == "bert" || family == "electra" || family == "gemma")
+            if (family == "bert" || family == "electra" || family == "distilbert" || family == "albert" ||
+                family == "gemma" || family == "gemma2")
                 result.embedding_padding_idx = 0;
-            else if (detail::is_roberta_family(family) || family == "bart" || family == "opt")
+            else if (detail::is_roberta_family(family) || family == "bart" || family == "opt" || family == "olmo" ||
+                     family == "olmo2")
                 result.embedding_padding_idx = 1;
             else if (family == "marian")
                 result.embedding_padding_idx = 58100;
@@ -471,6 +531,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             result.embedding_padding_idx = result.pad_token_id;
         }
     }
+    if (family == "mpnet") result.embedding_padding_idx = 1;  // MPNetEmbeddings fixes it, whatever the config
     result.decoder_vocab_size = result.vocab_size;
     if (family == "marian") {
         const Index decoder_vocab_size = detail::positive_key(config, name, {"decoder_vocab_size"}, false);
@@ -482,6 +543,14 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", *padding_idx,
                                                  ", outside the token table's rows [", -rows, ", ", rows,
                                                  ") (nn.Embedding refuses it as padding_idx)");
+    }
+    if (family == "granite") {
+        if (const nlohmann::json* multiplier = detail::find_key(config, {"embedding_multiplier"})) {
+            if (!multiplier->is_number() || !std::isfinite(multiplier->get<double>()))
+                seqembed::detail::fail<format_error>(name, ": 'embedding_multiplier' is ", multiplier->dump(),
+                                                     ", not a finite number");
+            result.embedding_multiplier = multiplier->get<double>();
+        }
     }
     if (const nlohmann::json* scale = detail::find_key(config, {"scale_embedding"})) {
         if (!scale->is_boolean())
@@ -531,17 +600,8 @@ inline LearnedModelInput load_electra(const std::filesystem::path& directory, co
     LearnedModelInput stage = detail::bert_family(
         checkpoint, "electra.", detail::family_options(options, "load_electra", PositionNumbering::sequence_index), {});
     const ModelConfig& config = checkpoint.config();
-    if (config.embedding_size != config.hidden_size) {  // ElectraModel has the layer only then
-        const Tensor<float> weight = checkpoint.matrix({"electra.embeddings_project.weight", "embeddings_project.weight"},
-                                                       config.hidden_size, config.embedding_size,
-                                                       "hidden_size x embedding_size");
-        const Tensor<float> bias =
-            checkpoint.vector({"electra.embeddings_project.bias", "embeddings_project.bias"}, config.hidden_size, "hidden_size");
-        Linear projection;
-        projection.weight = Eigen::Map<const RowMatrix<float>>(weight.data(), config.hidden_size, config.embedding_size);
-        projection.bias = Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(bias.data(), config.hidden_size);
-        stage.projection = std::move(projection);
-    }
+    if (config.embedding_size != config.hidden_size)  // ElectraModel has the layer only then
+        stage.projection = detail::linear(checkpoint, {"electra.embeddings_project.", "embeddings_project."});
     return stage;
 }
 
@@ -567,6 +627,84 @@ inline LearnedModelInput load_roberta(const std::filesystem::path& directory, co
         checkpoint, "roberta.",
         detail::family_options(options, "load_roberta", PositionNumbering::non_padding_ids, padding_idx),
         LearnedPositionsOptions::roberta(padding_idx));
+}
+
+/// @brief DistilBERT's input stage: word + position (by index, PositionNumbering::sequence_index,
+///        as Embeddings slices its position_ids buffer), LayerNorm (eps 1e-12, fixed in the
+///        module); no token types, no scale. Tensors `distilbert.embeddings.*` or `embeddings.*`.
+///        A checkpoint made with sinusoidal_pos_embds holds its fixed table as
+///        position_embeddings.weight, which is read as stored (Hugging Face freezes it in
+///        training; freeze it by not stepping it).
+/// @param directory holds config.json (hidden width `dim`) and model.safetensors (or
+///        model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LearnedModelInput load_distilbert(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                         const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
+                                        "load_distilbert");
+    const ModelConfig& config = checkpoint.config();
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"distilbert.embeddings." + tail, "embeddings." + tail};
+    };
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        checkpoint.token_embedding(names("word_embeddings.weight"), config.hidden_size, EmbeddingScale::none()),
+        checkpoint.positions(names("position_embeddings.weight"), config.max_positions, config.hidden_size, {}),
+        detail::family_options(options, "load_distilbert", PositionNumbering::sequence_index));
+    pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// @brief ALBERT's input stage: as BERT's at width embedding_size (word + token type, +
+///        position, LayerNorm), and the encoder's embedding_hidden_mapping_in (embedding_size ->
+///        hidden_size), which AlbertTransformer applies first. Tensors `albert.embeddings.*` or
+///        `embeddings.*`, `albert.encoder.embedding_hidden_mapping_in.*` or
+///        `encoder.embedding_hidden_mapping_in.*`.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage; `projection` maps its output to hidden_size.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LearnedModelInput load_albert(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                     const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_albert");
+    LearnedModelInput stage = detail::bert_family(
+        checkpoint, "albert.", detail::family_options(options, "load_albert", PositionNumbering::sequence_index), {});
+    stage.projection = detail::linear(checkpoint,
+                                      {"albert.encoder.embedding_hidden_mapping_in.", "encoder.embedding_hidden_mapping_in."});
+    return stage;
+}
+
+/// @brief MPNet's input stage (sentence-transformers' all-mpnet-base-v2 and the like): word +
+///        position, LayerNorm (layer_norm_eps); no token types, no scale. Both tables have
+///        padding_idx 1, which MPNetEmbeddings fixes whatever pad_token_id says, and positions
+///        come from the ids as RoBERTa's (PositionNumbering::non_padding_ids, padding id 1):
+///        ids other than 1 count from row 2. Tensors `mpnet.embeddings.*` or `embeddings.*`.
+///        Explicit position ids given to pipeline.forward are positions (row 2 + id);
+///        io::Model::forward takes them as Hugging Face does, as rows.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage.
+/// @throws file_error, format_error as the readers; value_error as load_bert, or for a
+///         padding_id other than 1.
+inline LearnedModelInput load_mpnet(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                    const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_mpnet");
+    const ModelConfig& config = checkpoint.config();
+    constexpr std::int64_t padding_idx = 1;
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"mpnet.embeddings." + tail, "embeddings." + tail};
+    };
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        checkpoint.token_embedding(names("word_embeddings.weight"), config.hidden_size, EmbeddingScale::none()),
+        checkpoint.positions(names("position_embeddings.weight"), config.max_positions, config.hidden_size,
+                             LearnedPositionsOptions::roberta(padding_idx)),
+        detail::family_options(options, "load_mpnet", PositionNumbering::non_padding_ids, padding_idx));
+    pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief GPT-2's input stage: wte + wpe (positions by index after the past tokens), then, when
@@ -906,6 +1044,31 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
                                       const VocabularySplit& split = {}) {
     return detail::rotary_family(directory, {"gpt_neox.embed_in.weight", "embed_in.weight"}, EmbeddingScale::none(),
                                  options, split, "load_gpt_neox");
+}
+
+/// @brief Any rotary decoder's input stage, by config.json's model_type: the token table
+///        (`model.embed_tokens.weight` or `embed_tokens.weight`; GPT-NeoX's
+///        `gpt_neox.embed_in.weight`) times the family's scale (Gemma and Gemma 2:
+///        sqrt(hidden_size) as load_gemma; Granite: embedding_multiplier, rounded once to float
+///        as torch multiplies a float32 tensor by a Python float; none elsewhere), and the rotary
+///        stage from config.json, as load_llama. The families: llama, mistral, mixtral, qwen2,
+///        qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi, phi3, gpt_neox, stablelm,
+///        starcoder2, olmo, olmo2, granite; each has Llama's input stage but for the scale and
+///        the names (their embedding dropout is PipelineOptions' dropout).
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage; `rotary` is set.
+/// @throws file_error, format_error as load_llama, and for a model_type that is not a rotary
+///         decoder; value_error as load_bert.
+inline LookupModelInput load_rotary_decoder(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                            const VocabularySplit& split = {}) {
+    const ModelConfig config = ModelConfig::read(directory / "config.json");
+    if (!detail::is_rotary_family(config.model_type))
+        seqembed::detail::fail<format_error>(detail::path_name(directory / "config.json"), ": model_type '",
+                                             config.model_type, "' is not a rotary decoder (load_model reads it)");
+    return detail::rotary_family(directory, detail::decoder_token_names(config.model_type), detail::decoder_scale(config),
+                                 options, split, "load_rotary_decoder");
 }
 
 }  // namespace seqembed::io
