@@ -310,6 +310,71 @@ TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer d
     fs::remove_all(work);
 }
 
+TEST_CASE("decode cleans up spaces as transformers does when tokenizer_config.json asks, but for BPE models",
+          "[text]") {
+    CHECK(seqembed::text::clean_up_tokenization("i ' m , you ' re . don ' t ? it ' s ! ' quoted ' we ' ve  . do n't") ==
+          "i'm, you're. don't? it's!'quoted'we've . don't");
+    namespace fs = std::filesystem;
+    const fs::path work = fs::temp_directory_path() / "seqembed_text_clean_up";
+    fs::remove_all(work);
+    for (const char* name : {"bert", "bert_plain", "gpt2", "gpt2_even"}) fs::create_directories(work / name);
+    for (const char* name : {"bert", "bert_plain"})
+        fs::copy_file(fixture("bert-base-uncased/tokenizer.json"), work / name / "tokenizer.json");
+    for (const char* name : {"gpt2", "gpt2_even"})
+        fs::copy_file(fixture("gpt2/tokenizer.json"), work / name / "tokenizer.json");
+    std::ofstream(work / "bert" / "tokenizer_config.json") << R"({"clean_up_tokenization_spaces": true})";
+    std::ofstream(work / "gpt2" / "tokenizer_config.json") << R"({"clean_up_tokenization_spaces": true})";
+    std::ofstream(work / "gpt2_even" / "tokenizer_config.json")
+        << R"({"clean_up_tokenization_spaces": true,
+               "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output": true})";
+    const Tokenizer bert = seqembed::text::load_tokenizer((work / "bert").string());
+    const Tokenizer plain = seqembed::text::load_tokenizer((work / "bert_plain").string());
+    CHECK(bert.clean_up_tokenization_spaces());
+    CHECK(!plain.clean_up_tokenization_spaces());
+    const std::vector<seqembed::TokenId> ids = bert.encode("I'm here, don't go.").ids;
+    CHECK(plain.decode(ids, true) == "i ' m here, don ' t go.");  // tokenizers' decode
+    CHECK(bert.decode(ids, true) == "i'm here, don't go.");       // transformers' decode
+    CHECK(!seqembed::text::load_tokenizer((work / "gpt2").string()).clean_up_tokenization_spaces());
+    CHECK(seqembed::text::load_tokenizer((work / "gpt2_even").string()).clean_up_tokenization_spaces());
+    fs::remove_all(work);
+}
+
+TEST_CASE("Tokenizer follows Hugging Face at the edges of its models and regular expressions", "[text]") {
+    SECTION("an empty match of a regular expression where a match ended is skipped, as Oniguruma's find_iter") {
+        // Replace b* by c in "abx": matches at [0,0), [1,2) and [3,3); the empty one at 2 is
+        // skipped, so the text is "cacxc", not "caccxc".
+        const std::string json = R"({"normalizer": {"type": "Replace", "pattern": {"Regex": "b*"}, "content": "c"},
+            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                      "max_input_chars_per_word": 100, "vocab": {"[UNK]": 0, "cacxc": 1, "caccxc": 2}}})";
+        CHECK(Tokenizer::from_json(json, "replace.json").encode("abx").ids == std::vector<seqembed::TokenId>{1});
+        const std::string decoder = R"({"decoder": {"type": "Replace", "pattern": {"Regex": "a*"}, "content": "-"},
+            "model": {"type": "BPE", "vocab": {"a": 0, "y": 1, "▁a": 2, "a▁b": 3}, "merges": []}})";
+        CHECK(Tokenizer::from_json(decoder, "decoder.json").decode({1, 2, 3}) == "-y--\u2581--\u2581-b-");
+    }
+    SECTION("a token listed twice takes its last id") {
+        const std::string json = R"({"pre_tokenizer": {"type": "WhitespaceSplit"},
+            "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0], ["b", -1.0], ["ab", -2.0],
+                                                                 ["a", -0.5]]}})";
+        CHECK(Tokenizer::from_json(json, "unigram.json").encode("a ab").ids == std::vector<seqembed::TokenId>{4, 4, 2});
+        namespace fs = std::filesystem;
+        const fs::path vocab = fs::temp_directory_path() / "seqembed_text_duplicate_vocab.txt";
+        std::ofstream(vocab) << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\nhello\n##s\n";
+        CHECK(Tokenizer::from_bert_vocab(vocab.string()).encode("hello worlds").ids ==
+              std::vector<seqembed::TokenId>{2, 7, 6, 8, 3});
+        fs::remove(vocab);
+    }
+    SECTION("merges.txt's '#version' header in a merges list is skipped") {
+        const std::string json = R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},
+                                              "merges": ["#version: 0.2", "a b"]}})";
+        CHECK(Tokenizer::from_json(json, "version.json").encode("ab").ids == std::vector<seqembed::TokenId>{2});
+    }
+    SECTION("a Unigram model without unk_id refuses unknown text even with byte fallback") {
+        const std::string json = R"({"model": {"type": "Unigram", "unk_id": null, "byte_fallback": true,
+            "vocab": [["<unk>", 0.0], ["a", -1.0], ["<0x78>", -1.0]]}})";
+        CHECK_THROWS_WITH(Tokenizer::from_json(json, "unigram.json").encode("ax"), Catch::Contains("no unk_id"));
+    }
+}
+
 TEST_CASE("encode_batch gives the pipeline its ids, padding and token types", "[text]") {
     const Tokenizer tokenizer = Tokenizer::from_file(fixture("bert-base-uncased/tokenizer.json"));
     const std::vector<std::string> texts = {"Hello, world!", "A longer second sentence, with more words.", ""};

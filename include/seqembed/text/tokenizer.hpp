@@ -133,6 +133,31 @@ struct PaddingOptions {
     std::string pad_token = "[PAD]";
 };
 
+/// @brief transformers' clean_up_tokenization, which its tokenizers' decode applies after the
+///        tokenizer's own decoders when clean_up_tokenization_spaces is set: " .", " ?", " !",
+///        " ,", " ' ", " n't", " 'm", " 's", " 've" and " 're" lose their space, each rule over
+///        the whole text in turn, occurrences left to right, as Python's str.replace.
+/// @param text decoded text.
+/// @return the text cleaned up.
+inline std::string clean_up_tokenization(std::string text) {
+    static constexpr std::pair<std::string_view, std::string_view> rules[] = {
+        {" .", "."},   {" ?", "?"},     {" !", "!"},     {" ,", ","},     {" ' ", "'"},
+        {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+    for (const auto& [from, to] : rules) {
+        std::string out;
+        out.reserve(text.size());
+        std::size_t at = 0;
+        for (std::size_t found = text.find(from); found != std::string::npos; found = text.find(from, at)) {
+            out.append(text, at, found - at);
+            out.append(to);
+            at = found + from.size();
+        }
+        out.append(text, at, std::string::npos);
+        text = std::move(out);
+    }
+    return text;
+}
+
 /// @brief A model's tokenizer, read from its tokenizer.json (or BERT's vocab.txt): text to ids,
 ///        type ids, masks and byte offsets, and ids back to text, as Hugging Face tokenizers.
 /// @code
@@ -169,8 +194,7 @@ public:
     /// @param path vocab.txt.
     /// @param lowercase lowercase and strip accents (uncased models) or not (cased models).
     /// @return the tokenizer.
-    /// @throws file_error if it cannot be read; value_error if [UNK], [CLS], [SEP] or [PAD] is
-    ///         missing.
+    /// @throws file_error if it cannot be read; value_error if [UNK], [CLS] or [SEP] is missing.
     static Tokenizer from_bert_vocab(const std::string& path, bool lowercase = true) {
         std::ifstream stream(path, std::ios::binary);
         if (!stream) seqembed::detail::fail<file_error>(path, ": cannot open it");
@@ -321,12 +345,33 @@ public:
         return padded_together(unpadded(pairs, options));
     }
 
-    /// @brief The text of `ids`, as Hugging Face's decode.
+    /// @brief The text of `ids`, as Hugging Face's decode: the tokenizer's decoders, then, when
+    ///        clean_up_tokenization_spaces() is set, clean_up_tokenization as transformers'
+    ///        tokenizer.decode applies it.
     /// @param ids token ids.
     /// @param skip_special_tokens leave the special tokens out.
     /// @return the text.
     /// @throws index_error for an id with no token.
     std::string decode(const std::vector<TokenId>& ids, bool skip_special_tokens = false) const {
+        std::string text = decode_tokens(ids, skip_special_tokens);
+        return m_clean_up_tokenization_spaces ? clean_up_tokenization(std::move(text)) : text;
+    }
+
+    /// @brief Whether decode() cleans up spaces as transformers' decode does with
+    ///        clean_up_tokenization_spaces (off unless set here or by load_tokenizer).
+    /// @return the setting.
+    bool clean_up_tokenization_spaces() const noexcept { return m_clean_up_tokenization_spaces; }
+    /// @brief Sets whether decode() cleans up spaces (clean_up_tokenization).
+    /// @param clean_up the new setting.
+    void set_clean_up_tokenization_spaces(bool clean_up) noexcept { m_clean_up_tokenization_spaces = clean_up; }
+
+    /// @brief Whether the model is BPE, whose decoded text transformers does not clean up.
+    /// @return true for a BPE model (GPT-2, RoBERTa, Llama, Qwen, ...).
+    bool is_bpe() const noexcept { return std::holds_alternative<detail::Bpe>(m_model); }
+
+private:
+    /// The tokens of `ids` through the tokenizer's decoders.
+    std::string decode_tokens(const std::vector<TokenId>& ids, bool skip_special_tokens) const {
         std::vector<std::string> tokens;
         tokens.reserve(ids.size());
         for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -345,6 +390,7 @@ public:
         return detail::decode_tokens(std::move(tokens), m_decoders);
     }
 
+public:
     /// @brief Truncates every encoding from now on (none: no truncation).
     /// @param truncation the longest encoding and the strategy.
     void set_truncation(std::optional<Truncation> truncation) { m_truncation = std::move(truncation); }
@@ -407,6 +453,7 @@ private:
     std::unordered_map<char32_t, std::vector<std::size_t>> m_added_by_first[2];
     std::optional<Truncation> m_truncation;
     std::optional<PaddingOptions> m_padding;
+    bool m_clean_up_tokenization_spaces = false;
 
     /// Sets the added tokens: each one's code points, and for those marked `normalized` their
     /// normalized form, which the normalized text holds and which decode() gives back (as
@@ -823,36 +870,55 @@ private:
     }
 };
 
+namespace detail {
+
+/// A boolean of tokenizer_config.json's settings, or `otherwise` when absent or not a boolean.
+inline bool setting(const nlohmann::json& settings, const char* key, bool otherwise) {
+    const auto found = settings.find(key);
+    return found != settings.end() && found->is_boolean() ? found->get<bool>() : otherwise;
+}
+
+}  // namespace detail
+
 /// @brief The tokenizer of a model's directory, as Hugging Face's AutoTokenizer finds it:
 ///        tokenizer.json, or else BERT's vocab.txt (lowercased unless tokenizer_config.json says
-///        "do_lower_case": false).
+///        "do_lower_case": false), or else GPT-2's vocab.json and merges.txt. Its decode() cleans
+///        up spaces when tokenizer_config.json says "clean_up_tokenization_spaces": true, but
+///        for a BPE model, which transformers leaves alone unless
+///        "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output" is true too.
 /// @param directory the model's directory (the one io::load_model reads).
 /// @return the tokenizer.
-/// @throws file_error when the directory holds neither file; as Tokenizer::from_file and
+/// @throws file_error when the directory holds neither file; value_error for a
+///         tokenizer_config.json that is not a JSON object; as Tokenizer::from_file and
 ///         Tokenizer::from_bert_vocab otherwise.
 inline Tokenizer load_tokenizer(const std::string& directory) {
     const std::filesystem::path root(directory);
     const std::filesystem::path json = root / "tokenizer.json";
     const std::filesystem::path vocab = root / "vocab.txt";
-    std::error_code ignored;
-    if (std::filesystem::is_regular_file(json, ignored)) return Tokenizer::from_file(json.string());
-    if (std::filesystem::is_regular_file(vocab, ignored)) {
-        bool lowercase = true;
-        const std::filesystem::path config = root / "tokenizer_config.json";
-        if (std::filesystem::is_regular_file(config, ignored)) {
-            const nlohmann::json settings = nlohmann::json::parse(detail::read_file(config.string()), nullptr, false);
-            if (settings.is_discarded() || !settings.is_object())
-                seqembed::detail::fail<value_error>(config.string(), ": is not a JSON object");
-            const auto found = settings.find("do_lower_case");
-            if (found != settings.end() && found->is_boolean()) lowercase = found->get<bool>();
-        }
-        return Tokenizer::from_bert_vocab(vocab.string(), lowercase);
-    }
     const std::filesystem::path bpe_vocab = root / "vocab.json";
     const std::filesystem::path merges = root / "merges.txt";
-    if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored))
-        return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string());
-    seqembed::detail::fail<file_error>(directory, ": holds no tokenizer.json, no vocab.txt and no vocab.json with merges.txt");
+    std::error_code ignored;
+    nlohmann::json settings = nlohmann::json::object();
+    const std::filesystem::path config = root / "tokenizer_config.json";
+    if (std::filesystem::is_regular_file(config, ignored)) {
+        settings = nlohmann::json::parse(detail::read_file(config.string()), nullptr, false);
+        if (settings.is_discarded() || !settings.is_object())
+            seqembed::detail::fail<value_error>(config.string(), ": is not a JSON object");
+    }
+    Tokenizer tokenizer = [&] {
+        if (std::filesystem::is_regular_file(json, ignored)) return Tokenizer::from_file(json.string());
+        if (std::filesystem::is_regular_file(vocab, ignored))
+            return Tokenizer::from_bert_vocab(vocab.string(), detail::setting(settings, "do_lower_case", true));
+        if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored))
+            return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string());
+        seqembed::detail::fail<file_error>(directory,
+                                           ": holds no tokenizer.json, no vocab.txt and no vocab.json with merges.txt");
+    }();
+    const bool even_bpe =
+        detail::setting(settings, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", false);
+    tokenizer.set_clean_up_tokenization_spaces(detail::setting(settings, "clean_up_tokenization_spaces", false) &&
+                                               (!tokenizer.is_bpe() || even_bpe));
+    return tokenizer;
 }
 
 }  // namespace seqembed::text

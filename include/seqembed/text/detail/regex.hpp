@@ -60,10 +60,13 @@ public:
     const std::string& pattern() const noexcept { return m_pattern; }
 
     /// The byte ranges [begin, end) of the matches in `text`, leftmost first, each search
-    /// starting where the last match ended (one character further after an empty match).
-    /// `text` must be valid UTF-8.
+    /// starting where the last match ended (one character further after an empty match), as
+    /// Hugging Face's find_matches iterates them (Oniguruma's find_iter): an empty match where
+    /// the match before it ended is skipped, and an empty text has no match. `text` must be
+    /// valid UTF-8.
     std::vector<std::pair<std::size_t, std::size_t>> find_all(std::string_view text) const {
         std::vector<std::pair<std::size_t, std::size_t>> matches;
+        if (text.empty()) return matches;
         const std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> data(
             pcre2_match_data_create_from_pattern(m_code.get(), nullptr), pcre2_match_data_free);
         if (!data) seqembed::detail::fail<value_error>("out of memory matching \"", m_pattern, "\"");
@@ -78,7 +81,8 @@ public:
                                                     reinterpret_cast<const char*>(message));
             }
             const PCRE2_SIZE* range = pcre2_get_ovector_pointer(data.get());
-            matches.emplace_back(range[0], range[1]);
+            const bool after_last = !matches.empty() && matches.back().second == range[0];
+            if (range[1] > range[0] || !after_last) matches.emplace_back(range[0], range[1]);
             if (range[1] > range[0]) {
                 at = range[1];
                 continue;

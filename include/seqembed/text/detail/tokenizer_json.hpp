@@ -311,7 +311,7 @@ public:
         if (id < 0) malformed("the vocabulary gives \"" + token + "\" a negative id");
         if (static_cast<std::size_t>(id) >= vocab.tokens.size()) vocab.tokens.resize(static_cast<std::size_t>(id) + 1);
         vocab.tokens[static_cast<std::size_t>(id)] = token;
-        vocab.ids.emplace(token, id);
+        vocab.ids[token] = id;  // a token listed twice takes its last id, as Hugging Face's maps do
     }
 
     /// A BPE model's merges: "a b" strings or [a, b] pairs, the first ranking first.
@@ -323,6 +323,7 @@ public:
             std::string right;
             if (item.is_string()) {
                 const std::string text = item.get<std::string>();
+                if (text.rfind("#version", 0) == 0) continue;  // merges.txt's header, which Hugging Face skips
                 const std::size_t space = text.find(' ');
                 if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos)
                     malformed("the BPE merge \"" + text + "\" is not two tokens separated by a space");

@@ -110,6 +110,8 @@ struct Unigram {
             const std::size_t from = word[char_at[begin]].begin;
             const std::size_t to = word[char_at[end - 1]].end;
             TokenId id = vocab.find(piece);
+            if (id < 0 && unk_id < 0)  // before byte fallback, as Hugging Face's lattice refuses it
+                seqembed::detail::fail<value_error>("the Unigram model has no unk_id for the unknown text \"", piece, "\"");
             if (id < 0 && byte_fallback) {
                 bool all = true;
                 for (const char c : piece) all = all && m_byte_ids[static_cast<unsigned char>(c)] >= 0;
@@ -121,11 +123,7 @@ struct Unigram {
                     continue;
                 }
             }
-            if (id < 0) {
-                if (unk_id < 0)
-                    seqembed::detail::fail<value_error>("the Unigram model has no unk_id for the unknown text \"", piece, "\"");
-                id = unk_id;
-            }
+            if (id < 0) id = unk_id;
             out.push_back({id, std::move(piece), from, to});
         }
     }
