@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -337,6 +338,102 @@ TEST_CASE("decode cleans up spaces as transformers does when tokenizer_config.js
     CHECK(!seqembed::text::load_tokenizer((work / "gpt2").string()).clean_up_tokenization_spaces());
     CHECK(seqembed::text::load_tokenizer((work / "gpt2_even").string()).clean_up_tokenization_spaces());
     fs::remove_all(work);
+}
+
+TEST_CASE("A tokenizer.json's truncation and padding apply as tokenizers applies them; load_tokenizer turns them off",
+          "[text]") {
+    // As sentence-transformers' files set them. Expected: npm tokenizers 0.23.2 on the same file.
+    nlohmann::json json = read_json(fixture("bert-base-uncased/tokenizer.json"));
+    json["truncation"] = {{"direction", "Right"}, {"max_length", 5}, {"strategy", "LongestFirst"}, {"stride", 0}};
+    json["padding"] = {{"strategy", {{"Fixed", 8}}}, {"direction", "Left"}, {"pad_to_multiple_of", nullptr},
+                       {"pad_id", 0},   {"pad_type_id", 1},          {"pad_token", "[PAD]"}};
+    const Tokenizer tokenizer = Tokenizer::from_json(json.dump(), "minilm/tokenizer.json");
+    const Encoding encoding = tokenizer.encode("one two three four five six");
+    CHECK(encoding.ids == std::vector<seqembed::TokenId>{0, 0, 0, 101, 2028, 2048, 2093, 102});
+    CHECK(encoding.type_ids == std::vector<seqembed::TokenId>{1, 1, 1, 0, 0, 0, 0, 0});
+    CHECK(encoding.attention_mask == std::vector<std::uint8_t>{0, 0, 0, 1, 1, 1, 1, 1});
+    REQUIRE(tokenizer.truncation().has_value());
+    CHECK(tokenizer.truncation()->max_length == 5);
+    REQUIRE(tokenizer.padding().has_value());
+    CHECK(tokenizer.padding()->side == seqembed::PaddingSide::left);
+    CHECK(tokenizer.padding()->length == std::optional<std::size_t>(8));
+
+    namespace fs = std::filesystem;
+    const fs::path work = fs::temp_directory_path() / "seqembed_text_truncation";
+    fs::remove_all(work);
+    fs::create_directories(work);
+    std::ofstream(work / "tokenizer.json") << json.dump();
+    const Tokenizer loaded = seqembed::text::load_tokenizer(work.string());
+    CHECK(!loaded.truncation());
+    CHECK(!loaded.padding());
+    CHECK(loaded.encode("one two three four five six").size() == 8);  // [CLS], six words, [SEP]
+    fs::remove_all(work);
+
+    json["truncation"]["strategy"] = "Shortest";
+    CHECK_THROWS_WITH(Tokenizer::from_json(json.dump(), "minilm/tokenizer.json"),
+                      Catch::Contains("minilm/tokenizer.json") && Catch::Contains("\"Shortest\""));
+    json["truncation"]["strategy"] = "OnlyFirst";
+    json["padding"]["strategy"] = "Longest";
+    CHECK_THROWS_WITH(Tokenizer::from_json(json.dump(), "minilm/tokenizer.json"), Catch::Contains("\"Longest\""));
+}
+
+TEST_CASE("Regular expressions read \\s and \\w as Hugging Face's engines do", "[text]") {
+    // Split patterns run on Oniguruma there, the Whitespace pre-tokenizer on Rust's regex crate:
+    // their \s leaves out U+180E, their \w takes marks and connector punctuation, and Oniguruma's
+    // \w outside a class takes Latin-1's superscripts. Expected: npm tokenizers 0.23.2, BERT's
+    // vocabulary without normalizer or post-processor (its character offsets made byte offsets).
+    struct Expected {
+        const char* setup;
+        const char* text;
+        std::vector<std::string> tokens;
+        std::vector<std::pair<std::size_t, std::size_t>> offsets;
+    };
+    const std::vector<Expected> cases = {
+        {"whitespace", "cafe\u0301 x", {"[UNK]", "x"}, {{0, 6}, {7, 8}}},
+        {"whitespace", "x\u00b2 y", {"x", "\u00b2", "y"}, {{0, 1}, {1, 3}, {4, 5}}},
+        {"whitespace", "\u200dab", {"[UNK]"}, {{0, 5}}},
+        {"whitespace", "x\u0301y z", {"[UNK]", "z"}, {{0, 4}, {5, 6}}},
+        {"whitespace", "a\u180eb c", {"a", "[UNK]", "b", "c"}, {{0, 1}, {1, 4}, {4, 5}, {6, 7}}},
+        {"whitespace", "a\u203fb a\uff3fb", {"a", "##\u203f", "##b", "[UNK]"}, {{0, 1}, {1, 4}, {4, 5}, {6, 11}}},
+        {"split_w", "cafe\u0301 x", {"[UNK]", "[UNK]", "x"}, {{0, 6}, {6, 7}, {7, 8}}},
+        {"split_w", "x\u00b2 y", {"x", "##\u00b2", "[UNK]", "y"}, {{0, 1}, {1, 3}, {3, 4}, {4, 5}}},
+        {"split_w", "\u200dab", {"[UNK]", "ab"}, {{0, 3}, {3, 5}}},
+        {"split_w", "x\u0301y z", {"[UNK]", "[UNK]", "z"}, {{0, 4}, {4, 5}, {5, 6}}},
+        {"split_w", "a\u180eb c", {"a", "[UNK]", "b", "[UNK]", "c"}, {{0, 1}, {1, 4}, {4, 5}, {5, 6}, {6, 7}}},
+        {"split_w", "a\u203fb a\uff3fb", {"a", "##\u203f", "##b", "[UNK]", "[UNK]"}, {{0, 1}, {1, 4}, {4, 5}, {5, 6}, {6, 11}}},
+        {"split_s", "cafe\u0301 x", {"[UNK]", "x"}, {{0, 6}, {7, 8}}},
+        {"split_s", "x\u00b2 y", {"x", "##\u00b2", "y"}, {{0, 1}, {1, 3}, {4, 5}}},
+        {"split_s", "\u200dab", {"[UNK]"}, {{0, 5}}},
+        {"split_s", "x\u0301y z", {"[UNK]", "z"}, {{0, 4}, {5, 6}}},
+        {"split_s", "a\u180eb c", {"[UNK]", "c"}, {{0, 5}, {6, 7}}},
+        {"split_s", "a\u203fb a\uff3fb", {"a", "##\u203f", "##b", "[UNK]"}, {{0, 1}, {1, 4}, {4, 5}, {6, 11}}},
+        {"split_cls", "cafe\u0301 x", {"[UNK]"}, {{0, 8}}},
+        {"split_cls", "x\u00b2 y", {"x", "\u00b2", "[UNK]"}, {{0, 1}, {1, 3}, {3, 5}}},
+        {"split_cls", "\u200dab", {"[UNK]", "ab"}, {{0, 3}, {3, 5}}},
+        {"split_cls", "x\u0301y z", {"[UNK]"}, {{0, 6}}},
+        {"split_cls", "a\u180eb c", {"a", "[UNK]", "[UNK]"}, {{0, 1}, {1, 4}, {4, 7}}},
+        {"split_cls", "a\u203fb a\uff3fb", {"[UNK]"}, {{0, 11}}},
+    };
+    const std::map<std::string, nlohmann::json> setups = {
+        {"whitespace", {{"type", "Whitespace"}}},
+        {"split_w", {{"type", "Split"}, {"pattern", {{"Regex", "\\w+"}}}, {"behavior", "Isolated"}, {"invert", false}}},
+        {"split_s", {{"type", "Split"}, {"pattern", {{"Regex", "\\s+"}}}, {"behavior", "Removed"}, {"invert", false}}},
+        {"split_cls",
+         {{"type", "Split"}, {"pattern", {{"Regex", "[^\\s\\w]+"}}}, {"behavior", "Isolated"}, {"invert", false}}}};
+    nlohmann::json json = read_json(fixture("bert-base-uncased/tokenizer.json"));
+    json["normalizer"] = nullptr;
+    json["post_processor"] = nullptr;
+    for (const auto& [name, pre_tokenizer] : setups) {
+        json["pre_tokenizer"] = pre_tokenizer;
+        const Tokenizer tokenizer = Tokenizer::from_json(json.dump(), name);
+        for (const Expected& expected : cases) {
+            if (name != expected.setup) continue;
+            INFO(name << ": " << expected.text);
+            const Encoding encoding = tokenizer.encode(expected.text);
+            CHECK(encoding.tokens == expected.tokens);
+            CHECK(encoding.offsets == expected.offsets);
+        }
+    }
 }
 
 TEST_CASE("Tokenizer follows Hugging Face at the edges of its models and regular expressions", "[text]") {

@@ -167,7 +167,9 @@ inline std::string clean_up_tokenization(std::string text) {
 /// @endcode
 class Tokenizer {
 public:
-    /// @brief The tokenizer a tokenizer.json describes.
+    /// @brief The tokenizer a tokenizer.json describes, with the truncation and padding it sets
+    ///        in force, as tokenizers' Tokenizer.from_file (load_tokenizer turns them off, as
+    ///        transformers does; a truncation stride is read but makes no overflowing encodings).
     /// @param path the file.
     /// @return the tokenizer.
     /// @throws file_error if it cannot be read; value_error for malformed JSON (naming the file
@@ -398,6 +400,13 @@ public:
     /// @param padding the side, the length, the pad token.
     void set_padding(std::optional<PaddingOptions> padding) { m_padding = std::move(padding); }
 
+    /// @brief The truncation in force (from tokenizer.json or set_truncation).
+    /// @return it, or none.
+    const std::optional<Truncation>& truncation() const noexcept { return m_truncation; }
+    /// @brief The padding in force (from tokenizer.json or set_padding).
+    /// @return it, or none.
+    const std::optional<PaddingOptions>& padding() const noexcept { return m_padding; }
+
     /// @brief The id of a token (the model's vocabulary or an added token).
     /// @param token the token.
     /// @return its id, or none.
@@ -518,9 +527,61 @@ private:
                                  reader.value_or<bool>(token, "special", false, what), {}, {}});
             }
         }
-        if (detail::JsonReader::member(root, "truncation") != nullptr || detail::JsonReader::member(root, "padding") != nullptr)
-            reader.malformed("sets \"truncation\" or \"padding\": set them with set_truncation and set_padding");
+        if (const nlohmann::json* truncation = detail::JsonReader::member(root, "truncation"))
+            m_truncation = read_truncation(reader, *truncation);
+        if (const nlohmann::json* padding = detail::JsonReader::member(root, "padding"))
+            m_padding = read_padding(reader, *padding);
         set_added_tokens(std::move(added));
+    }
+
+    /// tokenizer.json's "direction" member: "Right" (the default) or "Left".
+    static PaddingSide read_direction(const detail::JsonReader& reader, const nlohmann::json& object,
+                                      const std::string& what) {
+        const std::string direction = reader.value_or<std::string>(object, "direction", "Right", what);
+        if (direction != "Right" && direction != "Left")
+            reader.malformed(what + "'s \"direction\" is \"" + direction + "\", not \"Right\" or \"Left\"");
+        return direction == "Left" ? PaddingSide::left : PaddingSide::right;
+    }
+
+    /// tokenizer.json's truncation: max_length, strategy, direction (and a stride, which only
+    /// shapes the overflowing encodings this tokenizer does not make).
+    static Truncation read_truncation(const detail::JsonReader& reader, const nlohmann::json& json) {
+        const std::string what = "\"truncation\"";
+        if (!json.is_object()) reader.malformed(what + " is not an object");
+        Truncation truncation;
+        if (detail::JsonReader::member(json, "max_length") == nullptr) reader.malformed(what + " has no \"max_length\"");
+        truncation.max_length = reader.value_or<std::size_t>(json, "max_length", 0, what);
+        const std::string strategy = reader.value_or<std::string>(json, "strategy", "LongestFirst", what);
+        if (strategy == "LongestFirst")
+            truncation.strategy = TruncationStrategy::longest_first;
+        else if (strategy == "OnlyFirst")
+            truncation.strategy = TruncationStrategy::only_first;
+        else if (strategy == "OnlySecond")
+            truncation.strategy = TruncationStrategy::only_second;
+        else
+            reader.malformed(what + "'s \"strategy\" \"" + strategy + "\" is not LongestFirst, OnlyFirst or OnlySecond");
+        truncation.side = read_direction(reader, json, what);
+        (void)reader.value_or<std::size_t>(json, "stride", 0, what);  // checked, not used
+        return truncation;
+    }
+
+    /// tokenizer.json's padding: strategy ("BatchLongest" or {"Fixed": n}), direction,
+    /// pad_to_multiple_of, pad_id, pad_type_id, pad_token.
+    static PaddingOptions read_padding(const detail::JsonReader& reader, const nlohmann::json& json) {
+        const std::string what = "\"padding\"";
+        if (!json.is_object()) reader.malformed(what + " is not an object");
+        PaddingOptions padding;
+        const nlohmann::json* strategy = detail::JsonReader::member(json, "strategy");
+        if (strategy != nullptr && strategy->is_object() && detail::JsonReader::member(*strategy, "Fixed") != nullptr)
+            padding.length = reader.value_or<std::size_t>(*strategy, "Fixed", 0, what + "'s \"strategy\"");
+        else if (strategy != nullptr && !(strategy->is_string() && strategy->get<std::string>() == "BatchLongest"))
+            reader.malformed(what + "'s \"strategy\" is " + strategy->dump() + ", not \"BatchLongest\" or {\"Fixed\": n}");
+        padding.side = read_direction(reader, json, what);
+        padding.multiple_of = reader.value_or<std::size_t>(json, "pad_to_multiple_of", 0, what);
+        padding.pad_id = reader.value_or<TokenId>(json, "pad_id", 0, what);
+        padding.pad_type_id = reader.value_or<TokenId>(json, "pad_type_id", 0, what);
+        padding.pad_token = reader.value_or<std::string>(json, "pad_token", "[PAD]", what);
+        return padding;
     }
 
     /// The added token of id, or null.
@@ -918,6 +979,10 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
         detail::setting(settings, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", false);
     tokenizer.set_clean_up_tokenization_spaces(detail::setting(settings, "clean_up_tokenization_spaces", false) &&
                                                (!tokenizer.is_bpe() || even_bpe));
+    // transformers' tokenizer(text) without truncation= or padding= turns off what tokenizer.json
+    // sets (set_truncation_and_padding); sentence-transformers' files set both.
+    tokenizer.set_truncation(std::nullopt);
+    tokenizer.set_padding(std::nullopt);
     return tokenizer;
 }
 

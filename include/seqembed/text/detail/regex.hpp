@@ -22,17 +22,76 @@
 
 namespace seqembed::text::detail {
 
+/// `pattern` with Oniguruma's Unicode classes (which Hugging Face's patterns run on, as measured
+/// through tokenizers 0.23) spelled out for PCRE2, whose own differ: \s is U+0009-000D, U+0085
+/// and the separators (Z), not PCRE2's list (which has U+180E); \w is Alphabetic, marks, decimal
+/// digits and connector punctuation, and outside a character class also Latin-1's superscripts
+/// and fractions (U+00B2, U+00B3, U+00B9, U+00BC-00BE), where PCRE2's has no marks and every
+/// number. Inside a class \s and \w become their members; \S and \W there, and \b, stay PCRE2's.
+/// Escapes, \Q...\E and POSIX classes are copied as they are.
+inline std::string oniguruma_classes(const std::string& pattern) {
+    static constexpr std::string_view space = "\\t-\\r\\x{85}\\p{Z}";
+    static constexpr std::string_view word = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}";
+    static constexpr std::string_view latin1_numbers = "\\x{B2}\\x{B3}\\x{B9}\\x{BC}-\\x{BE}";
+    std::string out;
+    out.reserve(pattern.size() + 32);
+    bool in_class = false;
+    for (std::size_t k = 0; k < pattern.size(); ++k) {
+        const char c = pattern[k];
+        if (c == '\\' && k + 1 < pattern.size()) {
+            const char next = pattern[++k];
+            if (next == 'Q') {  // quoted to \E
+                const std::size_t end = pattern.find("\\E", k + 1);
+                const std::size_t stop = end == std::string::npos ? pattern.size() : end + 2;
+                out.append(pattern, k - 1, stop - (k - 1));
+                k = stop - 1;
+            } else if ((next == 's' || next == 'w') && in_class) {
+                out.append(next == 's' ? space : word);
+            } else if ((next == 's' || next == 'S' || next == 'w' || next == 'W') && !in_class) {
+                out += next == 'S' || next == 'W' ? "[^" : "[";
+                out.append(next == 's' || next == 'S' ? space : word);
+                if (next == 'w' || next == 'W') out.append(latin1_numbers);
+                out += ']';
+            } else {
+                out += c;
+                out += next;
+            }
+            continue;
+        }
+        if (!in_class && c == '[') {
+            in_class = true;
+            out += c;
+            if (k + 1 < pattern.size() && pattern[k + 1] == '^') out += pattern[++k];
+            if (k + 1 < pattern.size() && pattern[k + 1] == ']') out += pattern[++k];  // a literal ]
+            continue;
+        }
+        if (in_class && c == '[' && k + 1 < pattern.size() && pattern[k + 1] == ':') {  // [:alpha:]
+            const std::size_t end = pattern.find(":]", k + 2);
+            if (end != std::string::npos) {
+                out.append(pattern, k, end + 2 - k);
+                k = end + 1;
+                continue;
+            }
+        }
+        if (in_class && c == ']') in_class = false;
+        out += c;
+    }
+    return out;
+}
+
 /// A compiled pattern; copies share it (PCRE2's compiled code is read-only when matching).
 class Regex {
 public:
     Regex() = default;
 
-    /// Compiles `pattern` (PCRE2 syntax with Unicode properties: \p{L}, \s and \w in Unicode).
+    /// Compiles `pattern` as Hugging Face's Oniguruma reads it: PCRE2 syntax with Unicode
+    /// properties, \s and \w as Oniguruma's (oniguruma_classes).
     /// @throws value_error naming the pattern and PCRE2's message when it does not compile.
     explicit Regex(const std::string& pattern) : m_pattern(pattern) {
+        const std::string translated = oniguruma_classes(pattern);
         int code = 0;
         PCRE2_SIZE offset = 0;
-        pcre2_code* compiled = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+        pcre2_code* compiled = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
                                              PCRE2_UTF | PCRE2_UCP, &code, &offset, nullptr);
         if (compiled == nullptr) {
             PCRE2_UCHAR message[256];

@@ -241,7 +241,10 @@ public:
             p.split = value_or<bool>(json, "split", true, what);
         } else if (type == "Whitespace") {
             p.kind = PreTokenizer::Kind::whitespace;
-            p.pattern = Regex(R"(\w+|[^\w\s]+)");
+            // Hugging Face's \w+|[^\w\s]+ in Rust's regex crate, whose \w is Alphabetic, marks,
+            // decimal digits, connector punctuation and the joiners, and \s White_Space.
+            p.pattern = Regex(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+)"
+                              R"(|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\t-\r\x{85}\p{Z}]+)");
         } else if (type == "WhitespaceSplit") {
             p.kind = PreTokenizer::Kind::whitespace_split;
         } else if (type == "Punctuation") {
