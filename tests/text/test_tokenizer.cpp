@@ -308,6 +308,21 @@ TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer d
     CHECK(cased.tokens.at(1) != "hello");
     CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "empty").string()),
                       Catch::Contains("holds no tokenizer.json, no vocab.txt"));
+    // Vocabulary files of another class than BERT's or GPT-2's are refused, not misread.
+    fs::create_directories(work / "mpnet");
+    fs::copy_file(fixture("bert-base-uncased/vocab.txt"), work / "mpnet" / "vocab.txt");
+    std::ofstream(work / "mpnet" / "tokenizer_config.json") << R"({"tokenizer_class": "MPNetTokenizer"})";
+    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "mpnet").string()),
+                      Catch::Contains("vocab.txt are 'MPNetTokenizer''s"));
+    fs::create_directories(work / "roberta");
+    fs::copy_file(fixture("gpt2/vocab.json"), work / "roberta" / "vocab.json");
+    fs::copy_file(fixture("gpt2/merges.txt"), work / "roberta" / "merges.txt");
+    std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "roberta"})";
+    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "roberta").string()), Catch::Contains("'roberta''s"));
+    std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "gpt2"})";
+    CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids.size() == 2);
+    std::ofstream(work / "cased" / "tokenizer_config.json") << R"({"do_lower_case": false, "tokenizer_class": "BertTokenizerFast"})";
+    CHECK(seqembed::text::load_tokenizer((work / "cased").string()).encode("Hello").tokens.at(1) != "hello");
     fs::remove_all(work);
 }
 

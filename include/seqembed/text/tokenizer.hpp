@@ -18,6 +18,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -943,7 +944,11 @@ inline bool setting(const nlohmann::json& settings, const char* key, bool otherw
 
 /// @brief The tokenizer of a model's directory, as Hugging Face's AutoTokenizer finds it:
 ///        tokenizer.json, or else BERT's vocab.txt (lowercased unless tokenizer_config.json says
-///        "do_lower_case": false), or else GPT-2's vocab.json and merges.txt. Its decode() cleans
+///        "do_lower_case": false), or else GPT-2's vocab.json and merges.txt. Without
+///        tokenizer.json, the tokenizer class (tokenizer_config.json's tokenizer_class, else
+///        config.json's model_type) must be one whose files these are (BERT, DistilBERT,
+///        ELECTRA; GPT-2): RoBERTa's or MPNet's vocabulary files, say, need their own special
+///        tokens, and are refused rather than read as another's. Its decode() cleans
 ///        up spaces when tokenizer_config.json says "clean_up_tokenization_spaces": true, but
 ///        for a BPE model, which transformers leaves alone unless
 ///        "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output" is true too.
@@ -966,12 +971,35 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
         if (settings.is_discarded() || !settings.is_object())
             seqembed::detail::fail<value_error>(config.string(), ": is not a JSON object");
     }
+    // The class AutoTokenizer would build: tokenizer_class (without "Fast"), else the model_type.
+    std::string kind;
+    if (const auto found = settings.find("tokenizer_class"); found != settings.end() && found->is_string()) {
+        kind = found->get<std::string>();
+        if (kind.size() > 4 && kind.compare(kind.size() - 4, 4, "Fast") == 0) kind.resize(kind.size() - 4);
+    } else if (std::filesystem::is_regular_file(root / "config.json", ignored)) {
+        const nlohmann::json model = nlohmann::json::parse(detail::read_file((root / "config.json").string()), nullptr, false);
+        if (model.is_object() && model.contains("model_type") && model["model_type"].is_string())
+            kind = model["model_type"].get<std::string>();
+    }
+    const auto require = [&](std::initializer_list<const char*> kinds, const char* files) {
+        if (kind.empty()) return;
+        for (const char* accepted : kinds)
+            if (kind == accepted) return;
+        seqembed::detail::fail<value_error>(directory, ": has no tokenizer.json, and its ", files, " are '", kind,
+                                            "''s, whose special tokens and rules seqembed builds from tokenizer.json "
+                                            "only (save the tokenizer with transformers' fast tokenizer to write one)");
+    };
     Tokenizer tokenizer = [&] {
         if (std::filesystem::is_regular_file(json, ignored)) return Tokenizer::from_file(json.string());
-        if (std::filesystem::is_regular_file(vocab, ignored))
+        if (std::filesystem::is_regular_file(vocab, ignored)) {
+            require({"BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer", "bert", "distilbert", "electra"},
+                    "vocab.txt");
             return Tokenizer::from_bert_vocab(vocab.string(), detail::setting(settings, "do_lower_case", true));
-        if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored))
+        }
+        if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored)) {
+            require({"GPT2Tokenizer", "gpt2"}, "vocab.json and merges.txt");
             return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string());
+        }
         seqembed::detail::fail<file_error>(directory,
                                            ": holds no tokenizer.json, no vocab.txt and no vocab.json with merges.txt");
     }();
