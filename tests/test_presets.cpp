@@ -84,6 +84,32 @@ TEST_CASE("Presets in follow_scalar precision match their framework's float32 ar
     }
 }
 
+TEST_CASE("Presets in follow_scalar precision compute the log-space step as their framework does", "[presets]") {
+    // At these widths a float32 step (log(10000) rounded, then divided: Marian's and
+    // CTranslate2's C++, seed 004's torch.log) differs from the double one rounded once; the
+    // frameworks' formulas with correctly rounded functions give the fixtures bit for bit.
+    using namespace seqembed_golden;
+    SinusoidalOptions seed004 = SinusoidalOptions::paper();
+    seed004.log_step = seqembed::LogStep::in_scalar;
+    const PresetCase cases[] = {
+        {"marian", in_scalar(SinusoidalOptions::marian()), marian_d448_f32},
+        {"ctranslate2", in_scalar(SinusoidalOptions::ctranslate2()), ctranslate2_d448_f32},
+        {"paper, seed 004's step", in_scalar(seed004), seed004_d576_f32},
+    };
+    for (const PresetCase& c : cases) {
+        INFO(c.preset << " vs " << c.fixture.name);
+        const RowMatrix<float> expected = golden::matrix<float>(c.fixture);
+        CHECK((preset_rows<float>(c) - expected).cwiseAbs().maxCoeff() == 0.0f);
+        // The other rounding of the step misses them: the fixtures tell the two apart.
+        PresetCase other = c;
+        other.options.log_step = seqembed::LogStep::rounded_from_double;
+        CHECK((preset_rows<float>(other) - expected).cwiseAbs().maxCoeff() > 0.0f);
+    }
+    CHECK(SinusoidalOptions::tensor2tensor().log_step == seqembed::LogStep::in_scalar);
+    CHECK(SinusoidalOptions::fairseq().log_step == seqembed::LogStep::rounded_from_double);
+    CHECK(SinusoidalOptions::paper().log_step == seqembed::LogStep::rounded_from_double);
+}
+
 TEST_CASE("Presets say what each framework does", "[presets]") {
     using seqembed::BeyondTable;
     using seqembed::FrequencyFamily;

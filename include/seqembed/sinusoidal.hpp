@@ -35,6 +35,19 @@ enum class DivTermForm {
     log_space      ///< pos * exp(e_numerator * (-ln(base) / e_denominator)).
 };
 
+/// @brief How log-space code computes its step ln(base) / e_denominator; the two ways round
+///        differently in float, so they matter only under TablePrecision::follow_scalar with
+///        DivTermForm::log_space.
+enum class LogStep {
+    /// In double, rounded once to Scalar: Python's `math.log(base) / d` meeting a tensor
+    /// (PyTorch's tutorial, seed 001, fairseq and Hugging Face's copies of it).
+    rounded_from_double,
+    /// ln(base) rounded to Scalar, then divided in Scalar: a float tensor's log (seed 004's
+    /// `torch.log(torch.tensor(10000.0)) / d`), C++'s `std::log(10000.f) / n` (Marian,
+    /// CTranslate2), a Python float divided by a float32 tensor (tensor2tensor).
+    in_scalar
+};
+
 /// @brief Where the sines and cosines go in a row.
 enum class SinCosLayout {
     interleaved,  ///< sin at even columns, cos at odd columns: the paper and its PyTorch ports.
@@ -71,6 +84,9 @@ struct SinusoidalOptions {
     double base = 10000.0;
     /// @brief Form of the frequency term (matters under TablePrecision::follow_scalar only).
     DivTermForm form = DivTermForm::log_space;
+    /// @brief How the log-space step is rounded (matters under TablePrecision::follow_scalar
+    ///        only).
+    LogStep log_step = LogStep::rounded_from_double;
     /// @brief Interleaved or concatenated sin/cos.
     SinCosLayout layout = SinCosLayout::interleaved;
     /// @brief Paper or tensor2tensor frequencies.
@@ -87,15 +103,19 @@ struct SinusoidalOptions {
 
     /// @brief The paper's encoding, as PyTorch code computes it: interleaved, exponent 2i/d,
     ///        positions from 0, error past the table.
-    /// @return every member at its default: max_positions 5000, base 10000, log_space, interleaved,
-    ///         FrequencyFamily::paper, offset 0, exact, extra_sine, throw_error.
+    /// @return every member at its default: max_positions 5000, base 10000, log_space
+    ///         (rounded_from_double: `math.log`, as seed 001), interleaved, FrequencyFamily::paper,
+    ///         offset 0, exact, extra_sine, throw_error. Seed 004's float `torch.log` is
+    ///         log_step LogStep::in_scalar.
     static SinusoidalOptions paper() { return {}; }
     /// @brief tensor2tensor's get_timing_signal_1d: concatenated, exponent i/(d/2-1), positions
     ///        from 0, computed at any length, zero last column for odd d.
-    /// @return paper() with layout concatenated, family tensor2tensor, odd_width zero_column and
-    ///         beyond compute (rows past max_positions computed on the fly).
+    /// @return paper() with layout concatenated, family tensor2tensor, log_step in_scalar (a
+    ///         Python float divided by a float32 tensor), odd_width zero_column and beyond
+    ///         compute (rows past max_positions computed on the fly).
     static SinusoidalOptions tensor2tensor() {
         SinusoidalOptions options;
+        options.log_step = LogStep::in_scalar;
         options.layout = SinCosLayout::concatenated;
         options.family = FrequencyFamily::tensor2tensor;
         options.odd_width = OddWidth::zero_column;
@@ -105,20 +125,25 @@ struct SinusoidalOptions {
     /// @brief fairseq's SinusoidalPositionalEmbedding: as tensor2tensor, with the first token at
     ///        position padding_idx + 1.
     /// @param padding_idx the dictionary's padding index (1 in fairseq's dictionaries).
-    /// @return tensor2tensor() with offset padding_idx + 1.
+    /// @return tensor2tensor() with offset padding_idx + 1 and log_step rounded_from_double
+    ///         (`math.log(10000) / (half_dim - 1)`).
     /// @throws index_error if padding_idx + 1 overflows std::int64_t.
     static SinusoidalOptions fairseq(std::int64_t padding_idx = 1) {
         SinusoidalOptions options = tensor2tensor();
+        options.log_step = LogStep::rounded_from_double;
         options.offset = detail::checked_add("fairseq first position", padding_idx, 1);
         return options;
     }
-    /// @brief Marian (C++): as tensor2tensor, positions from 0 plus the decoding step.
+    /// @brief Marian (C++): as tensor2tensor (`std::log(10000.f) / (n - 1.f)`), positions from 0
+    ///        plus the decoding step.
     /// @return the same options as tensor2tensor(); pass the step as InputPipeline's
     ///         offsets.
     static SinusoidalOptions marian() { return tensor2tensor(); }
     /// @brief Hugging Face MarianSinusoidalPositionalEmbedding: concatenated with the paper's
     ///        exponent 2i/d, the sine half taking the extra column of an odd width, a 512-row
-    ///        table (max_position_embeddings).
+    ///        table (max_position_embeddings). Hugging Face computes it in numpy float64 and
+    ///        rounds it to float32 once, which the default exact precision gives (as for
+    ///        Pegasus's and DistilBERT's sinusoidal tables); follow_scalar would not.
     /// @return paper() with layout concatenated, form direct_power (np.power) and max_positions 512;
     ///         rows past 512 throw.
     static SinusoidalOptions hf_marian() {
@@ -128,8 +153,8 @@ struct SinusoidalOptions {
         options.max_positions = 512;
         return options;
     }
-    /// @brief CTranslate2's sinusoidal encoder: as tensor2tensor, with the first token at
-    ///        position 1.
+    /// @brief CTranslate2's sinusoidal encoder: as tensor2tensor (`std::log(10000.f) /
+    ///        float(depth / 2 - 1)`), with the first token at position 1.
     /// @return tensor2tensor() with offset 1.
     static SinusoidalOptions ctranslate2() {
         SinusoidalOptions options = tensor2tensor();
@@ -382,8 +407,11 @@ private:
             else
                 return std::pow(static_cast<Scalar>(m_options.base), exponent);
         }
-        // -math.log(base) / d is a Python double, rounded to Scalar when it meets the tensor.
-        const auto step = static_cast<Scalar>(-std::log(m_options.base) / denominator);
+        // -math.log(base) / d is a Python double, rounded to Scalar when it meets the tensor;
+        // or the log is a Scalar, divided in Scalar.
+        const Scalar step = m_options.log_step == LogStep::in_scalar
+                                ? -(static_cast<Scalar>(std::log(m_options.base)) / static_cast<Scalar>(denominator))
+                                : static_cast<Scalar>(-std::log(m_options.base) / denominator);
         const Scalar product = static_cast<Scalar>(numerator) * step;
         if constexpr (std::is_same_v<Scalar, float>)
             return detail::correctly_rounded_exp(product);

@@ -444,18 +444,40 @@ def marian_sinusoidal_f64(dim_words, dim_emb, start=0):
     return [j + start for j in range(dim_words)], rows
 
 
-def ctranslate2_encoding_f32(max_time, depth):
+def ctranslate2_encoding_f32(max_time, depth, first=0):
     """CTranslate2 generate_sinusoidal_position_encoding (src/layers/common.cc), float32:
-    row i holds position i + 1."""
+    row i holds position i + 1 (rows first .. first + max_time - 1)."""
     assert depth % 2 == 0, "CTranslate2 produces 2*(depth/2) columns: odd depths are undefined"
     half = depth // 2
     log_timescale_increment = cr_log32(f32(10000)) / f32(half - 1)
     timescales = [cr_exp32(-log_timescale_increment * f32(i)) for i in range(half)]
     rows = []
-    for i in range(max_time):
+    for i in range(first, first + max_time):
         scaled = [f32(i + 1) * t for t in timescales]
         rows.append([float(cr_sin32(a)) for a in scaled] + [float(cr_cos32(a)) for a in scaled])
-    return [i + 1 for i in range(max_time)], rows
+    return [i + 1 for i in range(first, first + max_time)], rows
+
+
+def seed004_f32_emulated(positions, d_model):
+    """Seed 004's positional_encoding in float32 with correctly rounded log, exp, sin and cos:
+    step = log(10000) (a float32 tensor) / d_model in float32, div_term = exp(2k * -step)."""
+    step = cr_log32(f32(10000)) / f32(d_model)
+    div_term = [cr_exp32(f32(2 * k) * -step) for k in range(d_model // 2)]
+    rows = []
+    for p in positions:
+        row = [0.0] * d_model
+        for k, t in enumerate(div_term):
+            angle = f32(p) * t
+            row[2 * k] = float(cr_sin32(angle))
+            row[2 * k + 1] = float(cr_cos32(angle))
+        rows.append(row)
+    return list(positions), rows
+
+
+def float_step_differs(denominator):
+    """Whether log(10000) rounded to float32 and divided in float32 differs from the double
+    quotient rounded once (what makes LogStep::in_scalar matter at this width)."""
+    return cr_log32(f32(10000)) / f32(denominator) != f32(math.log(10000.0) / denominator)
 
 
 def ctranslate2_encoding_f64(max_time, depth):
@@ -743,6 +765,17 @@ def main():
     g.table("ctranslate2_d8_f64", rows, positions=pos)
     pos, ct2_f32_rows = ctranslate2_encoding_f32(12, 8)
     g.table("ctranslate2_d8_f32", ct2_f32_rows, positions=pos)
+
+    # Widths where the float32 step (log rounded, then divided) differs from Python's double
+    # step rounded once: 448 for tensor2tensor's frequencies (denominator 223), 576 for the
+    # paper's; positions from 1000, where the difference reaches the sines' last bits.
+    assert float_step_differs(223) and float_step_differs(576) and not float_step_differs(3)
+    pos, rows = marian_sinusoidal_f32(12, 448, start=1000)
+    g.table("marian_d448_f32", rows, positions=pos)
+    pos, rows = ctranslate2_encoding_f32(12, 448, first=999)
+    g.table("ctranslate2_d448_f32", rows, positions=pos)
+    pos, rows = seed004_f32_emulated(range(1000, 1012), 576)
+    g.table("seed004_d576_f32", rows, positions=pos)
 
     # 9. embeddings
     torch.manual_seed(0)
