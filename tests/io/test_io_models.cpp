@@ -177,6 +177,14 @@ TEST_CASE("Each rotary model family takes its rotary stage from config.json, wit
     }
     CHECK_THROWS_WITH(seqembed::io::load_rotary_decoder(root / "bert"),
                       Catch::Contains("model_type 'bert' is not a rotary decoder"));
+    // A family loader refuses another family whose scale or names it would get wrong.
+    CHECK_THROWS_WITH(seqembed::io::load_llama(root / "granite"),
+                      Catch::Contains("model_type 'granite' has another input stage than load_llama"));
+    CHECK_THROWS_WITH(seqembed::io::load_llama(root / "gemma2"), Catch::Contains("model_type 'gemma2'"));
+    CHECK_THROWS_WITH(seqembed::io::load_gemma(root / "qwen3"), Catch::Contains("model_type 'qwen3'"));
+    CHECK_THROWS_WITH(seqembed::io::load_llama(root / "gpt_neox"), Catch::Contains("model_type 'gpt_neox'"));
+    CHECK(seqembed::io::load_gemma(root / "gemma2").rotary.has_value());
+    CHECK(seqembed::io::load_llama(root / "mixtral").rotary.has_value());
 }
 
 TEST_CASE("A loaded rotary stage computes positions past max_position_embeddings, as Hugging Face's module",
@@ -610,6 +618,21 @@ TEST_CASE("DistilBERT takes no position ids; MPNet's are rows of its table, as R
     CHECK(given.row(1) == counted.row(1));
     CHECK(given.row(0) != counted.row(0));
     CHECK(mpnet.positions(batch) == (seqembed::io::Model::PositionVector(3) << 2, 1, 0).finished());
+
+    // None of DistilBERT's, ALBERT's and MPNet's forwards takes a cache: past tokens are refused.
+    seqembed::Batch past(same);
+    past.offsets = seqembed::StepOffsets(4);
+    for (const char* name : {"distilbert", "albert", "mpnet"}) {
+        INFO(name);
+        const seqembed::io::Model model = seqembed::io::load_model(root / name);
+        CHECK_THROWS_WITH(model.forward(past), Catch::Contains("takes no past tokens"));
+        CHECK_THROWS_WITH(model.positions(past), Catch::Contains("takes no past tokens"));
+    }
+    const seqembed::IdMatrix wide = (seqembed::IdMatrix(1, 5) << 1, 1, 1, 1, 1).finished();
+    seqembed::Batch masked(same);
+    masked.padding = seqembed::Padding::from_mask(wide);
+    CHECK_THROWS_WITH(mpnet.forward(masked), Catch::Contains("takes no past tokens"));
+    CHECK_NOTHROW(seqembed::io::load_model(root / "bert").forward(past));  // BertModel takes a cache
 }
 
 TEST_CASE("ELECTRA's embedding_size defaults to ElectraConfig's 128", "[io][models]") {

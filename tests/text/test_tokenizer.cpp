@@ -313,14 +313,37 @@ TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer d
     fs::copy_file(fixture("bert-base-uncased/vocab.txt"), work / "mpnet" / "vocab.txt");
     std::ofstream(work / "mpnet" / "tokenizer_config.json") << R"({"tokenizer_class": "MPNetTokenizer"})";
     CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "mpnet").string()),
-                      Catch::Contains("vocab.txt are 'MPNetTokenizer''s"));
+                      Catch::Contains("tokenizer_config.json says its vocab.txt are MPNetTokenizer's"));
     fs::create_directories(work / "roberta");
     fs::copy_file(fixture("gpt2/vocab.json"), work / "roberta" / "vocab.json");
     fs::copy_file(fixture("gpt2/merges.txt"), work / "roberta" / "merges.txt");
     std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "roberta"})";
-    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "roberta").string()), Catch::Contains("'roberta''s"));
+    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "roberta").string()),
+                      Catch::Contains("config.json says its vocab.json and merges.txt are roberta's"));
+    std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "roberta", oops)";
+    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "roberta").string()),
+                      Catch::Contains("config.json: is not a JSON object"));
     std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "gpt2"})";
-    CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids.size() == 2);
+    const std::vector<seqembed::TokenId> hello_world = {15496, 995};
+    CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids == hello_world);
+    // OPT's files: GPT2Tokenizer with add_bos_token (transformers' GPT2Converter: "bos $A"), and
+    // GPT-2's add_prefix_space.
+    std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "opt"})";
+    std::ofstream(work / "roberta" / "tokenizer_config.json")
+        << R"({"tokenizer_class": "GPT2Tokenizer", "add_bos_token": true,
+               "bos_token": {"__type": "AddedToken", "content": "<|endoftext|>"}})";
+    const Tokenizer opt = seqembed::text::load_tokenizer((work / "roberta").string());
+    CHECK(opt.encode("Hello world").ids == std::vector<seqembed::TokenId>{50256, 15496, 995});
+    CHECK(opt.decode(opt.encode("Hello world").ids, true) == "Hello world");
+    std::ofstream(work / "roberta" / "tokenizer_config.json") << R"({"add_prefix_space": true})";
+    CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids ==
+          std::vector<seqembed::TokenId>{18435, 995});
+    std::ofstream(work / "roberta" / "tokenizer_config.json") << R"({"add_bos_token": true})";
+    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "roberta").string()), Catch::Contains("names no bos_token"));
+    // BERT's strip_accents and tokenize_chinese_chars.
+    std::ofstream(work / "vocab" / "tokenizer_config.json") << R"({"strip_accents": false})";
+    CHECK(seqembed::text::load_tokenizer((work / "vocab").string()).encode("café").tokens.at(1) != "cafe");
+    CHECK(seqembed::text::load_tokenizer((work / "json").string()).encode("café").tokens.at(1) == "cafe");
     std::ofstream(work / "cased" / "tokenizer_config.json") << R"({"do_lower_case": false, "tokenizer_class": "BertTokenizerFast"})";
     CHECK(seqembed::text::load_tokenizer((work / "cased").string()).encode("Hello").tokens.at(1) != "hello");
     fs::remove_all(work);
@@ -484,6 +507,10 @@ TEST_CASE("Tokenizer follows Hugging Face at the edges of its models and regular
         const std::string json = R"({"model": {"type": "Unigram", "unk_id": null, "byte_fallback": true,
             "vocab": [["<unk>", 0.0], ["a", -1.0], ["<0x78>", -1.0]]}})";
         CHECK_THROWS_WITH(Tokenizer::from_json(json, "unigram.json").encode("ax"), Catch::Contains("no unk_id"));
+        // Even where the best path in the end needs no unknown piece: the lattice refuses at once.
+        const std::string covered = R"({"model": {"type": "Unigram", "unk_id": null,
+            "vocab": [["ab", -1.0], ["b", -1.0]]}})";
+        CHECK_THROWS_WITH(Tokenizer::from_json(covered, "unigram.json").encode("ab"), Catch::Contains("no unk_id"));
     }
 }
 

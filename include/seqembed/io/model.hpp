@@ -132,16 +132,7 @@ public:
         return std::visit(
             [&](const auto& stage) {
                 require_taken(batch, stage.pipeline, "forward");
-                const std::string& type = model_type();
-                if (type == "bart" || type == "marian") {  // their encoders number tokens 0, 1, ...
-                    bool offsets = batch.padding.past_length(batch.ids) > 0;
-                    for (Index b = 0; b < batch.ids.rows(); ++b) offsets = offsets || batch.offsets.of(b) != 0;
-                    if (offsets)
-                        seqembed::detail::fail<value_error>(
-                            "Model::forward: model_type '", type,
-                            "''s encoder takes no past tokens (a mask wider than the ids, or step offsets); "
-                            "forward_decoder takes them");
-                }
+                require_no_past(batch, "forward");
                 const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
                 const Batch& family = rows ? with_position_ids(batch, *rows) : batch;
                 RowMatrix<float> out = stage.pipeline.forward(family);
@@ -182,7 +173,7 @@ public:
     ///        stage (rotary()->apply(q, k, q_heads, k_heads, positions)) or to inspect a learned
     ///        table's rows: explicit position ids as given, else the family's rule (past + t for
     ///        BERT, GPT-2, BART, Marian and the rotary decoders; the mask's count for OPT, -1 for
-    ///        its padded tokens; RoBERTa's from the ids, -1 for a pad id).
+    ///        its padded tokens; RoBERTa's and MPNet's from the ids, -1 for a pad id).
     /// @param batch as forward takes it.
     /// @return batch * seq positions, row b * seq + t (a learned table reads row offset +
     ///         position).
@@ -191,6 +182,7 @@ public:
         return std::visit(
             [&](const auto& stage) {
                 const auto& pipeline = stage.pipeline;
+                require_no_past(batch, "positions");
                 const std::optional<IdMatrix> rows = converted_position_ids(batch, pipeline);
                 const Batch family = rows ? with_position_ids(batch, *rows) : batch;
                 seqembed::detail::require_batch_fits(family);
@@ -216,6 +208,21 @@ private:
                                                 "' takes no token type ids");
     }
 
+    /// Throws for past tokens (a mask wider than the ids, or step offsets) where the family's
+    /// encoder takes none: BART's and Marian's (their decoders do), DistilBERT, ALBERT and MPNet,
+    /// whose forwards take no cache.
+    void require_no_past(const Batch& batch, const char* call) const {
+        const std::string& type = model_type();
+        const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet";
+        if (!encoder_only && type != "bart" && type != "marian") return;
+        bool past = batch.padding.past_length(batch.ids) > 0;
+        for (Index b = 0; b < batch.ids.rows(); ++b) past = past || batch.offsets.of(b) != 0;
+        if (past)
+            seqembed::detail::fail<value_error>("Model::", call, ": model_type '", type,
+                                                "' takes no past tokens (a mask wider than the ids, or step offsets)",
+                                                encoder_only ? "" : " in its encoder; forward_decoder takes them");
+    }
+
     static Batch with_position_ids(const Batch& batch, const IdMatrix& position_ids) {
         Batch result = batch;
         result.position_ids = position_ids;
@@ -234,7 +241,7 @@ private:
             const std::int64_t offset = pipeline.positions().offset();
             for (Index b = 0; b < given.rows(); ++b)
                 for (Index t = 0; t < given.cols(); ++t)
-                    rows(b, t) = seqembed::detail::checked_add("RoBERTa position id", given(b, t), -offset);
+                    rows(b, t) = seqembed::detail::checked_add("position id", given(b, t), -offset);
             return rows;
         } else {
             return std::nullopt;

@@ -347,7 +347,7 @@ inline PipelineOptions family_options(PipelineOptions options, const std::string
                                             " (its forward's rule); leave it unset, or pass position ids");
     if (options.padding_id && padding_id && *options.padding_id != *padding_id)
         seqembed::detail::fail<value_error>(loader, ": PipelineOptions::padding_id is ", *options.padding_id,
-                                            ", but the family's padding id (pad_token_id) is ", *padding_id);
+                                            ", but the family's padding id is ", *padding_id);
     options.positions = numbering;
     if (padding_id) options.padding_id = padding_id;
     return options;
@@ -457,6 +457,15 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, co
                                       const VocabularySplit& split, const char* loader) {
     const Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, loader);
     const ModelConfig& config = checkpoint.config();
+    // A family loader given another family's checkpoint would drop or add its scale, or miss its
+    // table: Granite's embedding_multiplier through load_llama, say.
+    if (is_rotary_family(config.model_type) &&
+        (decoder_scale(config).factor_for(config.hidden_size) != scale.factor_for(config.hidden_size) ||
+         decoder_token_names(config.model_type) != names))
+        seqembed::detail::fail<format_error>(path_name(directory / "config.json"), ": model_type '", config.model_type,
+                                             "' has another input stage than ", loader,
+                                             " builds (its scale or its tensor names); load_rotary_decoder or "
+                                             "load_model reads it");
     InputPipeline<float, NoPositions<float>> pipeline(
         checkpoint.token_embedding(names, config.hidden_size, scale), NoPositions<float>(config.hidden_size),
         family_options(options, loader, PositionNumbering::sequence_index));
@@ -689,7 +698,7 @@ inline LearnedModelInput load_albert(const std::filesystem::path& directory, con
 /// @param split which rows of the token table to read, as load_bert.
 /// @return the stage.
 /// @throws file_error, format_error as the readers; value_error as load_bert, or for a
-///         padding_id other than 1.
+///         PipelineOptions::padding_id other than 1.
 inline LearnedModelInput load_mpnet(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                     const VocabularySplit& split = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_mpnet");

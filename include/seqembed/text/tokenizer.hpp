@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -159,6 +160,30 @@ inline std::string clean_up_tokenization(std::string text) {
     return text;
 }
 
+/// @brief BertTokenizerFast's settings for a tokenizer built from vocab.txt (tokenizer_config.json's
+///        do_lower_case, strip_accents, tokenize_chinese_chars).
+struct BertVocabOptions {
+    /// @brief Lowercase (uncased models) or not (cased models).
+    bool lowercase = true;
+    /// @brief Strip accents; none: as lowercase.
+    std::optional<bool> strip_accents;
+    /// @brief Put spaces around CJK ideographs.
+    bool tokenize_chinese_chars = true;
+};
+
+/// @brief GPT2TokenizerFast's settings for a tokenizer built from vocab.json and merges.txt
+///        (tokenizer_config.json's add_prefix_space, add_bos_token and bos_token).
+struct BpeFilesOptions {
+    /// @brief A space before the first word, as ByteLevel's add_prefix_space.
+    bool add_prefix_space = false;
+    /// @brief A token put before every text (OPT's "</s>", its add_bos_token and bos_token):
+    ///        "bos $A" and "bos $A $B:1", as transformers' GPT2Converter builds them; none: none.
+    std::optional<std::string> bos_token;
+    /// @brief Tokens matched whole in the text and skipped by decode(skip_special_tokens), when
+    ///        the vocabulary has them (the bos token is one; <|endoftext|> always is).
+    std::vector<std::string> special_tokens;
+};
+
 /// @brief A model's tokenizer, read from its tokenizer.json (or BERT's vocab.txt): text to ids,
 ///        type ids, masks and byte offsets, and ids back to text, as Hugging Face tokenizers.
 /// @code
@@ -199,6 +224,17 @@ public:
     /// @return the tokenizer.
     /// @throws file_error if it cannot be read; value_error if [UNK], [CLS] or [SEP] is missing.
     static Tokenizer from_bert_vocab(const std::string& path, bool lowercase = true) {
+        BertVocabOptions options;
+        options.lowercase = lowercase;
+        return from_bert_vocab(path, options);
+    }
+
+    /// @brief BERT's tokenizer from its vocab.txt with BertTokenizerFast's settings.
+    /// @param path vocab.txt.
+    /// @param options lowercase, strip_accents, tokenize_chinese_chars.
+    /// @return the tokenizer.
+    /// @throws as from_bert_vocab(path, lowercase).
+    static Tokenizer from_bert_vocab(const std::string& path, const BertVocabOptions& options) {
         std::ifstream stream(path, std::ios::binary);
         if (!stream) seqembed::detail::fail<file_error>(path, ": cannot open it");
         Tokenizer tokenizer;
@@ -213,7 +249,9 @@ public:
         model.unk_id = model.vocab.find("[UNK]");
         if (model.unk_id < 0) reader.malformed("the vocabulary has no \"[UNK]\"");
         detail::Normalizer normalizer;
-        normalizer.bert = detail::BertNormalizerOptions{true, true, lowercase, lowercase};
+        normalizer.bert = detail::BertNormalizerOptions{true, options.tokenize_chinese_chars,
+                                                        options.strip_accents.value_or(options.lowercase),
+                                                        options.lowercase};
         tokenizer.m_normalizers = {normalizer};
         tokenizer.m_pre_tokenizers = {detail::PreTokenizer{}};
         tokenizer.m_decoders = {detail::Decoder{}};
@@ -236,9 +274,12 @@ public:
     ///        ByteLevel pre-tokenizer, BPE, the ByteLevel decoder, <|endoftext|> special.
     /// @param vocab_path vocab.json.
     /// @param merges_path merges.txt.
+    /// @param options add_prefix_space, a bos token, special tokens (GPT-2's defaults: none).
     /// @return the tokenizer.
-    /// @throws file_error if a file cannot be read; value_error if one is malformed (naming it).
-    static Tokenizer from_bpe_files(const std::string& vocab_path, const std::string& merges_path) {
+    /// @throws file_error if a file cannot be read; value_error if one is malformed (naming it),
+    ///         or for a bos token the vocabulary does not have.
+    static Tokenizer from_bpe_files(const std::string& vocab_path, const std::string& merges_path,
+                                    const BpeFilesOptions& options = {}) {
         Tokenizer tokenizer;
         tokenizer.m_source = vocab_path;
         detail::Bpe model;
@@ -264,13 +305,25 @@ public:
         detail::PreTokenizer pre;
         pre.kind = detail::PreTokenizer::Kind::byte_level;
         pre.pattern = detail::Regex(detail::gpt2_pattern());
+        pre.add_prefix_space = options.add_prefix_space;
         tokenizer.m_pre_tokenizers = {pre};
         detail::Decoder decoder;
         decoder.kind = detail::Decoder::Kind::byte_level;
         tokenizer.m_decoders = {decoder};
         std::vector<AddedToken> added;
-        const TokenId end = model.vocab.find("<|endoftext|>");
-        if (end >= 0) added.push_back({end, "<|endoftext|>", false, false, false, true, true, {}, {}});
+        std::vector<std::string> specials = options.special_tokens;
+        specials.push_back("<|endoftext|>");
+        if (options.bos_token) {
+            const TokenId bos = model.vocab.find(*options.bos_token);
+            if (bos < 0) reader.malformed("has no bos token \"" + *options.bos_token + "\" in " + vocab_path);
+            tokenizer.m_post.set_bos(*options.bos_token, bos);
+            specials.push_back(*options.bos_token);
+        }
+        for (const std::string& special : specials) {
+            const TokenId id = model.vocab.find(special);
+            const bool listed = std::any_of(added.begin(), added.end(), [&](const AddedToken& a) { return a.id == id; });
+            if (id >= 0 && !listed) added.push_back({id, special, false, false, false, true, true, {}, {}});
+        }
         tokenizer.m_model = std::move(model);
         tokenizer.set_added_tokens(std::move(added));
         return tokenizer;
@@ -372,28 +425,6 @@ public:
     /// @return true for a BPE model (GPT-2, RoBERTa, Llama, Qwen, ...).
     bool is_bpe() const noexcept { return std::holds_alternative<detail::Bpe>(m_model); }
 
-private:
-    /// The tokens of `ids` through the tokenizer's decoders.
-    std::string decode_tokens(const std::vector<TokenId>& ids, bool skip_special_tokens) const {
-        std::vector<std::string> tokens;
-        tokens.reserve(ids.size());
-        for (std::size_t k = 0; k < ids.size(); ++k) {
-            const AddedToken* added = added_of(ids[k]);
-            if (added != nullptr) {
-                // As Hugging Face 0.23: a normalized token is looked up by its decoded form.
-                if (!(skip_special_tokens && is_special(added->decoded))) tokens.push_back(added->decoded);
-                continue;
-            }
-            const std::string* token = model_token(ids[k]);
-            if (token == nullptr)
-                seqembed::detail::fail<index_error>("token id ", ids[k], " at ", k, " has no token in ", m_source);
-            if (skip_special_tokens && is_special(*token)) continue;
-            tokens.push_back(*token);
-        }
-        return detail::decode_tokens(std::move(tokens), m_decoders);
-    }
-
-public:
     /// @brief Truncates every encoding from now on (none: no truncation).
     /// @param truncation the longest encoding and the strategy.
     void set_truncation(std::optional<Truncation> truncation) { m_truncation = std::move(truncation); }
@@ -436,6 +467,27 @@ public:
     }
 
 private:
+    /// The tokens of `ids` through the tokenizer's decoders.
+    std::string decode_tokens(const std::vector<TokenId>& ids, bool skip_special_tokens) const {
+        std::vector<std::string> tokens;
+        tokens.reserve(ids.size());
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+            const AddedToken* added = added_of(ids[k]);
+            if (added != nullptr) {
+                // As Hugging Face 0.23: a normalized token is looked up by its decoded form.
+                if (!(skip_special_tokens && is_special(added->decoded))) tokens.push_back(added->decoded);
+                continue;
+            }
+            const std::string* token = model_token(ids[k]);
+            if (token == nullptr)
+                seqembed::detail::fail<index_error>("token id ", ids[k], " at ", k, " has no token in ", m_source);
+            if (skip_special_tokens && is_special(*token)) continue;
+            tokens.push_back(*token);
+        }
+        return detail::decode_tokens(std::move(tokens), m_decoders);
+    }
+
+
     /// An added token of tokenizer.json ("added_tokens").
     struct AddedToken {
         TokenId id;
@@ -940,23 +992,48 @@ inline bool setting(const nlohmann::json& settings, const char* key, bool otherw
     return found != settings.end() && found->is_boolean() ? found->get<bool>() : otherwise;
 }
 
+/// A JSON object file of a model's directory, or an empty object when it is absent.
+/// @throws value_error naming the file when it is not a JSON object.
+inline nlohmann::json object_file(const std::filesystem::path& path) {
+    std::error_code ignored;
+    if (!std::filesystem::is_regular_file(path, ignored)) return nlohmann::json::object();
+    nlohmann::json object = nlohmann::json::parse(read_file(path.string()), nullptr, false);
+    if (object.is_discarded() || !object.is_object())
+        seqembed::detail::fail<value_error>(path.string(), ": is not a JSON object");
+    return object;
+}
+
+/// A special token of tokenizer_config.json: a string, or an AddedToken's {"content": ...}.
+inline std::optional<std::string> special_token(const nlohmann::json& settings, const char* key) {
+    const auto found = settings.find(key);
+    if (found == settings.end()) return std::nullopt;
+    if (found->is_string()) return found->get<std::string>();
+    if (found->is_object() && found->contains("content") && (*found)["content"].is_string())
+        return (*found)["content"].get<std::string>();
+    return std::nullopt;
+}
+
 }  // namespace detail
 
 /// @brief The tokenizer of a model's directory, as Hugging Face's AutoTokenizer finds it:
-///        tokenizer.json, or else BERT's vocab.txt (lowercased unless tokenizer_config.json says
-///        "do_lower_case": false), or else GPT-2's vocab.json and merges.txt. Without
+///        tokenizer.json, or else BERT's vocab.txt, or else GPT-2's vocab.json and merges.txt,
+///        with the settings of tokenizer_config.json that transformers' converters read
+///        (do_lower_case, strip_accents and tokenize_chinese_chars for BERT; add_prefix_space,
+///        add_bos_token and bos_token, as OPT's, for GPT-2; the special tokens). Without
 ///        tokenizer.json, the tokenizer class (tokenizer_config.json's tokenizer_class, else
-///        config.json's model_type) must be one whose files these are (BERT, DistilBERT,
-///        ELECTRA; GPT-2): RoBERTa's or MPNet's vocabulary files, say, need their own special
-///        tokens, and are refused rather than read as another's. Its decode() cleans
-///        up spaces when tokenizer_config.json says "clean_up_tokenization_spaces": true, but
-///        for a BPE model, which transformers leaves alone unless
-///        "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output" is true too.
+///        config.json's tokenizer_class or model_type) must be one whose files these are (BERT,
+///        DistilBERT, ELECTRA; GPT-2, or OPT's GPT2Tokenizer): RoBERTa's or MPNet's vocabulary
+///        files, say, need their own special tokens and rules, and are refused rather than read
+///        as another's. Its decode() cleans up spaces when tokenizer_config.json says
+///        "clean_up_tokenization_spaces": true, but for a BPE model, which transformers leaves
+///        alone unless "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output"
+///        is true too.
 /// @param directory the model's directory (the one io::load_model reads).
 /// @return the tokenizer.
-/// @throws file_error when the directory holds neither file; value_error for a
-///         tokenizer_config.json that is not a JSON object; as Tokenizer::from_file and
-///         Tokenizer::from_bert_vocab otherwise.
+/// @throws file_error when the directory holds none of the files; value_error for a
+///         tokenizer_config.json or config.json that is not a JSON object, or vocabulary files
+///         of another class (naming it and the file that says so); as Tokenizer::from_file,
+///         from_bert_vocab and from_bpe_files otherwise.
 inline Tokenizer load_tokenizer(const std::string& directory) {
     const std::filesystem::path root(directory);
     const std::filesystem::path json = root / "tokenizer.json";
@@ -964,41 +1041,58 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
     const std::filesystem::path bpe_vocab = root / "vocab.json";
     const std::filesystem::path merges = root / "merges.txt";
     std::error_code ignored;
-    nlohmann::json settings = nlohmann::json::object();
-    const std::filesystem::path config = root / "tokenizer_config.json";
-    if (std::filesystem::is_regular_file(config, ignored)) {
-        settings = nlohmann::json::parse(detail::read_file(config.string()), nullptr, false);
-        if (settings.is_discarded() || !settings.is_object())
-            seqembed::detail::fail<value_error>(config.string(), ": is not a JSON object");
-    }
-    // The class AutoTokenizer would build: tokenizer_class (without "Fast"), else the model_type.
-    std::string kind;
-    if (const auto found = settings.find("tokenizer_class"); found != settings.end() && found->is_string()) {
-        kind = found->get<std::string>();
-        if (kind.size() > 4 && kind.compare(kind.size() - 4, 4, "Fast") == 0) kind.resize(kind.size() - 4);
-    } else if (std::filesystem::is_regular_file(root / "config.json", ignored)) {
-        const nlohmann::json model = nlohmann::json::parse(detail::read_file((root / "config.json").string()), nullptr, false);
-        if (model.is_object() && model.contains("model_type") && model["model_type"].is_string())
-            kind = model["model_type"].get<std::string>();
-    }
+    const std::filesystem::path config_path = root / "tokenizer_config.json";
+    const nlohmann::json settings = detail::object_file(config_path);
+    // The class AutoTokenizer would build from vocabulary files, and the file that names it.
     const auto require = [&](std::initializer_list<const char*> kinds, const char* files) {
+        std::string kind;
+        std::filesystem::path source;
+        const nlohmann::json model = detail::object_file(root / "config.json");
+        for (const auto& [object, key, path] : {std::tuple{&settings, "tokenizer_class", config_path},
+                                                std::tuple{&model, "tokenizer_class", root / "config.json"},
+                                                std::tuple{&model, "model_type", root / "config.json"}}) {
+            const auto found = object->find(key);
+            if (found == object->end() || !found->is_string()) continue;
+            kind = found->get<std::string>();
+            if (kind.size() > 4 && kind.compare(kind.size() - 4, 4, "Fast") == 0) kind.resize(kind.size() - 4);
+            source = path;
+            break;
+        }
         if (kind.empty()) return;
         for (const char* accepted : kinds)
             if (kind == accepted) return;
-        seqembed::detail::fail<value_error>(directory, ": has no tokenizer.json, and its ", files, " are '", kind,
-                                            "''s, whose special tokens and rules seqembed builds from tokenizer.json "
-                                            "only (save the tokenizer with transformers' fast tokenizer to write one)");
+        seqembed::detail::fail<value_error>(directory, ": has no tokenizer.json, and ", source.string(), " says its ",
+                                            files, " are ", kind, "'s, whose special tokens and rules seqembed reads "
+                                            "from tokenizer.json only (save the tokenizer with transformers' fast "
+                                            "tokenizer to write one)");
     };
     Tokenizer tokenizer = [&] {
         if (std::filesystem::is_regular_file(json, ignored)) return Tokenizer::from_file(json.string());
         if (std::filesystem::is_regular_file(vocab, ignored)) {
             require({"BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer", "bert", "distilbert", "electra"},
                     "vocab.txt");
-            return Tokenizer::from_bert_vocab(vocab.string(), detail::setting(settings, "do_lower_case", true));
+            BertVocabOptions options;
+            options.lowercase = detail::setting(settings, "do_lower_case", true);
+            if (const auto found = settings.find("strip_accents"); found != settings.end() && found->is_boolean())
+                options.strip_accents = found->get<bool>();
+            options.tokenize_chinese_chars = detail::setting(settings, "tokenize_chinese_chars", true);
+            return Tokenizer::from_bert_vocab(vocab.string(), options);
         }
         if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored)) {
-            require({"GPT2Tokenizer", "gpt2"}, "vocab.json and merges.txt");
-            return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string());
+            require({"GPT2Tokenizer", "gpt2", "opt"}, "vocab.json and merges.txt");
+            BpeFilesOptions options;
+            options.add_prefix_space = detail::setting(settings, "add_prefix_space", false);
+            const std::optional<std::string> bos = detail::special_token(settings, "bos_token");
+            if (detail::setting(settings, "add_bos_token", false)) {
+                if (!bos)
+                    seqembed::detail::fail<value_error>(config_path.string(), ": add_bos_token is true but it names no "
+                                                        "bos_token");
+                options.bos_token = bos;
+            }
+            for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
+                if (const std::optional<std::string> special = detail::special_token(settings, key))
+                    options.special_tokens.push_back(*special);
+            return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string(), options);
         }
         seqembed::detail::fail<file_error>(directory,
                                            ": holds no tokenizer.json, no vocab.txt and no vocab.json with merges.txt");

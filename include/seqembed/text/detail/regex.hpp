@@ -8,6 +8,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #endif
 
+#include <cctype>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -22,41 +23,72 @@
 
 namespace seqembed::text::detail {
 
-/// `pattern` with Oniguruma's Unicode classes (which Hugging Face's patterns run on, as measured
-/// through tokenizers 0.23) spelled out for PCRE2, whose own differ: \s is U+0009-000D, U+0085
-/// and the separators (Z), not PCRE2's list (which has U+180E); \w is Alphabetic, marks, decimal
-/// digits and connector punctuation, and outside a character class also Latin-1's superscripts
-/// and fractions (U+00B2, U+00B3, U+00B9, U+00BC-00BE), where PCRE2's has no marks and every
-/// number. Inside a class \s and \w become their members; \S and \W there, and \b, stay PCRE2's.
-/// Escapes, \Q...\E and POSIX classes are copied as they are.
+/// Alphabetic (letters, letter numbers, Other_Alphabetic: the marks and the circled and squared
+/// Latin letters), marks, decimal digits and connector punctuation: Oniguruma's \w inside a
+/// class and Rust regex's \w but for the joiners, without PCRE2 10.40's \p{Alphabetic}.
+inline constexpr std::string_view word_members =
+    "\\p{L}\\p{Nl}\\p{M}\\x{24B6}-\\x{24E9}\\x{1F130}-\\x{1F149}\\x{1F150}-\\x{1F169}\\x{1F170}-\\x{1F189}"
+    "\\p{Nd}\\p{Pc}";
+
+/// White_Space: Oniguruma's and Rust regex's \s.
+inline constexpr std::string_view space_members = "\\t-\\r\\x{85}\\p{Z}";
+
+/// `pattern` with Oniguruma's classes (which Hugging Face's patterns run on, as measured through
+/// tokenizers 0.23) spelled out for PCRE2, whose own differ: \s is White_Space, not PCRE2's list
+/// (which has U+180E); \w is word_members, and outside a character class also Latin-1's
+/// superscripts and fractions (U+00B2, U+00B3, U+00B9, U+00BC-00BE), where PCRE2's has no marks
+/// and every number; \h is a hex digit (PCRE2's is horizontal space). Inside a class \s, \w and
+/// \h become their members; \S, \W and \H there, and \b, stay PCRE2's. Escapes (\Q...\E, \cX),
+/// comments (?#...) and POSIX classes are copied as they are.
+/// @throws value_error for extended mode ((?x)), whose comments and spaces this does not read.
 inline std::string oniguruma_classes(const std::string& pattern) {
-    static constexpr std::string_view space = "\\t-\\r\\x{85}\\p{Z}";
-    static constexpr std::string_view word = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}";
     static constexpr std::string_view latin1_numbers = "\\x{B2}\\x{B3}\\x{B9}\\x{BC}-\\x{BE}";
+    static constexpr std::string_view hex = "0-9a-fA-F";
     std::string out;
-    out.reserve(pattern.size() + 32);
+    out.reserve(pattern.size() + 64);
     bool in_class = false;
     for (std::size_t k = 0; k < pattern.size(); ++k) {
         const char c = pattern[k];
         if (c == '\\' && k + 1 < pattern.size()) {
             const char next = pattern[++k];
+            const bool negated = next == 'S' || next == 'W' || next == 'H';
+            const char lower = negated ? static_cast<char>(next + ('a' - 'A')) : next;
+            const bool rewritten = lower == 's' || lower == 'w' || lower == 'h';
             if (next == 'Q') {  // quoted to \E
                 const std::size_t end = pattern.find("\\E", k + 1);
                 const std::size_t stop = end == std::string::npos ? pattern.size() : end + 2;
                 out.append(pattern, k - 1, stop - (k - 1));
                 k = stop - 1;
-            } else if ((next == 's' || next == 'w') && in_class) {
-                out.append(next == 's' ? space : word);
-            } else if ((next == 's' || next == 'S' || next == 'w' || next == 'W') && !in_class) {
-                out += next == 'S' || next == 'W' ? "[^" : "[";
-                out.append(next == 's' || next == 'S' ? space : word);
-                if (next == 'w' || next == 'W') out.append(latin1_numbers);
-                out += ']';
+            } else if (next == 'c' && k + 1 < pattern.size()) {  // a control character: \c and one more
+                out.append(pattern, k - 1, 3);
+                ++k;
+            } else if (rewritten && !(in_class && negated)) {
+                const std::string_view members = lower == 's' ? space_members : lower == 'w' ? word_members : hex;
+                if (!in_class) out += negated ? "[^" : "[";
+                out.append(members);
+                if (!in_class && lower == 'w') out.append(latin1_numbers);
+                if (!in_class) out += ']';
             } else {
                 out += c;
                 out += next;
             }
             continue;
+        }
+        if (!in_class && c == '(' && pattern.compare(k, 3, "(?#") == 0) {  // a comment, to its ')'
+            const std::size_t end = pattern.find(')', k);
+            const std::size_t stop = end == std::string::npos ? pattern.size() : end + 1;
+            out.append(pattern, k, stop - k);
+            k = stop - 1;
+            continue;
+        }
+        if (!in_class && c == '(' && k + 1 < pattern.size() && pattern[k + 1] == '?') {
+            std::size_t at = k + 2;  // inline flags: (?imx-imx) or (?imx-imx:...)
+            while (at < pattern.size() && (std::isalpha(static_cast<unsigned char>(pattern[at])) || pattern[at] == '-')) {
+                if (pattern[at] == 'x')
+                    seqembed::detail::fail<value_error>("the regular expression \"", pattern,
+                                                        "\" uses extended mode (?x), which is not supported");
+                ++at;
+            }
         }
         if (!in_class && c == '[') {
             in_class = true;
@@ -66,10 +98,10 @@ inline std::string oniguruma_classes(const std::string& pattern) {
             continue;
         }
         if (in_class && c == '[' && k + 1 < pattern.size() && pattern[k + 1] == ':') {  // [:alpha:]
-            const std::size_t end = pattern.find(":]", k + 2);
-            if (end != std::string::npos) {
-                out.append(pattern, k, end + 2 - k);
-                k = end + 1;
+            const std::size_t close = pattern.find(']', k + 2);
+            if (close != std::string::npos && pattern[close - 1] == ':') {
+                out.append(pattern, k, close + 1 - k);
+                k = close;
                 continue;
             }
         }

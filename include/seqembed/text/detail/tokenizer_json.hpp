@@ -62,6 +62,14 @@ struct PostProcessor {
         pair = {first, {false, 0, {}, {}, 0}, separator, {false, 1, {}, {}, 1}, separator_b};
     }
 
+    /// A bos token before each text: bos A, and bos A B with B of type 1 (transformers'
+    /// GPT2Converter with add_bos_token).
+    void set_bos(const std::string& bos, TokenId bos_id) {
+        const TemplatePiece first{true, -1, {bos_id}, {bos}, 0};
+        single = {first, {false, 0, {}, {}, 0}};
+        pair = {first, {false, 0, {}, {}, 0}, {false, 1, {}, {}, 1}};
+    }
+
     /// RoBERTa's templates: <s> A </s> and <s> A </s> </s> B </s>, all of type 0.
     void set_roberta(const std::string& cls, TokenId cls_id, const std::string& sep, TokenId sep_id) {
         const TemplatePiece first{true, -1, {cls_id}, {cls}, 0};
@@ -243,8 +251,8 @@ public:
             p.kind = PreTokenizer::Kind::whitespace;
             // Hugging Face's \w+|[^\w\s]+ in Rust's regex crate, whose \w is Alphabetic, marks,
             // decimal digits, connector punctuation and the joiners, and \s White_Space.
-            p.pattern = Regex(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+)"
-                              R"(|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\t-\r\x{85}\p{Z}]+)");
+            const std::string word = std::string(word_members) + "\\x{200C}\\x{200D}";
+            p.pattern = Regex("[" + word + "]+|[^" + word + std::string(space_members) + "]+");
         } else if (type == "WhitespaceSplit") {
             p.kind = PreTokenizer::Kind::whitespace_split;
         } else if (type == "Punctuation") {

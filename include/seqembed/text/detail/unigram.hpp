@@ -83,7 +83,12 @@ struct Unigram {
             if (!single) {
                 const double candidate = here + unk_score;
                 Best& target = best[start + length];
-                if (!target.reached || candidate > target.score) target = {unk_id, candidate, start, true};
+                if (!target.reached || candidate > target.score) {
+                    if (unk_id < 0)  // as Hugging Face's lattice, whichever path wins in the end
+                        seqembed::detail::fail<value_error>("the Unigram model has no unk_id for the unknown text \"",
+                                                            text.substr(start, length), "\"");
+                    target = {unk_id, candidate, start, true};
+                }
             }
             start += length;
         }
