@@ -1,4 +1,4 @@
-// The model presets (io/models.hpp) against checkpoints of 25 Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 27 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
@@ -70,7 +70,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "albert") return run(seqembed::io::load_albert(directory), c);
     if (type == "mpnet") return run(seqembed::io::load_mpnet(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
-        type == "olmo2" || type == "stablelm" || type == "granite")
+        type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3")
         return run(seqembed::io::load_rotary_decoder(directory), c);
     FAIL("no preset for " << type);
     return {};
@@ -143,7 +143,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 14);
+    REQUIRE(fixtures::all_rotary_count == 16);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -333,7 +333,8 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
               .find("model_type 'falcon' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
                     "albert, mpnet, gpt2, bart, opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                    "qwen3_moe, gemma, gemma2, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite)") !=
+                    "qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, "
+                    "olmo2, granite)") !=
           std::string::npos);
 }
 
@@ -513,7 +514,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"phi", {}},   {"gpt_neox", std::nullopt}, {"distilbert", 0}, {"albert", 0},
         {"mpnet", 1},  {"qwen3", {}},           {"qwen3_moe", {}},   {"mixtral", {}},
         {"gemma2", 0}, {"starcoder2", {}},      {"olmo2", 1},        {"stablelm", {}},
-        {"granite", 0}};
+        {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -577,6 +578,63 @@ TEST_CASE("ModelConfig's embedding_padding_idx: pad_token_id, the config class's
     CHECK(read("{" + distilbert + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(0));
     CHECK(read("{" + distilbert + "}").hidden_size == 8);
     CHECK(read("{" + distilbert + "}").layer_norm_eps == 1e-12);  // fixed in the module, not the config's
+}
+
+TEST_CASE("Gemma 3 has a local rotary stage, and its multimodal config's text_config takes Gemma3TextConfig's defaults",
+          "[io][models][rotary]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    for (const char* name : {"gemma3_text", "gemma3"}) {
+        INFO(name);
+        const seqembed::io::Model model = seqembed::io::load_model(root / name);
+        REQUIRE(model.rotary() != nullptr);
+        REQUIRE(model.local_rotary() != nullptr);
+        // Global: rope_theta 1e6 (given, or Gemma3TextConfig's default) with the linear rule;
+        // local: rope_local_base_freq 10000 without a rule, as Gemma3TextModel's rotary_emb_local.
+        CHECK(model.rotary()->options().base == 1000000.0);
+        CHECK(model.rotary()->options().scaling == seqembed::RotaryScaling::linear);
+        CHECK(model.local_rotary()->options().base == 10000.0);
+        CHECK(model.local_rotary()->options().scaling == seqembed::RotaryScaling::none);
+        seqembed::RotaryOptions local;
+        local.head_dim = 16;
+        local.base = 10000.0;
+        local.max_positions = 64;
+        CHECK(model.local_rotary()->inverse_frequencies() == seqembed::RotaryEmbedding<float>(local).inverse_frequencies());
+        CHECK(model.local_rotary()->head_dim() == 16);
+        CHECK(model.config().embedding_padding_idx == std::optional<seqembed::TokenId>(0));
+    }
+    CHECK(seqembed::io::load_model(root / "gemma2").local_rotary() == nullptr);
+
+    const auto read = [](const std::string& json) {
+        const test_support::TempDir dir;
+        std::ofstream(dir / "config.json") << json;
+        return seqembed::io::ModelConfig::read(dir / "config.json");
+    };
+    // gemma-3-4b-it's text_config names neither vocab_size nor max_position_embeddings.
+    const seqembed::io::ModelConfig multimodal =
+        read(R"({"model_type": "gemma3", "text_config": {"hidden_size": 2560, "num_hidden_layers": 34}})");
+    CHECK(multimodal.vocab_size == 262208);
+    CHECK(multimodal.hidden_size == 2560);
+    CHECK(multimodal.max_positions == 131072);
+    CHECK(multimodal.model_type == "gemma3");
+    CHECK_THROWS_WITH(read(R"({"model_type": "gemma3", "vision_config": {}})"), Catch::Contains("has no 'text_config'"));
+    // transformers 5's rope_parameters by layer type.
+    const test_support::TempDir dir;
+    {
+        std::ifstream in(root / "gemma3_text" / "config.json");
+        nlohmann::json json = nlohmann::json::parse(in);
+        json.erase("rope_theta");
+        json.erase("rope_scaling");
+        json.erase("rope_local_base_freq");
+        json["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 5e5}}},
+                                   {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}};
+        std::ofstream(dir / "config.json") << json.dump();
+        std::filesystem::copy_file(root / "gemma3_text" / "model.safetensors", dir / "model.safetensors");
+    }
+    const seqembed::io::Model v5 = seqembed::io::load_model(dir.path());
+    CHECK(v5.rotary()->options().base == 5e5);
+    CHECK(v5.rotary()->options().factor == 2.0);
+    CHECK(v5.local_rotary()->options().base == 20000.0);
+    CHECK(v5.local_rotary()->options().scaling == seqembed::RotaryScaling::none);
 }
 
 TEST_CASE("Granite's embedding_multiplier scales its token rows; a bad one is refused by name", "[io][models]") {

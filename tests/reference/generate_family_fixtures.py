@@ -459,6 +459,56 @@ build_stablelm = build_llama
 build_gemma2 = build_gemma
 
 
+# Gemma3TextConfig's defaults (transformers 4.50+), which Gemma 3's multimodal config.json leaves
+# out of text_config.
+GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262208, "hidden_size": 2304, "num_attention_heads": 8,
+                        "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
+                        "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "pad_token_id": 0}
+
+
+def language(cfg):
+    """The language model's config: cfg, or Gemma 3's text_config with Gemma3TextConfig's
+    defaults (as Gemma3Config builds Gemma3TextConfig(**text_config))."""
+    if cfg["model_type"] not in ("gemma3", "gemma3_text"):
+        return cfg
+    merged = dict(GEMMA3_TEXT_DEFAULTS)
+    merged.update(cfg.get("text_config", cfg))
+    merged["model_type"] = cfg["model_type"]
+    return merged
+
+
+class Gemma3TextScaledWordEmbedding(nn.Embedding):
+    """Gemma3TextScaledWordEmbedding: the lookup times the buffer torch.tensor(embed_scale) (a
+    float32 tensor of the Python double hidden_size**0.5), cast to the weight's dtype."""
+
+    def __init__(self, vocab_size, width, padding_idx, embed_scale):
+        super().__init__(vocab_size, width, padding_idx)
+        self.register_buffer("embed_scale", torch.tensor(embed_scale), persistent=False)
+
+    def forward(self, input_ids):
+        return super().forward(input_ids) * self.embed_scale.to(self.weight.dtype)
+
+
+def build_gemma3(cfg):
+    """Gemma3TextModel (gemma3_text: model.embed_tokens) or Gemma3ForConditionalGeneration's
+    language model (gemma3: language_model.model.embed_tokens, transformers 4.50's names)."""
+    text = language(cfg)
+    root = node()
+    if cfg["model_type"] == "gemma3":
+        root.language_model = node()
+        root.language_model.model = node()
+        model = root.language_model.model
+    else:
+        root.model = node()
+        model = root.model
+    model.embed_tokens = Gemma3TextScaledWordEmbedding(text["vocab_size"], text["hidden_size"],
+                                                       text.get("pad_token_id"), text["hidden_size"] ** 0.5)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return model.embed_tokens(input_ids), None, None
+    return root, forward
+
+
 def build_granite(cfg):
     """GraniteModel.forward: inputs_embeds = embed_tokens(ids) * self.embedding_multiplier (a
     Python float)."""
@@ -928,6 +978,46 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="gemma3_text", seed=26, build=build_gemma3,
+        # Gemma 3 1B's shape, scaled down: a linear rule on the global layers (the 4B-27B models'
+        # factor 8), rope_local_base_freq for the sliding-window layers.
+        config={"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "vocab_size": 106,
+                "hidden_size": 24, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                "max_position_embeddings": 64, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+                "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window": 32,
+                "query_pre_attn_scalar": 16, "rms_norm_eps": 1e-6, "pad_token_id": 0, "bos_token_id": 2,
+                "eos_token_id": 1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention, global and local)",
+        layer_norm_eps=0.0, embed_scale=24**0.5, position_offset=0,
+        note="Gemma3TextModel: Gemma3TextScaledWordEmbedding, embed_tokens(ids) * "
+             "torch.tensor(hidden_size**0.5) (float32); rotary_emb from rope_theta and rope_scaling, "
+             "rotary_emb_local from rope_local_base_freq without a rule",
+        rotary="linear",
+    ),
+    dict(
+        name="gemma3", seed=27, build=build_gemma3,
+        # A multimodal checkpoint's config: text_config holds only what differs from
+        # Gemma3TextConfig's defaults (no rope_theta, rope_local_base_freq or pad_token_id), as
+        # gemma-3-4b-it's does; vocab_size is given only to keep the table small (the default's
+        # 262208 rows are tested on a config alone).
+        config={"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+                "text_config": {"model_type": "gemma3_text", "vocab_size": 108, "hidden_size": 24,
+                                "num_attention_heads": 2,
+                                "num_key_value_heads": 1, "head_dim": 16, "max_position_embeddings": 64,
+                                "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window": 32},
+                "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 8},
+                "mm_tokens_per_image": 4, "boi_token_index": 255999, "eoi_token_index": 256000,
+                "image_token_index": 262144, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention, global and local)",
+        layer_norm_eps=0.0, embed_scale=24**0.5, position_offset=0,
+        note="Gemma3ForConditionalGeneration's language model (language_model.model.embed_tokens, "
+             "transformers 4.50's names): as gemma3_text, its config text_config with "
+             "Gemma3TextConfig's defaults (vocab_size 262208, rope_theta 1e6, pad_token_id 0)",
+        rotary="linear",
+    ),
+    dict(
         name="granite", seed=25, build=build_granite,
         # embedding_multiplier 0.15, not a float32: the rows are multiplied by float32(0.15).
         # The released Granite 3 models have 12.0.
@@ -1065,6 +1155,10 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f["model.embed_tokens.weight"][ids], None, None
     if name == "granite":
         return f["model.embed_tokens.weight"][ids] * cfg["embedding_multiplier"], None, None
+    if name in ("gemma3_text", "gemma3"):
+        # The scale is a float32 buffer, so the float64 run multiplies by float32(sqrt(d)) too.
+        table = "model.embed_tokens.weight" if name == "gemma3_text" else "language_model.model.embed_tokens.weight"
+        return f[table][ids] * float(np.float32(math.sqrt(language(cfg)["hidden_size"]))), None, None
     if name in ("gemma", "gemma2"):
         return f["model.embed_tokens.weight"][ids] * math.sqrt(cfg["hidden_size"]), None, None
     if name == "gpt_neox":
@@ -1095,7 +1189,7 @@ def rope_view(cfg):
     """The config as modeling_rope_utils.py reads it. GPT-NeoX's GPTNeoXConfig maps rotary_pct to
     partial_rotary_factor and rotary_emb_base to rope_theta (older GPTNeoXAttention: rotary_ndims
     = int(head_size * rotary_pct), base=rotary_emb_base: the same numbers)."""
-    view = dict(cfg)
+    view = dict(language(cfg))
     if cfg["model_type"] == "gpt_neox":
         view["partial_rotary_factor"] = cfg["rotary_pct"]
         view["rope_theta"] = cfg["rotary_emb_base"]
@@ -1260,12 +1354,13 @@ def generate():
         root64.load_state_dict(root.state_dict())
         root64.double().eval()
 
-        pad = cfg.get("pad_token_id", 0)
+        text = language(cfg)
+        pad = text.get("pad_token_id", 0)
         prefix = name
         has_types = family["token_types"] is not None
         case_entries = []
         for case in CASE_NAMES:
-            ids, mask = make_case(case, cfg["vocab_size"], pad, rng)
+            ids, mask = make_case(case, text["vocab_size"], pad, rng)
             types = None
             if case == "no_padding" and family["token_types"] == "passed":
                 types = np.array(TOKEN_TYPES, dtype=np.int64)
@@ -1295,6 +1390,10 @@ def generate():
                 factor = np.float32(cfg["embedding_multiplier"])
                 assert float(factor) != cfg["embedding_multiplier"]
                 assert np.array_equal(w[ids] * factor, out32.numpy()), name
+            if name in ("gemma3", "gemma3_text"):
+                # The float32 buffer torch.tensor(sqrt(d)), one float32 multiply: Gemma's numbers.
+                w = state[[k for k in state if k.endswith("embed_tokens.weight")][0]].numpy()
+                assert np.array_equal(w[ids] * np.float32(math.sqrt(24)), out32.numpy()), name
             if name in ("gemma", "gemma2"):
                 # torch.tensor(hidden_size**0.5, dtype=float32): the Python double (equal to the
                 # correctly rounded sqrt) rounded to float32, then one float32 multiply.
@@ -1354,7 +1453,7 @@ def generate():
             cpp_string(name), cpp_string(f"tests/fixtures/models/{name}"),
             cpp_string(cfg["architectures"][0]), cpp_string(source),
             cpp_string(family["position_rule"]), cpp_string(family["note"]),
-            str(pad), "true" if "pad_token_id" in cfg else "false", str(family["position_offset"]),
+            str(pad), "true" if "pad_token_id" in text else "false", str(family["position_offset"]),
             "true" if family["layer_norm_eps"] else "false", hexfloat(family["layer_norm_eps"]),
             hexfloat(family["embed_scale"]), f"{prefix}_tensor_names", str(len(names)),
             f"{prefix}_cases", str(len(case_entries)),
@@ -1432,6 +1531,10 @@ FAMILY_SOURCES = {
     "stablelm": "modeling_stablelm.py @ 00dcc6d: StableLmModel.forward (embed_tokens), StableLmAttention "
                 "(rotary_ndims = int(head_dim * partial_rotary_factor))",
     "granite": "modular_granite.py @ 023633d: GraniteModel.forward (inputs_embeds * embedding_multiplier)",
+    "gemma3_text": "modeling_gemma3.py: Gemma3TextScaledWordEmbedding, Gemma3TextModel.__init__ (rotary_emb, "
+                   "rotary_emb_local from rope_local_base_freq)",
+    "gemma3": "modeling_gemma3.py: Gemma3ForConditionalGeneration (language_model), configuration_gemma3.py: "
+              "Gemma3TextConfig's defaults",
 }
 
 

@@ -70,6 +70,12 @@ public:
     const RotaryEmbedding<float>* rotary() const noexcept {
         return std::visit([](const auto& stage) { return stage.rotary ? &*stage.rotary : nullptr; }, m_stage);
     }
+    /// @brief Gemma 3's rotary stage for its sliding-window layers (rotary() is its global
+    ///        layers').
+    /// @return the stage, or null for the other families.
+    const RotaryEmbedding<float>* local_rotary() const noexcept {
+        return std::visit([](const auto& stage) { return stage.local_rotary ? &*stage.local_rotary : nullptr; }, m_stage);
+    }
     /// @brief ELECTRA's embeddings_project or ALBERT's embedding_hidden_mapping_in, which
     ///        forward() applies.
     /// @return the projection, or null.
@@ -254,8 +260,9 @@ private:
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, gpt2, bart,
 ///        opt, marian, t5, and the rotary decoders load_rotary_decoder reads (llama, mistral,
-///        mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi, phi3, gpt_neox,
-///        stablelm, starcoder2, olmo, olmo2, granite): the family loaders of io/models.hpp.
+///        mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi,
+///        phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite): the family loaders of
+///        io/models.hpp.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
 /// @param options dropout, threads, stores, padded rows; positions left unset (the family's rule).

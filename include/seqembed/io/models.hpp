@@ -47,8 +47,8 @@ struct ModelConfig {
     /// @brief The family: "bert", "electra", "roberta" ("xlm-roberta", "camembert"),
     ///        "distilbert", "albert", "mpnet", "gpt2", "bart", "opt", "marian", "t5", or a rotary
     ///        decoder ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
-    ///        "gemma", "gemma2", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo",
-    ///        "olmo2", "granite").
+    ///        "gemma", "gemma2", "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm",
+    ///        "starcoder2", "olmo", "olmo2", "granite"). Gemma 3's values are its text_config's.
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
@@ -73,7 +73,7 @@ struct ModelConfig {
     /// @brief The token table's padding_idx as the family's Hugging Face module sets it on its
     ///        nn.Embedding (the row that receives no gradient): pad_token_id, or where
     ///        config.json has no such key, the family's config class default (BERT, ELECTRA,
-    ///        DistilBERT and ALBERT 0, RoBERTa, BART and OPT 1, Gemma and Gemma 2 0, OLMo and
+    ///        DistilBERT and ALBERT 0, RoBERTa, BART and OPT 1, Gemma 1 to 3 0, OLMo and
     ///        OLMo 2 1, Marian 58100, Phi-3 32000); none for an explicit null, and none for
     ///        GPT-2, GPT-NeoX and T5, whose modules set none. MPNet's is 1 whatever the config
     ///        says, as MPNetEmbeddings fixes it.
@@ -146,6 +146,10 @@ struct ModelInputStage {
     ///        T5's (the shared table); empty for the other families. Positions by index after the
     ///        past tokens, as the decoders number them.
     std::optional<InputPipeline<float, Positional>> decoder = std::nullopt;
+    /// @brief Gemma 3's second rotary stage, for its sliding-window (local) attention layers:
+    ///        rope_local_base_freq (10000) and no scaling rule, where `rotary` is the global
+    ///        layers' (rope_theta, rope_scaling); empty for the other families.
+    std::optional<RotaryEmbedding<float>> local_rotary = std::nullopt;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet,
@@ -366,7 +370,7 @@ inline LearnedModelInput bert_family(const Checkpoint& checkpoint, const std::st
         options);
     pipeline.set_token_types(checkpoint.token_types(names("token_type_embeddings.weight"), width));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// RoBERTa and the families whose embeddings are RoBERTa's (XLM-RoBERTa, CamemBERT: the same
@@ -410,15 +414,61 @@ inline bool numbers_from_ids(const std::string& family) { return is_roberta_fami
 /// in attention as RoPE.
 inline bool is_rotary_family(const std::string& family) {
     for (const char* name : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
-                             "gemma2", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo", "olmo2", "granite"})
+                             "gemma2", "gemma3", "gemma3_text", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2",
+                             "olmo", "olmo2", "granite"})
         if (family == name) return true;
     return false;
 }
 
-/// The rotary stage config.json describes, its errors naming the file and the key.
-inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
-    const std::string name = path_name(file);
-    const nlohmann::json config = read_json_object(file);
+/// Gemma 3's language model: its text checkpoints (gemma3_text) and its multimodal ones
+/// (gemma3, the text model's config under text_config).
+inline bool is_gemma3(const std::string& family) { return family == "gemma3" || family == "gemma3_text"; }
+
+/// The language model's config in config.json: the file itself, or for Gemma 3 its text_config
+/// (multimodal checkpoints) with Gemma3TextConfig's defaults where it says nothing, as the
+/// multimodal checkpoints leave out most keys (gemma-3-4b-it's text_config has no vocab_size).
+inline nlohmann::json language_config(const nlohmann::json& config, const std::string& name) {
+    const auto type = config.find("model_type");
+    const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
+    if (!is_gemma3(family)) return config;
+    nlohmann::json merged = {{"vocab_size", 262208},        {"hidden_size", 2304},  {"num_attention_heads", 8},
+                             {"num_key_value_heads", 4},    {"head_dim", 256},      {"max_position_embeddings", 131072},
+                             {"rope_theta", 1000000.0},     {"rope_local_base_freq", 10000.0},
+                             {"pad_token_id", 0}};
+    const nlohmann::json* text = &config;
+    if (family == "gemma3") {
+        text = find_key(config, {"text_config"});
+        if (text == nullptr || !text->is_object())
+            seqembed::detail::fail<format_error>(name, ": model_type 'gemma3' has no 'text_config' object");
+    }
+    merged.update(*text);
+    merged["model_type"] = family;
+    return merged;
+}
+
+/// Gemma 3's local (sliding-window) layers' rotary config: rope_local_base_freq, no rule; or
+/// transformers 5's rope_parameters.sliding_attention. For the global layers' config,
+/// rope_parameters.full_attention takes rope_parameters' place.
+inline nlohmann::json gemma3_rope_config(nlohmann::json config, bool local) {
+    const nlohmann::json* parameters = find_key(config, {"rope_parameters"});
+    if (parameters != nullptr && parameters->is_object() &&
+        (parameters->contains("full_attention") || parameters->contains("sliding_attention"))) {
+        const char* layer = local ? "sliding_attention" : "full_attention";
+        config["rope_parameters"] = parameters->contains(layer) ? (*parameters)[layer] : nlohmann::json(nullptr);
+        return config;
+    }
+    if (local) {
+        config["rope_theta"] = config.contains("rope_local_base_freq") ? config["rope_local_base_freq"]
+                                                                         : nlohmann::json(10000.0);
+        config["rope_scaling"] = nullptr;
+        config.erase("rope_parameters");
+    }
+    return config;
+}
+
+/// The rotary stage a (language model's) config describes, its errors naming the file (`name`)
+/// and the key.
+inline RotaryEmbedding<float> rotary_stage(const nlohmann::json& config, const std::string& name) {
     RotaryOptions options = rotary_options_from_json(config, name);
     // RotaryEmbedding names its options; here the keys they came from are named with the file.
     if (options.head_dim % 2 != 0) {
@@ -439,13 +489,16 @@ inline RotaryEmbedding<float> rotary_stage(const std::filesystem::path& file) {
 /// The names of a rotary decoder's token table.
 inline std::vector<std::string> decoder_token_names(const std::string& family) {
     if (family == "gpt_neox") return {"gpt_neox.embed_in.weight", "embed_in.weight"};
+    if (family == "gemma3")  // transformers 4.50's layout, then 4.52's
+        return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     return {"model.embed_tokens.weight", "embed_tokens.weight"};
 }
 
 /// What a rotary decoder's forward multiplies its token rows by: Gemma's and Gemma 2's
 /// sqrt(hidden_size), Granite's embedding_multiplier, nothing elsewhere.
 inline EmbeddingScale decoder_scale(const ModelConfig& config) {
-    if (config.model_type == "gemma" || config.model_type == "gemma2") return EmbeddingScale::sqrt_d_model();
+    if (config.model_type == "gemma" || config.model_type == "gemma2" || is_gemma3(config.model_type))
+        return EmbeddingScale::sqrt_d_model();
     if (config.embedding_multiplier != 1.0) return EmbeddingScale::value(config.embedding_multiplier);
     return EmbeddingScale::none();
 }
@@ -469,14 +522,23 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, co
     InputPipeline<float, NoPositions<float>> pipeline(
         checkpoint.token_embedding(names, config.hidden_size, scale), NoPositions<float>(config.hidden_size),
         family_options(options, loader, PositionNumbering::sequence_index));
-    return {config, std::move(pipeline), std::nullopt, rotary_stage(directory / "config.json"), std::nullopt};
+    const std::string name = path_name(directory / "config.json");
+    const nlohmann::json language = language_config(read_json_object(directory / "config.json"), name);
+    if (!is_gemma3(config.model_type))
+        return {config, std::move(pipeline), std::nullopt, rotary_stage(language, name), std::nullopt, std::nullopt};
+    return {config,
+            std::move(pipeline),
+            std::nullopt,
+            rotary_stage(gemma3_rope_config(language, false), name),
+            std::nullopt,
+            rotary_stage(gemma3_rope_config(language, true), name)};
 }
 
 }  // namespace detail
 
 inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const std::string name = detail::path_name(file);
-    const nlohmann::json config = detail::read_json_object(file);
+    const nlohmann::json config = detail::language_config(detail::read_json_object(file), name);
     ModelConfig result;
     const nlohmann::json* type = detail::find_key(config, {"model_type"});
     if (type == nullptr || !type->is_string()) seqembed::detail::fail<format_error>(name, ": has no string 'model_type'");
@@ -489,8 +551,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, gpt2, bart, "
-            "opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi, phi3, "
-            "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite)");
+            "opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
+            "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim"});
     const bool positions = family != "t5";  // the rotary families: rows of the rotary table
@@ -663,7 +725,7 @@ inline LearnedModelInput load_distilbert(const std::filesystem::path& directory,
         checkpoint.positions(names("position_embeddings.weight"), config.max_positions, config.hidden_size, {}),
         detail::family_options(options, "load_distilbert", PositionNumbering::sequence_index));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief ALBERT's input stage: as BERT's at width embedding_size (word + token type, +
@@ -713,7 +775,7 @@ inline LearnedModelInput load_mpnet(const std::filesystem::path& directory, cons
                              LearnedPositionsOptions::roberta(padding_idx)),
         detail::family_options(options, "load_mpnet", PositionNumbering::non_padding_ids, padding_idx));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief GPT-2's input stage: wte + wpe (positions by index after the past tokens), then, when
@@ -746,7 +808,7 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
             TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
             TokenTypeOptions{TokenTypeOrder::after_positions, false});
     }
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 namespace detail {
@@ -826,7 +888,7 @@ inline LearnedModelInput load_bart(const std::filesystem::path& directory, const
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_bart");
     const PipelineOptions family = detail::family_options(options, "load_bart", PositionNumbering::sequence_index);
     LearnedModelInput stage{checkpoint.config(), detail::bart_stage(checkpoint, "encoder", family), std::nullopt,
-                            std::nullopt, std::nullopt};
+                            std::nullopt, std::nullopt, std::nullopt};
     if (checkpoint.has({"model.decoder.embed_positions.weight", "decoder.embed_positions.weight"}))
         stage.decoder = detail::bart_stage(checkpoint, "decoder", family);
     return stage;
@@ -874,7 +936,7 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
         checkpoint.positions({"model.decoder.embed_positions.weight", "decoder.embed_positions.weight"},
                              config.max_positions + 2, width, LearnedPositionsOptions::bart()),
         detail::family_options(options, "load_opt", PositionNumbering::real_tokens));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief Marian's input stages: tokens x sqrt(d_model) when scale_embedding, + the sinusoidal
@@ -903,7 +965,7 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
                             InputPipeline<float, LearnedPositionalEmbedding<float>>(
                                 detail::shared_tokens(checkpoint, shared),
                                 detail::marian_positions(checkpoint, "encoder"), family),
-                            std::nullopt, std::nullopt, std::nullopt};
+                            std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     const std::vector<std::string> own = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
     std::optional<TokenEmbedding<float>> tokens;
     if (checkpoint.has(own)) {
@@ -937,7 +999,7 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
         NoPositions<float>(config.hidden_size),
         detail::family_options(options, "load_t5", PositionNumbering::sequence_index));
     InputPipeline<float, NoPositions<float>> decoder = pipeline;
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder)};
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
 }
 
 /// @brief Llama's input stage: the token table, no scale, no additive positions, and the rotary
@@ -1061,7 +1123,10 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 ///        sqrt(hidden_size) as load_gemma; Granite: embedding_multiplier, rounded once to float
 ///        as torch multiplies a float32 tensor by a Python float; none elsewhere), and the rotary
 ///        stage from config.json, as load_llama. The families: llama, mistral, mixtral, qwen2,
-///        qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi, phi3, gpt_neox, stablelm,
+///        qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text and gemma3 (Gemma 3's
+///        multimodal checkpoints: the language model's table, `language_model.model.` or
+///        `model.language_model.`, and text_config, with Gemma3TextConfig's defaults; and
+///        `local_rotary`, its sliding-window layers' stage), phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite; each has Llama's input stage but for the scale and
 ///        the names (their embedding dropout is PipelineOptions' dropout).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
