@@ -1,4 +1,4 @@
-// The model presets (io/models.hpp) against checkpoints of 27 Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 28 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
@@ -69,6 +69,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "distilbert") return run(seqembed::io::load_distilbert(directory), c);
     if (type == "albert") return run(seqembed::io::load_albert(directory), c);
     if (type == "mpnet") return run(seqembed::io::load_mpnet(directory), c);
+    if (type == "modernbert") return run(seqembed::io::load_modernbert(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
         type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3")
         return run(seqembed::io::load_rotary_decoder(directory), c);
@@ -84,6 +85,7 @@ std::optional<seqembed::RotaryEmbedding<float>> rotary_of(const std::string& typ
     if (type == "gemma") return seqembed::io::load_gemma(directory).rotary;
     if (type == "phi") return seqembed::io::load_phi(directory).rotary;
     if (type == "gpt_neox") return seqembed::io::load_gpt_neox(directory).rotary;
+    if (type == "modernbert") return seqembed::io::load_modernbert(directory).rotary;
     return seqembed::io::load_rotary_decoder(directory).rotary;
 }
 
@@ -143,7 +145,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 16);
+    REQUIRE(fixtures::all_rotary_count == 17);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -332,7 +334,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     copy.write_config(R"({"model_type": "falcon", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
               .find("model_type 'falcon' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
-                    "albert, mpnet, gpt2, bart, opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                    "albert, mpnet, modernbert, gpt2, bart, opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
                     "qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, "
                     "olmo2, granite)") !=
           std::string::npos);
@@ -514,7 +516,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"phi", {}},   {"gpt_neox", std::nullopt}, {"distilbert", 0}, {"albert", 0},
         {"mpnet", 1},  {"qwen3", {}},           {"qwen3_moe", {}},   {"mixtral", {}},
         {"gemma2", 0}, {"starcoder2", {}},      {"olmo2", 1},        {"stablelm", {}},
-        {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0}};
+        {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0},       {"modernbert", 108}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -603,6 +605,15 @@ TEST_CASE("Gemma 3 has a local rotary stage, and its multimodal config's text_co
         CHECK(model.config().embedding_padding_idx == std::optional<seqembed::TokenId>(0));
     }
     CHECK(seqembed::io::load_model(root / "gemma2").local_rotary() == nullptr);
+    // ModernBERT: global_rope_theta and local_rope_theta.
+    const seqembed::io::Model modernbert = seqembed::io::load_model(root / "modernbert");
+    REQUIRE(modernbert.local_rotary() != nullptr);
+    CHECK(modernbert.rotary()->options().base == 160000.0);
+    CHECK(modernbert.local_rotary()->options().base == 10000.0);
+    CHECK(modernbert.local_rotary()->head_dim() == 8);
+    CHECK(!modernbert.takes_token_types());
+    CHECK(modernbert.config().layer_norm_eps == 1e-5);
+    CHECK(!modernbert.config().layer_norm_bias);
 
     const auto read = [](const std::string& json) {
         const test_support::TempDir dir;
@@ -637,7 +648,7 @@ TEST_CASE("Gemma 3 has a local rotary stage, and its multimodal config's text_co
     CHECK(v5.local_rotary()->options().scaling == seqembed::RotaryScaling::none);
 }
 
-TEST_CASE("Granite's embedding_multiplier scales its token rows; a bad one is refused by name", "[io][models]") {
+TEST_CASE("Granite's embedding_multiplier scales its token rows and a bad one is refused by name", "[io][models]") {
     const auto read = [](const std::string& json) {
         const test_support::TempDir dir;
         std::ofstream(dir / "config.json") << json;
@@ -655,7 +666,7 @@ TEST_CASE("Granite's embedding_multiplier scales its token rows; a bad one is re
               .embedding_multiplier == 1.0);
 }
 
-TEST_CASE("DistilBERT takes no position ids; MPNet's are rows of its table, as RoBERTa's", "[io][models]") {
+TEST_CASE("DistilBERT takes no position ids and MPNet's are rows of its table, as RoBERTa's", "[io][models]") {
     const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
     const seqembed::io::Model distilbert = seqembed::io::load_model(root / "distilbert");
     CHECK(!distilbert.takes_position_ids());
@@ -680,7 +691,7 @@ TEST_CASE("DistilBERT takes no position ids; MPNet's are rows of its table, as R
     // None of DistilBERT's, ALBERT's and MPNet's forwards takes a cache: past tokens are refused.
     seqembed::Batch past(same);
     past.offsets = seqembed::StepOffsets(4);
-    for (const char* name : {"distilbert", "albert", "mpnet"}) {
+    for (const char* name : {"distilbert", "albert", "mpnet", "modernbert"}) {
         INFO(name);
         const seqembed::io::Model model = seqembed::io::load_model(root / name);
         CHECK_THROWS_WITH(model.forward(past), Catch::Contains("takes no past tokens"));

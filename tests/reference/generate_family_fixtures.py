@@ -509,6 +509,37 @@ def build_gemma3(cfg):
     return root, forward
 
 
+class NoBiasLayerNorm(nn.Module):
+    """nn.LayerNorm(width, eps, bias=False) (torch 2.1 and later): a weight and no bias, here
+    through torch.nn.functional.layer_norm with bias None for Debian's torch 1.13."""
+
+    def __init__(self, width, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+        self.eps = eps
+
+    def forward(self, x):
+        return nn.functional.layer_norm(x, (x.shape[-1],), self.weight, None, self.eps)
+
+
+def build_modernbert(cfg):
+    """ModernBertEmbeddings: tok_embeddings (padding_idx = pad_token_id), norm =
+    nn.LayerNorm(hidden_size, eps=norm_eps, bias=norm_bias), drop; ModernBertModel's prefix
+    "model." as ModernBertForMaskedLM saves it."""
+    assert cfg["norm_bias"] is False
+    root = node()
+    root.model = node()
+    root.model.embeddings = node()
+    emb = root.model.embeddings
+    emb.tok_embeddings = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], padding_idx=cfg["pad_token_id"])
+    emb.norm = NoBiasLayerNorm(cfg["hidden_size"], cfg["norm_eps"])
+    emb.drop = nn.Dropout(cfg["embedding_dropout"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return emb.drop(emb.norm(emb.tok_embeddings(input_ids))), None, None
+    return root, forward
+
+
 def build_granite(cfg):
     """GraniteModel.forward: inputs_embeds = embed_tokens(ids) * self.embedding_multiplier (a
     Python float)."""
@@ -1018,6 +1049,22 @@ FAMILIES = [
         rotary="linear",
     ),
     dict(
+        name="modernbert", seed=28, build=build_modernbert,
+        config={"architectures": ["ModernBertForMaskedLM"], "model_type": "modernbert", "vocab_size": 110,
+                "hidden_size": 16, "num_attention_heads": 2, "max_position_embeddings": 64,
+                "norm_eps": 1e-5, "norm_bias": False, "global_rope_theta": 160000.0,
+                "local_rope_theta": 10000.0, "global_attn_every_n_layers": 3, "local_attention": 8,
+                "embedding_dropout": 0.0, "pad_token_id": 108, "bos_token_id": 107, "eos_token_id": 109,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no position table (rotary embeddings in attention, global and local)",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="ModernBertEmbeddings: tok_embeddings, LayerNorm(norm_eps, bias=norm_bias: none here), "
+             "dropout; rotary: global_rope_theta for the global layers, local_rope_theta for the "
+             "sliding-window ones",
+        rotary="default",
+    ),
+    dict(
         name="granite", seed=25, build=build_granite,
         # embedding_multiplier 0.15, not a float32: the rows are multiplied by float32(0.15).
         # The released Granite 3 models have 12.0.
@@ -1155,6 +1202,11 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f["model.embed_tokens.weight"][ids], None, None
     if name == "granite":
         return f["model.embed_tokens.weight"][ids] * cfg["embedding_multiplier"], None, None
+    if name == "modernbert":
+        x = f["model.embeddings.tok_embeddings.weight"][ids]
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + cfg["norm_eps"]) * f["model.embeddings.norm.weight"], None, None
     if name in ("gemma3_text", "gemma3"):
         # The scale is a float32 buffer, so the float64 run multiplies by float32(sqrt(d)) too.
         table = "model.embed_tokens.weight" if name == "gemma3_text" else "language_model.model.embed_tokens.weight"
@@ -1190,6 +1242,8 @@ def rope_view(cfg):
     partial_rotary_factor and rotary_emb_base to rope_theta (older GPTNeoXAttention: rotary_ndims
     = int(head_size * rotary_pct), base=rotary_emb_base: the same numbers)."""
     view = dict(language(cfg))
+    if cfg["model_type"] == "modernbert":  # the global layers' stage
+        view["rope_theta"] = cfg["global_rope_theta"]
     if cfg["model_type"] == "gpt_neox":
         view["partial_rotary_factor"] = cfg["rotary_pct"]
         view["rope_theta"] = cfg["rotary_emb_base"]
@@ -1531,6 +1585,8 @@ FAMILY_SOURCES = {
     "stablelm": "modeling_stablelm.py @ 00dcc6d: StableLmModel.forward (embed_tokens), StableLmAttention "
                 "(rotary_ndims = int(head_dim * partial_rotary_factor))",
     "granite": "modular_granite.py @ 023633d: GraniteModel.forward (inputs_embeds * embedding_multiplier)",
+    "modernbert": "modeling_modernbert.py: ModernBertEmbeddings (tok_embeddings, norm, drop), "
+                  "ModernBertRotaryEmbedding (global_rope_theta, local_rope_theta)",
     "gemma3_text": "modeling_gemma3.py: Gemma3TextScaledWordEmbedding, Gemma3TextModel.__init__ (rotary_emb, "
                    "rotary_emb_local from rope_local_base_freq)",
     "gemma3": "modeling_gemma3.py: Gemma3ForConditionalGeneration (language_model), configuration_gemma3.py: "

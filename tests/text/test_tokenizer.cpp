@@ -378,7 +378,7 @@ TEST_CASE("decode cleans up spaces as transformers does when tokenizer_config.js
     fs::remove_all(work);
 }
 
-TEST_CASE("A tokenizer.json's truncation and padding apply as tokenizers applies them; load_tokenizer turns them off",
+TEST_CASE("A tokenizer.json's truncation and padding apply as tokenizers applies them, and load_tokenizer turns them off",
           "[text]") {
     // As sentence-transformers' files set them. Expected: npm tokenizers 0.23.2 on the same file.
     nlohmann::json json = read_json(fixture("bert-base-uncased/tokenizer.json"));
@@ -415,7 +415,7 @@ TEST_CASE("A tokenizer.json's truncation and padding apply as tokenizers applies
     CHECK_THROWS_WITH(Tokenizer::from_json(json.dump(), "minilm/tokenizer.json"), Catch::Contains("\"Longest\""));
 }
 
-TEST_CASE("Regular expressions read \\s and \\w as Hugging Face's engines do", "[text]") {
+TEST_CASE("Regular expressions read the space and word classes as Hugging Face's engines do", "[text]") {
     // Split patterns run on Oniguruma there, the Whitespace pre-tokenizer on Rust's regex crate:
     // their \s leaves out U+180E, their \w takes marks and connector punctuation, and Oniguruma's
     // \w outside a class takes Latin-1's superscripts. Expected: npm tokenizers 0.23.2, BERT's

@@ -70,8 +70,8 @@ public:
     const RotaryEmbedding<float>* rotary() const noexcept {
         return std::visit([](const auto& stage) { return stage.rotary ? &*stage.rotary : nullptr; }, m_stage);
     }
-    /// @brief Gemma 3's rotary stage for its sliding-window layers (rotary() is its global
-    ///        layers').
+    /// @brief Gemma 3's and ModernBERT's rotary stage for their sliding-window layers (rotary()
+    ///        is their global layers').
     /// @return the stage, or null for the other families.
     const RotaryEmbedding<float>* local_rotary() const noexcept {
         return std::visit([](const auto& stage) { return stage.local_rotary ? &*stage.local_rotary : nullptr; }, m_stage);
@@ -215,11 +215,11 @@ private:
     }
 
     /// Throws for past tokens (a mask wider than the ids, or step offsets) where the family's
-    /// encoder takes none: BART's and Marian's (their decoders do), DistilBERT, ALBERT and MPNet,
-    /// whose forwards take no cache.
+    /// encoder takes none: BART's and Marian's (their decoders do), DistilBERT, ALBERT, MPNet and
+    /// ModernBERT, whose forwards take no cache.
     void require_no_past(const Batch& batch, const char* call) const {
         const std::string& type = model_type();
-        const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet";
+        const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert";
         if (!encoder_only && type != "bart" && type != "marian") return;
         bool past = batch.padding.past_length(batch.ids) > 0;
         for (Index b = 0; b < batch.ids.rows(); ++b) past = past || batch.offsets.of(b) != 0;
@@ -258,7 +258,7 @@ private:
 };
 
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
-///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, gpt2, bart,
+///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert, gpt2, bart,
 ///        opt, marian, t5, and the rotary decoders load_rotary_decoder reads (llama, mistral,
 ///        mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi,
 ///        phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite): the family loaders of
@@ -287,6 +287,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "distilbert") return Model(load_distilbert(directory, options, split));
     if (family == "albert") return Model(load_albert(directory, options, split));
     if (family == "mpnet") return Model(load_mpnet(directory, options, split));
+    if (family == "modernbert") return Model(load_modernbert(directory, options, split));
     return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 

@@ -45,7 +45,7 @@ namespace seqembed::io {
 ///        names (hidden_size, d_model or n_embd; max_position_embeddings or n_positions; ...).
 struct ModelConfig {
     /// @brief The family: "bert", "electra", "roberta" ("xlm-roberta", "camembert"),
-    ///        "distilbert", "albert", "mpnet", "gpt2", "bart", "opt", "marian", "t5", or a rotary
+    ///        "distilbert", "albert", "mpnet", "modernbert", "gpt2", "bart", "opt", "marian", "t5", or a rotary
     ///        decoder ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
     ///        "gemma", "gemma2", "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm",
     ///        "starcoder2", "olmo", "olmo2", "granite"). Gemma 3's values are its text_config's.
@@ -80,6 +80,9 @@ struct ModelConfig {
     std::optional<TokenId> embedding_padding_idx;
     /// @brief BART and Marian: token rows are multiplied by sqrt(d_model).
     bool scale_embedding = false;
+    /// @brief ModernBERT: whether its embedding LayerNorm has a bias (norm_bias, false by
+    ///        default); true elsewhere.
+    bool layer_norm_bias = true;
     /// @brief Granite: embedding_multiplier, the Python float its forward multiplies the token
     ///        rows by (torch rounds it to float32 for float32 rows); 1 elsewhere.
     double embedding_multiplier = 1.0;
@@ -137,7 +140,8 @@ struct ModelInputStage {
     ///        rotary_emb_base, head_dim or hidden_size / num_attention_heads,
     ///        partial_rotary_factor or rotary_pct, rope_scaling), with max_positions =
     ///        max_position_embeddings rows, exact precision. Filled by the rotary decoders'
-    ///        loaders (load_llama, ..., load_rotary_decoder); empty for the families without
+    ///        loaders (load_llama, ..., load_rotary_decoder) and load_modernbert; empty for the
+    ///        families without
     ///        RoPE (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet, GPT-2, BART, OPT, Marian, T5).
     std::optional<RotaryEmbedding<float>> rotary = std::nullopt;
     /// @brief The decoder's input stage of the encoder-decoder families: BART's (the shared
@@ -146,9 +150,10 @@ struct ModelInputStage {
     ///        T5's (the shared table); empty for the other families. Positions by index after the
     ///        past tokens, as the decoders number them.
     std::optional<InputPipeline<float, Positional>> decoder = std::nullopt;
-    /// @brief Gemma 3's second rotary stage, for its sliding-window (local) attention layers:
-    ///        rope_local_base_freq (10000) and no scaling rule, where `rotary` is the global
-    ///        layers' (rope_theta, rope_scaling); empty for the other families.
+    /// @brief The second rotary stage of Gemma 3 and ModernBERT, for their sliding-window
+    ///        (local) attention layers: rope_local_base_freq or local_rope_theta (10000) and no
+    ///        scaling rule, where `rotary` is the global layers' (Gemma 3: rope_theta and
+    ///        rope_scaling; ModernBERT: global_rope_theta); empty for the other families.
     std::optional<RotaryEmbedding<float>> local_rotary = std::nullopt;
 };
 
@@ -266,7 +271,8 @@ public:
     /// The LayerNorm whose weight and bias are at `prefix`weight and `prefix`bias for one of the
     /// prefixes, or at `prefix`gamma and `prefix`beta: the names of checkpoints converted from
     /// TensorFlow (google-bert/bert-base-uncased's own file), which Hugging Face renames on load.
-    LayerNorm<float> layer_norm(const std::vector<std::string>& prefixes, Index width) const {
+    /// Without `bias` (nn.LayerNorm(bias=False): ModernBERT's), the weight alone and a zero bias.
+    LayerNorm<float> layer_norm(const std::vector<std::string>& prefixes, Index width, bool bias = true) const {
         std::string found;
         for (const std::string& prefix : prefixes) {
             if (has({prefix + "weight"}) || has({prefix + "gamma"})) {
@@ -282,6 +288,9 @@ public:
         }
         const bool legacy = !has({found + "weight"}) && has({found + "gamma"});
         const Tensor<float> gamma = vector({found + (legacy ? "gamma" : "weight")}, width, "LayerNorm width");
+        if (!bias)
+            return LayerNorm<float>::from_weights(Eigen::Map<const LayerNorm<float>::Vector>(gamma.data(), width),
+                                                  LayerNorm<float>::Vector::Zero(width), m_config.layer_norm_eps);
         const Tensor<float> beta = vector({found + (legacy ? "beta" : "bias")}, width, "LayerNorm width");
         return LayerNorm<float>::from_weights(Eigen::Map<const LayerNorm<float>::Vector>(gamma.data(), width),
                                               Eigen::Map<const LayerNorm<float>::Vector>(beta.data(), width),
@@ -446,10 +455,11 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     return merged;
 }
 
-/// Gemma 3's local (sliding-window) layers' rotary config: rope_local_base_freq, no rule; or
-/// transformers 5's rope_parameters.sliding_attention. For the global layers' config,
-/// rope_parameters.full_attention takes rope_parameters' place.
-inline nlohmann::json gemma3_rope_config(nlohmann::json config, bool local) {
+/// The rotary config of one kind of layer of a model with two (Gemma 3, ModernBERT):
+/// transformers 5's rope_parameters.full_attention or .sliding_attention in rope_parameters'
+/// place; or 4.x's keys, the base from `theta_key` (absent: `theta`) and, for the local
+/// (sliding-window) layers, no rule.
+inline nlohmann::json layer_rope_config(nlohmann::json config, bool local, const char* theta_key, double theta) {
     const nlohmann::json* parameters = find_key(config, {"rope_parameters"});
     if (parameters != nullptr && parameters->is_object() &&
         (parameters->contains("full_attention") || parameters->contains("sliding_attention"))) {
@@ -457,9 +467,8 @@ inline nlohmann::json gemma3_rope_config(nlohmann::json config, bool local) {
         config["rope_parameters"] = parameters->contains(layer) ? (*parameters)[layer] : nlohmann::json(nullptr);
         return config;
     }
+    config["rope_theta"] = config.contains(theta_key) ? config[theta_key] : nlohmann::json(theta);
     if (local) {
-        config["rope_theta"] = config.contains("rope_local_base_freq") ? config["rope_local_base_freq"]
-                                                                         : nlohmann::json(10000.0);
         config["rope_scaling"] = nullptr;
         config.erase("rope_parameters");
     }
@@ -529,9 +538,9 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, co
     return {config,
             std::move(pipeline),
             std::nullopt,
-            rotary_stage(gemma3_rope_config(language, false), name),
+            rotary_stage(layer_rope_config(language, false, "rope_theta", 1000000.0), name),
             std::nullopt,
-            rotary_stage(gemma3_rope_config(language, true), name)};
+            rotary_stage(layer_rope_config(language, true, "rope_local_base_freq", 10000.0), name)};
 }
 
 }  // namespace detail
@@ -546,11 +555,13 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const std::string& family = result.model_type;
     const bool rotary = detail::is_rotary_family(family);
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
-                       family == "gpt2" || family == "bart" || family == "opt" || family == "marian" || family == "t5";
+                       family == "modernbert" || family == "gpt2" || family == "bart" || family == "opt" ||
+                       family == "marian" || family == "t5";
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
-            "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, gpt2, bart, "
+            "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
+            "gpt2, bart, "
             "opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
             "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
@@ -580,6 +591,16 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
     if (family == "bart") result.layer_norm_eps = 1e-5;         // nn.LayerNorm(d_model): torch's default
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
+    if (family == "modernbert") {
+        result.layer_norm_eps = detail::epsilon_key(config, name, {"norm_eps"}, 1e-5);
+        if (const nlohmann::json* bias = detail::find_key(config, {"norm_bias"})) {
+            if (!bias->is_boolean())
+                seqembed::detail::fail<format_error>(name, ": 'norm_bias' is ", bias->dump(), ", not a boolean");
+            result.layer_norm_bias = bias->get<bool>();
+        } else {
+            result.layer_norm_bias = false;  // ModernBertConfig's default
+        }
+    }
     if (const nlohmann::json* pad = detail::find_key(config, {"pad_token_id"})) {
         if (!pad->is_number_integer())
             seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", pad->dump(), ", not an integer");
@@ -596,6 +617,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 result.embedding_padding_idx = 1;
             else if (family == "marian")
                 result.embedding_padding_idx = 58100;
+            else if (family == "modernbert")
+                result.embedding_padding_idx = 50283;
             else if (family == "phi3")
                 result.embedding_padding_idx = 32000;
         } else {
@@ -776,6 +799,39 @@ inline LearnedModelInput load_mpnet(const std::filesystem::path& directory, cons
         detail::family_options(options, "load_mpnet", PositionNumbering::non_padding_ids, padding_idx));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// @brief ModernBERT's input stage: tok_embeddings, then LayerNorm (norm_eps; no bias unless
+///        norm_bias), no additive positions; and its two rotary stages: `rotary` for the global
+///        attention layers (global_rope_theta, 160000), `local_rotary` for the sliding-window
+///        ones (local_rope_theta, 10000), or transformers 5's rope_parameters by layer type.
+///        Positions by index (PositionNumbering::sequence_index). Tensors
+///        `model.embeddings.*` or `embeddings.*`.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout (embedding_dropout's place), threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage; `rotary` and `local_rotary` are set.
+/// @throws file_error, format_error as the readers and read_rotary_config; value_error as load_bert.
+inline LookupModelInput load_modernbert(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                        const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
+                                        "load_modernbert");
+    const ModelConfig& config = checkpoint.config();
+    InputPipeline<float, NoPositions<float>> pipeline(
+        checkpoint.token_embedding({"model.embeddings.tok_embeddings.weight", "embeddings.tok_embeddings.weight"},
+                                   config.hidden_size, EmbeddingScale::none()),
+        NoPositions<float>(config.hidden_size),
+        detail::family_options(options, "load_modernbert", PositionNumbering::sequence_index));
+    pipeline.set_layer_norm(
+        checkpoint.layer_norm({"model.embeddings.norm.", "embeddings.norm."}, config.hidden_size, config.layer_norm_bias));
+    const std::string name = detail::path_name(directory / "config.json");
+    const nlohmann::json json = detail::read_json_object(directory / "config.json");
+    return {config,
+            std::move(pipeline),
+            std::nullopt,
+            detail::rotary_stage(detail::layer_rope_config(json, false, "global_rope_theta", 160000.0), name),
+            std::nullopt,
+            detail::rotary_stage(detail::layer_rope_config(json, true, "local_rope_theta", 10000.0), name)};
 }
 
 /// @brief GPT-2's input stage: wte + wpe (positions by index after the past tokens), then, when
