@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -646,6 +647,63 @@ TEST_CASE("Gemma 3 has a local rotary stage, and its multimodal config's text_co
     CHECK(v5.rotary()->options().factor == 2.0);
     CHECK(v5.local_rotary()->options().base == 20000.0);
     CHECK(v5.local_rotary()->options().scaling == seqembed::RotaryScaling::none);
+
+    // Each layer's base from its own key when rope_parameters' entries have none (sub-configs are
+    // saved as differences from the class's defaults), a missing entry the default rule; and
+    // 4.x's keys at values other than the defaults, so that a default cannot pass for them.
+    const auto rewrite = [&](const std::string& model, const std::function<void(nlohmann::json&)>& change) {
+        std::ifstream in(root / model / "config.json");
+        nlohmann::json json = nlohmann::json::parse(in);
+        change(json);
+        std::ofstream(dir / "config.json") << json.dump();
+        std::filesystem::copy_file(root / model / "model.safetensors", dir / "model.safetensors",
+                                   std::filesystem::copy_options::overwrite_existing);
+        return seqembed::io::load_model(dir.path());
+    };
+    const seqembed::io::Model diffed = rewrite("gemma3_text", [](nlohmann::json& json) {
+        json["rope_theta"] = 3e5;
+        json["rope_local_base_freq"] = 12345.0;
+        json.erase("rope_scaling");
+        json["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 8.0}}}};
+    });
+    CHECK(diffed.rotary()->options().base == 3e5);
+    CHECK(diffed.rotary()->options().factor == 8.0);
+    CHECK(diffed.local_rotary()->options().base == 12345.0);
+    CHECK(diffed.local_rotary()->options().scaling == seqembed::RotaryScaling::none);
+    const seqembed::io::Model legacy = rewrite("gemma3_text", [](nlohmann::json& json) {
+        json["rope_local_base_freq"] = 12345.0;
+    });
+    CHECK(legacy.local_rotary()->options().base == 12345.0);
+    CHECK(legacy.rotary()->options().scaling == seqembed::RotaryScaling::linear);
+    const seqembed::io::Model modern = rewrite("modernbert", [](nlohmann::json& json) {
+        json["global_rope_theta"] = 80000.0;
+        json["local_rope_theta"] = 20000.0;
+    });
+    CHECK(modern.rotary()->options().base == 80000.0);
+    CHECK(modern.local_rotary()->options().base == 20000.0);
+    // ModernBERT's local layers take global_rope_theta when local_rope_theta is null.
+    const seqembed::io::Model local_null = rewrite("modernbert", [](nlohmann::json& json) {
+        json["global_rope_theta"] = 80000.0;
+        json["local_rope_theta"] = nullptr;
+    });
+    CHECK(local_null.local_rotary()->options().base == 80000.0);
+    const seqembed::io::Model modern_v5 = rewrite("modernbert", [](nlohmann::json& json) {
+        json["global_rope_theta"] = 80000.0;
+        json["local_rope_theta"] = 20000.0;
+        json["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}}},
+                                   {"sliding_attention", {{"rope_type", "default"}}}};
+    });
+    CHECK(modern_v5.rotary()->options().base == 80000.0);
+    CHECK(modern_v5.local_rotary()->options().base == 20000.0);
+
+    // ModernBertConfig's defaults: pad_token_id 50283, no LayerNorm bias unless norm_bias.
+    const std::string modernbert_config = R"("model_type": "modernbert", "vocab_size": 50368, "hidden_size": 8,
+                                     "max_position_embeddings": 16, "num_attention_heads": 2)";
+    CHECK(read("{" + modernbert_config + "}").embedding_padding_idx == std::optional<seqembed::TokenId>(50283));
+    CHECK(!read("{" + modernbert_config + "}").layer_norm_bias);
+    CHECK(read("{" + modernbert_config + "}").layer_norm_eps == 1e-5);
+    CHECK(read("{" + modernbert_config + R"(, "norm_bias": true, "norm_eps": 1e-6})").layer_norm_bias);
+    CHECK_THROWS_WITH(read("{" + modernbert_config + R"(, "norm_bias": "no"})"), Catch::Contains("'norm_bias' is \"no\""));
 }
 
 TEST_CASE("Granite's embedding_multiplier scales its token rows and a bad one is refused by name", "[io][models]") {

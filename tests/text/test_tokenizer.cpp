@@ -335,15 +335,35 @@ TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer d
     const Tokenizer opt = seqembed::text::load_tokenizer((work / "roberta").string());
     CHECK(opt.encode("Hello world").ids == std::vector<seqembed::TokenId>{50256, 15496, 995});
     CHECK(opt.decode(opt.encode("Hello world").ids, true) == "Hello world");
+    // A pair as transformers 5's GPT2Tokenizer: bos A bos:1 B:1.
+    const Encoding pair = opt.encode("Hello", "world");
+    CHECK(pair.ids == std::vector<seqembed::TokenId>{50256, 15496, 50256, 6894});
+    CHECK(pair.type_ids == std::vector<seqembed::TokenId>{0, 0, 1, 1});
     std::ofstream(work / "roberta" / "tokenizer_config.json") << R"({"add_prefix_space": true})";
     CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids ==
           std::vector<seqembed::TokenId>{18435, 995});
+    // Without a bos_token, GPT2Tokenizer's default <|endoftext|>; a special_tokens_map.json's
+    // tokens are special too.
     std::ofstream(work / "roberta" / "tokenizer_config.json") << R"({"add_bos_token": true})";
-    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "roberta").string()), Catch::Contains("names no bos_token"));
-    // BERT's strip_accents and tokenize_chinese_chars.
+    CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids ==
+          std::vector<seqembed::TokenId>{50256, 15496, 995});
+    std::ofstream(work / "roberta" / "special_tokens_map.json") << R"({"bos_token": "Hello"})";
+    CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids ==
+          std::vector<seqembed::TokenId>{15496, 15496, 995});
+    std::ofstream(work / "roberta" / "special_tokens_map.json") << R"({"bos_token": "</nothing>"})";
+    CHECK_THROWS_WITH(seqembed::text::load_tokenizer((work / "roberta").string()),
+                      Catch::Contains("vocab.json: has no bos token \"</nothing>\""));
+    // BERT's strip_accents and tokenize_chinese_chars, as BertTokenizerFast reads them.
     std::ofstream(work / "vocab" / "tokenizer_config.json") << R"({"strip_accents": false})";
-    CHECK(seqembed::text::load_tokenizer((work / "vocab").string()).encode("café").tokens.at(1) != "cafe");
-    CHECK(seqembed::text::load_tokenizer((work / "json").string()).encode("café").tokens.at(1) == "cafe");
+    const std::vector<std::string> stripped = seqembed::text::load_tokenizer((work / "json").string()).encode("café").tokens;
+    CHECK(stripped.at(1) == "cafe");
+    CHECK(seqembed::text::load_tokenizer((work / "vocab").string()).encode("café").tokens != stripped);
+    std::ofstream(work / "vocab" / "tokenizer_config.json") << R"({"tokenize_chinese_chars": false})";
+    // One word "一二" (its second character a continuation) instead of two.
+    CHECK(seqembed::text::load_tokenizer((work / "vocab").string()).encode("一二").tokens.at(2) == "##二");
+    CHECK(seqembed::text::load_tokenizer((work / "json").string()).encode("一二").tokens.at(2) == "二");
+    CHECK(Tokenizer::from_bert_vocab(fixture("bert-base-uncased/vocab.txt"), {}).encode("Hello").tokens.at(1) ==
+          "hello");
     std::ofstream(work / "cased" / "tokenizer_config.json") << R"({"do_lower_case": false, "tokenizer_class": "BertTokenizerFast"})";
     CHECK(seqembed::text::load_tokenizer((work / "cased").string()).encode("Hello").tokens.at(1) != "hello");
     fs::remove_all(work);

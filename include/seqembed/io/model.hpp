@@ -132,7 +132,8 @@ public:
     ///        adds nothing), the others' positions (BART and OPT add 2).
     /// @return (batch * seq) x hidden_size (ELECTRA, ALBERT: after the projection).
     /// @throws value_error for inputs the family's forward does not take (position ids for BART,
-    ///         Marian, T5 and DistilBERT; token types for families without them); as
+    ///         Marian, T5 and DistilBERT; token types for families without them; past tokens
+    ///         for BART's and Marian's encoders, DistilBERT, ALBERT, MPNet and ModernBERT); as
     ///         InputPipeline::forward.
     RowMatrix<float> forward(const Batch& batch) const {
         return std::visit(
@@ -178,12 +179,15 @@ public:
     /// @brief The position of every token as the family's forward computes it, for the rotary
     ///        stage (rotary()->apply(q, k, q_heads, k_heads, positions)) or to inspect a learned
     ///        table's rows: explicit position ids as given, else the family's rule (past + t for
-    ///        BERT, GPT-2, BART, Marian and the rotary decoders; the mask's count for OPT, -1 for
-    ///        its padded tokens; RoBERTa's and MPNet's from the ids, -1 for a pad id).
+    ///        BERT, GPT-2 and the rotary decoders; t for BART's and Marian's encoders,
+    ///        DistilBERT, ALBERT and ModernBERT; the mask's count for OPT, -1 for its padded
+    ///        tokens; RoBERTa's and MPNet's from the ids, -1 for a pad id).
     /// @param batch as forward takes it.
     /// @return batch * seq positions, row b * seq + t (a learned table reads row offset +
     ///         position).
-    /// @throws as forward's checks of the inputs' shapes.
+    /// @throws as forward's checks of the inputs' shapes, and for past tokens where the family's
+    ///         forward takes none (BART's and Marian's encoders, DistilBERT, ALBERT, MPNet,
+    ///         ModernBERT).
     PositionVector positions(const Batch& batch) const {
         return std::visit(
             [&](const auto& stage) {

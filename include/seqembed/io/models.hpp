@@ -65,8 +65,8 @@ struct ModelConfig {
     ///        table; hidden_size elsewhere.
     Index embedding_size = 0;
     /// @brief LayerNorm epsilon of the embedding stage (layer_norm_eps; 1e-5 for BART, whose
-    ///        nn.LayerNorm takes torch's default; 1e-12 for DistilBERT, whose module fixes it);
-    ///        0 without LayerNorm.
+    ///        nn.LayerNorm takes torch's default; 1e-12 for DistilBERT, whose module fixes it;
+    ///        ModernBERT's norm_eps, 1e-5 when absent); 0 without LayerNorm.
     double layer_norm_eps = 0;
     /// @brief The padding id, when the config has one.
     std::optional<TokenId> pad_token_id;
@@ -74,7 +74,8 @@ struct ModelConfig {
     ///        nn.Embedding (the row that receives no gradient): pad_token_id, or where
     ///        config.json has no such key, the family's config class default (BERT, ELECTRA,
     ///        DistilBERT and ALBERT 0, RoBERTa, BART and OPT 1, Gemma 1 to 3 0, OLMo and
-    ///        OLMo 2 1, Marian 58100, Phi-3 32000); none for an explicit null, and none for
+    ///        OLMo 2 1, Marian 58100, ModernBERT 50283, Phi-3 32000); none for an explicit null,
+    ///        and none for
     ///        GPT-2, GPT-NeoX and T5, whose modules set none. MPNet's is 1 whatever the config
     ///        says, as MPNetEmbeddings fixes it.
     std::optional<TokenId> embedding_padding_idx;
@@ -455,20 +456,44 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     return merged;
 }
 
-/// The rotary config of one kind of layer of a model with two (Gemma 3, ModernBERT):
-/// transformers 5's rope_parameters.full_attention or .sliding_attention in rope_parameters'
-/// place; or 4.x's keys, the base from `theta_key` (absent: `theta`) and, for the local
-/// (sliding-window) layers, no rule.
-inline nlohmann::json layer_rope_config(nlohmann::json config, bool local, const char* theta_key, double theta) {
+/// How a model with two kinds of attention layers (Gemma 3, ModernBERT) names one kind's rotary
+/// base: its key in 4.x configs, the key read when that one is null (ModernBERT's local layers
+/// take global_rope_theta), the config class's default, and whether the layers drop the
+/// scaling rule (Gemma 3's local layers: rope_type default).
+struct LayerRope {
+    const char* layer;          // transformers 5's rope_parameters key: full_attention, sliding_attention
+    const char* theta_key;
+    const char* null_theta_key;  // or nullptr
+    double theta;
+    bool default_rule;
+};
+
+/// One kind of layer's rotary config: rope_theta from `rope`'s keys, then transformers 5's
+/// rope_parameters entry for the layer (its own rope_theta wins; a missing entry is the
+/// default rule) or 4.x's rope_scaling (dropped where the layer takes the default rule).
+inline nlohmann::json layer_rope_config(nlohmann::json config, const LayerRope& rope) {
+    const auto number = [&](const char* key) -> const nlohmann::json* {
+        const auto found = config.find(key);
+        return found != config.end() && !found->is_null() ? &*found : nullptr;
+    };
+    nlohmann::json theta = rope.theta;
+    if (const nlohmann::json* own = number(rope.theta_key))
+        theta = *own;
+    else if (rope.null_theta_key != nullptr && config.contains(rope.theta_key) && number(rope.null_theta_key))
+        theta = *number(rope.null_theta_key);
+    config["rope_theta"] = theta;
     const nlohmann::json* parameters = find_key(config, {"rope_parameters"});
     if (parameters != nullptr && parameters->is_object() &&
         (parameters->contains("full_attention") || parameters->contains("sliding_attention"))) {
-        const char* layer = local ? "sliding_attention" : "full_attention";
-        config["rope_parameters"] = parameters->contains(layer) ? (*parameters)[layer] : nlohmann::json(nullptr);
+        const auto entry = parameters->find(rope.layer);
+        nlohmann::json chosen = entry != parameters->end() && entry->is_object()
+                                    ? *entry
+                                    : nlohmann::json{{"rope_type", "default"}};
+        config["rope_parameters"] = std::move(chosen);
+        config.erase("rope_scaling");
         return config;
     }
-    config["rope_theta"] = config.contains(theta_key) ? config[theta_key] : nlohmann::json(theta);
-    if (local) {
+    if (rope.default_rule) {
         config["rope_scaling"] = nullptr;
         config.erase("rope_parameters");
     }
@@ -538,9 +563,11 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, co
     return {config,
             std::move(pipeline),
             std::nullopt,
-            rotary_stage(layer_rope_config(language, false, "rope_theta", 1000000.0), name),
+            rotary_stage(layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 1000000.0, false}), name),
             std::nullopt,
-            rotary_stage(layer_rope_config(language, true, "rope_local_base_freq", 10000.0), name)};
+            rotary_stage(
+                layer_rope_config(language, {"sliding_attention", "rope_local_base_freq", nullptr, 10000.0, true}),
+                name)};
 }
 
 }  // namespace detail
@@ -829,9 +856,12 @@ inline LookupModelInput load_modernbert(const std::filesystem::path& directory, 
     return {config,
             std::move(pipeline),
             std::nullopt,
-            detail::rotary_stage(detail::layer_rope_config(json, false, "global_rope_theta", 160000.0), name),
+            detail::rotary_stage(
+                detail::layer_rope_config(json, {"full_attention", "global_rope_theta", nullptr, 160000.0, false}), name),
             std::nullopt,
-            detail::rotary_stage(detail::layer_rope_config(json, true, "local_rope_theta", 10000.0), name)};
+            detail::rotary_stage(detail::layer_rope_config(
+                                     json, {"sliding_attention", "local_rope_theta", "global_rope_theta", 10000.0, false}),
+                                 name)};
 }
 
 /// @brief GPT-2's input stage: wte + wpe (positions by index after the past tokens), then, when
@@ -1175,7 +1205,7 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 
 /// @brief Any rotary decoder's input stage, by config.json's model_type: the token table
 ///        (`model.embed_tokens.weight` or `embed_tokens.weight`; GPT-NeoX's
-///        `gpt_neox.embed_in.weight`) times the family's scale (Gemma and Gemma 2:
+///        `gpt_neox.embed_in.weight`) times the family's scale (Gemma 1 to 3:
 ///        sqrt(hidden_size) as load_gemma; Granite: embedding_multiplier, rounded once to float
 ///        as torch multiplies a float32 tensor by a Python float; none elsewhere), and the rotary
 ///        stage from config.json, as load_llama. The families: llama, mistral, mixtral, qwen2,
@@ -1188,7 +1218,7 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert.
-/// @return the stage; `rotary` is set.
+/// @return the stage; `rotary` is set, and for Gemma 3 `local_rotary`.
 /// @throws file_error, format_error as load_llama, and for a model_type that is not a rotary
 ///         decoder; value_error as load_bert.
 inline LookupModelInput load_rotary_decoder(const std::filesystem::path& directory, const PipelineOptions& options = {},

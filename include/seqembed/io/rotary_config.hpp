@@ -59,7 +59,11 @@ namespace seqembed::io {
 ///         rule needs, an unknown rope_type, a config that is not an object.
 inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, const std::string& source = "config.json");
 
-/// @brief Reads config.json and returns its rotary options (see rotary_options_from_json).
+/// @brief Reads config.json and returns its rotary options (see rotary_options_from_json): one
+///        stage from the top-level keys. The models with two (Gemma 3's global and
+///        sliding-window layers, whose multimodal config.json nests them in text_config;
+///        ModernBERT's global_rope_theta and local_rope_theta) are read by their loaders into
+///        `rotary` and `local_rotary` (io/models.hpp).
 /// @param file the config.json file.
 /// @return the options.
 /// @throws file_error if it cannot be read; format_error for invalid JSON or as

@@ -163,6 +163,12 @@ inline std::string clean_up_tokenization(std::string text) {
 /// @brief BertTokenizerFast's settings for a tokenizer built from vocab.txt (tokenizer_config.json's
 ///        do_lower_case, strip_accents, tokenize_chinese_chars).
 struct BertVocabOptions {
+    /// @brief BertTokenizerFast's defaults: lowercase, accents stripped, CJK spaced.
+    BertVocabOptions() = default;
+    /// @brief The defaults but for lowercasing (and so stripping accents).
+    /// @param lowercase_text lowercase (uncased models) or not (cased models).
+    BertVocabOptions(bool lowercase_text) noexcept : lowercase(lowercase_text) {}  // NOLINT(google-explicit-constructor)
+
     /// @brief Lowercase (uncased models) or not (cased models).
     bool lowercase = true;
     /// @brief Strip accents; none: as lowercase.
@@ -177,11 +183,12 @@ struct BpeFilesOptions {
     /// @brief A space before the first word, as ByteLevel's add_prefix_space.
     bool add_prefix_space = false;
     /// @brief A token put before every text (OPT's "</s>", its add_bos_token and bos_token):
-    ///        "bos $A" and "bos $A $B:1", as transformers' GPT2Converter builds them; none: none.
+    ///        "bos $A" and "bos $A bos:1 $B:1", as transformers 5's GPT2Tokenizer builds them
+    ///        (transformers 4's GPT2Converter put no bos before $B); none: none.
     std::optional<std::string> bos_token;
     /// @brief Tokens matched whole in the text and skipped by decode(skip_special_tokens), when
-    ///        the vocabulary has them (the bos token is one; <|endoftext|> always is).
-    std::vector<std::string> special_tokens;
+    ///        the vocabulary has them (and the bos token): GPT-2's <|endoftext|> by default.
+    std::vector<std::string> special_tokens{"<|endoftext|>"};
 };
 
 /// @brief A model's tokenizer, read from its tokenizer.json (or BERT's vocab.txt): text to ids,
@@ -220,21 +227,11 @@ public:
     ///        as Hugging Face's BertTokenizerFast builds it: BertNormalizer, BertPreTokenizer,
     ///        WordPiece with [UNK], [CLS] $A [SEP] ($B:1 [SEP]:1).
     /// @param path vocab.txt.
-    /// @param lowercase lowercase and strip accents (uncased models) or not (cased models).
+    /// @param options lowercase (a bool converts: uncased or cased), strip_accents,
+    ///        tokenize_chinese_chars.
     /// @return the tokenizer.
     /// @throws file_error if it cannot be read; value_error if [UNK], [CLS] or [SEP] is missing.
-    static Tokenizer from_bert_vocab(const std::string& path, bool lowercase = true) {
-        BertVocabOptions options;
-        options.lowercase = lowercase;
-        return from_bert_vocab(path, options);
-    }
-
-    /// @brief BERT's tokenizer from its vocab.txt with BertTokenizerFast's settings.
-    /// @param path vocab.txt.
-    /// @param options lowercase, strip_accents, tokenize_chinese_chars.
-    /// @return the tokenizer.
-    /// @throws as from_bert_vocab(path, lowercase).
-    static Tokenizer from_bert_vocab(const std::string& path, const BertVocabOptions& options) {
+    static Tokenizer from_bert_vocab(const std::string& path, const BertVocabOptions& options = {}) {
         std::ifstream stream(path, std::ios::binary);
         if (!stream) seqembed::detail::fail<file_error>(path, ": cannot open it");
         Tokenizer tokenizer;
@@ -271,7 +268,8 @@ public:
 
     /// @brief GPT-2's tokenizer from its vocab.json ({token: id}) and merges.txt (a version line,
     ///        then one merge "a b" per line), as Hugging Face's GPT2TokenizerFast builds it: the
-    ///        ByteLevel pre-tokenizer, BPE, the ByteLevel decoder, <|endoftext|> special.
+    ///        ByteLevel pre-tokenizer, BPE, the ByteLevel decoder, the special tokens of the
+    ///        options (<|endoftext|> by default).
     /// @param vocab_path vocab.json.
     /// @param merges_path merges.txt.
     /// @param options add_prefix_space, a bos token, special tokens (GPT-2's defaults: none).
@@ -312,10 +310,10 @@ public:
         tokenizer.m_decoders = {decoder};
         std::vector<AddedToken> added;
         std::vector<std::string> specials = options.special_tokens;
-        specials.push_back("<|endoftext|>");
         if (options.bos_token) {
             const TokenId bos = model.vocab.find(*options.bos_token);
-            if (bos < 0) reader.malformed("has no bos token \"" + *options.bos_token + "\" in " + vocab_path);
+            if (bos < 0)
+                detail::JsonReader(vocab_path).malformed("has no bos token \"" + *options.bos_token + "\"");
             tokenizer.m_post.set_bos(*options.bos_token, bos);
             specials.push_back(*options.bos_token);
         }
@@ -1019,7 +1017,8 @@ inline std::optional<std::string> special_token(const nlohmann::json& settings, 
 ///        tokenizer.json, or else BERT's vocab.txt, or else GPT-2's vocab.json and merges.txt,
 ///        with the settings of tokenizer_config.json that transformers' converters read
 ///        (do_lower_case, strip_accents and tokenize_chinese_chars for BERT; add_prefix_space,
-///        add_bos_token and bos_token, as OPT's, for GPT-2; the special tokens). Without
+///        add_bos_token and bos_token, as OPT's, for GPT-2; the special tokens, over
+///        special_tokens_map.json's; added_tokens.json is not read). Without
 ///        tokenizer.json, the tokenizer class (tokenizer_config.json's tokenizer_class, else
 ///        config.json's tokenizer_class or model_type) must be one whose files these are (BERT,
 ///        DistilBERT, ELECTRA; GPT-2, or OPT's GPT2Tokenizer): RoBERTa's or MPNet's vocabulary
@@ -1043,6 +1042,10 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
     std::error_code ignored;
     const std::filesystem::path config_path = root / "tokenizer_config.json";
     const nlohmann::json settings = detail::object_file(config_path);
+    // The special tokens: special_tokens_map.json's, then tokenizer_config.json's over them.
+    nlohmann::json specials = detail::object_file(root / "special_tokens_map.json");
+    for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
+        if (settings.contains(key) && !settings[key].is_null()) specials[key] = settings[key];
     // The class AutoTokenizer would build from vocabulary files, and the file that names it.
     const auto require = [&](std::initializer_list<const char*> kinds, const char* files) {
         std::string kind;
@@ -1082,16 +1085,14 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
             require({"GPT2Tokenizer", "gpt2", "opt"}, "vocab.json and merges.txt");
             BpeFilesOptions options;
             options.add_prefix_space = detail::setting(settings, "add_prefix_space", false);
-            const std::optional<std::string> bos = detail::special_token(settings, "bos_token");
-            if (detail::setting(settings, "add_bos_token", false)) {
-                if (!bos)
-                    seqembed::detail::fail<value_error>(config_path.string(), ": add_bos_token is true but it names no "
-                                                        "bos_token");
-                options.bos_token = bos;
-            }
+            std::vector<std::string> named;
             for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
-                if (const std::optional<std::string> special = detail::special_token(settings, key))
-                    options.special_tokens.push_back(*special);
+                if (const std::optional<std::string> special = detail::special_token(specials, key))
+                    named.push_back(*special);
+            if (!named.empty()) options.special_tokens = named;
+            // GPT2Tokenizer's bos_token defaults to <|endoftext|>.
+            if (detail::setting(settings, "add_bos_token", false))
+                options.bos_token = detail::special_token(specials, "bos_token").value_or("<|endoftext|>");
             return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string(), options);
         }
         seqembed::detail::fail<file_error>(directory,

@@ -82,8 +82,8 @@ inline std::string oniguruma_classes(const std::string& pattern) {
             continue;
         }
         if (!in_class && c == '(' && k + 1 < pattern.size() && pattern[k + 1] == '?') {
-            std::size_t at = k + 2;  // inline flags: (?imx-imx) or (?imx-imx:...)
-            while (at < pattern.size() && (std::isalpha(static_cast<unsigned char>(pattern[at])) || pattern[at] == '-')) {
+            std::size_t at = k + 2;  // inline flags: (?imx-imx) or (?imx-imx:...); x after '-' turns it off
+            while (at < pattern.size() && std::isalpha(static_cast<unsigned char>(pattern[at]))) {
                 if (pattern[at] == 'x')
                     seqembed::detail::fail<value_error>("the regular expression \"", pattern,
                                                         "\" uses extended mode (?x), which is not supported");

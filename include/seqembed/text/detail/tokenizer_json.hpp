@@ -62,12 +62,14 @@ struct PostProcessor {
         pair = {first, {false, 0, {}, {}, 0}, separator, {false, 1, {}, {}, 1}, separator_b};
     }
 
-    /// A bos token before each text: bos A, and bos A B with B of type 1 (transformers'
-    /// GPT2Converter with add_bos_token).
+    /// A bos token before each text: bos A, and bos A bos:1 B:1 (transformers 5's GPT2Tokenizer
+    /// with add_bos_token).
     void set_bos(const std::string& bos, TokenId bos_id) {
         const TemplatePiece first{true, -1, {bos_id}, {bos}, 0};
+        TemplatePiece second = first;
+        second.type_id = 1;
         single = {first, {false, 0, {}, {}, 0}};
-        pair = {first, {false, 0, {}, {}, 0}, {false, 1, {}, {}, 1}};
+        pair = {first, {false, 0, {}, {}, 0}, second, {false, 1, {}, {}, 1}};
     }
 
     /// RoBERTa's templates: <s> A </s> and <s> A </s> </s> B </s>, all of type 0.
