@@ -537,12 +537,13 @@ inline EmbeddingScale decoder_scale(const ModelConfig& config) {
     return EmbeddingScale::none();
 }
 
-/// A rotary family's stage: the token table at `names` (times `scale`; the split's rows of
-/// it), no additive positions, and the rotary stage from config.json.
-inline LookupModelInput rotary_family(const std::filesystem::path& directory, const std::vector<std::string>& names,
-                                      EmbeddingScale scale, const PipelineOptions& options,
-                                      const VocabularySplit& split, const char* loader) {
-    const Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, loader);
+/// A rotary family's stage from its config (`model`, read once by the caller): the token table at
+/// `names` (times `scale`; the split's rows of it), no additive positions, and the rotary stage
+/// from config.json.
+inline LookupModelInput rotary_family(const std::filesystem::path& directory, ModelConfig model,
+                                      const std::vector<std::string>& names, EmbeddingScale scale,
+                                      const PipelineOptions& options, const VocabularySplit& split, const char* loader) {
+    const Checkpoint checkpoint(directory, std::move(model), split, loader);
     const ModelConfig& config = checkpoint.config();
     // A family loader given another family's checkpoint would drop or add its scale, or miss its
     // table: Granite's embedding_multiplier through load_llama, say.
@@ -1109,8 +1110,9 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
 ///         value_error as load_bert.
 inline LookupModelInput load_llama(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                    const VocabularySplit& split = {}) {
-    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, split, "load_llama");
+    return detail::rotary_family(directory, ModelConfig::read(directory / "config.json"),
+                                 {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(), options, split,
+                                 "load_llama");
 }
 
 /// @brief Mistral's input stage: as Llama's (`model.embed_tokens.weight`, no scale), the rotary
@@ -1123,8 +1125,9 @@ inline LookupModelInput load_llama(const std::filesystem::path& directory, const
 /// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_mistral(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                      const VocabularySplit& split = {}) {
-    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, split, "load_mistral");
+    return detail::rotary_family(directory, ModelConfig::read(directory / "config.json"),
+                                 {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(), options, split,
+                                 "load_mistral");
 }
 
 /// @brief Qwen2's (and Qwen2.5's) input stage: as Llama's (`model.embed_tokens.weight`, no
@@ -1137,8 +1140,9 @@ inline LookupModelInput load_mistral(const std::filesystem::path& directory, con
 /// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                    const VocabularySplit& split = {}) {
-    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, split, "load_qwen2");
+    return detail::rotary_family(directory, ModelConfig::read(directory / "config.json"),
+                                 {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(), options, split,
+                                 "load_qwen2");
 }
 
 /// @brief Gemma's input stage: `model.embed_tokens.weight` times sqrt(hidden_size), and the rotary
@@ -1156,8 +1160,9 @@ inline LookupModelInput load_qwen2(const std::filesystem::path& directory, const
 /// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_gemma(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                    const VocabularySplit& split = {}) {
-    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"},
-                                 EmbeddingScale::sqrt_d_model(), options, split, "load_gemma");
+    return detail::rotary_family(directory, ModelConfig::read(directory / "config.json"),
+                                 {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::sqrt_d_model(), options, split,
+                                 "load_gemma");
 }
 
 /// @brief Phi's (phi-1, phi-1.5, phi-2) input stage: `model.embed_tokens.weight`, no scale, and
@@ -1170,8 +1175,9 @@ inline LookupModelInput load_gemma(const std::filesystem::path& directory, const
 /// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_phi(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                  const VocabularySplit& split = {}) {
-    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, split, "load_phi");
+    return detail::rotary_family(directory, ModelConfig::read(directory / "config.json"),
+                                 {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(), options, split,
+                                 "load_phi");
 }
 
 /// @brief Phi-3's (and Phi-3.5's, Phi-4-mini's) input stage: `model.embed_tokens.weight`, no
@@ -1185,8 +1191,9 @@ inline LookupModelInput load_phi(const std::filesystem::path& directory, const P
 /// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_phi3(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                   const VocabularySplit& split = {}) {
-    return detail::rotary_family(directory, {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(),
-                                 options, split, "load_phi3");
+    return detail::rotary_family(directory, ModelConfig::read(directory / "config.json"),
+                                 {"model.embed_tokens.weight", "embed_tokens.weight"}, EmbeddingScale::none(), options, split,
+                                 "load_phi3");
 }
 
 /// @brief GPT-NeoX's (and Pythia's) input stage: `gpt_neox.embed_in.weight`, no scale, and the
@@ -1199,8 +1206,9 @@ inline LookupModelInput load_phi3(const std::filesystem::path& directory, const 
 /// @throws file_error, format_error, value_error as load_llama.
 inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                       const VocabularySplit& split = {}) {
-    return detail::rotary_family(directory, {"gpt_neox.embed_in.weight", "embed_in.weight"}, EmbeddingScale::none(),
-                                 options, split, "load_gpt_neox");
+    return detail::rotary_family(directory, ModelConfig::read(directory / "config.json"),
+                                 {"gpt_neox.embed_in.weight", "embed_in.weight"}, EmbeddingScale::none(), options, split,
+                                 "load_gpt_neox");
 }
 
 /// @brief Any rotary decoder's input stage, by config.json's model_type: the token table
@@ -1223,12 +1231,13 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 ///         decoder; value_error as load_bert.
 inline LookupModelInput load_rotary_decoder(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                             const VocabularySplit& split = {}) {
-    const ModelConfig config = ModelConfig::read(directory / "config.json");
+    ModelConfig config = ModelConfig::read(directory / "config.json");
     if (!detail::is_rotary_family(config.model_type))
         seqembed::detail::fail<format_error>(detail::path_name(directory / "config.json"), ": model_type '",
                                              config.model_type, "' is not a rotary decoder (load_model reads it)");
-    return detail::rotary_family(directory, detail::decoder_token_names(config.model_type), detail::decoder_scale(config),
-                                 options, split, "load_rotary_decoder");
+    std::vector<std::string> names = detail::decoder_token_names(config.model_type);
+    const EmbeddingScale scale = detail::decoder_scale(config);
+    return detail::rotary_family(directory, std::move(config), names, scale, options, split, "load_rotary_decoder");
 }
 
 }  // namespace seqembed::io
