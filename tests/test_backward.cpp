@@ -625,6 +625,180 @@ TEST_CASE("RoBERTa's padding_idx rows, which pad ids read, receive no gradient, 
     check_roberta_against_autograd<double, seqembed_backward_fixtures::RobertaCase_double>();
 }
 
+namespace {
+
+/// BART's encoder or decoder stage of the tied fixture: the shared table's own copy (as a loader
+/// that read it for each stage would hold), the stage's positions by index and its LayerNorm.
+template <typename Scalar>
+seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>> tied_fixture_stage(
+    const double* token, const double* positions, const double* gamma, const double* beta) {
+    namespace fx = seqembed_backward_fixtures;
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.padding_idx = fx::padding_idx;
+    token_options.scale = seqembed::EmbeddingScale::value(fx::scale);
+    seqembed::LearnedPositionsOptions position_options;
+    position_options.offset = fx::position_offset;
+    seqembed::PipelineOptions options;
+    options.positions = seqembed::PositionNumbering::sequence_index;
+    options.padded_rows = seqembed::PaddedRows::computed;
+    seqembed::InputPipeline<Scalar, seqembed::LearnedPositionalEmbedding<Scalar>> stage(
+        seqembed::TokenEmbedding<Scalar>::from_weights(fixture_matrix<Scalar>(token, fx::vocab, fx::d_model),
+                                                       token_options),
+        seqembed::LearnedPositionalEmbedding<Scalar>::from_weights(
+            fixture_matrix<Scalar>(positions, fx::max_positions, fx::d_model), position_options),
+        options);
+    stage.set_layer_norm(seqembed::LayerNorm<Scalar>::from_weights(fixture_matrix<Scalar>(gamma, 1, fx::d_model),
+                                                                   fixture_matrix<Scalar>(beta, 1, fx::d_model), 1e-5));
+    return stage;
+}
+
+template <typename Scalar, typename Case>
+void check_tied_against_torch() {
+    namespace fx = seqembed_backward_fixtures;
+    auto encoder = tied_fixture_stage<Scalar>(Case::token, Case::enc_positions, Case::enc_gamma, Case::enc_beta);
+    auto decoder = tied_fixture_stage<Scalar>(Case::token, Case::dec_positions, Case::dec_gamma, Case::dec_beta);
+    const auto untied_decoder = decoder;
+    decoder.tie_token_table(encoder);
+    CHECK(encoder.token_table_tied());
+    CHECK(decoder.token_table_tied());
+    CHECK(!untied_decoder.token_table_tied());
+
+    IdMatrix src(fx::tied_batch, fx::tied_src_seq);
+    IdMatrix tgt(fx::tied_batch, fx::tied_tgt_seq);
+    for (Index k = 0; k < src.size(); ++k) src.data()[k] = fx::tied_src[k];
+    for (Index k = 0; k < tgt.size(); ++k) tgt.data()[k] = fx::tied_tgt[k];
+    const seqembed::Batch src_batch(src);
+    const seqembed::Batch tgt_batch(tgt, seqembed::Padding::none(), seqembed::StepOffsets(fx::tied_past));
+    const RowMatrix<Scalar> grad_enc = fixture_matrix<Scalar>(Case::grad_enc, src.size(), fx::d_model);
+    const RowMatrix<Scalar> grad_dec = fixture_matrix<Scalar>(Case::grad_dec, tgt.size(), fx::d_model);
+    const RowMatrix<Scalar> decoder_before = untied_decoder.forward(tgt_batch);
+
+    const double tolerance = std::is_same_v<Scalar, float> ? 4e-6 : 1e-12;
+    seqembed::optim::SparseAdam<Scalar> adam("shared", fx::vocab, fx::d_model);
+    for (int step = 0; step < 2; ++step) {
+        seqembed::RowGradient<Scalar> shared = encoder.backward(src_batch, grad_enc).token;
+        shared.add(decoder.backward(tgt_batch, grad_dec).token);
+        if (step == 0) {
+            const double worst =
+                worst_difference(shared.to_dense(), fixture_matrix<Scalar>(Case::token_grad, fx::vocab, fx::d_model));
+            INFO("the first step's summed gradient: worst relative difference " << worst);
+            CHECK(worst <= tolerance);
+        }
+        adam.step(encoder.trainable().token->weights, shared, fx::tied_lr);
+    }
+    // One table, stepped through the encoder, read by both.
+    CHECK(decoder.embedding().table().data() == encoder.embedding().table().data());
+    const RowMatrix<Scalar> after = fixture_matrix<Scalar>(Case::token_after, fx::vocab, fx::d_model);
+    const double worst = worst_difference(RowMatrix<Scalar>(encoder.embedding().table()), after);
+    INFO("the table after two steps: worst relative difference " << worst);
+    CHECK(worst <= tolerance);
+    // A copy made before the tie keeps the values it had.
+    CHECK(untied_decoder.forward(tgt_batch) == decoder_before);
+    CHECK(decoder.forward(tgt_batch) != decoder_before);
+}
+
+}  // namespace
+
+TEST_CASE("Encoder and decoder tied to one token table train it as PyTorch trains BART's shared nn.Embedding",
+          "[backward][trainable]") {
+    check_tied_against_torch<float, seqembed_backward_fixtures::TiedCase_float>();
+    check_tied_against_torch<double, seqembed_backward_fixtures::TiedCase_double>();
+}
+
+TEST_CASE("tie_token_table: steps through either side are read by both, copies and untie leave the tie",
+          "[backward][trainable]") {
+    const RowMatrix<double> token = random_matrix(10, 4, 40);
+    Pipeline encoder(seqembed::TokenEmbedding<double>::from_weights(token),
+                     seqembed::LearnedPositionalEmbedding<double>::from_weights(random_matrix(6, 4, 41)));
+    seqembed::InputPipeline<double> decoder(seqembed::TokenEmbedding<double>::view(token.data(), 10, 4),
+                                            seqembed::SinusoidalPositionalEncoding<double>(4));
+    IdMatrix ids(1, 3);
+    ids << 1, 2, 3;
+    const seqembed::Batch batch(ids);
+    const RowMatrix<double> decoder_before = decoder.forward(batch);
+
+    decoder.tie_token_table(encoder);
+    REQUIRE(decoder.token_table_tied());
+    // The decoder viewed the caller's memory; it now reads the encoder's own copy.
+    CHECK(decoder.embedding().table().data() == encoder.embedding().table().data());
+    CHECK(decoder.embedding().table().data() != token.data());
+    // A step through the decoder is read by the encoder, and neither copies again.
+    seqembed::PipelineTables<double> tables = decoder.trainable();
+    CHECK(!tables.token->copied);
+    tables.token->weights.row(2).array() += 1.0;
+    CHECK(encoder.embedding().table()(2, 0) == token(2, 0) + 1.0);
+    CHECK(!encoder.trainable().token->copied);
+    CHECK(decoder.forward(batch) != decoder_before);
+    CHECK(token == random_matrix(10, 4, 40));  // the caller's memory was never written
+
+    // A copy made after the tie is an ordinary holder: it takes its own values when opened.
+    seqembed::InputPipeline<double> copy = decoder;
+    CHECK(!copy.token_table_tied());
+    seqembed::PipelineTables<double> copy_tables = copy.trainable();
+    CHECK(copy_tables.token->copied);
+    copy_tables.token->weights.row(3).setZero();
+    CHECK(encoder.embedding().table()(3, 0) == token(3, 0));
+    CHECK(decoder.embedding().table()(3, 0) == token(3, 0));
+
+    // Untied, the decoder's next opening copies; the encoder keeps the tied values.
+    decoder.untie_token_table();
+    CHECK(!decoder.token_table_tied());
+    seqembed::PipelineTables<double> own = decoder.trainable();
+    CHECK(own.token->copied);
+    own.token->weights.row(4).setZero();
+    CHECK(encoder.embedding().table()(4, 0) == token(4, 0));
+}
+
+TEST_CASE("tie_token_table refuses tables of other shapes and leaves both pipelines as they were",
+          "[backward][trainable][bad-input]") {
+    const RowMatrix<double> token = random_matrix(10, 4, 42);
+    Pipeline encoder(seqembed::TokenEmbedding<double>::view(token.data(), 10, 4),
+                     seqembed::LearnedPositionalEmbedding<double>::from_weights(random_matrix(6, 4, 43)));
+    seqembed::InputPipeline<double> wider(seqembed::TokenEmbedding<double>::from_weights(random_matrix(10, 6, 44)),
+                                          seqembed::SinusoidalPositionalEncoding<double>(6));
+    seqembed::InputPipeline<double> larger(seqembed::TokenEmbedding<double>::from_weights(random_matrix(11, 4, 45)),
+                                           seqembed::SinusoidalPositionalEncoding<double>(4));
+    CHECK_THROWS_AS(wider.tie_token_table(encoder), seqembed::shape_error);
+    CHECK_THROWS_WITH(wider.tie_token_table(encoder),
+                      Catch::Matchers::Contains("tie_token_table: a 10 x 4 token table cannot be tied to this 10 x 6 one"));
+    CHECK_THROWS_WITH(larger.tie_token_table(encoder),
+                      Catch::Matchers::Contains("tie_token_table: a 10 x 4 token table cannot be tied to this 11 x 4 one"));
+    CHECK(!encoder.token_table_tied());
+    CHECK(!wider.token_table_tied());
+    CHECK(encoder.embedding().table().data() == token.data());  // not opened
+
+    seqembed::TokenEmbeddingOptions first_half;
+    first_half.shard = seqembed::VocabularyShard::of_rank(10, 2, 0);
+    seqembed::TokenEmbeddingOptions second_half;
+    second_half.shard = seqembed::VocabularyShard::of_rank(10, 2, 1);
+    auto first = seqembed::TokenEmbedding<double>::from_weights(random_matrix(5, 4, 46), first_half);
+    auto second = seqembed::TokenEmbedding<double>::from_weights(random_matrix(5, 4, 47), second_half);
+    CHECK_THROWS_AS(first.tie_table(second), seqembed::shape_error);
+    CHECK_THROWS_WITH(first.tie_table(second), Catch::Matchers::Contains("tables hold different parts of the vocabulary"));
+    CHECK(!first.is_tied());
+    CHECK(!second.is_tied());
+}
+
+TEST_CASE("A tied bfloat16 table shares its float master weights: a step through one is rounded into both",
+          "[backward][trainable]") {
+    using Narrow = seqembed::TokenEmbedding<float, Eigen::bfloat16>;
+    const RowMatrix<float> weights = random_matrix(8, 4, 48).cast<float>();
+    const RowMatrix<Eigen::bfloat16> narrow = weights.cast<Eigen::bfloat16>();
+    Narrow encoder = Narrow::from_weights(narrow);
+    Narrow decoder = Narrow::from_weights(narrow);
+    decoder.tie_table(encoder);
+    REQUIRE(encoder.has_master_weights());
+    REQUIRE(decoder.has_master_weights());
+    seqembed::TrainableTable<float> master = decoder.trainable_table();
+    CHECK(!master.copied);
+    CHECK(master.weights.data() == encoder.trainable_table().weights.data());
+    master.weights(5, 1) += 0.25f;
+    encoder.round_master_rows({5});
+    const auto want = static_cast<Eigen::bfloat16>(static_cast<float>(narrow(5, 1)) + 0.25f);
+    CHECK(static_cast<float>(decoder.table()(5, 1)) == static_cast<float>(want));
+    CHECK(decoder.table().data() == encoder.table().data());
+}
+
 TEST_CASE("A learned position table's padding_idx: zeroed when seeded, recorded for weights, checked", "[backward]") {
     seqembed::LearnedPositionsOptions options;
     options.padding_idx = -2;  // row 4 of 6

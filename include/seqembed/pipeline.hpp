@@ -550,23 +550,45 @@ public:
     /// @throws value_error if a copy does not fit in memory (the values are then unchanged).
     PipelineTables<Scalar> trainable() {
         PipelineTables<Scalar> tables;
-        const std::optional<std::int64_t> tied = m_types ? tied_type_row(0) : std::nullopt;
-        // A tied type table views the token table without holding it (the pipeline's embedding
-        // does), so that it does not count as another holder of the table.
-        const auto tie_types = [&](const Scalar* row) {
-            m_types = TokenTypeEmbedding<Scalar>::view(row, m_types->type_vocab_size(), d_model());
-        };
-        if (tied) tie_types(detail::StageAccess::type_row(*m_types, 0));
-        tables.token = m_embedding.trainable_table();
-        if (tied) tie_types(tables.token->weights.row(static_cast<Index>(*tied)).data());
+        const bool types_view_token = m_types && tied_type_row(0);
+        tables.token = change_token_table([](Embedding& embedding) { return embedding.trainable_table(); });
         if constexpr (has_learned_positions) tables.positions = m_positions.trainable_table();
-        if (m_types && !tied) tables.token_types = m_types->trainable_table();
+        if (m_types && !types_view_token) tables.token_types = m_types->trainable_table();
         if (m_norm) {
             tables.gamma = m_norm->trainable_gamma();
             tables.beta = m_norm->trainable_beta();
         }
         return tables;
     }
+
+    /// @brief Ties this pipeline's token table to `other`'s for training, as an encoder and a
+    ///        decoder holding one nn.Embedding (BART's, T5's and Marian's shared table, which
+    ///        load_bart, load_t5 and load_marian give both stages as one shared, read-only
+    ///        table): TokenEmbedding::tie_table. `other`'s table is opened (copied first if it
+    ///        is a view, a mapping or shared); a step through either pipeline's
+    ///        trainable().token is then read by both, and neither copies it again. Add the two
+    ///        backwards' token gradients (RowGradient::add) and step once. backward_step steps
+    ///        one pipeline's batch only. Copies of either made later are not tied.
+    /// @param other a pipeline of the same Scalar and table type, whose table has the same
+    ///        vocabulary, width and shard.
+    /// @throws shape_error if the tables' shapes differ; value_error if `other`'s copy does not fit
+    ///         in memory. Either way, neither pipeline has changed.
+    template <typename OtherPositional>
+    void tie_token_table(InputPipeline<Scalar, OtherPositional, Embedding>& other) {
+        if (static_cast<const void*>(&other) == static_cast<const void*>(this)) return;
+        if (other.m_embedding.vocab_size() != m_embedding.vocab_size() || other.d_model() != d_model())
+            detail::fail<shape_error>("tie_token_table: a ", other.m_embedding.vocab_size(), " x ", other.d_model(),
+                                      " token table cannot be tied to this ", m_embedding.vocab_size(), " x ",
+                                      d_model(), " one");
+        other.change_token_table([](Embedding& embedding) { return embedding.trainable_table(); });
+        change_token_table([&other](Embedding& embedding) { embedding.tie_table(other.m_embedding); });
+    }
+    /// @brief Ends this pipeline's part in a tie (tie_token_table): its next trainable() gives it
+    ///        its own copy of the values.
+    void untie_token_table() noexcept { m_embedding.untie_table(); }
+    /// @brief Whether the token table is tied to another pipeline's (tie_token_table).
+    /// @return TokenEmbedding::is_tied.
+    bool token_table_tied() const noexcept { return m_embedding.is_tied(); }
 
     /// @brief After an optimizer step on a bfloat16 or half token table's master weights, stores
     ///        the rows it updated back into the table, rounded (TokenEmbedding::round_master_rows);
@@ -607,6 +629,31 @@ private:
         if (m_types && tied_type_row(0))
             detail::fail<value_error>("shard mode: the token-type table reads the token table (GPT-2's), whose rows "
                                       "a shard holds only in part; shard mode does not support it");
+    }
+
+    /// Runs `change` on the token table (opening or tying it, which may move its values), keeping
+    /// a token-type table that views it (GPT-2's) on the table's rows. Returns what `change` does.
+    template <typename Change>
+    auto change_token_table(Change change) {
+        const std::optional<std::int64_t> tied = m_types ? tied_type_row(0) : std::nullopt;
+        // A tied type table views the token table without holding it (the pipeline's embedding
+        // does), so that it does not count as another holder of the table.
+        const auto view_types = [&](const Scalar* row) {
+            m_types = TokenTypeEmbedding<Scalar>::view(row, m_types->type_vocab_size(), d_model());
+        };
+        const auto view_table = [&] {
+            if constexpr (std::is_same_v<Storage, Scalar>)  // tied_type_row finds none otherwise
+                if (tied) view_types(m_embedding.table().row(static_cast<Index>(*tied)).data());
+        };
+        if (tied) view_types(detail::StageAccess::type_row(*m_types, 0));
+        if constexpr (std::is_void_v<decltype(change(m_embedding))>) {
+            change(m_embedding);
+            view_table();
+        } else {
+            auto result = change(m_embedding);
+            view_table();
+            return result;
+        }
     }
 
     /// Every check, before anything is written: the inputs fit, every id and type id of a token
@@ -1088,6 +1135,9 @@ private:
         if (threads < 0) detail::fail<value_error>("threads must be 0 (all) or more, got ", threads);
         return threads;
     }
+
+    template <typename, typename, typename>
+    friend class InputPipeline;
 
     Embedding m_embedding;
     Positional m_positions;

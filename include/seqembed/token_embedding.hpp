@@ -263,7 +263,7 @@ public:
             return {m_table.writable(), copied};
         } else {
             bool copied = false;
-            if (!m_master || m_master.use_count() > 1) {  // made, or copied from a shared one
+            if (!m_master || (m_master.use_count() > 1 && !is_tied())) {  // made, or copied from a shared one
                 auto master = std::make_shared<RowMatrix<Scalar>>(
                     m_master ? RowMatrix<Scalar>(*m_master) : RowMatrix<Scalar>(m_table.matrix().template cast<Scalar>()));
                 m_table.make_own("trainable token table");
@@ -273,6 +273,37 @@ public:
             return {Eigen::Map<RowMatrix<Scalar>>(m_master->data(), m_table.rows(), d_model()), copied};
         }
     }
+
+    /// @brief Ties this embedding's table to `other`'s for training, as two modules holding one
+    ///        nn.Embedding (BART's, T5's and Marian's encoder and decoder): `other`'s table is
+    ///        opened (trainable_table(), so copied first if it is a view, a mapping or shared)
+    ///        and this embedding reads it from then on. A step through either one's
+    ///        trainable_table() is seen by both, and neither copies it again (a narrow table's
+    ///        master weights and round_master_rows() included). Each keeps its own scale and
+    ///        padding_idx. Copies made of either later are not tied: they hold the values as
+    ///        any copy does. The tables' gradients are added (RowGradient::add) before one step.
+    /// @param other an embedding of the same vocabulary, width and shard.
+    /// @throws shape_error if the vocabularies, shards or widths differ; value_error if `other`'s
+    ///         copy does not fit in memory. Either way, neither embedding has changed.
+    void tie_table(TokenEmbedding& other) {
+        if (&other == this) return;
+        if (other.vocab_size() != vocab_size() || other.d_model() != d_model())
+            detail::fail<shape_error>("tie_table: a ", other.vocab_size(), " x ", other.d_model(),
+                                      " token table cannot be tied to this ", vocab_size(), " x ", d_model(), " one");
+        if (other.m_shard.first != m_shard.first || other.m_shard.rows != m_shard.rows)
+            detail::fail<shape_error>("tie_table: the tables hold different parts of the vocabulary (ids [",
+                                      other.m_shard.first, ", ", other.m_shard.end(), ") and [", m_shard.first, ", ",
+                                      m_shard.end(), ")");
+        other.trainable_table();
+        m_table.tie_to(other.m_table);
+        m_master = other.m_master;
+    }
+    /// @brief Ends this embedding's part in a tie (tie_table): it keeps reading the tied values
+    ///        until its next trainable_table() gives it its own copy.
+    void untie_table() noexcept { m_table.untie(); }
+    /// @brief Whether the table is tied to another embedding's (tie_table).
+    /// @return true after tie_table (on either side) and before untie_table().
+    bool is_tied() const noexcept { return m_table.tied(); }
 
     /// @brief Stores rows of the master weights back into a bfloat16 or half table, each value
     ///        rounded to nearest even, after an optimizer step on trainable_table(): the rows a

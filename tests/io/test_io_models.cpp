@@ -785,3 +785,33 @@ TEST_CASE("A RoBERTa checkpoint trains neither table's padding_idx row, with pad
     // Real tokens read rows 2, 3, 4 (after the pad inside the second sequence: 2, 3, 4 again).
     CHECK(grads.positions.rows == std::vector<std::int64_t>{2, 3, 4});
 }
+
+TEST_CASE("BART's and T5's encoder and decoder, tied, train one copy of the checkpoint's shared table",
+          "[io][models][backward]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const auto check = [](auto stage, auto fresh) {
+        REQUIRE(stage.decoder);
+        // Loaded, the two stages read one table, a view of the checkpoint's mapping.
+        REQUIRE(stage.decoder->embedding().table().data() == stage.pipeline.embedding().table().data());
+        seqembed::IdMatrix ids(1, 3);
+        ids << 4, 5, 6;
+        const seqembed::Batch batch(ids);
+        const RowMatrix<float> before = stage.decoder->forward(batch);
+
+        stage.decoder->tie_token_table(stage.pipeline);
+        CHECK(stage.decoder->embedding().table().data() == stage.pipeline.embedding().table().data());
+        seqembed::PipelineTables<float> tables = stage.pipeline.trainable();
+        CHECK(!tables.token->copied);  // copied once, by the tie
+        const seqembed::PipelineGradients<float> grads =
+            stage.decoder->backward(batch, RowMatrix<float>::Ones(ids.size(), stage.decoder->d_model()));
+        REQUIRE(grads.token.rows == std::vector<std::int64_t>{4, 5, 6});
+        for (std::size_t k = 0; k < grads.token.rows.size(); ++k)
+            tables.token->weights.row(grads.token.rows[k]) -= 0.5f * grads.token.values.row(static_cast<Index>(k));
+        // The decoder reads the step taken through the encoder; the checkpoint is unchanged.
+        CHECK(stage.decoder->forward(batch) != before);
+        CHECK(stage.decoder->embedding().table().row(5) == stage.pipeline.embedding().table().row(5));
+        CHECK(fresh().decoder->forward(batch) == before);
+    };
+    check(seqembed::io::load_bart(root / "parity/bart"), [&] { return seqembed::io::load_bart(root / "parity/bart"); });
+    check(seqembed::io::load_t5(root / "t5"), [&] { return seqembed::io::load_t5(root / "t5"); });
+}

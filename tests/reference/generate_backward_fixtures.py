@@ -29,6 +29,18 @@ are nn.Embedding(..., padding_idx=PAD) and every row is computed (pad ids includ
     y = F.layer_norm(x, (d,), gamma, beta, 1e-5) * mask
 
 so neither table's row PAD receives a gradient, though pad ids read both.
+
+A third case is an encoder and a decoder holding one token table, as BART's shared nn.Embedding
+(sparse gradients) is held by its encoder and decoder, each with its own learned positions (by
+index, after the decoder's past tokens) and layernorm_embedding:
+
+    x_enc = F.embedding(src, shared, padding_idx=PAD, sparse=True) * scale + enc_pos[2 + t]
+    x_dec = F.embedding(tgt, shared, padding_idx=PAD, sparse=True) * scale + dec_pos[2 + past + t]
+    loss = sum(F.layer_norm(x_enc, ...) * g_enc) + sum(F.layer_norm(x_dec, ...) * g_dec)
+
+trained for two steps of torch.optim.SparseAdam (lr 0.01) on the shared table: the fixture holds
+the first step's gradient (both stages' reads summed) and the table after the second step, which
+reads the table the first step wrote.
 """
 import os
 import torch
@@ -115,6 +127,43 @@ def run_roberta(dtype):
     return autograd(inputs, loss)
 
 
+TIED_SRC = [[0, 5, 5, 7, 2, 1], [0, 9, 3, 2, 1, 1]]
+TIED_TGT = [[2, 0, 5, 6, 6], [2, 0, 11, 3, 1]]
+TIED_PAST = 3
+TIED_LR = 0.01
+
+
+def run_tied(dtype):
+    g = torch.Generator().manual_seed(2030)
+    normal = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+    inputs = dict(token=normal(VOCAB, D), enc_positions=normal(MAX_POS, D), dec_positions=normal(MAX_POS, D),
+                  enc_gamma=(1.0 + 0.5 * normal(D)).to(dtype), enc_beta=normal(D),
+                  dec_gamma=(1.0 + 0.5 * normal(D)).to(dtype), dec_beta=normal(D),
+                  grad_enc=normal(len(TIED_SRC) * len(TIED_SRC[0]), D),
+                  grad_dec=normal(len(TIED_TGT) * len(TIED_TGT[0]), D))
+    shared = inputs["token"].clone().requires_grad_(True)
+    optimizer = torch.optim.SparseAdam([shared], lr=TIED_LR)
+    src, tgt = torch.tensor(TIED_SRC), torch.tensor(TIED_TGT)
+    enc_rows = torch.arange(src.shape[1]) + OFFSET
+    dec_rows = torch.arange(TIED_PAST, TIED_PAST + tgt.shape[1]) + OFFSET
+    scale = torch.tensor(SCALE, dtype=dtype)
+
+    def stage(ids, positions, gamma, beta):
+        x = F.embedding(ids, shared, padding_idx=PAD, sparse=True) * scale + positions
+        return F.layer_norm(x, (D,), gamma, beta, 1e-5).reshape(-1, D)
+
+    first_grad = None
+    for _ in range(2):
+        optimizer.zero_grad()
+        y_enc = stage(src, inputs["enc_positions"][enc_rows], inputs["enc_gamma"], inputs["enc_beta"])
+        y_dec = stage(tgt, inputs["dec_positions"][dec_rows], inputs["dec_gamma"], inputs["dec_beta"])
+        ((y_enc * inputs["grad_enc"]).sum() + (y_dec * inputs["grad_dec"]).sum()).backward()
+        if first_grad is None:
+            first_grad = shared.grad.coalesce().to_dense().clone()
+        optimizer.step()
+    return inputs, dict(token_grad=first_grad, token_after=shared.detach().clone())
+
+
 def hexes(t):
     return ", ".join(float(x).hex() for x in t.reshape(-1).tolist())
 
@@ -138,14 +187,23 @@ def main():
         "constexpr long roberta_ids[] = {%s};" % ", ".join(str(v) for row in ROBERTA_IDS for v in row),
         "constexpr long roberta_token_types[] = {%s};" % ", ".join(str(v) for row in ROBERTA_TYPE_IDS for v in row),
         "constexpr long roberta_past[] = {%s};" % ", ".join(str(v) for v in ROBERTA_PAST),
+        "constexpr int tied_batch = %d, tied_src_seq = %d, tied_tgt_seq = %d;" % (
+            len(TIED_SRC), len(TIED_SRC[0]), len(TIED_TGT[0])),
+        "constexpr long tied_src[] = {%s};" % ", ".join(str(v) for row in TIED_SRC for v in row),
+        "constexpr long tied_tgt[] = {%s};" % ", ".join(str(v) for row in TIED_TGT for v in row),
+        "constexpr long tied_past = %d;" % TIED_PAST,
+        "constexpr double tied_lr = %s;" % float(TIED_LR).hex(),
         "",
     ]
-    for case, runner, about in (("Case", run, "BERT-like, padded rows zero"),
-                                ("RobertaCase", run_roberta, "RoBERTa's, every row computed")):
+    autograd_holds = "the weights, the output's gradient and dropout mask, and autograd's gradients"
+    for case, runner, about, holds in (
+            ("Case", run, "BERT-like, padded rows zero", autograd_holds),
+            ("RobertaCase", run_roberta, "RoBERTa's, every row computed", autograd_holds),
+            ("TiedCase", run_tied, "BART's shared table",
+             "the weights, the outputs' gradients, the first step's gradient and the table after two SparseAdam steps")):
         for dtype, tag in ((torch.float32, "float"), (torch.float64, "double")):
             inputs, grads = runner(dtype)
-            lines.append("/// %s, %s: the weights, the output's gradient and dropout mask, and autograd's gradients."
-                         % (about, tag))
+            lines.append("/// %s, %s: %s." % (about, tag, holds))
             lines.append("struct %s_%s {" % (case, tag))
             for name, t in list(inputs.items()) + list(grads.items()):
                 lines.append("    static constexpr double %s[] = {%s};" % (name, hexes(t)))

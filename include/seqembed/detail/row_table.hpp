@@ -49,15 +49,26 @@ public:
         require_nonempty(what, rows, cols);
     }
 
-    RowTable(const RowTable&) = default;
-    RowTable& operator=(const RowTable&) = default;
+    /// A copy shares the values but not a tie (tie_to): it is one more holder.
+    RowTable(const RowTable& other)
+        : m_owner(other.m_owner),
+          m_data(other.m_data),
+          m_rows(other.m_rows),
+          m_cols(other.m_cols),
+          m_owns_data(other.m_owns_data) {}
+    RowTable& operator=(const RowTable& other) {
+        RowTable copy(other);
+        *this = std::move(copy);
+        return *this;
+    }
     /// The moved-from table is empty (0 x 0, no data), so it rejects every row.
     RowTable(RowTable&& other) noexcept
         : m_owner(std::move(other.m_owner)),
           m_data(std::exchange(other.m_data, nullptr)),
           m_rows(std::exchange(other.m_rows, 0)),
           m_cols(std::exchange(other.m_cols, 0)),
-          m_owns_data(std::exchange(other.m_owns_data, false)) {}
+          m_owns_data(std::exchange(other.m_owns_data, false)),
+          m_tied(std::exchange(other.m_tied, false)) {}
     RowTable& operator=(RowTable&& other) noexcept {
         RowTable taken(std::move(other));
         std::swap(m_owner, taken.m_owner);
@@ -65,6 +76,7 @@ public:
         std::swap(m_rows, taken.m_rows);
         std::swap(m_cols, taken.m_cols);
         std::swap(m_owns_data, taken.m_owns_data);
+        std::swap(m_tied, taken.m_tied);
         return *this;
     }
     ~RowTable() = default;
@@ -82,8 +94,9 @@ public:
     /// Makes the values this object's alone: a copy when they are a view (of the caller's
     /// memory or a file's mapping) or shared with another holder, who keeps the old values.
     /// Returns whether it copied; on an error (no memory for the copy) nothing changes.
+    /// A tied table is never copied: its values are the tie's.
     bool make_own(const char* what) {
-        if (m_owns_data && m_owner.use_count() == 1) return false;
+        if (m_owns_data && (m_tied || m_owner.use_count() == 1)) return false;
         RowTable copy(what, matrix());
         *this = std::move(copy);
         return true;
@@ -92,9 +105,24 @@ public:
     /// Writable access to a table this object allocated, while it is being built (before any
     /// copy shares it) or after make_own; never called on a view.
     Eigen::Map<RowMatrix<Value>> writable() {
-        SEQEMBED_ASSERT(m_owns_data && m_owner.use_count() == 1);
+        SEQEMBED_ASSERT(m_owns_data && (m_tied || m_owner.use_count() == 1));
         return {const_cast<Value*>(m_data), m_rows, m_cols};
     }
+
+    /// Shares `other`'s values and writes through both (two models' one table): `other` must
+    /// own its values (after make_own), and neither copies them again until untie(). Copies of
+    /// either are ordinary holders.
+    void tie_to(RowTable& other) noexcept {
+        SEQEMBED_ASSERT(other.m_owns_data);
+        RowTable shared(other);
+        *this = std::move(shared);
+        m_tied = true;
+        other.m_tied = true;
+    }
+    /// Ends this table's part in a tie: it is then one more holder of the values.
+    void untie() noexcept { m_tied = false; }
+    /// Whether the table is tied (tie_to).
+    bool tied() const noexcept { return m_tied; }
 
 private:
     static void require_nonempty(const char* what, Index rows, Index cols) {
@@ -109,6 +137,7 @@ private:
     Index m_rows = 0;
     Index m_cols = 0;
     bool m_owns_data = false;
+    bool m_tied = false;  // writes go to the values every tied holder reads (tie_to)
 };
 
 }  // namespace seqembed::detail
