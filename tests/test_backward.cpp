@@ -731,22 +731,65 @@ TEST_CASE("tie_token_table: steps through either side are read by both, copies a
     CHECK(decoder.forward(batch) != decoder_before);
     CHECK(token == random_matrix(10, 4, 40));  // the caller's memory was never written
 
-    // A copy made after the tie is an ordinary holder: it takes its own values when opened.
+    // A copy made after the tie copies the values: the tie's later steps do not reach it.
+    const seqembed::InputPipeline<double> snapshot = decoder;
+    CHECK(!snapshot.token_table_tied());
+    const RowMatrix<double> snapshot_before = snapshot.forward(batch);
+    tables.token->weights.row(3).setZero();
+    encoder.trainable().token->weights.row(1).array() *= 2.0;
+    CHECK(snapshot.forward(batch) == snapshot_before);
+    CHECK(decoder.embedding().table()(1, 0) == 2.0 * token(1, 0));
     seqembed::InputPipeline<double> copy = decoder;
-    CHECK(!copy.token_table_tied());
-    seqembed::PipelineTables<double> copy_tables = copy.trainable();
-    CHECK(copy_tables.token->copied);
-    copy_tables.token->weights.row(3).setZero();
-    CHECK(encoder.embedding().table()(3, 0) == token(3, 0));
-    CHECK(decoder.embedding().table()(3, 0) == token(3, 0));
+    copy = copy;  // self-assignment keeps the copy as it was
+    CHECK(!copy.trainable().token->copied);  // its own already
+    CHECK(decoder.token_table_tied());
 
-    // Untied, the decoder's next opening copies; the encoder keeps the tied values.
+    // Untied, the decoder keeps the values it had; the encoder's later steps do not reach it.
     decoder.untie_token_table();
     CHECK(!decoder.token_table_tied());
-    seqembed::PipelineTables<double> own = decoder.trainable();
-    CHECK(own.token->copied);
-    own.token->weights.row(4).setZero();
-    CHECK(encoder.embedding().table()(4, 0) == token(4, 0));
+    CHECK(!encoder.token_table_tied());  // its only partner left
+    CHECK(decoder.embedding().table().data() != encoder.embedding().table().data());
+    const RowMatrix<double> untied_before = decoder.forward(batch);
+    encoder.trainable().token->weights.row(2).setZero();
+    CHECK(decoder.forward(batch) == untied_before);
+    CHECK(!decoder.trainable().token->copied);
+}
+
+TEST_CASE("tie_token_table: a third pipeline joins the tie, and one that re-ties leaves its old partner",
+          "[backward][trainable]") {
+    const RowMatrix<double> token = random_matrix(10, 4, 49);
+    const auto make = [&] {
+        return seqembed::InputPipeline<double>(seqembed::TokenEmbedding<double>::from_weights(token),
+                                               seqembed::SinusoidalPositionalEncoding<double>(4));
+    };
+    auto a = make();
+    auto b = make();
+    auto c = make();
+    b.tie_token_table(a);
+    c.tie_token_table(b);
+    CHECK(a.token_table_tied());
+    CHECK(b.token_table_tied());
+    CHECK(c.token_table_tied());
+    c.trainable().token->weights(4, 0) = 7.0;
+    CHECK(a.embedding().table()(4, 0) == 7.0);
+    CHECK(b.embedding().table()(4, 0) == 7.0);
+
+    // b ties to a fresh table: a and c stay tied to each other, b reads d's.
+    auto d = make();
+    b.tie_token_table(d);
+    CHECK(b.embedding().table().data() == d.embedding().table().data());
+    CHECK(b.embedding().table()(4, 0) == token(4, 0));
+    a.trainable().token->weights(5, 1) = 8.0;
+    CHECK(c.embedding().table()(5, 1) == 8.0);
+    CHECK(b.embedding().table()(5, 1) == token(5, 1));
+
+    // A pair whose partner left is untied, and its next opening copies nothing it does not own.
+    auto e = make();
+    auto f = make();
+    f.tie_token_table(e);
+    f.untie_token_table();
+    CHECK(!e.token_table_tied());
+    CHECK(!e.trainable().token->copied);
 }
 
 TEST_CASE("tie_token_table refuses tables of other shapes and leaves both pipelines as they were",
@@ -777,6 +820,26 @@ TEST_CASE("tie_token_table refuses tables of other shapes and leaves both pipeli
     CHECK_THROWS_WITH(first.tie_table(second), Catch::Matchers::Contains("tables hold different parts of the vocabulary"));
     CHECK(!first.is_tied());
     CHECK(!second.is_tied());
+
+    // Through the pipelines: the shard is checked before either table is opened.
+    const RowMatrix<double> half = random_matrix(5, 4, 50);
+    seqembed::InputPipeline<double> viewing(seqembed::TokenEmbedding<double>::view(half.data(), 5, 4, second_half),
+                                            seqembed::SinusoidalPositionalEncoding<double>(4));
+    seqembed::InputPipeline<double> other(first, seqembed::SinusoidalPositionalEncoding<double>(4));
+    CHECK_THROWS_WITH(other.tie_token_table(viewing),
+                      Catch::Matchers::Contains("tie_token_table: the tables hold different parts of the vocabulary"));
+    CHECK(viewing.embedding().table().data() == half.data());  // not opened
+
+    // GPT-2's token types view its token table: refused, both pipelines unchanged.
+    seqembed::InputPipeline<double> gpt2(seqembed::TokenEmbedding<double>::view(token.data(), 10, 4),
+                                         seqembed::SinusoidalPositionalEncoding<double>(4));
+    gpt2.set_token_types(
+        seqembed::TokenTypeEmbedding<double>::view(seqembed::detail::StageAccess::table_row(gpt2.embedding(), 0), 10, 4),
+        seqembed::TokenTypeOptions{seqembed::TokenTypeOrder::after_positions, false});
+    CHECK_THROWS_WITH(gpt2.tie_token_table(encoder), Catch::Matchers::Contains("(GPT-2's) cannot be tied"));
+    CHECK_THROWS_WITH(encoder.tie_token_table(gpt2), Catch::Matchers::Contains("(GPT-2's) cannot be tied"));
+    CHECK(gpt2.embedding().table().data() == token.data());
+    CHECK(encoder.embedding().table().data() == token.data());
 }
 
 TEST_CASE("A tied bfloat16 table shares its float master weights: a step through one is rounded into both",
@@ -797,6 +860,29 @@ TEST_CASE("A tied bfloat16 table shares its float master weights: a step through
     const auto want = static_cast<Eigen::bfloat16>(static_cast<float>(narrow(5, 1)) + 0.25f);
     CHECK(static_cast<float>(decoder.table()(5, 1)) == static_cast<float>(want));
     CHECK(decoder.table().data() == encoder.table().data());
+
+    // A copy takes the master weights and the table as they are; the tie's later steps and
+    // roundings do not reach it.
+    const Narrow snapshot = decoder;
+    master.weights(6, 2) += 0.5f;
+    decoder.round_master_rows({6});
+    CHECK(snapshot.table()(6, 2) == narrow(6, 2));
+    CHECK(snapshot.table()(5, 1) == want);
+    CHECK(!snapshot.is_tied());
+
+    // Through the pipelines, as a training loop writes it.
+    seqembed::InputPipeline<float, seqembed::NoPositions<float>, Narrow> enc(Narrow::from_weights(narrow),
+                                                                             seqembed::NoPositions<float>(4));
+    seqembed::InputPipeline<float, seqembed::NoPositions<float>, Narrow> dec(Narrow::from_weights(narrow),
+                                                                             seqembed::NoPositions<float>(4));
+    dec.tie_token_table(enc);
+    enc.trainable().token->weights(1, 3) += 0.25f;
+    enc.round_master_rows({1});
+    IdMatrix ids(1, 1);
+    ids << 1;
+    const RowMatrix<float> row = dec.forward(seqembed::Batch(ids));
+    // The default scale sqrt(4) = 2 is exact.
+    CHECK(row(0, 3) == 2.0f * static_cast<float>(static_cast<Eigen::bfloat16>(static_cast<float>(narrow(1, 3)) + 0.25f)));
 }
 
 TEST_CASE("A learned position table's padding_idx: zeroed when seeded, recorded for weights, checked", "[backward]") {

@@ -568,24 +568,30 @@ public:
     ///        is a view, a mapping or shared); a step through either pipeline's
     ///        trainable().token is then read by both, and neither copies it again. Add the two
     ///        backwards' token gradients (RowGradient::add) and step once. backward_step steps
-    ///        one pipeline's batch only. Copies of either made later are not tied.
+    ///        one pipeline's batch only. A copy of a tied pipeline copies the table, so that
+    ///        later steps do not reach it.
+    /// @tparam OtherPositional the other pipeline's positional stage.
     /// @param other a pipeline of the same Scalar and table type, whose table has the same
     ///        vocabulary, width and shard.
-    /// @throws shape_error if the tables' shapes differ; value_error if `other`'s copy does not fit
-    ///         in memory. Either way, neither pipeline has changed.
+    /// @throws shape_error if the tables' shapes or shards differ; value_error for a token-type
+    ///         table viewing either token table (GPT-2's), or if `other`'s copy does not fit in
+    ///         memory. Either way, neither pipeline has changed.
     template <typename OtherPositional>
     void tie_token_table(InputPipeline<Scalar, OtherPositional, Embedding>& other) {
         if (static_cast<const void*>(&other) == static_cast<const void*>(this)) return;
-        if (other.m_embedding.vocab_size() != m_embedding.vocab_size() || other.d_model() != d_model())
-            detail::fail<shape_error>("tie_token_table: a ", other.m_embedding.vocab_size(), " x ", other.d_model(),
-                                      " token table cannot be tied to this ", m_embedding.vocab_size(), " x ",
-                                      d_model(), " one");
+        m_embedding.require_tieable(other.m_embedding, "tie_token_table");
+        if ((m_types && tied_type_row(0)) || (other.m_types && other.tied_type_row(0)))
+            detail::fail<value_error>("tie_token_table: a token-type table that views its pipeline's token table "
+                                      "(GPT-2's) cannot be tied to another pipeline's");
         other.change_token_table([](Embedding& embedding) { return embedding.trainable_table(); });
         change_token_table([&other](Embedding& embedding) { embedding.tie_table(other.m_embedding); });
     }
-    /// @brief Ends this pipeline's part in a tie (tie_token_table): its next trainable() gives it
-    ///        its own copy of the values.
-    void untie_token_table() noexcept { m_embedding.untie_table(); }
+    /// @brief Leaves the tie (tie_token_table) with a copy of the tied values
+    ///        (TokenEmbedding::untie_table): the other pipeline's later steps no longer reach it.
+    /// @throws value_error if the copy does not fit in memory (the pipeline is then unchanged).
+    void untie_token_table() {
+        change_token_table([](Embedding& embedding) { embedding.untie_table(); });
+    }
     /// @brief Whether the token table is tied to another pipeline's (tie_token_table).
     /// @return TokenEmbedding::is_tied.
     bool token_table_tied() const noexcept { return m_embedding.is_tied(); }

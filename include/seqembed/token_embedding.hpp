@@ -191,11 +191,24 @@ public:
     }
 
     /// @brief Copies share the table (and a narrow table's master weights) until one of them
-    ///        opens it for training.
-    TokenEmbedding(const TokenEmbedding&) = default;
+    ///        opens it for training; a tied table (tie_table) is copied, so that the tie's later
+    ///        steps do not reach the copy.
+    /// @param other the embedding to copy.
+    TokenEmbedding(const TokenEmbedding& other)
+        : m_shard(other.m_shard),
+          m_table(other.m_table),
+          m_padding_idx(other.m_padding_idx),
+          m_scale(other.m_scale),
+          m_master(other.is_tied() && other.m_master ? std::make_shared<RowMatrix<Scalar>>(*other.m_master)
+                                                     : other.m_master),
+          m_zero_row(other.m_zero_row) {}
     /// @brief As the copy constructor.
+    /// @param other the embedding to copy.
     /// @return this embedding.
-    TokenEmbedding& operator=(const TokenEmbedding&) = default;
+    TokenEmbedding& operator=(const TokenEmbedding& other) {
+        if (this != &other) *this = TokenEmbedding(other);
+        return *this;
+    }
     /// @brief Takes the table; the moved-from embedding is empty (vocab_size() 0) and rejects
     ///        every id.
     /// @param other the embedding to take from.
@@ -277,32 +290,48 @@ public:
     /// @brief Ties this embedding's table to `other`'s for training, as two modules holding one
     ///        nn.Embedding (BART's, T5's and Marian's encoder and decoder): `other`'s table is
     ///        opened (trainable_table(), so copied first if it is a view, a mapping or shared)
-    ///        and this embedding reads it from then on. A step through either one's
-    ///        trainable_table() is seen by both, and neither copies it again (a narrow table's
-    ///        master weights and round_master_rows() included). Each keeps its own scale and
-    ///        padding_idx. Copies made of either later are not tied: they hold the values as
-    ///        any copy does. The tables' gradients are added (RowGradient::add) before one step.
+    ///        and this embedding reads it from then on, leaving any tie it was in. A step
+    ///        through either one's trainable_table() is seen by both, and neither copies it
+    ///        again (a narrow table's master weights and round_master_rows() included). Tying a
+    ///        third embedding to either joins the same tie. Each keeps its own scale and
+    ///        padding_idx. A copy of a tied embedding copies the values: later steps do not
+    ///        reach it. The tables' gradients are added (RowGradient::add) before one step.
     /// @param other an embedding of the same vocabulary, width and shard.
-    /// @throws shape_error if the vocabularies, shards or widths differ; value_error if `other`'s
-    ///         copy does not fit in memory. Either way, neither embedding has changed.
+    /// @throws shape_error if the vocabularies, shards or widths differ (require_tieable);
+    ///         value_error if `other`'s copy does not fit in memory. Either way, neither
+    ///         embedding has changed.
     void tie_table(TokenEmbedding& other) {
         if (&other == this) return;
-        if (other.vocab_size() != vocab_size() || other.d_model() != d_model())
-            detail::fail<shape_error>("tie_table: a ", other.vocab_size(), " x ", other.d_model(),
-                                      " token table cannot be tied to this ", vocab_size(), " x ", d_model(), " one");
-        if (other.m_shard.first != m_shard.first || other.m_shard.rows != m_shard.rows)
-            detail::fail<shape_error>("tie_table: the tables hold different parts of the vocabulary (ids [",
-                                      other.m_shard.first, ", ", other.m_shard.end(), ") and [", m_shard.first, ", ",
-                                      m_shard.end(), ")");
+        require_tieable(other, "tie_table");
         other.trainable_table();
         m_table.tie_to(other.m_table);
         m_master = other.m_master;
     }
-    /// @brief Ends this embedding's part in a tie (tie_table): it keeps reading the tied values
-    ///        until its next trainable_table() gives it its own copy.
-    void untie_table() noexcept { m_table.untie(); }
+    /// @brief Throws unless `other`'s table can be tied to this one (tie_table): the same
+    ///        vocabulary, width and shard.
+    /// @param other the embedding to tie to.
+    /// @param caller the function named in the message.
+    /// @throws shape_error naming both tables' shapes or shards.
+    void require_tieable(const TokenEmbedding& other, const char* caller) const {
+        if (other.vocab_size() != vocab_size() || other.d_model() != d_model())
+            detail::fail<shape_error>(caller, ": a ", other.vocab_size(), " x ", other.d_model(),
+                                      " token table cannot be tied to this ", vocab_size(), " x ", d_model(), " one");
+        if (other.m_shard.first != m_shard.first || other.m_shard.rows != m_shard.rows)
+            detail::fail<shape_error>(caller, ": the tables hold different parts of the vocabulary (ids [",
+                                      other.m_shard.first, ", ", other.m_shard.end(), ") and [", m_shard.first, ", ",
+                                      m_shard.end(), ")");
+    }
+    /// @brief Leaves the tie (tie_table) with a copy of the tied values (and master weights):
+    ///        the other members' later steps no longer reach it. Nothing for an untied table.
+    /// @throws value_error if the copy does not fit in memory (the embedding is then unchanged).
+    void untie_table() {
+        if (!is_tied()) return;
+        std::shared_ptr<RowMatrix<Scalar>> master = m_master ? std::make_shared<RowMatrix<Scalar>>(*m_master) : nullptr;
+        m_table.untie("untied token table");
+        m_master = std::move(master);
+    }
     /// @brief Whether the table is tied to another embedding's (tie_table).
-    /// @return true after tie_table (on either side) and before untie_table().
+    /// @return true while another member of its tie holds it.
     bool is_tied() const noexcept { return m_table.tied(); }
 
     /// @brief Stores rows of the master weights back into a bfloat16 or half table, each value

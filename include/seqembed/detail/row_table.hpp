@@ -49,14 +49,18 @@ public:
         require_nonempty(what, rows, cols);
     }
 
-    /// A copy shares the values but not a tie (tie_to): it is one more holder.
+    /// A copy shares the values, except a tied table's (tie_to), which it copies: the tie's
+    /// later writes do not reach a copy.
     RowTable(const RowTable& other)
         : m_owner(other.m_owner),
           m_data(other.m_data),
           m_rows(other.m_rows),
           m_cols(other.m_cols),
-          m_owns_data(other.m_owns_data) {}
+          m_owns_data(other.m_owns_data) {
+        if (other.tied()) *this = RowTable("copy of a tied table", other.matrix());
+    }
     RowTable& operator=(const RowTable& other) {
+        if (this == &other) return *this;
         RowTable copy(other);
         *this = std::move(copy);
         return *this;
@@ -68,7 +72,7 @@ public:
           m_rows(std::exchange(other.m_rows, 0)),
           m_cols(std::exchange(other.m_cols, 0)),
           m_owns_data(std::exchange(other.m_owns_data, false)),
-          m_tied(std::exchange(other.m_tied, false)) {}
+          m_tie(std::move(other.m_tie)) {}
     RowTable& operator=(RowTable&& other) noexcept {
         RowTable taken(std::move(other));
         std::swap(m_owner, taken.m_owner);
@@ -76,7 +80,7 @@ public:
         std::swap(m_rows, taken.m_rows);
         std::swap(m_cols, taken.m_cols);
         std::swap(m_owns_data, taken.m_owns_data);
-        std::swap(m_tied, taken.m_tied);
+        std::swap(m_tie, taken.m_tie);
         return *this;
     }
     ~RowTable() = default;
@@ -94,9 +98,10 @@ public:
     /// Makes the values this object's alone: a copy when they are a view (of the caller's
     /// memory or a file's mapping) or shared with another holder, who keeps the old values.
     /// Returns whether it copied; on an error (no memory for the copy) nothing changes.
-    /// A tied table is never copied: its values are the tie's.
+    /// A tied table is never copied: its values are the tie's, which only its members hold
+    /// (copies of them copy the values).
     bool make_own(const char* what) {
-        if (m_owns_data && (m_tied || m_owner.use_count() == 1)) return false;
+        if (m_owns_data && (tied() || m_owner.use_count() == 1)) return false;
         RowTable copy(what, matrix());
         *this = std::move(copy);
         return true;
@@ -105,24 +110,33 @@ public:
     /// Writable access to a table this object allocated, while it is being built (before any
     /// copy shares it) or after make_own; never called on a view.
     Eigen::Map<RowMatrix<Value>> writable() {
-        SEQEMBED_ASSERT(m_owns_data && (m_tied || m_owner.use_count() == 1));
+        SEQEMBED_ASSERT(m_owns_data && (tied() || m_owner.use_count() == 1));
         return {const_cast<Value*>(m_data), m_rows, m_cols};
     }
 
-    /// Shares `other`'s values and writes through both (two models' one table): `other` must
-    /// own its values (after make_own), and neither copies them again until untie(). Copies of
-    /// either are ordinary holders.
-    void tie_to(RowTable& other) noexcept {
+    /// Shares `other`'s values and writes through both (two models' one table), joining its tie
+    /// (leaving this table's own tie): `other` must own its values (after make_own), and no
+    /// member copies them again until it leaves. Copies of a member copy the values.
+    void tie_to(RowTable& other) {
         SEQEMBED_ASSERT(other.m_owns_data);
-        RowTable shared(other);
+        if (this == &other) return;
+        if (!other.m_tie) other.m_tie = std::make_shared<const char>('\0');
+        std::shared_ptr<const void> tie = other.m_tie;
+        RowTable shared(other.m_owner, other.m_data, other.m_rows, other.m_cols);
         *this = std::move(shared);
-        m_tied = true;
-        other.m_tied = true;
+        m_tie = std::move(tie);
     }
-    /// Ends this table's part in a tie: it is then one more holder of the values.
-    void untie() noexcept { m_tied = false; }
-    /// Whether the table is tied (tie_to).
-    bool tied() const noexcept { return m_tied; }
+    /// Leaves the tie with a copy of the values; on an error (no memory) nothing changes.
+    void untie(const char* what) {
+        if (!tied()) {
+            m_tie.reset();
+            return;
+        }
+        RowTable copy(what, matrix());
+        *this = std::move(copy);
+    }
+    /// Whether the table shares its values with another member of a tie (tie_to).
+    bool tied() const noexcept { return m_tie != nullptr && m_tie.use_count() > 1; }
 
 private:
     static void require_nonempty(const char* what, Index rows, Index cols) {
@@ -137,7 +151,12 @@ private:
     Index m_rows = 0;
     Index m_cols = 0;
     bool m_owns_data = false;
-    bool m_tied = false;  // writes go to the values every tied holder reads (tie_to)
+    // The tie this table belongs to (tie_to): one token its members hold, null when untied.
+    std::shared_ptr<const void> m_tie;
+
+    /// Another owned table's values, shared (tie_to).
+    RowTable(std::shared_ptr<const void> owner, const Value* data, Index rows, Index cols)
+        : m_owner(std::move(owner)), m_data(data), m_rows(rows), m_cols(cols), m_owns_data(true) {}
 };
 
 }  // namespace seqembed::detail
