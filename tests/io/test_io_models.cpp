@@ -1,4 +1,4 @@
-// The model presets (io/models.hpp) against checkpoints of 28 Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 37 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
@@ -57,10 +57,11 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "electra") return run(seqembed::io::load_electra(directory), c);
     if (type == "roberta") return run(seqembed::io::load_roberta(directory), c);
     if (type == "gpt2") return run(seqembed::io::load_gpt2(directory), c);
-    if (type == "bart") return run(seqembed::io::load_bart(directory), c);
+    if (type == "bart" || type == "mbart") return run(seqembed::io::load_bart(directory), c);
     if (type == "opt") return run(seqembed::io::load_opt(directory), c);
-    if (type == "marian") return run(seqembed::io::load_marian(directory), c);
-    if (type == "t5") return run(seqembed::io::load_t5(directory), c);
+    if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
+    if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
+    if (type == "gpt_neo") return run(seqembed::io::load_gpt2(directory), c);
     if (type == "llama") return run(seqembed::io::load_llama(directory), c);
     if (type == "mistral") return run(seqembed::io::load_mistral(directory), c);
     if (type == "qwen2") return run(seqembed::io::load_qwen2(directory), c);
@@ -72,7 +73,8 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "mpnet") return run(seqembed::io::load_mpnet(directory), c);
     if (type == "modernbert") return run(seqembed::io::load_modernbert(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
-        type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3")
+        type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3" ||
+        type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere")
         return run(seqembed::io::load_rotary_decoder(directory), c);
     FAIL("no preset for " << type);
     return {};
@@ -146,7 +148,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 17);
+    REQUIRE(fixtures::all_rotary_count == 21);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -332,12 +334,12 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         INFO(message);
         CHECK(message.find("config.json: its rotary options are invalid") != std::string::npos);
     }
-    copy.write_config(R"({"model_type": "falcon", "vocab_size": 72, "hidden_size": 16})");
+    copy.write_config(R"({"model_type": "bloom", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
-              .find("model_type 'falcon' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
-                    "albert, mpnet, modernbert, gpt2, bart, opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                    "qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, "
-                    "olmo2, granite)") !=
+              .find("model_type 'bloom' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
+                    "albert, mpnet, modernbert, gpt2, gpt_neo, bart, mbart, opt, marian, pegasus, t5, mt5, umt5, llama, "
+                    "mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, "
+                    "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere)") !=
           std::string::npos);
 }
 
@@ -509,7 +511,8 @@ TEST_CASE("A broken sharded checkpoint is an error naming the index or the shard
 TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embedding, and RoBERTa's position table",
           "[io][models][backward]") {
     // Hugging Face's modules: nn.Embedding(vocab_size, hidden, padding_idx=config.pad_token_id)
-    // but for GPT-2, GPT-NeoX and T5; RoBERTa's position table takes padding_idx too.
+    // but for GPT-2, GPT-Neo, GPT-NeoX, GPT-J, CodeGen, Falcon and the T5s; RoBERTa's position
+    // table takes padding_idx too.
     const std::map<std::string, std::optional<seqembed::TokenId>> expected = {
         {"bert", 0},   {"electra", 0},          {"roberta", 1},      {"gpt2", std::nullopt},
         {"bart", 1},   {"opt", 1},              {"marian", 59},      {"t5", std::nullopt},
@@ -517,7 +520,10 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"phi", {}},   {"gpt_neox", std::nullopt}, {"distilbert", 0}, {"albert", 0},
         {"mpnet", 1},  {"qwen3", {}},           {"qwen3_moe", {}},   {"mixtral", {}},
         {"gemma2", 0}, {"starcoder2", {}},      {"olmo2", 1},        {"stablelm", {}},
-        {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0},       {"modernbert", 108}};
+        {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0},       {"modernbert", 108},
+        {"mbart", 1},    {"pegasus", 0},        {"mt5", std::nullopt}, {"umt5", std::nullopt},
+        {"gpt_neo", std::nullopt}, {"gptj", std::nullopt}, {"codegen", std::nullopt},
+        {"falcon", std::nullopt},  {"cohere", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -814,4 +820,39 @@ TEST_CASE("BART's and T5's encoder and decoder, tied, train one copy of the chec
     };
     check(seqembed::io::load_bart(root / "parity/bart"), [&] { return seqembed::io::load_bart(root / "parity/bart"); });
     check(seqembed::io::load_t5(root / "t5"), [&] { return seqembed::io::load_t5(root / "t5"); });
+}
+
+TEST_CASE("GPT-J, CodeGen and Cohere rotate interleaved pairs, Falcon takes FalconConfig's defaults, ALiBi Falcon has no rotary stage",
+          "[io][models][rotary]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    for (const char* family : {"gptj", "codegen", "cohere"}) {
+        INFO(family);
+        const seqembed::io::Model model = seqembed::io::load_model(root / family);
+        REQUIRE(model.rotary() != nullptr);
+        CHECK(model.rotary()->options().layout == seqembed::RotaryLayout::interleaved);
+    }
+    const seqembed::io::Model falcon = seqembed::io::load_model(root / "falcon");
+    REQUIRE(falcon.rotary() != nullptr);
+    CHECK(falcon.rotary()->options().layout == seqembed::RotaryLayout::halves);
+    CHECK(falcon.rotary()->max_positions() == 2048);  // no max_position_embeddings in its config.json
+    CHECK(falcon.rotary()->options().base == 10000.0);
+    CHECK(seqembed::io::load_model(root / "cohere").rotary()->options().base == 40000.0);
+    CHECK(seqembed::io::load_model(root / "gptj").rotary()->rotary_dim() == 4);
+
+    const BrokenCopy copy("falcon");
+    // falcon-rw-1b: ALiBi in attention, no rotary stage; the RefinedWeb key n_embed still read.
+    copy.write_config(R"({"model_type": "falcon", "vocab_size": 81, "n_embed": 16, "num_attention_heads": 2,
+                          "alibi": true})");
+    const seqembed::io::Model alibi = seqembed::io::load_model(copy.directory);
+    CHECK(alibi.rotary() == nullptr);
+    CHECK(alibi.config().hidden_size == 16);
+    copy.write_config(R"({"model_type": "falcon", "vocab_size": 81, "hidden_size": 16, "num_attention_heads": 2,
+                          "alibi": "yes"})");
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+              .find("'alibi' is \"yes\", not a boolean") != std::string::npos);
+    // Cohere without rope_theta: CohereConfig's default in transformers 5.
+    const BrokenCopy cohere("cohere");
+    cohere.write_config(R"({"model_type": "cohere", "vocab_size": 83, "hidden_size": 16, "num_attention_heads": 2,
+                            "max_position_embeddings": 64})");
+    CHECK(seqembed::io::load_model(cohere.directory).rotary()->options().base == 500000.0);
 }

@@ -459,6 +459,46 @@ build_stablelm = build_llama
 build_gemma2 = build_gemma
 
 
+def build_gpt_neo(cfg):
+    """GPTNeoModel.forward: wte(ids) + wpe(position_ids), position_ids = arange(past, past + seq)
+    (cache_position in newer releases: the same rows), drop; GPT-2's stage under GPT-Neo's keys."""
+    return build_gpt2(dict(cfg, n_embd=cfg["hidden_size"], n_positions=cfg["max_position_embeddings"],
+                           embd_pdrop=cfg["embed_dropout"]))
+
+
+def build_gptj(cfg):
+    """GPTJModel.forward (CodeGenModel's is a copy): inputs_embeds = wte(ids), drop; no scale, no
+    position table (rotate_every_two on the first rotary_dim dimensions of each head)."""
+    root = node()
+    root.transformer = node()
+    root.transformer.wte = nn.Embedding(cfg["vocab_size"], cfg["n_embd"])
+    root.transformer.drop = nn.Dropout(cfg["embd_pdrop"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.transformer.drop(root.transformer.wte(input_ids)), None, None
+    return root, forward
+
+
+build_codegen = build_gptj
+
+
+def build_falcon(cfg):
+    """FalconModel.forward: inputs_embeds = word_embeddings(ids); no scale, no dropout, no
+    position table (rotary in attention, or ALiBi when config.alibi)."""
+    root = node()
+    root.transformer = node()
+    root.transformer.word_embeddings = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.transformer.word_embeddings(input_ids), None, None
+    return root, forward
+
+
+# CohereModel embeds as LlamaModel (embed_tokens, padding_idx = pad_token_id, no scale); its
+# rotary stage is interleaved (repeat_interleave of the frequencies).
+build_cohere = build_llama
+
+
 # Gemma3TextConfig's defaults (transformers 4.50+), which Gemma 3's multimodal config.json leaves
 # out of text_config.
 GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262208, "hidden_size": 2304, "num_attention_heads": 8,
@@ -1081,10 +1121,126 @@ FAMILIES = [
              "multiply by float32(0.15)); the other multipliers are the blocks'",
         rotary="default",
     ),
+    dict(
+        name="mbart", seed=29, build=build_bart,
+        config={"architectures": ["MBartForConditionalGeneration"], "model_type": "mbart",
+                "vocab_size": 73, "d_model": 12, "max_position_embeddings": 32,
+                "scale_embedding": True, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+                "decoder_start_token_id": 2, "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index + 2: row = arange(0, seq) + 2 (MBartLearnedPositionalEmbedding, offset 2)",
+        layer_norm_eps=1e-5, embed_scale=math.sqrt(12), position_offset=2,
+        note="MBartScaledWordEmbedding and MBartLearnedPositionalEmbedding are BART's; "
+             "layernorm_embedding nn.LayerNorm(d_model), eps 1e-5; d_model 12 so that sqrt(d) is "
+             "not exact; the table written as model.shared.weight only",
+    ),
+    dict(
+        name="pegasus", seed=30, build=build_marian,
+        config={"architectures": ["PegasusForConditionalGeneration"], "model_type": "pegasus",
+                "vocab_size": 74, "d_model": 12, "max_position_embeddings": 32,
+                "scale_embedding": True, "pad_token_id": 0, "eos_token_id": 1,
+                "decoder_start_token_id": 0, "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: row = arange(0, seq) of the sinusoidal table "
+                      "(PegasusSinusoidalPositionalEmbedding, Marian's)",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="embed_tokens(ids) * sqrt(d_model) + the saved sinusoidal parameter ([sin | cos], "
+             "numpy float64 angles), dropout; no LayerNorm; pad_token_id 0 as PegasusConfig",
+    ),
+    dict(
+        name="mt5", seed=31, build=build_t5,
+        config={"architectures": ["MT5ForConditionalGeneration"], "model_type": "mt5",
+                "vocab_size": 75, "d_model": 16, "pad_token_id": 0, "eos_token_id": 1,
+                "decoder_start_token_id": 0, "layer_norm_epsilon": 1e-6, "dropout_rate": 0.1,
+                "tie_word_embeddings": False, "is_encoder_decoder": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: relative attention bias in the blocks, as T5",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="MT5Stack is T5's: shared lookup, dropout; tie_word_embeddings false (the LM head's "
+             "own), the encoder and decoder still share `shared`",
+    ),
+    dict(
+        name="umt5", seed=32, build=build_t5,
+        config={"architectures": ["UMT5ForConditionalGeneration"], "model_type": "umt5",
+                "vocab_size": 76, "d_model": 16, "pad_token_id": 0, "eos_token_id": 1,
+                "decoder_start_token_id": 0, "layer_norm_epsilon": 1e-6, "dropout_rate": 0.1,
+                "tie_word_embeddings": False, "is_encoder_decoder": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: a relative attention bias in every block",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="UMT5Stack: shared lookup, dropout, as T5",
+    ),
+    dict(
+        name="gpt_neo", seed=33, build=build_gpt_neo,
+        config={"architectures": ["GPTNeoForCausalLM"], "model_type": "gpt_neo", "vocab_size": 77,
+                "hidden_size": 16, "max_position_embeddings": 32, "num_heads": 2,
+                "layer_norm_epsilon": 1e-5, "embed_dropout": 0.0, "bos_token_id": 76,
+                "eos_token_id": 76, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids = arange(0, seq), whatever the mask, as GPT-2",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="transformer.wte(ids) + transformer.wpe(positions), drop; GPT-2's stage under "
+             "hidden_size and max_position_embeddings",
+    ),
+    dict(
+        name="gptj", seed=34, build=build_gptj,
+        # rotary_dim 4 of head_dim 8, as GPT-J-6B rotates 64 of 256.
+        config={"architectures": ["GPTJForCausalLM"], "model_type": "gptj", "vocab_size": 78,
+                "n_embd": 16, "n_head": 2, "n_positions": 64, "rotary_dim": 4, "embd_pdrop": 0.0,
+                "layer_norm_epsilon": 1e-5, "bos_token_id": 77, "eos_token_id": 77,
+                "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotate_every_two on the first rotary_dim dimensions (base 10000, fixed)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="GPTJModel: transformer.wte, drop; its embed_positions is a plain attribute, never saved",
+        rotary="default",
+    ),
+    dict(
+        name="codegen", seed=35, build=build_codegen,
+        config={"architectures": ["CodeGenForCausalLM"], "model_type": "codegen", "vocab_size": 79,
+                "n_embd": 24, "n_head": 2, "n_positions": 64, "rotary_dim": 8, "embd_pdrop": 0.0,
+                "layer_norm_epsilon": 1e-5, "bos_token_id": 1, "eos_token_id": 2,
+                "tie_word_embeddings": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: GPT-J's rotary (copied), rotary_dim 8 of head_dim 12",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="CodeGenModel: transformer.wte, drop, as GPT-J",
+        rotary="default",
+    ),
+    dict(
+        name="falcon", seed=36, build=build_falcon,
+        # No max_position_embeddings or rope_theta, as tiiuae/falcon-7b's config.json: FalconConfig's
+        # defaults (2048, 10000).
+        config={"architectures": ["FalconForCausalLM"], "model_type": "falcon", "vocab_size": 81,
+                "hidden_size": 16, "num_attention_heads": 2, "alibi": False, "multi_query": True,
+                "new_decoder_architecture": False, "parallel_attn": True, "bias": False,
+                "layer_norm_epsilon": 1e-5, "bos_token_id": 11, "eos_token_id": 11,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary in attention (rotate_half), FalconConfig's defaults",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="FalconModel: transformer.word_embeddings, no scale, no dropout",
+        rotary="default",
+    ),
+    dict(
+        name="cohere", seed=37, build=build_cohere,
+        config={"architectures": ["CohereForCausalLM"], "model_type": "cohere", "vocab_size": 83,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "rope_theta": 40000.0, "logit_scale": 0.0625,
+                "use_qk_norm": False, "layer_norm_eps": 1e-5, "pad_token_id": 0, "bos_token_id": 5,
+                "eos_token_id": 6, "tie_word_embeddings": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: interleaved rotary in attention (repeat_interleave)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="CohereModel: embed_tokens (padding_idx pad_token_id), no scale; logit_scale is the "
+             "head's",
+        rotary="default",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
-LEFT_OUT = {"bart": ["model.encoder.embed_tokens.weight"], "marian": ["model.shared.weight"]}
+LEFT_OUT = {"bart": ["model.encoder.embed_tokens.weight"], "marian": ["model.shared.weight"],
+            "mbart": ["model.encoder.embed_tokens.weight"], "pegasus": ["model.encoder.embed_tokens.weight"]}
 
 
 def fill_weights(root, rng):
@@ -1179,9 +1335,13 @@ def numpy_reference(family, tensors, ids, mask, types):
             q = "albert.encoder.embedding_hidden_mapping_in."
             projected = x @ f[q + "weight"].T + f[q + "bias"]
         return x, projected, rows
-    if name == "gpt2":
+    if name in ("gpt2", "gpt_neo"):
         return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
-    if name == "bart":
+    if name in ("gptj", "codegen"):
+        return f["transformer.wte.weight"][ids], None, None
+    if name == "falcon":
+        return f["transformer.word_embeddings.weight"][ids], None, None
+    if name in ("bart", "mbart"):
         rows = index + 2
         x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"]) + f["model.encoder.embed_positions.weight"][rows]
         x = layer_norm(x, f["model.encoder.layernorm_embedding.weight"],
@@ -1191,14 +1351,15 @@ def numpy_reference(family, tensors, ids, mask, types):
         rows = np.cumsum(mask, axis=1) * mask - 1 + 2
         x = f["model.decoder.embed_tokens.weight"][ids] @ f["model.decoder.project_in.weight"].T
         return x + f["model.decoder.embed_positions.weight"][rows], None, rows
-    if name == "marian":
-        x = f["model.encoder.embed_tokens.weight"][ids] * math.sqrt(cfg["d_model"])
+    if name in ("marian", "pegasus"):
+        table = "model.encoder.embed_tokens.weight" if name == "marian" else "model.shared.weight"
+        x = f[table][ids] * math.sqrt(cfg["d_model"])
         return x + f["model.encoder.embed_positions.weight"][index], None, index
-    if name == "t5":
+    if name in ("t5", "mt5", "umt5"):
         assert np.array_equal(f["shared.weight"], f["encoder.embed_tokens.weight"])
         return f["encoder.embed_tokens.weight"][ids], None, None
     if name in ("llama", "mistral", "qwen2", "phi", "qwen3", "qwen3_moe", "mixtral", "starcoder2", "olmo2",
-                "stablelm"):
+                "stablelm", "cohere"):
         return f["model.embed_tokens.weight"][ids], None, None
     if name == "granite":
         return f["model.embed_tokens.weight"][ids] * cfg["embedding_multiplier"], None, None
@@ -1247,6 +1408,13 @@ def rope_view(cfg):
     if cfg["model_type"] == "gpt_neox":
         view["partial_rotary_factor"] = cfg["rotary_pct"]
         view["rope_theta"] = cfg["rotary_emb_base"]
+    if cfg["model_type"] in ("gptj", "codegen"):
+        # create_sinusoidal_positions(n_positions, rotary_dim): base 10000, rotary_dim of each head.
+        view.update(hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
+                    max_position_embeddings=cfg["n_positions"],
+                    partial_rotary_factor=cfg["rotary_dim"] / (cfg["n_embd"] // cfg["n_head"]))
+    if cfg["model_type"] == "falcon":
+        view.setdefault("max_position_embeddings", 2048)  # FalconConfig's default
     view.setdefault("rope_theta", 10000.0)
     return view
 
@@ -1591,6 +1759,17 @@ FAMILY_SOURCES = {
                    "rotary_emb_local from rope_local_base_freq)",
     "gemma3": "modeling_gemma3.py: Gemma3ForConditionalGeneration (language_model), configuration_gemma3.py: "
               "Gemma3TextConfig's defaults",
+    "mbart": "modeling_mbart.py @ 00b676f8: MBartScaledWordEmbedding, MBartLearnedPositionalEmbedding, "
+             "MBartEncoder.forward",
+    "pegasus": "modeling_pegasus.py @ 00b676f8: PegasusSinusoidalPositionalEmbedding._init_weight/forward, "
+               "PegasusEncoder.forward",
+    "mt5": "configuration_mt5.py @ 053f59ef; MT5Stack as T5Stack",
+    "umt5": "modeling_umt5.py @ 00063ff6: UMT5Stack.forward",
+    "gpt_neo": "modeling_gpt_neo.py @ 002fb3e7: GPTNeoModel.forward",
+    "gptj": "modeling_gptj.py @ 00b676f8: GPTJModel.forward, create_sinusoidal_positions",
+    "codegen": "modeling_codegen.py @ 00491cee: CodeGenModel.forward (GPT-J's rotary, copied)",
+    "falcon": "modeling_falcon.py @ 00dcc6dd, configuration_falcon.py @ 05585536: FalconModel.forward",
+    "cohere": "modeling_cohere.py @ 015bfeb8: CohereModel.forward, CohereRotaryEmbedding",
 }
 
 

@@ -82,17 +82,18 @@ public:
     const Linear* projection() const noexcept {
         return std::visit([](const auto& stage) { return stage.projection ? &*stage.projection : nullptr; }, m_stage);
     }
-    /// @brief Whether the family has a decoder stage (BART, Marian, T5).
+    /// @brief Whether the family has a decoder stage (BART, mBART, Marian, Pegasus and the T5s).
     /// @return true when forward_decoder can be called.
     bool has_decoder() const noexcept {
         return std::visit([](const auto& stage) { return stage.decoder.has_value(); }, m_stage);
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
-    ///        BART, Marian, T5, DistilBERT).
+    ///        BART, mBART, Marian, Pegasus, the T5s, DistilBERT).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
-        return family != "bart" && family != "marian" && family != "t5" && family != "distilbert";
+        return !detail::is_bart_family(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
+               family != "distilbert";
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT from their
     ///        table; GPT-2 from its token table).
@@ -224,7 +225,7 @@ private:
     void require_no_past(const Batch& batch, const char* call) const {
         const std::string& type = model_type();
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert";
-        if (!encoder_only && type != "bart" && type != "marian") return;
+        if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type)) return;
         bool past = batch.padding.past_length(batch.ids) > 0;
         for (Index b = 0; b < batch.ids.rows(); ++b) past = past || batch.offsets.of(b) != 0;
         if (past)
@@ -262,10 +263,11 @@ private:
 };
 
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
-///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert, gpt2, bart,
-///        opt, marian, t5, and the rotary decoders load_rotary_decoder reads (llama, mistral,
-///        mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi,
-///        phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite): the family loaders of
+///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
+///        gpt2 and gpt_neo, bart and mbart, opt, marian and pegasus, t5, mt5 and umt5, and the
+///        rotary decoders load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
+///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
+///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere): the family loaders of
 ///        io/models.hpp.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
@@ -283,11 +285,11 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "bert") return Model(load_bert(directory, options, split));
     if (family == "electra") return Model(load_electra(directory, options, split));
     if (detail::is_roberta_family(family)) return Model(load_roberta(directory, options, split));
-    if (family == "gpt2") return Model(load_gpt2(directory, options, split));
-    if (family == "bart") return Model(load_bart(directory, options, split));
+    if (detail::is_gpt2_family(family)) return Model(load_gpt2(directory, options, split));
+    if (detail::is_bart_family(family)) return Model(load_bart(directory, options, split));
     if (family == "opt") return Model(load_opt(directory, options, split));
-    if (family == "marian") return Model(load_marian(directory, options, split));
-    if (family == "t5") return Model(load_t5(directory, options, split));
+    if (detail::is_marian_family(family)) return Model(load_marian(directory, options, split));
+    if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
     if (family == "distilbert") return Model(load_distilbert(directory, options, split));
     if (family == "albert") return Model(load_albert(directory, options, split));
     if (family == "mpnet") return Model(load_mpnet(directory, options, split));

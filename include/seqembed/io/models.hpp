@@ -45,10 +45,12 @@ namespace seqembed::io {
 ///        names (hidden_size, d_model or n_embd; max_position_embeddings or n_positions; ...).
 struct ModelConfig {
     /// @brief The family: "bert", "electra", "roberta" ("xlm-roberta", "camembert"),
-    ///        "distilbert", "albert", "mpnet", "modernbert", "gpt2", "bart", "opt", "marian", "t5", or a rotary
-    ///        decoder ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
-    ///        "gemma", "gemma2", "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm",
-    ///        "starcoder2", "olmo", "olmo2", "granite"). Gemma 3's values are its text_config's.
+    ///        "distilbert", "albert", "mpnet", "modernbert", "gpt2" ("gpt_neo"), "bart" ("mbart"),
+    ///        "opt", "marian" ("pegasus"), "t5" ("mt5", "umt5"), or a rotary decoder ("llama",
+    ///        "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
+    ///        "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo",
+    ///        "olmo2", "granite", "gptj", "codegen", "falcon", "cohere"). Gemma 3's values are its
+    ///        text_config's.
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
@@ -389,6 +391,19 @@ inline bool is_roberta_family(const std::string& family) {
     return family == "roberta" || family == "xlm-roberta" || family == "camembert";
 }
 
+/// BART's input stage: BART's and mBART's (MBartScaledWordEmbedding and
+/// MBartLearnedPositionalEmbedding are BART's).
+inline bool is_bart_family(const std::string& family) { return family == "bart" || family == "mbart"; }
+
+/// Marian's input stage: Marian's and Pegasus's (a saved sinusoidal parameter, [sin | cos]).
+inline bool is_marian_family(const std::string& family) { return family == "marian" || family == "pegasus"; }
+
+/// T5's input stage: T5's, mT5's and UMT5's (the shared table alone).
+inline bool is_t5_family(const std::string& family) { return family == "t5" || family == "mt5" || family == "umt5"; }
+
+/// GPT-2's input stage: GPT-2's and GPT-Neo's (wte + wpe, token types through wte).
+inline bool is_gpt2_family(const std::string& family) { return family == "gpt2" || family == "gpt_neo"; }
+
 /// The embedding_size -> hidden_size layer whose weight and bias are at one of the prefixes
 /// (ELECTRA's embeddings_project, ALBERT's embedding_hidden_mapping_in).
 inline Linear linear(const Checkpoint& checkpoint, const std::vector<std::string>& prefixes) {
@@ -425,7 +440,7 @@ inline bool numbers_from_ids(const std::string& family) { return is_roberta_fami
 inline bool is_rotary_family(const std::string& family) {
     for (const char* name : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
                              "gemma2", "gemma3", "gemma3_text", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2",
-                             "olmo", "olmo2", "granite"})
+                             "olmo", "olmo2", "granite", "gptj", "codegen", "falcon", "cohere"})
         if (family == name) return true;
     return false;
 }
@@ -440,6 +455,15 @@ inline bool is_gemma3(const std::string& family) { return family == "gemma3" || 
 inline nlohmann::json language_config(const nlohmann::json& config, const std::string& name) {
     const auto type = config.find("model_type");
     const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
+    if (family == "falcon") {
+        // FalconConfig: max_position_embeddings 2048 (tiiuae/falcon-7b's config.json has none), and
+        // the RefinedWeb names it still reads (n_embed popped into hidden_size, n_head mapped).
+        nlohmann::json falcon = config;
+        if (falcon.find("max_position_embeddings") == falcon.end()) falcon["max_position_embeddings"] = 2048;
+        if (falcon.find("hidden_size") == falcon.end() && falcon.find("n_embed") != falcon.end())
+            falcon["hidden_size"] = falcon["n_embed"];
+        return falcon;
+    }
     if (!is_gemma3(family)) return config;
     nlohmann::json merged = {{"vocab_size", 262208},        {"hidden_size", 2304},  {"num_attention_heads", 8},
                              {"num_key_value_heads", 4},    {"head_dim", 256},      {"max_position_embeddings", 131072},
@@ -520,9 +544,19 @@ inline RotaryEmbedding<float> rotary_stage(const nlohmann::json& config, const s
         [&] { return RotaryEmbedding<float>(options); }, name, ": its rotary options are invalid: ");
 }
 
+/// Whether a Falcon config asks for ALiBi (`alibi`, false by default) instead of rotary positions.
+inline bool uses_alibi(const nlohmann::json& config, const std::string& name) {
+    const nlohmann::json* alibi = find_key(config, {"alibi"});
+    if (alibi == nullptr || alibi->is_null()) return false;
+    if (!alibi->is_boolean()) seqembed::detail::fail<format_error>(name, ": 'alibi' is ", alibi->dump(), ", not a boolean");
+    return alibi->get<bool>();
+}
+
 /// The names of a rotary decoder's token table.
 inline std::vector<std::string> decoder_token_names(const std::string& family) {
     if (family == "gpt_neox") return {"gpt_neox.embed_in.weight", "embed_in.weight"};
+    if (family == "gptj" || family == "codegen") return {"transformer.wte.weight", "wte.weight"};
+    if (family == "falcon") return {"transformer.word_embeddings.weight", "word_embeddings.weight"};
     if (family == "gemma3")  // transformers 4.50's layout, then 4.52's
         return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     return {"model.embed_tokens.weight", "embed_tokens.weight"};
@@ -559,6 +593,8 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
         family_options(options, loader, PositionNumbering::sequence_index));
     const std::string name = path_name(directory / "config.json");
     const nlohmann::json language = language_config(read_json_object(directory / "config.json"), name);
+    if (config.model_type == "falcon" && uses_alibi(language, name))  // the bias acts in attention alone
+        return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     if (!is_gemma3(config.model_type))
         return {config, std::move(pipeline), std::nullopt, rotary_stage(language, name), std::nullopt, std::nullopt};
     return {config,
@@ -583,18 +619,19 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const std::string& family = result.model_type;
     const bool rotary = detail::is_rotary_family(family);
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
-                       family == "modernbert" || family == "gpt2" || family == "bart" || family == "opt" ||
-                       family == "marian" || family == "t5";
+                       family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
+                       family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family);
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
-            "gpt2, bart, "
-            "opt, marian, t5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
-            "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite)");
+            "gpt2, gpt_neo, bart, mbart, "
+            "opt, marian, pegasus, t5, mt5, umt5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
+            "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, "
+            "cohere)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim"});
-    const bool positions = family != "t5";  // the rotary families: rows of the rotary table
+    const bool positions = !detail::is_t5_family(family);  // the rotary families: rows of the rotary table
     result.max_positions = positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
     if (detail::is_bert_family(family)) {
         result.type_vocab_size = detail::positive_key(config, name, {"type_vocab_size"});
@@ -617,7 +654,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     }
     if (detail::is_bert_family(family) || family == "mpnet")
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
-    if (family == "bart") result.layer_norm_eps = 1e-5;         // nn.LayerNorm(d_model): torch's default
+    if (detail::is_bart_family(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
     if (family == "modernbert") {
         result.layer_norm_eps = detail::epsilon_key(config, name, {"norm_eps"}, 1e-5);
@@ -634,14 +671,15 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", pad->dump(), ", not an integer");
         result.pad_token_id = pad->get<std::int64_t>();
     }
-    const bool no_padding_idx = family == "gpt2" || family == "gpt_neox" || family == "t5";
+    const bool no_padding_idx = detail::is_gpt2_family(family) || family == "gpt_neox" || detail::is_t5_family(family) ||
+                                family == "gptj" || family == "codegen" || family == "falcon";
     if (!no_padding_idx) {
         if (config.find("pad_token_id") == config.end()) {
             if (family == "bert" || family == "electra" || family == "distilbert" || family == "albert" ||
-                family == "gemma" || family == "gemma2")
+                family == "gemma" || family == "gemma2" || family == "pegasus" || family == "cohere")
                 result.embedding_padding_idx = 0;
-            else if (detail::is_roberta_family(family) || family == "bart" || family == "opt" || family == "olmo" ||
-                     family == "olmo2")
+            else if (detail::is_roberta_family(family) || detail::is_bart_family(family) || family == "opt" ||
+                     family == "olmo" || family == "olmo2")
                 result.embedding_padding_idx = 1;
             else if (family == "marian")
                 result.embedding_padding_idx = 58100;
@@ -865,7 +903,7 @@ inline LookupModelInput load_modernbert(const std::filesystem::path& directory, 
                                  name)};
 }
 
-/// @brief GPT-2's input stage: wte + wpe (positions by index after the past tokens), then, when
+/// @brief GPT-2's (and GPT-Neo's) input stage: wte + wpe (positions by index after the past tokens), then, when
 ///        token types are given, wte(token_type_ids) added after the positions as GPT2Model
 ///        does; no scale, no LayerNorm. Tensors `transformer.wte.weight` or `wte.weight`, and
 ///        wpe likewise.
@@ -956,7 +994,7 @@ inline LearnedPositionalEmbedding<float> marian_positions(const Checkpoint& chec
 
 }  // namespace detail
 
-/// @brief BART's input stages. The encoder's (`pipeline`): tokens x sqrt(d_model) when
+/// @brief BART's (and mBART's) input stages. The encoder's (`pipeline`): tokens x sqrt(d_model) when
 ///        scale_embedding, + learned positions at offset 2 (by index), layernorm_embedding (eps
 ///        1e-5). The decoder's (`decoder`): the same shared token table, the decoder's own
 ///        position table (offset 2, positions after the past tokens) and layernorm_embedding.
@@ -1026,7 +1064,7 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
-/// @brief Marian's input stages: tokens x sqrt(d_model) when scale_embedding, + the sinusoidal
+/// @brief Marian's (and Pegasus's) input stages: tokens x sqrt(d_model) when scale_embedding, + the sinusoidal
 ///        table in Hugging Face Marian's layout (by index after the past tokens). The encoder's
 ///        (`pipeline`) reads the shared token table; the decoder's (`decoder`) its own
 ///        `model.decoder.embed_tokens.weight` when the checkpoint has it (decoder_vocab_size
@@ -1067,7 +1105,7 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
     return stage;
 }
 
-/// @brief T5's input stages: the shared token table, no scale, no positions (T5's relative bias
+/// @brief T5's (and mT5's, UMT5's) input stages: the shared token table, no scale, no positions (T5's relative bias
 ///        acts in attention); the decoder's stage reads the same table. Tensors `shared.weight`
 ///        or `encoder.embed_tokens.weight`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).

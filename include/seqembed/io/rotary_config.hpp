@@ -26,11 +26,12 @@ namespace seqembed::io {
 /// @brief The rotary options a model's config.json describes, as Hugging Face's
 ///        modeling_rope_utils.py reads them.
 ///
-/// - base: `rope_theta` (GPT-NeoX's `rotary_emb_base`), 10000 when absent.
+/// - base: `rope_theta` (GPT-NeoX's `rotary_emb_base`), 10000 when absent (Cohere's 500000, its
+///   default in transformers 5; 4.x took 10000).
 /// - head_dim: `head_dim`, else `hidden_size // num_attention_heads` (`n_embd`, `n_head`).
 /// - rotated part: `partial_rotary_factor` or GPT-NeoX's `rotary_pct`; GPT-J's and CodeGen's
 ///   `rotary_dim` (dimensions). Layout: interleaved for model_type "gptj" and "codegen"
-///   (rotate_every_two), halves for every other family.
+///   (rotate_every_two) and "cohere" (whole heads), halves for every other family.
 /// - rule: `rope_scaling` (or transformers 5's `rope_parameters`) with `rope_type` or the legacy
 ///   `type`: "default", "linear", "dynamic", "yarn", "llama3", "longrope" ("su", Phi-3's early
 ///   name for it, too), with the keys Hugging Face reads for each, as transformers 5 reads them:
@@ -174,7 +175,8 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
 
     const std::string model_type = top.text("model_type").value_or("");
     const bool rotate_every_two = model_type == "gptj" || model_type == "codegen";
-    options.layout = rotate_every_two ? RotaryLayout::interleaved : RotaryLayout::halves;
+    // Cohere rotates interleaved pairs too (its frequencies repeat_interleave'd), over the whole head.
+    options.layout = rotate_every_two || model_type == "cohere" ? RotaryLayout::interleaved : RotaryLayout::halves;
 
     // transformers 5 moves rope_theta and the rule into rope_parameters; 4.x has rope_scaling.
     const nlohmann::json* parameters = detail::find_key(config, {"rope_parameters"});
@@ -198,7 +200,8 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
         theta_key = "rotary_emb_base";
         theta = top.number("rotary_emb_base");
     }
-    options.base = theta.value_or(10000.0);
+    // CohereConfig's default_theta is 500000 in transformers 5 (10000 in 4.x); the others' 10000.
+    options.base = theta.value_or(model_type == "cohere" ? 500000.0 : 10000.0);
     theta_in->require(options.base > 1, theta_key, options.base, "must be greater than 1");
 
     if (const std::optional<Index> head_dim = top.count("head_dim")) {
