@@ -1,4 +1,4 @@
-// The model presets (io/models.hpp) against checkpoints of 37 Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 39 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
@@ -36,6 +36,15 @@ struct Output {
 };
 
 template <typename Stage>
+Output run(const Stage& stage, const fixtures::Case& c);
+
+/// A loader that returns io::Model (DeBERTa's, whose stage type follows its config).
+Output run(const seqembed::io::Model& model, const fixtures::Case& c) {
+    if (const auto* learned = model.learned()) return run(*learned, c);
+    return run(*model.lookup(), c);
+}
+
+template <typename Stage>
 Output run(const Stage& stage, const fixtures::Case& c) {
     const seqembed::IdMatrix ids = io_test::ids_of(c.input_ids, c.batch, c.seq);
     const seqembed::IdMatrix mask = io_test::ids_of(c.attention_mask, c.batch, c.seq);
@@ -62,6 +71,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
     if (type == "gpt_neo") return run(seqembed::io::load_gpt2(directory), c);
+    if (type == "deberta" || type == "deberta_v2") return run(seqembed::io::load_deberta(directory), c);
     if (type == "llama") return run(seqembed::io::load_llama(directory), c);
     if (type == "mistral") return run(seqembed::io::load_mistral(directory), c);
     if (type == "qwen2") return run(seqembed::io::load_qwen2(directory), c);
@@ -337,7 +347,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     copy.write_config(R"({"model_type": "bloom", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
               .find("model_type 'bloom' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
-                    "albert, mpnet, modernbert, gpt2, gpt_neo, bart, mbart, opt, marian, pegasus, t5, mt5, umt5, llama, "
+                    "albert, mpnet, modernbert, deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, opt, marian, pegasus, t5, mt5, umt5, llama, "
                     "mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, "
                     "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere)") !=
           std::string::npos);
@@ -523,7 +533,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0},       {"modernbert", 108},
         {"mbart", 1},    {"pegasus", 0},        {"mt5", std::nullopt}, {"umt5", std::nullopt},
         {"gpt_neo", std::nullopt}, {"gptj", std::nullopt}, {"codegen", std::nullopt},
-        {"falcon", std::nullopt},  {"cohere", 0}};
+        {"falcon", std::nullopt},  {"cohere", 0}, {"deberta", 0}, {"deberta_v2", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -855,4 +865,44 @@ TEST_CASE("GPT-J, CodeGen and Cohere rotate interleaved pairs, Falcon takes Falc
     cohere.write_config(R"({"model_type": "cohere", "vocab_size": 83, "hidden_size": 16, "num_attention_heads": 2,
                             "max_position_embeddings": 64})");
     CHECK(seqembed::io::load_model(cohere.directory).rotary()->options().base == 500000.0);
+}
+
+TEST_CASE("DeBERTa's stage follows position_biased_input, and its padded rows are zero even when computed rows are asked",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    seqembed::PipelineOptions computed;
+    computed.padded_rows = seqembed::PaddedRows::computed;
+    const seqembed::io::Model v3 = seqembed::io::load_model(root / "deberta_v2", computed);
+    REQUIRE(v3.lookup() != nullptr);  // position_biased_input false: no table
+    CHECK(v3.lookup()->pipeline.token_types() == nullptr);
+    CHECK(v3.lookup()->pipeline.padded_rows() == seqembed::PaddedRows::zero);
+    const seqembed::io::Model v1 = seqembed::io::load_model(root / "deberta", computed);
+    REQUIRE(v1.learned() != nullptr);
+    CHECK(v1.learned()->pipeline.token_types() != nullptr);
+    CHECK(v1.config().layer_norm_eps == 1e-7);
+    seqembed::IdMatrix ids(1, 3);
+    ids << 5, 6, 0;
+    seqembed::IdMatrix mask(1, 3);
+    mask << 1, 1, 0;
+    const RowMatrix<float> rows = v1.forward(seqembed::Batch(ids, seqembed::Padding::from_mask(mask), 0));
+    CHECK(rows.row(2).isZero(0.0));
+    CHECK(!rows.row(1).isZero(0.0));
+    seqembed::IdMatrix wider(1, 5);
+    wider << 1, 1, 5, 6, 0;
+    CHECK_THROWS_WITH(v1.forward(seqembed::Batch(ids, seqembed::Padding::from_mask(wider), 0)),
+                      Catch::Contains("model_type 'deberta' takes no past tokens"));
+
+    const BrokenCopy copy("deberta_v2");
+    copy.write_config(R"({"model_type": "deberta-v2", "vocab_size": 84, "hidden_size": 16, "embedding_size": 8,
+                          "position_biased_input": false, "type_vocab_size": 0})");
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+              .find("'embedding_size' 8 differs from 'hidden_size' 16") != std::string::npos);
+    copy.write_config(R"({"model_type": "deberta-v2", "vocab_size": 84, "hidden_size": 16,
+                          "position_biased_input": 0})");
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+              .find("'position_biased_input' is 0, not a boolean") != std::string::npos);
+    // DebertaV2Config's defaults: positions added (512 rows), none here in the checkpoint.
+    copy.write_config(R"({"model_type": "deberta-v2", "vocab_size": 84, "hidden_size": 16})");
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+              .find("position_embeddings") != std::string::npos);
 }

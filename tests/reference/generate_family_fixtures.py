@@ -499,6 +499,41 @@ def build_falcon(cfg):
 build_cohere = build_llama
 
 
+def build_deberta(cfg):
+    """DebertaV2Embeddings (DebertaEmbeddings alike) as DebertaV2Model saves them: word embeddings
+    (padding_idx pad_token_id), += position_embeddings[arange(seq)] when position_biased_input,
+    += token_type_embeddings[token_type_ids or zeros] when type_vocab_size > 0, LayerNorm
+    (layer_norm_eps), then embeddings * attention_mask[..., None], dropout. (embed_proj only
+    when embedding_size != hidden_size: not here.)"""
+    root = node()
+    root.deberta = node()
+    e = root.deberta.embeddings = node()
+    d = cfg["hidden_size"]
+    e.word_embeddings = nn.Embedding(cfg["vocab_size"], d, padding_idx=cfg["pad_token_id"])
+    positions = cfg.get("position_biased_input", True)
+    if positions:
+        e.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], d)
+    if cfg["type_vocab_size"] > 0:
+        e.token_type_embeddings = nn.Embedding(cfg["type_vocab_size"], d)
+    e.LayerNorm = nn.LayerNorm(d, cfg["layer_norm_eps"])
+    e.dropout = nn.Dropout(cfg["hidden_dropout_prob"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        seq = input_ids.shape[1]
+        position_ids = torch.arange(seq).expand(input_ids.shape)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        embeddings = e.word_embeddings(input_ids)
+        if positions:
+            embeddings = embeddings + e.position_embeddings(position_ids)
+        if cfg["type_vocab_size"] > 0:
+            embeddings = embeddings + e.token_type_embeddings(token_type_ids)
+        embeddings = e.LayerNorm(embeddings)
+        embeddings = embeddings * attention_mask.unsqueeze(2).to(embeddings.dtype)
+        return e.dropout(embeddings), None, (position_ids if positions else None)
+    return root, forward
+
+
 # Gemma3TextConfig's defaults (transformers 4.50+), which Gemma 3's multimodal config.json leaves
 # out of text_config.
 GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262208, "hidden_size": 2304, "num_attention_heads": 8,
@@ -1236,6 +1271,34 @@ FAMILIES = [
              "head's",
         rotary="default",
     ),
+    dict(
+        name="deberta_v2", seed=38, build=build_deberta,
+        # DeBERTa-v3's embedding stage: no absolute positions, no token types.
+        config={"architectures": ["DebertaV2ForMaskedLM"], "model_type": "deberta-v2", "vocab_size": 84,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 0,
+                "position_biased_input": False, "relative_attention": True, "position_buckets": 16,
+                "norm_rel_ebd": "layer_norm", "layer_norm_eps": 1e-7, "pad_token_id": 0,
+                "hidden_dropout_prob": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: relative positions in attention (position_biased_input false, as DeBERTa-v3)",
+        layer_norm_eps=1e-7, embed_scale=1.0, position_offset=0,
+        note="word embeddings, LayerNorm(eps 1e-7), times the attention mask (padded rows zero "
+             "in Hugging Face too), dropout",
+    ),
+    dict(
+        name="deberta", seed=39, build=build_deberta,
+        # position_biased_input and token types on, to test both additions and their order.
+        config={"architectures": ["DebertaForMaskedLM"], "model_type": "deberta", "vocab_size": 85,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2,
+                "position_biased_input": True, "relative_attention": False, "layer_norm_eps": 1e-7,
+                "pad_token_id": 0, "hidden_dropout_prob": 0.1, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index: position_ids = arange(0, seq), whatever the mask",
+        layer_norm_eps=1e-7, embed_scale=1.0, position_offset=0,
+        note="word + position, then + token type, LayerNorm(eps 1e-7), times the attention mask; "
+             "DebertaLayerNorm's (x - mean) / sqrt(var + eps) in float32 is nn.LayerNorm's arithmetic "
+             "up to rounding, which the LayerNorm bound covers",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -1335,6 +1398,17 @@ def numpy_reference(family, tensors, ids, mask, types):
             q = "albert.encoder.embedding_hidden_mapping_in."
             projected = x @ f[q + "weight"].T + f[q + "bias"]
         return x, projected, rows
+    if name in ("deberta", "deberta_v2"):
+        p = "deberta.embeddings."
+        x = f[p + "word_embeddings.weight"][ids]
+        rows = None
+        if cfg.get("position_biased_input", True):
+            rows = index
+            x = x + f[p + "position_embeddings.weight"][rows]
+        if cfg["type_vocab_size"] > 0:
+            x = x + f[p + "token_type_embeddings.weight"][types if types is not None else np.zeros_like(ids)]
+        x = layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], cfg["layer_norm_eps"])
+        return x * mask[..., None], None, rows
     if name in ("gpt2", "gpt_neo"):
         return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
     if name in ("gptj", "codegen"):
@@ -1770,6 +1844,8 @@ FAMILY_SOURCES = {
     "codegen": "modeling_codegen.py @ 00491cee: CodeGenModel.forward (GPT-J's rotary, copied)",
     "falcon": "modeling_falcon.py @ 00dcc6dd, configuration_falcon.py @ 05585536: FalconModel.forward",
     "cohere": "modeling_cohere.py @ 015bfeb8: CohereModel.forward, CohereRotaryEmbedding",
+    "deberta_v2": "modeling_deberta_v2.py @ 0038a3ca: DebertaV2Embeddings.forward",
+    "deberta": "modeling_deberta.py @ 0038a3ca: DebertaEmbeddings.forward",
 }
 
 

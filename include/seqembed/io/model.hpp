@@ -220,11 +220,12 @@ private:
     }
 
     /// Throws for past tokens (a mask wider than the ids, or step offsets) where the family's
-    /// encoder takes none: BART's and Marian's (their decoders do), DistilBERT, ALBERT, MPNet and
-    /// ModernBERT, whose forwards take no cache.
+    /// encoder takes none: BART's and Marian's (their decoders do), DistilBERT, ALBERT, MPNet,
+    /// ModernBERT and DeBERTa, whose forwards take no cache.
     void require_no_past(const Batch& batch, const char* call) const {
         const std::string& type = model_type();
-        const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert";
+        const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||
+                                  detail::is_deberta_family(type);
         if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type)) return;
         bool past = batch.padding.past_length(batch.ids) > 0;
         for (Index b = 0; b < batch.ids.rows(); ++b) past = past || batch.offsets.of(b) != 0;
@@ -262,9 +263,42 @@ private:
     std::variant<LearnedStage, LookupStage> m_stage;
 };
 
+/// @brief DeBERTa's and DeBERTa-v2's (DeBERTa-v3's checkpoints are deberta-v2) input stage:
+///        word embeddings, + the learned position table by index when position_biased_input
+///        (true by default; DeBERTa-v3's configs say false: its positions act in attention alone),
+///        + the token-type table after it when type_vocab_size > 0 (type 0 without type ids),
+///        LayerNorm (layer_norm_eps, 1e-7 by default). The module multiplies its output by the
+///        attention mask, so padded rows are zero whatever options.padded_rows asks. Tensors
+///        `deberta.embeddings.*` or `embeddings.*`. The stage's type follows the config:
+///        Model::learned() with a position table, Model::lookup() without.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the model's stage.
+/// @throws file_error, format_error as the readers, and for an embedding_size other than
+///         hidden_size (DeBERTa's embed_proj before its LayerNorm has no preset); value_error as
+///         load_bert.
+inline Model load_deberta(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                          const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_deberta");
+    const ModelConfig& config = checkpoint.config();
+    if (config.embedding_size != config.hidden_size)
+        seqembed::detail::fail<format_error>(detail::path_name(directory / "config.json"), ": 'embedding_size' ",
+                                             config.embedding_size, " differs from 'hidden_size' ", config.hidden_size,
+                                             ": DeBERTa's embed_proj before its LayerNorm has no preset");
+    const PipelineOptions family = detail::family_options(options, "load_deberta", PositionNumbering::sequence_index);
+    if (!config.position_biased_input)
+        return Model(detail::deberta_stage(checkpoint, NoPositions<float>(config.hidden_size), family));
+    return Model(detail::deberta_stage(
+        checkpoint,
+        checkpoint.positions({"deberta.embeddings.position_embeddings.weight", "embeddings.position_embeddings.weight"},
+                             config.max_positions, config.hidden_size, {}),
+        family));
+}
+
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
-///        gpt2 and gpt_neo, bart and mbart, opt, marian and pegasus, t5, mt5 and umt5, and the
+///        deberta and deberta-v2 (load_deberta), gpt2 and gpt_neo, bart and mbart, opt, marian and pegasus, t5, mt5 and umt5, and the
 ///        rotary decoders load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere): the family loaders of
@@ -294,6 +328,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "albert") return Model(load_albert(directory, options, split));
     if (family == "mpnet") return Model(load_mpnet(directory, options, split));
     if (family == "modernbert") return Model(load_modernbert(directory, options, split));
+    if (detail::is_deberta_family(family)) return load_deberta(directory, options, split);
     return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 

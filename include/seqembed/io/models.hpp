@@ -60,15 +60,16 @@ struct ModelConfig {
     ///        n_positions); for the rotary families, max_position_embeddings (the rows of the
     ///        rotary table); 0 for T5.
     Index max_positions = 0;
-    /// @brief Rows of the token-type table (BERT, ELECTRA, RoBERTa, ALBERT); 0 without one.
+    /// @brief Rows of the token-type table (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa); 0 without one.
     Index type_vocab_size = 0;
     /// @brief Width of the embedding stage: ELECTRA's and ALBERT's embedding_size (128, their
     ///        config classes' default, when absent), OPT's word_embed_proj_dim for its token
     ///        table; hidden_size elsewhere.
     Index embedding_size = 0;
-    /// @brief LayerNorm epsilon of the embedding stage (layer_norm_eps; 1e-5 for BART, whose
-    ///        nn.LayerNorm takes torch's default; 1e-12 for DistilBERT, whose module fixes it;
-    ///        ModernBERT's norm_eps, 1e-5 when absent); 0 without LayerNorm.
+    /// @brief LayerNorm epsilon of the embedding stage (layer_norm_eps, DeBERTa's 1e-7 when
+    ///        absent; 1e-5 for BART, whose nn.LayerNorm takes torch's default; 1e-12 for
+    ///        DistilBERT, whose module fixes it; ModernBERT's norm_eps, 1e-5 when absent); 0
+    ///        without LayerNorm.
     double layer_norm_eps = 0;
     /// @brief The padding id, when the config has one.
     std::optional<TokenId> pad_token_id;
@@ -92,6 +93,10 @@ struct ModelConfig {
     /// @brief Marian: rows of the decoder's own token table (decoder_vocab_size) when it has
     ///        one; vocab_size elsewhere.
     Index decoder_vocab_size = 0;
+    /// @brief DeBERTa: whether a learned position table is added to the token rows
+    ///        (position_biased_input, true by default, false in DeBERTa-v3's configs); true
+    ///        elsewhere (families without a table read max_positions 0).
+    bool position_biased_input = true;
 
     /// @brief Reads config.json.
     /// @param file the config.json file.
@@ -385,6 +390,26 @@ inline LearnedModelInput bert_family(const Checkpoint& checkpoint, const std::st
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
+/// DeBERTa's stage on `Positional` (a learned table when position_biased_input, else none):
+/// word (+ position by index) (+ token type, after the position), LayerNorm; padded rows zero
+/// whatever the options ask, as the module multiplies its output by the attention mask.
+template <typename Positional>
+ModelInputStage<Positional> deberta_stage(const Checkpoint& checkpoint, Positional positions, PipelineOptions options) {
+    const ModelConfig& config = checkpoint.config();
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"deberta.embeddings." + tail, "embeddings." + tail};
+    };
+    options.padded_rows = PaddedRows::zero;
+    InputPipeline<float, Positional> pipeline(
+        checkpoint.token_embedding(names("word_embeddings.weight"), config.hidden_size, EmbeddingScale::none()),
+        std::move(positions), options);
+    if (config.type_vocab_size > 0)
+        pipeline.set_token_types(checkpoint.token_types(names("token_type_embeddings.weight"), config.hidden_size),
+                                 TokenTypeOptions{TokenTypeOrder::after_positions, true});
+    pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+}
+
 /// RoBERTa and the families whose embeddings are RoBERTa's (XLM-RoBERTa, CamemBERT: the same
 /// module and tensor names, `roberta.embeddings.*`).
 inline bool is_roberta_family(const std::string& family) {
@@ -403,6 +428,9 @@ inline bool is_t5_family(const std::string& family) { return family == "t5" || f
 
 /// GPT-2's input stage: GPT-2's and GPT-Neo's (wte + wpe, token types through wte).
 inline bool is_gpt2_family(const std::string& family) { return family == "gpt2" || family == "gpt_neo"; }
+
+/// DeBERTa's input stage: DeBERTa's and DeBERTa-v2's (v3's checkpoints say deberta-v2).
+inline bool is_deberta_family(const std::string& family) { return family == "deberta" || family == "deberta-v2"; }
 
 /// The embedding_size -> hidden_size layer whose weight and bias are at one of the prefixes
 /// (ELECTRA's embeddings_project, ALBERT's embedding_hidden_mapping_in).
@@ -620,19 +648,41 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool rotary = detail::is_rotary_family(family);
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
                        family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
-                       family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family);
+                       family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
+                       detail::is_deberta_family(family);
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
-            "gpt2, gpt_neo, bart, mbart, "
+            "deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, "
             "opt, marian, pegasus, t5, mt5, umt5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
             "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, "
             "cohere)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim"});
     const bool positions = !detail::is_t5_family(family);  // the rotary families: rows of the rotary table
-    result.max_positions = positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
+    if (detail::is_deberta_family(family)) {
+        // DebertaConfig's and DebertaV2Config's defaults: 512 positions, added unless
+        // position_biased_input is false; type_vocab_size 0 (no table); layer_norm_eps 1e-7.
+        result.max_positions = detail::positive_key(config, name, {"max_position_embeddings"}, false);
+        if (result.max_positions == 0) result.max_positions = 512;
+        if (const nlohmann::json* biased = detail::find_key(config, {"position_biased_input"})) {
+            if (!biased->is_boolean())
+                seqembed::detail::fail<format_error>(name, ": 'position_biased_input' is ", biased->dump(),
+                                                     ", not a boolean");
+            result.position_biased_input = biased->get<bool>();
+        }
+        if (const nlohmann::json* types = detail::find_key(config, {"type_vocab_size"})) {
+            if (!types->is_number_integer() || types->get<std::int64_t>() < 0)
+                seqembed::detail::fail<format_error>(name, ": 'type_vocab_size' is ", types->dump(),
+                                                     ", not a non-negative integer");
+            result.type_vocab_size = static_cast<Index>(types->get<std::int64_t>());
+        }
+        result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-7);
+    } else {
+        result.max_positions =
+            positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
+    }
     if (detail::is_bert_family(family)) {
         result.type_vocab_size = detail::positive_key(config, name, {"type_vocab_size"});
         // Relative position types (relative_key, relative_key_query) add no absolute positions
@@ -644,6 +694,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                                                  "has a preset");
     }
     result.embedding_size = result.hidden_size;
+    if (detail::is_deberta_family(family)) {  // DeBERTa's embedding_size defaults to hidden_size
+        const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
+        if (embedding_size != 0) result.embedding_size = embedding_size;
+    }
     if (family == "electra" || family == "albert") {  // ElectraConfig's and AlbertConfig's default: 128
         const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
         result.embedding_size = embedding_size != 0 ? embedding_size : 128;
@@ -676,7 +730,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     if (!no_padding_idx) {
         if (config.find("pad_token_id") == config.end()) {
             if (family == "bert" || family == "electra" || family == "distilbert" || family == "albert" ||
-                family == "gemma" || family == "gemma2" || family == "pegasus" || family == "cohere")
+                family == "gemma" || family == "gemma2" || family == "pegasus" || family == "cohere" ||
+                detail::is_deberta_family(family))
                 result.embedding_padding_idx = 0;
             else if (detail::is_roberta_family(family) || detail::is_bart_family(family) || family == "opt" ||
                      family == "olmo" || family == "olmo2")
