@@ -1,4 +1,4 @@
-// The model presets (io/models.hpp) against checkpoints of 39 Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 40 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
@@ -71,6 +71,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
     if (type == "gpt_neo") return run(seqembed::io::load_gpt2(directory), c);
+    if (type == "m2m_100") return run(seqembed::io::load_m2m100(directory), c);
     if (type == "deberta" || type == "deberta_v2") return run(seqembed::io::load_deberta(directory), c);
     if (type == "llama") return run(seqembed::io::load_llama(directory), c);
     if (type == "mistral") return run(seqembed::io::load_mistral(directory), c);
@@ -128,7 +129,9 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
         const fixtures::Family& family = *fixtures::all_families[f];
         // Exact where the stage is lookups, products by a float scale and sums: PyTorch's float32
         // kernels round each of them once, as seqembed's do.
-        const bool exact = !family.layer_norm && std::string(family.name) != "opt";
+        // Not OPT (a matrix product) nor M2M100, whose table torch computes with its own exp, sin
+        // and cos (not correctly rounded).
+        const bool exact = !family.layer_norm && std::string(family.name) != "opt" && std::string(family.name) != "m2m_100";
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
@@ -347,7 +350,8 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     copy.write_config(R"({"model_type": "bloom", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
               .find("model_type 'bloom' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
-                    "albert, mpnet, modernbert, deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, opt, marian, pegasus, t5, mt5, umt5, llama, "
+                    "albert, mpnet, modernbert, deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, opt, marian, pegasus, "
+                    "m2m_100, t5, mt5, umt5, llama, "
                     "mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, "
                     "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere)") !=
           std::string::npos);
@@ -533,7 +537,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0},       {"modernbert", 108},
         {"mbart", 1},    {"pegasus", 0},        {"mt5", std::nullopt}, {"umt5", std::nullopt},
         {"gpt_neo", std::nullopt}, {"gptj", std::nullopt}, {"codegen", std::nullopt},
-        {"falcon", std::nullopt},  {"cohere", 0}, {"deberta", 0}, {"deberta_v2", 0}};
+        {"falcon", std::nullopt},  {"cohere", 0}, {"deberta", 0}, {"deberta_v2", 0}, {"m2m_100", 1}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -550,7 +554,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
             token = model.lookup()->pipeline.embedding().padding_idx();
         }
         CHECK(token == want);
-        const bool from_ids = std::string(family.name) == "roberta" || std::string(family.name) == "mpnet";
+        const bool from_ids = std::string(family.name) == "roberta" || std::string(family.name) == "mpnet" ||
+                              std::string(family.name) == "m2m_100";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
 }
@@ -905,4 +910,39 @@ TEST_CASE("DeBERTa's stage follows position_biased_input, and its padded rows ar
     copy.write_config(R"({"model_type": "deberta-v2", "vocab_size": 84, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
               .find("position_embeddings") != std::string::npos);
+}
+
+TEST_CASE("NLLB's (M2M100's) pad ids read a zero position row, in the encoder and after the decoder's past",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    seqembed::PipelineOptions computed;
+    computed.padded_rows = seqembed::PaddedRows::computed;
+    const seqembed::io::Model model = seqembed::io::load_model(root / "m2m_100", computed);
+    REQUIRE(model.has_decoder());
+    CHECK(model.config().scale_embedding);  // M2M100Config's default; the fixture says so too
+    const seqembed::io::LearnedModelInput& stage = *model.learned();
+    const float scale = stage.pipeline.embedding().scale();
+    CHECK(scale == static_cast<float>(std::sqrt(12.0)));
+    // Row 1 (pad_token_id) of the position table is zero; real tokens count from row 2.
+    CHECK(stage.pipeline.positions().table().row(1).isZero(0.0));
+    seqembed::IdMatrix ids(1, 4);
+    ids << 5, 1, 7, 1;  // pad ids inside and at the end, every row computed
+    const RowMatrix<float> rows = model.forward(seqembed::Batch(ids));
+    const auto word = [&](Index id) { return RowMatrix<float>(stage.pipeline.embedding().table().row(id) * scale); };
+    const auto position = [&](Index row) { return RowMatrix<float>(stage.pipeline.positions().table().row(row)); };
+    CHECK(rows.row(1) == word(1).row(0));
+    CHECK(rows.row(3) == word(1).row(0));
+    CHECK(rows.row(0) == (word(5) + position(2)).row(0));
+    CHECK(rows.row(2) == (word(7) + position(3)).row(0));
+    // The decoder after 3 past tokens: its first real token reads row 1 + 3 + 1.
+    seqembed::IdMatrix next(1, 1);
+    next << 9;
+    const RowMatrix<float> step = model.forward_decoder(seqembed::Batch(next, seqembed::Padding::none(), 3));
+    CHECK(step.row(0) == (word(9) + position(5)).row(0));
+    // The encoder takes no past; the table's last row serves position 31.
+    CHECK_THROWS_WITH(model.forward(seqembed::Batch(ids, seqembed::Padding::none(), 2)),
+                      Catch::Contains("takes no past tokens"));
+    seqembed::IdMatrix longest(1, 33);
+    longest.setConstant(5);
+    CHECK_THROWS_AS(model.forward(seqembed::Batch(longest)), seqembed::index_error);
 }

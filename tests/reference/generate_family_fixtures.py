@@ -534,6 +534,61 @@ def build_deberta(cfg):
     return root, forward
 
 
+class M2M100Positions(nn.Module):
+    """M2M100SinusoidalPositionalEmbedding: a non-persistent float32 buffer of num_positions + 2
+    rows from fairseq's get_embedding (row padding_idx zeroed), read at
+    create_position_ids_from_input_ids's rows; grown when a call needs more rows."""
+
+    def __init__(self, num_positions, width, padding_idx):
+        super().__init__()
+        self.offset = 2
+        self.width = width
+        self.padding_idx = padding_idx
+        self.register_buffer("weights", self.get_embedding(num_positions + self.offset, width, padding_idx),
+                             persistent=False)
+        self.rows_read = None
+
+    @staticmethod
+    def get_embedding(num_embeddings, embedding_dim, padding_idx):
+        half_dim = embedding_dim // 2
+        emb = math.log(10000) / (half_dim - 1)
+        emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -emb)
+        emb = torch.arange(num_embeddings, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
+        emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(num_embeddings, -1)
+        if embedding_dim % 2 == 1:
+            emb = torch.cat([emb, torch.zeros(num_embeddings, 1)], dim=1)
+        emb[padding_idx, :] = 0
+        return emb.to(torch.get_default_dtype())
+
+    @torch.no_grad()
+    def forward(self, input_ids, past_key_values_length=0):
+        position_ids = positions_from_ids(input_ids, self.padding_idx, past_key_values_length)
+        assert self.padding_idx + 1 + input_ids.shape[1] + past_key_values_length <= self.weights.size(0)
+        self.rows_read = position_ids
+        return self.weights.index_select(0, position_ids.view(-1)).view(*input_ids.shape, -1)
+
+
+def build_m2m_100(cfg):
+    """M2M100Encoder: embed_tokens (M2M100ScaledWordEmbedding: shared lookup x sqrt(d_model), a
+    Python float) + embed_positions(input_ids), dropout; no LayerNorm."""
+    root = node()
+    root.model = node()
+    d = cfg["d_model"]
+    embed_scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
+    root.model.shared = ScaledWordEmbedding(cfg["vocab_size"], d, cfg["pad_token_id"], embed_scale=embed_scale)
+    root.model.encoder = node()
+    enc = root.model.encoder
+    enc.embed_tokens = root.model.shared
+    enc.embed_positions = M2M100Positions(cfg["max_position_embeddings"], d, cfg["pad_token_id"])
+    dropout = cfg["dropout"]
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        hidden_states = enc.embed_tokens(input_ids) + enc.embed_positions(input_ids)
+        hidden_states = nn.functional.dropout(hidden_states, p=dropout, training=root.training)
+        return hidden_states, None, enc.embed_positions.rows_read
+    return root, forward
+
+
 # Gemma3TextConfig's defaults (transformers 4.50+), which Gemma 3's multimodal config.json leaves
 # out of text_config.
 GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262208, "hidden_size": 2304, "num_attention_heads": 8,
@@ -1299,10 +1354,26 @@ FAMILIES = [
              "DebertaLayerNorm's (x - mean) / sqrt(var + eps) in float32 is nn.LayerNorm's arithmetic "
              "up to rounding, which the LayerNorm bound covers",
     ),
+    dict(
+        name="m2m_100", seed=40, build=build_m2m_100,
+        config={"architectures": ["M2M100ForConditionalGeneration"], "model_type": "m2m_100",
+                "vocab_size": 86, "d_model": 12, "max_position_embeddings": 32, "scale_embedding": True,
+                "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "decoder_start_token_id": 2,
+                "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: m = (id != pad_token_id); row = cumsum(m) * m + pad_token_id "
+                      "(create_position_ids_from_input_ids) of fairseq's sinusoidal table, row "
+                      "pad_token_id zero; the attention mask is not used",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="NLLB's and M2M100's encoder: shared lookup x sqrt(d_model) + the float32 table "
+             "(not in the checkpoint: torch's exp, sin and cos round it, so the output matches "
+             "to the table's last bits), dropout; no LayerNorm",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
 LEFT_OUT = {"bart": ["model.encoder.embed_tokens.weight"], "marian": ["model.shared.weight"],
+            "m2m_100": ["model.encoder.embed_tokens.weight"],
             "mbart": ["model.encoder.embed_tokens.weight"], "pegasus": ["model.encoder.embed_tokens.weight"]}
 
 
@@ -1409,6 +1480,12 @@ def numpy_reference(family, tensors, ids, mask, types):
             x = x + f[p + "token_type_embeddings.weight"][types if types is not None else np.zeros_like(ids)]
         x = layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], cfg["layer_norm_eps"])
         return x * mask[..., None], None, rows
+    if name == "m2m_100":
+        table = M2M100Positions.get_embedding(cfg["max_position_embeddings"] + 2, cfg["d_model"], pad)
+        m = (ids != pad).astype(np.int64)
+        rows = np.cumsum(m, axis=1) * m + pad
+        x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"])
+        return x + table.numpy().astype(np.float64)[rows], None, rows
     if name in ("gpt2", "gpt_neo"):
         return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
     if name in ("gptj", "codegen"):
@@ -1846,6 +1923,8 @@ FAMILY_SOURCES = {
     "cohere": "modeling_cohere.py @ 015bfeb8: CohereModel.forward, CohereRotaryEmbedding",
     "deberta_v2": "modeling_deberta_v2.py @ 0038a3ca: DebertaV2Embeddings.forward",
     "deberta": "modeling_deberta.py @ 0038a3ca: DebertaEmbeddings.forward",
+    "m2m_100": "modeling_m2m_100.py @ 00b676f8: M2M100ScaledWordEmbedding, "
+               "M2M100SinusoidalPositionalEmbedding, M2M100Encoder.forward",
 }
 
 

@@ -82,18 +82,18 @@ public:
     const Linear* projection() const noexcept {
         return std::visit([](const auto& stage) { return stage.projection ? &*stage.projection : nullptr; }, m_stage);
     }
-    /// @brief Whether the family has a decoder stage (BART, mBART, Marian, Pegasus and the T5s).
+    /// @brief Whether the family has a decoder stage (BART, mBART, Marian, Pegasus, M2M100 and the T5s).
     /// @return true when forward_decoder can be called.
     bool has_decoder() const noexcept {
         return std::visit([](const auto& stage) { return stage.decoder.has_value(); }, m_stage);
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
-    ///        BART, mBART, Marian, Pegasus, the T5s, DistilBERT).
+    ///        BART, mBART, Marian, Pegasus, M2M100, the T5s, DistilBERT).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
         return !detail::is_bart_family(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
-               family != "distilbert";
+               family != "distilbert" && family != "m2m_100";
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT from their
     ///        table; GPT-2 from its token table).
@@ -226,7 +226,8 @@ private:
         const std::string& type = model_type();
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||
                                   detail::is_deberta_family(type);
-        if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type)) return;
+        if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type) && type != "m2m_100")
+            return;
         bool past = batch.padding.past_length(batch.ids) > 0;
         for (Index b = 0; b < batch.ids.rows(); ++b) past = past || batch.offsets.of(b) != 0;
         if (past)
@@ -324,6 +325,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "opt") return Model(load_opt(directory, options, split));
     if (detail::is_marian_family(family)) return Model(load_marian(directory, options, split));
     if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
+    if (family == "m2m_100") return Model(load_m2m100(directory, options, split));
     if (family == "distilbert") return Model(load_distilbert(directory, options, split));
     if (family == "albert") return Model(load_albert(directory, options, split));
     if (family == "mpnet") return Model(load_mpnet(directory, options, split));

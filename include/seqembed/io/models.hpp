@@ -82,7 +82,8 @@ struct ModelConfig {
     ///        GPT-2, GPT-NeoX and T5, whose modules set none. MPNet's is 1 whatever the config
     ///        says, as MPNetEmbeddings fixes it.
     std::optional<TokenId> embedding_padding_idx;
-    /// @brief BART and Marian: token rows are multiplied by sqrt(d_model).
+    /// @brief BART, Marian, M2M100 (NLLB) and their kin: token rows are multiplied by
+    ///        sqrt(d_model) (scale_embedding: false by default, M2M100's true).
     bool scale_embedding = false;
     /// @brief ModernBERT: whether its embedding LayerNorm has a bias (norm_bias, false by
     ///        default); true elsewhere.
@@ -649,13 +650,13 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
                        family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
                        family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
-                       detail::is_deberta_family(family);
+                       detail::is_deberta_family(family) || family == "m2m_100";
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
             "deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, "
-            "opt, marian, pegasus, t5, mt5, umt5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
+            "opt, marian, pegasus, m2m_100, t5, mt5, umt5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
             "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, "
             "cohere)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
@@ -734,7 +735,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 detail::is_deberta_family(family))
                 result.embedding_padding_idx = 0;
             else if (detail::is_roberta_family(family) || detail::is_bart_family(family) || family == "opt" ||
-                     family == "olmo" || family == "olmo2")
+                     family == "olmo" || family == "olmo2" || family == "m2m_100")
                 result.embedding_padding_idx = 1;
             else if (family == "marian")
                 result.embedding_padding_idx = 58100;
@@ -767,6 +768,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             result.embedding_multiplier = multiplier->get<double>();
         }
     }
+    result.scale_embedding = family == "m2m_100";  // M2M100Config's default: true; the others' false
     if (const nlohmann::json* scale = detail::find_key(config, {"scale_embedding"})) {
         if (!scale->is_boolean())
             seqembed::detail::fail<format_error>(name, ": 'scale_embedding' is ", scale->dump(), ", not a boolean");
@@ -1157,6 +1159,61 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
         tokens = stage.pipeline.embedding();
     }
     stage.decoder.emplace(std::move(*tokens), detail::marian_positions(checkpoint, "decoder"), family);
+    return stage;
+}
+
+namespace detail {
+
+/// M2M100's (NLLB's) position table as M2M100SinusoidalPositionalEmbedding makes it: fairseq's
+/// get_embedding over max_position_embeddings + 2 rows in float32 arithmetic (row r at angle
+/// r x frequency), row padding_idx zero, read as RoBERTa's rows are (from padding_idx + 1, pad ids
+/// row padding_idx).
+inline LearnedPositionalEmbedding<float> m2m100_positions(const ModelConfig& config, std::int64_t padding_idx) {
+    SinusoidalOptions sinusoidal = SinusoidalOptions::fairseq(padding_idx);
+    sinusoidal.offset = 0;
+    sinusoidal.precision = TablePrecision::follow_scalar;
+    sinusoidal.max_positions = seqembed::detail::checked_add("M2M100 position table rows", config.max_positions, 2);
+    if (padding_idx < 0 || padding_idx >= sinusoidal.max_positions)
+        seqembed::detail::fail<format_error>("M2M100's padding_idx ", padding_idx,
+                                             " is outside its position table's ", sinusoidal.max_positions, " rows");
+    RowMatrix<float> table = SinusoidalPositionalEncoding<float>(config.hidden_size, sinusoidal).table();
+    table.row(static_cast<Index>(padding_idx)).setZero();
+    return LearnedPositionalEmbedding<float>::from_weights(table, LearnedPositionsOptions::roberta(padding_idx));
+}
+
+}  // namespace detail
+
+/// @brief M2M100's and NLLB's input stages (model_type m2m_100): the shared token table x
+///        sqrt(d_model) (scale_embedding, true by default), + the sinusoidal table Hugging Face
+///        computes (fairseq's: [sin | cos], exponent i/(d/2 - 1), float32 arithmetic, row
+///        padding_idx zero; not in the checkpoint), positions from the ids as RoBERTa's
+///        (PositionNumbering::non_padding_ids: real tokens count from row pad_token_id + 1 after
+///        the past tokens, pad ids read the zero row); no LayerNorm. The decoder's stage
+///        (`decoder`) reads the same tables, positions after its past tokens. Tensors
+///        `model.shared.weight` or `model.encoder.embed_tokens.weight` (with or without
+///        `model.`). The table has max_position_embeddings + 2 rows: positions past it are
+///        refused (Hugging Face grows its table).
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows (both stages).
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stages.
+/// @throws file_error, format_error as the readers; value_error as load_bert, or for a
+///         padding_id other than pad_token_id.
+inline LearnedModelInput load_m2m100(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                     const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_m2m100");
+    const ModelConfig& config = checkpoint.config();
+    const std::int64_t padding_idx = config.pad_token_id.value_or(1);
+    const PipelineOptions family =
+        detail::family_options(options, "load_m2m100", PositionNumbering::non_padding_ids, padding_idx);
+    const std::vector<std::string> shared = {"model.shared.weight", "model.encoder.embed_tokens.weight", "shared.weight",
+                                             "encoder.embed_tokens.weight"};
+    const LearnedPositionalEmbedding<float> positions = detail::m2m100_positions(config, padding_idx);
+    LearnedModelInput stage{config,
+                            InputPipeline<float, LearnedPositionalEmbedding<float>>(
+                                detail::shared_tokens(checkpoint, shared), positions, family),
+                            std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    stage.decoder.emplace(stage.pipeline.embedding(), positions, family);
     return stage;
 }
 
