@@ -1,4 +1,4 @@
-// The model presets (io/models.hpp) against checkpoints of 40 Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 42 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
@@ -72,6 +72,8 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
     if (type == "gpt_neo") return run(seqembed::io::load_gpt2(directory), c);
     if (type == "m2m_100") return run(seqembed::io::load_m2m100(directory), c);
+    if (type == "bloom") return run(seqembed::io::load_bloom(directory), c);
+    if (type == "mpt") return run(seqembed::io::load_mpt(directory), c);
     if (type == "deberta" || type == "deberta_v2") return run(seqembed::io::load_deberta(directory), c);
     if (type == "llama") return run(seqembed::io::load_llama(directory), c);
     if (type == "mistral") return run(seqembed::io::load_mistral(directory), c);
@@ -347,11 +349,11 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         INFO(message);
         CHECK(message.find("config.json: its rotary options are invalid") != std::string::npos);
     }
-    copy.write_config(R"({"model_type": "bloom", "vocab_size": 72, "hidden_size": 16})");
+    copy.write_config(R"({"model_type": "xlnet", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
-              .find("model_type 'bloom' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
+              .find("model_type 'xlnet' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
                     "albert, mpnet, modernbert, deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, opt, marian, pegasus, "
-                    "m2m_100, t5, mt5, umt5, llama, "
+                    "m2m_100, t5, mt5, umt5, bloom, mpt, llama, "
                     "mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, "
                     "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere)") !=
           std::string::npos);
@@ -537,7 +539,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"granite", 0},  {"gemma3_text", 0},    {"gemma3", 0},       {"modernbert", 108},
         {"mbart", 1},    {"pegasus", 0},        {"mt5", std::nullopt}, {"umt5", std::nullopt},
         {"gpt_neo", std::nullopt}, {"gptj", std::nullopt}, {"codegen", std::nullopt},
-        {"falcon", std::nullopt},  {"cohere", 0}, {"deberta", 0}, {"deberta_v2", 0}, {"m2m_100", 1}};
+        {"falcon", std::nullopt},  {"cohere", 0}, {"deberta", 0}, {"deberta_v2", 0}, {"m2m_100", 1},
+        {"bloom", std::nullopt},   {"mpt", std::nullopt}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -853,6 +856,22 @@ TEST_CASE("GPT-J, CodeGen and Cohere rotate interleaved pairs, Falcon takes Falc
     CHECK(falcon.rotary()->options().base == 10000.0);
     CHECK(seqembed::io::load_model(root / "cohere").rotary()->options().base == 40000.0);
     CHECK(seqembed::io::load_model(root / "gptj").rotary()->rotary_dim() == 4);
+    // GPT-J and CodeGen add wte(token_type_ids) after the token rows, as GPT-2.
+    for (const char* family : {"gptj", "codegen"}) {
+        INFO(family);
+        const seqembed::io::Model model = seqembed::io::load_model(root / family);
+        CHECK(model.takes_token_types());
+        seqembed::IdMatrix ids(1, 2);
+        ids << 3, 4;
+        seqembed::IdMatrix types(1, 2);
+        types << 7, 0;
+        seqembed::Batch typed(ids);
+        typed.token_types = types;
+        const RowMatrix<float> with = model.forward(typed);
+        const auto wte = model.lookup()->pipeline.embedding().table();
+        CHECK(with.row(0) == RowMatrix<float>(wte.row(3) + wte.row(7)).row(0));
+        CHECK(with.row(1) == RowMatrix<float>(wte.row(4) + wte.row(0)).row(0));
+    }
 
     const BrokenCopy copy("falcon");
     // falcon-rw-1b: ALiBi in attention, no rotary stage; the RefinedWeb key n_embed still read.
@@ -860,6 +879,9 @@ TEST_CASE("GPT-J, CodeGen and Cohere rotate interleaved pairs, Falcon takes Falc
                           "alibi": true})");
     const seqembed::io::Model alibi = seqembed::io::load_model(copy.directory);
     CHECK(alibi.rotary() == nullptr);
+    REQUIRE(alibi.alibi() != nullptr);  // BLOOM's slopes (Falcon's build_alibi_tensor is BLOOM's)
+    CHECK(alibi.alibi()->slopes() == seqembed::AlibiBias<float>(2).slopes());
+    CHECK(falcon.alibi() == nullptr);
     CHECK(alibi.config().hidden_size == 16);
     copy.write_config(R"({"model_type": "falcon", "vocab_size": 81, "hidden_size": 16, "num_attention_heads": 2,
                           "alibi": "yes"})");
@@ -881,6 +903,17 @@ TEST_CASE("DeBERTa's stage follows position_biased_input, and its padded rows ar
     REQUIRE(v3.lookup() != nullptr);  // position_biased_input false: no table
     CHECK(v3.lookup()->pipeline.token_types() == nullptr);
     CHECK(v3.lookup()->pipeline.padded_rows() == seqembed::PaddedRows::zero);
+    {
+        // DebertaV2Tokenizer gives token_type_ids; without a type table the module adds nothing.
+        CHECK(v3.takes_token_types());
+        seqembed::IdMatrix ids(1, 2);
+        ids << 5, 6;
+        seqembed::IdMatrix types(1, 2);
+        types << 0, 1;
+        seqembed::Batch typed(ids);
+        typed.token_types = types;
+        CHECK(v3.forward(typed) == v3.forward(seqembed::Batch(ids)));
+    }
     const seqembed::io::Model v1 = seqembed::io::load_model(root / "deberta", computed);
     REQUIRE(v1.learned() != nullptr);
     CHECK(v1.learned()->pipeline.token_types() != nullptr);
@@ -945,4 +978,31 @@ TEST_CASE("NLLB's (M2M100's) pad ids read a zero position row, in the encoder an
     seqembed::IdMatrix longest(1, 33);
     longest.setConstant(5);
     CHECK_THROWS_AS(model.forward(seqembed::Batch(longest)), seqembed::index_error);
+}
+
+TEST_CASE("BLOOM and MPT carry their ALiBi bias: BLOOM's and MPT's slopes for the config's heads", "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const seqembed::io::Model bloom = seqembed::io::load_model(root / "bloom");
+    REQUIRE(bloom.alibi() != nullptr);
+    CHECK(bloom.rotary() == nullptr);
+    CHECK(bloom.alibi()->heads() == 3);  // n_head
+    CHECK(bloom.alibi()->options().family == seqembed::AlibiFamily::bloom);
+    CHECK(bloom.alibi()->slopes() == seqembed::AlibiBias<float>(3, seqembed::AlibiOptions::bloom()).slopes());
+    CHECK(bloom.config().layer_norm_eps == 1e-5);
+    CHECK_FALSE(bloom.takes_position_ids());
+    const seqembed::io::Model mpt = seqembed::io::load_model(root / "mpt");
+    REQUIRE(mpt.alibi() != nullptr);
+    CHECK(mpt.alibi()->heads() == 3);  // n_heads
+    CHECK(mpt.alibi()->options().family == seqembed::AlibiFamily::mpt);
+    CHECK(mpt.alibi()->options().alibi_bias_max == 8.0);
+    CHECK(mpt.alibi()->slopes() == seqembed::AlibiBias<float>(3, seqembed::AlibiOptions::mpt(8.0)).slopes());
+    CHECK(seqembed::io::load_model(root / "llama").alibi() == nullptr);
+    // MPT's bias ignores the padding; BLOOM's numbers the keys by the real tokens before them.
+    seqembed::IdMatrix ids(1, 3);
+    ids << 0, 5, 6;
+    seqembed::IdMatrix mask(1, 3);
+    mask << 0, 1, 1;
+    const RowMatrix<float> bias = bloom.alibi()->forward(ids, seqembed::Padding::from_mask(mask));
+    CHECK(bias(0, 1) == 0.0f);
+    CHECK(bias(0, 2) == bloom.alibi()->slopes()(0));
 }

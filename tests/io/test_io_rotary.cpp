@@ -97,6 +97,12 @@ TEST_CASE("rotary: Family conventions: GPT-J's rotary_dim and interleaved pairs,
     CHECK(gptj.rotary_dim == 64);
     CHECK(gptj.max_positions == 2048);
     CHECK(gptj.base == 10000.0);
+    // GPTJConfig's rotary_dim default 64; create_sinusoidal_positions ignores rope_theta and any rule.
+    const RotaryOptions bare = parse(R"({"model_type": "codegen", "n_embd": 1024, "n_head": 16, "n_positions": 2048,
+                                         "rope_theta": 500.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0}})");
+    CHECK(bare.rotary_dim == 64);
+    CHECK(bare.base == 10000.0);
+    CHECK(bare.scaling == seqembed::RotaryScaling::none);
     const RotaryOptions neox = parse(R"({"model_type": "gpt_neox", "hidden_size": 6144, "num_attention_heads": 64,
                                          "rotary_pct": 0.25, "rotary_emb_base": 10000, "max_position_embeddings": 2048})");
     CHECK(neox.layout == RotaryLayout::halves);
@@ -215,7 +221,7 @@ TEST_CASE("rotary: A broken rotary config is an error naming the file and the ke
     fails(R"({"head_dim": -64, "hidden_size": 4096, "num_attention_heads": 32})", {"'head_dim' is -64"});
     fails("{" + shape + R"(, "partial_rotary_factor": 1.5})", {"'partial_rotary_factor' is 1.5, must be in (0, 1]"});
     fails("{" + shape + R"(, "rotary_pct": 0})", {"'rotary_pct' is 0"});
-    fails(R"({"model_type": "gptj", "n_embd": 4096, "n_head": 16})", {"has no 'rotary_dim'", "gptj"});
+    fails(R"({"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 0})", {"'rotary_dim'"});
     fails("{" + shape + R"(, "rope_scaling": 5})", {"'rope_scaling' is 5, not an object or null"});
     fails("{" + shape + R"(, "rope_scaling": {"factor": 2.0}})", {"'rope_scaling' has neither 'rope_type' nor 'type'"});
     fails("{" + shape + R"(, "rope_scaling": {"rope_type": "mrope"}})",

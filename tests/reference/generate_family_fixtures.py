@@ -589,6 +589,32 @@ def build_m2m_100(cfg):
     return root, forward
 
 
+def build_bloom(cfg):
+    """BloomModel as bigscience's checkpoints hold it (no "transformer." prefix):
+    word_embeddings (no padding_idx) then word_embeddings_layernorm (layer_norm_epsilon); ALiBi
+    in attention."""
+    root = node()
+    root.word_embeddings = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"])
+    root.word_embeddings_layernorm = nn.LayerNorm(cfg["hidden_size"], eps=cfg["layer_norm_epsilon"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.word_embeddings_layernorm(root.word_embeddings(input_ids)), None, None
+    return root, forward
+
+
+def build_mpt(cfg):
+    """MptModel: transformer.wte (no padding_idx), no scale, no LayerNorm before the blocks;
+    ALiBi in attention."""
+    root = node()
+    root.transformer = node()
+    root.transformer.wte = nn.Embedding(cfg["vocab_size"], cfg["d_model"])
+    root.transformer.emb_drop = nn.Dropout(cfg["emb_pdrop"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.transformer.emb_drop(root.transformer.wte(input_ids)), None, None
+    return root, forward
+
+
 # Gemma3TextConfig's defaults (transformers 4.50+), which Gemma 3's multimodal config.json leaves
 # out of text_config.
 GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262208, "hidden_size": 2304, "num_attention_heads": 8,
@@ -1369,6 +1395,28 @@ FAMILIES = [
              "(not in the checkpoint: torch's exp, sin and cos round it, so the output matches "
              "to the table's last bits), dropout; no LayerNorm",
     ),
+    dict(
+        name="bloom", seed=41, build=build_bloom,
+        config={"architectures": ["BloomForCausalLM"], "model_type": "bloom", "vocab_size": 87,
+                "hidden_size": 16, "n_head": 3, "n_layer": 2, "layer_norm_epsilon": 1e-5,
+                "pad_token_id": 3, "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: ALiBi in attention (3 heads, not a power of two)",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="word_embeddings, word_embeddings_layernorm; names without the transformer. prefix, "
+             "as bigscience's checkpoints; pad_token_id 3 is not the module's padding_idx (none)",
+    ),
+    dict(
+        name="mpt", seed=42, build=build_mpt,
+        config={"architectures": ["MptForCausalLM"], "model_type": "mpt", "vocab_size": 88,
+                "d_model": 16, "n_heads": 3, "n_layers": 2, "max_seq_len": 64, "emb_pdrop": 0.0,
+                "attn_config": {"alibi": True, "alibi_bias_max": 8}, "layer_norm_epsilon": 1e-5,
+                "no_bias": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: ALiBi in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="transformer.wte, emb_drop; no scale",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -1486,6 +1534,12 @@ def numpy_reference(family, tensors, ids, mask, types):
         rows = np.cumsum(m, axis=1) * m + pad
         x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"])
         return x + table.numpy().astype(np.float64)[rows], None, rows
+    if name == "bloom":
+        x = f["word_embeddings.weight"][ids]
+        return layer_norm(x, f["word_embeddings_layernorm.weight"], f["word_embeddings_layernorm.bias"],
+                          cfg["layer_norm_epsilon"]), None, None
+    if name == "mpt":
+        return f["transformer.wte.weight"][ids], None, None
     if name in ("gpt2", "gpt_neo"):
         return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
     if name in ("gptj", "codegen"):
@@ -1925,6 +1979,8 @@ FAMILY_SOURCES = {
     "deberta": "modeling_deberta.py @ 0038a3ca: DebertaEmbeddings.forward",
     "m2m_100": "modeling_m2m_100.py @ 00b676f8: M2M100ScaledWordEmbedding, "
                "M2M100SinusoidalPositionalEmbedding, M2M100Encoder.forward",
+    "bloom": "modeling_bloom.py @ 0078a6cd: BloomModel.forward (word_embeddings_layernorm)",
+    "mpt": "modeling_mpt.py: MptModel.forward, build_mpt_alibi_tensor",
 }
 
 

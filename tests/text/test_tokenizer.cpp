@@ -326,6 +326,11 @@ TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer d
     std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "gpt2"})";
     const std::vector<seqembed::TokenId> hello_world = {15496, 995};
     CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids == hello_world);
+    // GPT-Neo's and GPT-J's directories: AutoTokenizer's GPT2Tokenizer too.
+    for (const char* type : {"gpt_neo", "gptj"}) {
+        std::ofstream(work / "roberta" / "config.json") << R"({"model_type": ")" << type << R"("})";
+        CHECK(seqembed::text::load_tokenizer((work / "roberta").string()).encode("Hello world").ids == hello_world);
+    }
     // OPT's files: GPT2Tokenizer with add_bos_token (transformers' GPT2Converter: "bos $A"), and
     // GPT-2's add_prefix_space.
     std::ofstream(work / "roberta" / "config.json") << R"({"model_type": "opt"})";

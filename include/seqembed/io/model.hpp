@@ -76,6 +76,11 @@ public:
     const RotaryEmbedding<float>* local_rotary() const noexcept {
         return std::visit([](const auto& stage) { return stage.local_rotary ? &*stage.local_rotary : nullptr; }, m_stage);
     }
+    /// @brief The ALiBi bias of BLOOM, MPT and ALiBi Falcon, to add to the attention scores.
+    /// @return the bias, or null for the other families.
+    const AlibiBias<float>* alibi() const noexcept {
+        return std::visit([](const auto& stage) { return stage.alibi ? &*stage.alibi : nullptr; }, m_stage);
+    }
     /// @brief ELECTRA's embeddings_project or ALBERT's embedding_hidden_mapping_in, which
     ///        forward() applies.
     /// @return the projection, or null.
@@ -88,17 +93,20 @@ public:
         return std::visit([](const auto& stage) { return stage.decoder.has_value(); }, m_stage);
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
-    ///        BART, mBART, Marian, Pegasus, M2M100, the T5s, DistilBERT).
+    ///        BART, mBART, Marian, Pegasus, M2M100, the T5s, DistilBERT, BLOOM, MPT).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
         return !detail::is_bart_family(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
-               family != "distilbert" && family != "m2m_100";
+               family != "distilbert" && family != "m2m_100" && !detail::is_alibi_family(family);
     }
-    /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT from their
-    ///        table; GPT-2 from its token table).
+    /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa
+    ///        from their table; GPT-2, GPT-Neo, GPT-J and CodeGen from their token table). A
+    ///        DeBERTa without a type table (type_vocab_size 0, as v3) takes them and adds
+    ///        nothing, as its module does.
     /// @return true when Batch::token_types may be set.
     bool takes_token_types() const noexcept {
+        if (detail::is_deberta_family(model_type())) return true;
         return std::visit([](const auto& stage) { return stage.pipeline.token_types() != nullptr; }, m_stage);
     }
 
@@ -133,8 +141,9 @@ public:
     ///        adds nothing), the others' positions (BART and OPT add 2).
     /// @return (batch * seq) x hidden_size (ELECTRA, ALBERT: after the projection).
     /// @throws value_error for inputs the family's forward does not take (position ids for BART,
-    ///         Marian, T5 and DistilBERT; token types for families without them; past tokens
-    ///         for BART's and Marian's encoders, DistilBERT, ALBERT, MPNet and ModernBERT); as
+    ///         mBART, Marian, Pegasus, M2M100, the T5s, DistilBERT, BLOOM and MPT; token types
+    ///         for families without them; past tokens for the encoders of BART, mBART, Marian,
+    ///         Pegasus and M2M100, DistilBERT, ALBERT, MPNet, ModernBERT and DeBERTa); as
     ///         InputPipeline::forward.
     RowMatrix<float> forward(const Batch& batch) const {
         return std::visit(
@@ -142,7 +151,9 @@ public:
                 require_taken(batch, stage.pipeline, "forward");
                 require_no_past(batch, "forward");
                 const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
-                const Batch& family = rows ? with_position_ids(batch, *rows) : batch;
+                Batch given = rows ? with_position_ids(batch, *rows) : batch;
+                if (stage.pipeline.token_types() == nullptr) given.token_types.reset();  // DeBERTa-v3's, unused
+                const Batch& family = given;
                 RowMatrix<float> out = stage.pipeline.forward(family);
                 if (!stage.projection) return out;
                 RowMatrix<float> projected = stage.projection->forward(out);
@@ -170,7 +181,7 @@ public:
             [&](const auto& stage) -> RowMatrix<float> {
                 if (!stage.decoder)
                     seqembed::detail::fail<value_error>("model_type '", model_type(),
-                                                        "' has no decoder stage (BART, Marian and T5 have one)");
+                                                        "' has no decoder stage (the encoder-decoders have one)");
                 require_taken(batch, *stage.decoder, "forward_decoder");
                 return stage.decoder->forward(batch);
             },
@@ -180,15 +191,16 @@ public:
     /// @brief The position of every token as the family's forward computes it, for the rotary
     ///        stage (rotary()->apply(q, k, q_heads, k_heads, positions)) or to inspect a learned
     ///        table's rows: explicit position ids as given, else the family's rule (past + t for
-    ///        BERT, GPT-2 and the rotary decoders; t for BART's and Marian's encoders,
-    ///        DistilBERT, ALBERT and ModernBERT; the mask's count for OPT, -1 for its padded
-    ///        tokens; RoBERTa's and MPNet's from the ids, -1 for a pad id).
+    ///        BERT, GPT-2, GPT-Neo and the rotary decoders; t for the encoders of BART, mBART,
+    ///        Marian and Pegasus, DistilBERT, ALBERT, DeBERTa and ModernBERT; the mask's count for
+    ///        OPT, -1 for its padded tokens; RoBERTa's, MPNet's and M2M100's from the ids, -1 for
+    ///        a pad id).
     /// @param batch as forward takes it.
     /// @return batch * seq positions, row b * seq + t (a learned table reads row offset +
     ///         position).
     /// @throws as forward's checks of the inputs' shapes, and for past tokens where the family's
-    ///         forward takes none (BART's and Marian's encoders, DistilBERT, ALBERT, MPNet,
-    ///         ModernBERT).
+    ///         forward takes none (the encoders of BART, mBART, Marian, Pegasus and M2M100,
+    ///         DistilBERT, ALBERT, MPNet, ModernBERT, DeBERTa).
     PositionVector positions(const Batch& batch) const {
         return std::visit(
             [&](const auto& stage) {
@@ -214,7 +226,7 @@ private:
         if (batch.position_ids && !takes_position_ids())
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
                                                 "' takes no position ids (its forward numbers tokens itself)");
-        if (batch.token_types && pipeline.token_types() == nullptr)
+        if (batch.token_types && pipeline.token_types() == nullptr && !detail::is_deberta_family(model_type()))
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
                                                 "' takes no token type ids");
     }
@@ -302,8 +314,8 @@ inline Model load_deberta(const std::filesystem::path& directory, const Pipeline
 ///        deberta and deberta-v2 (load_deberta), gpt2 and gpt_neo, bart and mbart, opt, marian and pegasus, t5, mt5 and umt5, and the
 ///        rotary decoders load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
-///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere): the family loaders of
-///        io/models.hpp.
+///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere), and the ALiBi
+///        decoders bloom and mpt: the family loaders of io/models.hpp.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
 /// @param options dropout, threads, stores, padded rows; positions left unset (the family's rule).
@@ -326,6 +338,8 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (detail::is_marian_family(family)) return Model(load_marian(directory, options, split));
     if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
     if (family == "m2m_100") return Model(load_m2m100(directory, options, split));
+    if (family == "bloom") return Model(load_bloom(directory, options, split));
+    if (family == "mpt") return Model(load_mpt(directory, options, split));
     if (family == "distilbert") return Model(load_distilbert(directory, options, split));
     if (family == "albert") return Model(load_albert(directory, options, split));
     if (family == "mpnet") return Model(load_mpnet(directory, options, split));

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../alibi.hpp"
 #include "../layer_norm.hpp"
 #include "../learned_positions.hpp"
 #include "../no_positions.hpp"
@@ -49,8 +50,8 @@ struct ModelConfig {
     ///        "opt", "marian" ("pegasus"), "t5" ("mt5", "umt5"), or a rotary decoder ("llama",
     ///        "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     ///        "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo",
-    ///        "olmo2", "granite", "gptj", "codegen", "falcon", "cohere"). Gemma 3's values are its
-    ///        text_config's.
+    ///        "olmo2", "granite", "gptj", "codegen", "falcon", "cohere"), or an ALiBi decoder
+    ///        ("bloom", "mpt"). Gemma 3's values are its text_config's.
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
@@ -58,7 +59,7 @@ struct ModelConfig {
     Index hidden_size = 0;
     /// @brief Rows of the position table the model was trained with (max_position_embeddings or
     ///        n_positions); for the rotary families, max_position_embeddings (the rows of the
-    ///        rotary table); 0 for T5.
+    ///        rotary table); 0 for the T5s and the ALiBi families.
     Index max_positions = 0;
     /// @brief Rows of the token-type table (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa); 0 without one.
     Index type_vocab_size = 0;
@@ -164,6 +165,11 @@ struct ModelInputStage {
     ///        scaling rule, where `rotary` is the global layers' (Gemma 3: rope_theta and
     ///        rope_scaling; ModernBERT: global_rope_theta); empty for the other families.
     std::optional<RotaryEmbedding<float>> local_rotary = std::nullopt;
+    /// @brief The ALiBi bias of BLOOM, MPT and Falcon with `alibi: true`, to add to the
+    ///        attention scores (alibi->forward(ids, padding)): BLOOM's slopes for n_head heads,
+    ///        MPT's with alibi_bias_max 8 (Hugging Face's MptModel passes no other), exact
+    ///        precision; empty for the other families.
+    std::optional<AlibiBias<float>> alibi = std::nullopt;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet,
@@ -430,6 +436,14 @@ inline bool is_t5_family(const std::string& family) { return family == "t5" || f
 /// GPT-2's input stage: GPT-2's and GPT-Neo's (wte + wpe, token types through wte).
 inline bool is_gpt2_family(const std::string& family) { return family == "gpt2" || family == "gpt_neo"; }
 
+/// The families whose positions are ALiBi's alone: BLOOM and MPT.
+inline bool is_alibi_family(const std::string& family) { return family == "bloom" || family == "mpt"; }
+
+/// The attention heads a config names (num_attention_heads, BLOOM's n_head, MPT's n_heads).
+inline Index attention_heads(const nlohmann::json& config, const std::string& name) {
+    return positive_key(config, name, {"num_attention_heads", "n_head", "n_heads"});
+}
+
 /// DeBERTa's input stage: DeBERTa's and DeBERTa-v2's (v3's checkpoints say deberta-v2).
 inline bool is_deberta_family(const std::string& family) { return family == "deberta" || family == "deberta-v2"; }
 
@@ -478,19 +492,33 @@ inline bool is_rotary_family(const std::string& family) {
 /// (gemma3, the text model's config under text_config).
 inline bool is_gemma3(const std::string& family) { return family == "gemma3" || family == "gemma3_text"; }
 
+/// The config class's max_position_embeddings (n_positions) for the families whose configs may
+/// leave it out (tiiuae/falcon-7b's has none).
+inline std::optional<Index> default_max_positions(const std::string& family) {
+    if (family == "falcon" || family == "gpt_neo" || family == "gptj" || family == "codegen") return 2048;
+    if (family == "cohere") return 8192;
+    if (family == "mbart" || family == "pegasus" || family == "m2m_100" || family == "bart" || family == "marian")
+        return 1024;
+    return std::nullopt;
+}
+
 /// The language model's config in config.json: the file itself, or for Gemma 3 its text_config
 /// (multimodal checkpoints) with Gemma3TextConfig's defaults where it says nothing, as the
 /// multimodal checkpoints leave out most keys (gemma-3-4b-it's text_config has no vocab_size).
 inline nlohmann::json language_config(const nlohmann::json& config, const std::string& name) {
     const auto type = config.find("model_type");
     const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
-    if (family == "falcon") {
-        // FalconConfig: max_position_embeddings 2048 (tiiuae/falcon-7b's config.json has none), and
-        // the RefinedWeb names it still reads (n_embed popped into hidden_size, n_head mapped).
+    if (const std::optional<Index> rows = default_max_positions(family);
+        rows && config.find("max_position_embeddings") == config.end() && config.find("n_positions") == config.end()) {
+        nlohmann::json filled = config;  // the config class's default, which config.json may leave out
+        filled["max_position_embeddings"] = *rows;
+        return language_config(filled, name);
+    }
+    if (family == "falcon" && config.find("n_embed") != config.end() && !config["n_embed"].is_null()) {
+        // FalconConfig still reads RefinedWeb's n_embed, before hidden_size.
         nlohmann::json falcon = config;
-        if (falcon.find("max_position_embeddings") == falcon.end()) falcon["max_position_embeddings"] = 2048;
-        if (falcon.find("hidden_size") == falcon.end() && falcon.find("n_embed") != falcon.end())
-            falcon["hidden_size"] = falcon["n_embed"];
+        falcon["hidden_size"] = falcon["n_embed"];
+        falcon.erase("n_embed");
         return falcon;
     }
     if (!is_gemma3(family)) return config;
@@ -600,6 +628,18 @@ inline EmbeddingScale decoder_scale(const ModelConfig& config) {
     return EmbeddingScale::none();
 }
 
+/// GPT-2's token types, which its forward (and GPT-Neo's, GPT-J's, CodeGen's) looks up in wte
+/// and adds after the positions when they are given: a view of the whole token table at `names`.
+template <typename Positional>
+void set_wte_token_types(const Checkpoint& checkpoint, InputPipeline<float, Positional>& pipeline,
+                         const std::vector<std::string>& names) {
+    const ModelConfig& config = checkpoint.config();
+    const Tensor<float> table = checkpoint.matrix(names, config.vocab_size, config.hidden_size, "vocab_size x n_embd");
+    pipeline.set_token_types(
+        TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
+        TokenTypeOptions{TokenTypeOrder::after_positions, false});
+}
+
 /// A rotary family's stage from its config (`model`, read once by the caller): the token table at
 /// `names` (times `scale`; the split's rows of it), no additive positions, and the rotary stage
 /// from config.json.
@@ -620,10 +660,13 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
     InputPipeline<float, NoPositions<float>> pipeline(
         checkpoint.token_embedding(names, config.hidden_size, scale), NoPositions<float>(config.hidden_size),
         family_options(options, loader, PositionNumbering::sequence_index));
+    if ((config.model_type == "gptj" || config.model_type == "codegen") && !checkpoint.is_split())
+        set_wte_token_types(checkpoint, pipeline, names);  // their forwards add wte(token_type_ids)
     const std::string name = path_name(directory / "config.json");
     const nlohmann::json language = language_config(read_json_object(directory / "config.json"), name);
-    if (config.model_type == "falcon" && uses_alibi(language, name))  // the bias acts in attention alone
-        return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    if (config.model_type == "falcon" && uses_alibi(language, name))  // BLOOM's slopes, in attention alone
+        return {config,       std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                AlibiBias<float>(attention_heads(language, name))};
     if (!is_gemma3(config.model_type))
         return {config, std::move(pipeline), std::nullopt, rotary_stage(language, name), std::nullopt, std::nullopt};
     return {config,
@@ -650,18 +693,19 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
                        family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
                        family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
-                       detail::is_deberta_family(family) || family == "m2m_100";
+                       detail::is_deberta_family(family) || family == "m2m_100" || detail::is_alibi_family(family);
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
             "deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, "
-            "opt, marian, pegasus, m2m_100, t5, mt5, umt5, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
+            "opt, marian, pegasus, m2m_100, t5, mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
             "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, "
             "cohere)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
-    result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim"});
-    const bool positions = !detail::is_t5_family(family);  // the rotary families: rows of the rotary table
+    result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
+    // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
+    const bool positions = !detail::is_t5_family(family) && !detail::is_alibi_family(family);
     if (detail::is_deberta_family(family)) {
         // DebertaConfig's and DebertaV2Config's defaults: 512 positions, added unless
         // position_biased_input is false; type_vocab_size 0 (no table); layer_norm_eps 1e-7.
@@ -710,6 +754,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     if (detail::is_bert_family(family) || family == "mpnet")
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
     if (detail::is_bart_family(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
+    if (family == "bloom") result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_epsilon"}, 1e-5);
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
     if (family == "modernbert") {
         result.layer_norm_eps = detail::epsilon_key(config, name, {"norm_eps"}, 1e-5);
@@ -727,7 +772,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.pad_token_id = pad->get<std::int64_t>();
     }
     const bool no_padding_idx = detail::is_gpt2_family(family) || family == "gpt_neox" || detail::is_t5_family(family) ||
-                                family == "gptj" || family == "codegen" || family == "falcon";
+                                family == "gptj" || family == "codegen" || family == "falcon" ||
+                                detail::is_alibi_family(family);
     if (!no_padding_idx) {
         if (config.find("pad_token_id") == config.end()) {
             if (family == "bert" || family == "electra" || family == "distilbert" || family == "albert" ||
@@ -982,14 +1028,8 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
         checkpoint.token_embedding(wte, config.hidden_size, EmbeddingScale::none()),
         checkpoint.positions({"transformer.wpe.weight", "wpe.weight"}, config.max_positions, config.hidden_size, {}),
         detail::family_options(options, "load_gpt2", PositionNumbering::sequence_index));
-    if (!checkpoint.is_split()) {
-        // A shard holds part of wte, which token types read whole: shard mode refuses them.
-        const Tensor<float> table =
-            checkpoint.matrix(wte, config.vocab_size, config.hidden_size, "vocab_size x n_embd");
-        pipeline.set_token_types(
-            TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
-            TokenTypeOptions{TokenTypeOrder::after_positions, false});
-    }
+    // A shard holds part of wte, which token types read whole: shard mode refuses them.
+    if (!checkpoint.is_split()) detail::set_wte_token_types(checkpoint, pipeline, wte);
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
@@ -1150,7 +1190,7 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
                             std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     const std::vector<std::string> own = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
     std::optional<TokenEmbedding<float>> tokens;
-    if (checkpoint.has(own)) {
+    if (config.model_type == "marian" && checkpoint.has(own)) {  // Pegasus's decoder always shares
         TokenEmbeddingOptions scaled;
         scaled.scale = config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none();
         tokens = checkpoint.token_embedding(own, checkpoint.shard_of(config.decoder_vocab_size), config.hidden_size,
@@ -1237,6 +1277,55 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
         detail::family_options(options, "load_t5", PositionNumbering::sequence_index));
     InputPipeline<float, NoPositions<float>> decoder = pipeline;
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
+}
+
+/// @brief BLOOM's input stage: word_embeddings, then word_embeddings_layernorm
+///        (layer_norm_epsilon, 1e-5 by default); no scale, no positions added: `alibi` holds
+///        its ALiBi bias (n_head heads), which attention adds. Tensors
+///        `transformer.word_embeddings.weight` and `transformer.word_embeddings_layernorm.*`, or
+///        without `transformer.` (bigscience's checkpoints).
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage; `alibi` is set.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LookupModelInput load_bloom(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_bloom");
+    const ModelConfig& config = checkpoint.config();
+    InputPipeline<float, NoPositions<float>> pipeline(
+        checkpoint.token_embedding({"transformer.word_embeddings.weight", "word_embeddings.weight"}, config.hidden_size,
+                                   EmbeddingScale::none()),
+        NoPositions<float>(config.hidden_size),
+        detail::family_options(options, "load_bloom", PositionNumbering::sequence_index));
+    pipeline.set_layer_norm(checkpoint.layer_norm(
+        {"transformer.word_embeddings_layernorm.", "word_embeddings_layernorm."}, config.hidden_size));
+    const std::string name = detail::path_name(directory / "config.json");
+    const Index heads = detail::attention_heads(detail::read_json_object(directory / "config.json"), name);
+    return {config,       std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+            AlibiBias<float>(heads, AlibiOptions::bloom())};
+}
+
+/// @brief MPT's input stage: wte alone (no scale, no positions added); `alibi` holds its ALiBi
+///        bias for n_heads heads with alibi_bias_max 8, as Hugging Face's MptModel builds it
+///        (whatever attn_config says). Tensors `transformer.wte.weight` or `wte.weight`.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage; `alibi` is set.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LookupModelInput load_mpt(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                 const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_mpt");
+    const ModelConfig& config = checkpoint.config();
+    InputPipeline<float, NoPositions<float>> pipeline(
+        checkpoint.token_embedding({"transformer.wte.weight", "wte.weight"}, config.hidden_size, EmbeddingScale::none()),
+        NoPositions<float>(config.hidden_size),
+        detail::family_options(options, "load_mpt", PositionNumbering::sequence_index));
+    const std::string name = detail::path_name(directory / "config.json");
+    const Index heads = detail::attention_heads(detail::read_json_object(directory / "config.json"), name);
+    return {config,       std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+            AlibiBias<float>(heads, AlibiOptions::mpt(8.0))};
 }
 
 /// @brief Llama's input stage: the token table, no scale, no additive positions, and the rotary
@@ -1363,7 +1452,9 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 
 /// @brief Any rotary decoder's input stage, by config.json's model_type: the token table
 ///        (`model.embed_tokens.weight` or `embed_tokens.weight`; GPT-NeoX's
-///        `gpt_neox.embed_in.weight`) times the family's scale (Gemma 1 to 3:
+///        `gpt_neox.embed_in.weight`; GPT-J's and CodeGen's `transformer.wte.weight`, which
+///        their token types read too; Falcon's `transformer.word_embeddings.weight`; each with
+///        or without its prefix) times the family's scale (Gemma 1 to 3:
 ///        sqrt(hidden_size) as load_gemma; Granite: embedding_multiplier, rounded once to float
 ///        as torch multiplies a float32 tensor by a Python float; none elsewhere), and the rotary
 ///        stage from config.json, as load_llama. The families: llama, mistral, mixtral, qwen2,
@@ -1371,12 +1462,14 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 ///        multimodal checkpoints: the language model's table, `language_model.model.` or
 ///        `model.language_model.`, and text_config, with Gemma3TextConfig's defaults; and
 ///        `local_rotary`, its sliding-window layers' stage), phi, phi3, gpt_neox, stablelm,
-///        starcoder2, olmo, olmo2, granite; each has Llama's input stage but for the scale and
-///        the names (their embedding dropout is PipelineOptions' dropout).
+///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon (with `alibi: true`, `alibi`
+///        instead of `rotary`), cohere; each has Llama's input stage but for the scale and the
+///        names (their embedding dropout is PipelineOptions' dropout).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
-/// @param split which rows of the token table to read, as load_bert.
-/// @return the stage; `rotary` is set, and for Gemma 3 `local_rotary`.
+/// @param split which rows of the token table to read, as load_bert (GPT-J's and CodeGen's
+///        token types, which read wte whole, are not set for a split).
+/// @return the stage; `rotary` is set (ALiBi Falcon: `alibi`), and for Gemma 3 `local_rotary`.
 /// @throws file_error, format_error as load_llama, and for a model_type that is not a rotary
 ///         decoder; value_error as load_bert.
 inline LookupModelInput load_rotary_decoder(const std::filesystem::path& directory, const PipelineOptions& options = {},

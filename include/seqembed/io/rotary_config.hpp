@@ -30,8 +30,9 @@ namespace seqembed::io {
 ///   default in transformers 5; 4.x took 10000).
 /// - head_dim: `head_dim`, else `hidden_size // num_attention_heads` (`n_embd`, `n_head`).
 /// - rotated part: `partial_rotary_factor` or GPT-NeoX's `rotary_pct`; GPT-J's and CodeGen's
-///   `rotary_dim` (dimensions). Layout: interleaved for model_type "gptj" and "codegen"
-///   (rotate_every_two) and "cohere" (whole heads), halves for every other family.
+///   `rotary_dim` (dimensions, 64 when absent). Layout: interleaved for model_type "gptj" and
+///   "codegen" (rotate_every_two; base 10000 and no rule, whatever the config says, as
+///   create_sinusoidal_positions) and "cohere" (whole heads), halves for every other family.
 /// - rule: `rope_scaling` (or transformers 5's `rope_parameters`) with `rope_type` or the legacy
 ///   `type`: "default", "linear", "dynamic", "yarn", "llama3", "longrope" ("su", Phi-3's early
 ///   name for it, too), with the keys Hugging Face reads for each, as transformers 5 reads them:
@@ -175,6 +176,14 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
 
     const std::string model_type = top.text("model_type").value_or("");
     const bool rotate_every_two = model_type == "gptj" || model_type == "codegen";
+    if (rotate_every_two) {
+        // create_sinusoidal_positions takes base 10000 and no rule, whatever the config says.
+        nlohmann::json fixed = config;
+        bool erased = false;
+        for (const char* key : {"rope_theta", "rotary_emb_base", "rope_scaling", "rope_parameters"})
+            erased = fixed.erase(key) > 0 || erased;
+        if (erased) return rotary_options_from_json(fixed, source);
+    }
     // Cohere rotates interleaved pairs too (its frequencies repeat_interleave'd), over the whole head.
     options.layout = rotate_every_two || model_type == "cohere" ? RotaryLayout::interleaved : RotaryLayout::halves;
 
@@ -213,11 +222,8 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
     }
 
     if (rotate_every_two) {
-        const std::optional<Index> rotary_dim = top.count("rotary_dim");
-        if (!rotary_dim)
-            seqembed::detail::fail<format_error>(source, ": has no 'rotary_dim', which model_type '", model_type,
-                                                 "' needs");
-        options.rotary_dim = *rotary_dim;
+        // GPTJConfig's and CodeGenConfig's default: 64.
+        options.rotary_dim = top.count("rotary_dim").value_or(64);
     } else {
         const detail::RopeKeys* factor_in = &rule;
         const char* factor_key = "partial_rotary_factor";
