@@ -1,5 +1,6 @@
 // SinusoidalPositionalEncoding: the seeds' printed tables, the exact values (mpmath), PyTorch's
 // float32 tables, layouts, odd widths, origins and the policy past the table.
+#include <seqembed/pipeline.hpp>
 #include <seqembed/sinusoidal.hpp>
 
 #include <cmath>
@@ -344,4 +345,34 @@ TEST_CASE("forward_into fills caller memory", "[sinusoidal]") {
     RowMatrix<double> out(30, 12);
     encoding.forward_into(100, out);
     REQUIRE(out == encoding.rows(100, 30));
+}
+
+TEST_CASE("fairseq's pad ids read its zeroed row padding_idx under PaddedRows::computed", "[sinusoidal][pipeline]") {
+    const seqembed::RowMatrix<float> token = seqembed::RowMatrix<float>::Random(10, 6);
+    seqembed::TokenEmbeddingOptions token_options;
+    token_options.scale = seqembed::EmbeddingScale::none();
+    seqembed::PipelineOptions options;
+    options.positions = seqembed::PositionNumbering::non_padding_ids;
+    options.padding_id = 1;
+    options.padded_rows = seqembed::PaddedRows::computed;
+    const seqembed::SinusoidalPositionalEncoding<float> table(6, SinusoidalOptions::fairseq(1));
+    seqembed::InputPipeline<float> pipeline(seqembed::TokenEmbedding<float>::from_weights(token, token_options), table,
+                                            options);
+    seqembed::IdMatrix ids(1, 5);
+    ids << 5, 1, 7, 8, 1;  // make_positions: 2, 1, 3, 4, 1 (row 1, padding_idx, is zero)
+    const seqembed::RowMatrix<float> rows = pipeline.forward(seqembed::Batch(ids));
+    CHECK(rows.row(1) == token.row(1));
+    CHECK(rows.row(4) == token.row(1));
+    CHECK(rows.row(0) == token.row(5) + table.forward(0, 1));
+    CHECK(rows.row(2) == token.row(7) + table.forward(1, 1));
+    CHECK(rows.row(3) == token.row(8) + table.forward(2, 1));
+
+    // Without zero_padding_position, position -1 has no row: refused, naming the token.
+    SinusoidalOptions t2t = SinusoidalOptions::fairseq(1);
+    t2t.zero_padding_position = false;
+    seqembed::InputPipeline<float> without(seqembed::TokenEmbedding<float>::from_weights(token, token_options),
+                                           seqembed::SinusoidalPositionalEncoding<float>(6, t2t), options);
+    CHECK_THROWS_WITH(without.forward(seqembed::Batch(ids)), Catch::Contains("(batch 0, position 1) takes position -1"));
+    // The public rows stay rows: forward(-1, ...) is refused as before.
+    CHECK_THROWS_AS(table.forward(-1, 1), seqembed::index_error);
 }

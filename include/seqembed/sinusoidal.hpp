@@ -100,6 +100,12 @@ struct SinusoidalOptions {
     OddWidth odd_width = OddWidth::extra_sine;
     /// @brief Past max_positions: throw or compute.
     BeyondTable beyond = BeyondTable::throw_error;
+    /// @brief Whether position -1 reads a zero row, as fairseq's table zeroes its row
+    ///        padding_idx (the one before the first position): the position a pad id takes under
+    ///        PositionNumbering::non_padding_ids (fairseq's make_positions) and a padded token
+    ///        under PositionNumbering::real_tokens, read under PaddedRows::computed. Off, that
+    ///        position has no row (an index_error).
+    bool zero_padding_position = false;
 
     /// @brief The paper's encoding, as PyTorch code computes it: interleaved, exponent 2i/d,
     ///        positions from 0, error past the table.
@@ -125,12 +131,14 @@ struct SinusoidalOptions {
     /// @brief fairseq's SinusoidalPositionalEmbedding: as tensor2tensor, with the first token at
     ///        position padding_idx + 1.
     /// @param padding_idx the dictionary's padding index (1 in fairseq's dictionaries).
-    /// @return tensor2tensor() with offset padding_idx + 1 and log_step rounded_from_double
-    ///         (`math.log(10000) / (half_dim - 1)`).
+    /// @return tensor2tensor() with offset padding_idx + 1, log_step rounded_from_double
+    ///         (`math.log(10000) / (half_dim - 1)`) and zero_padding_position (pad ids read
+    ///         fairseq's zeroed row padding_idx; number with PositionNumbering::non_padding_ids).
     /// @throws index_error if padding_idx + 1 overflows std::int64_t.
     static SinusoidalOptions fairseq(std::int64_t padding_idx = 1) {
         SinusoidalOptions options = tensor2tensor();
         options.log_step = LogStep::rounded_from_double;
+        options.zero_padding_position = true;
         options.offset = detail::checked_add("fairseq first position", padding_idx, 1);
         return options;
     }
@@ -299,9 +307,22 @@ private:
         }
     }
 
-    /// Row `row` (checked by require_positions): the precomputed one, or computed into scratch
-    /// (d_model values).
+    /// As require_positions, with position -1 reading the zero row of zero_padding_position.
+    void require_positions_before_offset(std::int64_t first, Index count) const {
+        if (m_options.zero_padding_position && first == -1 && count > 0) {
+            require_positions(0, count - 1);
+            return;
+        }
+        require_positions(first, count);
+    }
+
+    /// Row `row` (checked by require_positions, or -1 by require_positions_before_offset): the
+    /// precomputed one, or computed into scratch (d_model values), or zeros for -1.
     const Scalar* position_row(std::int64_t row, Scalar* scratch) const {
+        if (row < 0) {
+            std::fill(scratch, scratch + m_d_model, Scalar(0));
+            return scratch;
+        }
         if (row < m_table.rows()) return m_table.row(static_cast<Index>(row));
         compute_row(row, scratch);
         return scratch;
