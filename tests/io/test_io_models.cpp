@@ -1,8 +1,9 @@
-// The model presets (io/models.hpp) against checkpoints of 42 Hugging Face families, built and
+// The model presets (io/models.hpp) against checkpoints of 43 Hugging Face families, built and
 // run by tests/reference/generate_family_fixtures.py after each family's PyTorch code: every
 // family loads from its directory in one call and its output matches, bit for bit where no
 // LayerNorm or matrix product is involved, within 1e-6 relative (to max(1, |y|)) otherwise; and
 // the rotary families' stage (RotaryEmbedding from config.json) against Hugging Face's inv_freq.
+#include <seqembed/io/model.hpp>
 #include <seqembed/io/models.hpp>
 
 #include <cmath>
@@ -70,7 +71,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "opt") return run(seqembed::io::load_opt(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
-    if (type == "gpt_neo") return run(seqembed::io::load_gpt2(directory), c);
+    if (type == "gpt_neo" || type == "gpt_bigcode") return run(seqembed::io::load_gpt2(directory), c);
     if (type == "m2m_100") return run(seqembed::io::load_m2m100(directory), c);
     if (type == "bloom") return run(seqembed::io::load_bloom(directory), c);
     if (type == "mpt") return run(seqembed::io::load_mpt(directory), c);
@@ -352,7 +353,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
     copy.write_config(R"({"model_type": "xlnet", "vocab_size": 72, "hidden_size": 16})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
               .find("model_type 'xlnet' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
-                    "albert, mpnet, modernbert, deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, opt, marian, pegasus, "
+                    "albert, mpnet, modernbert, deberta, deberta-v2, gpt2, gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, "
                     "m2m_100, t5, mt5, umt5, bloom, mpt, llama, "
                     "mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, "
                     "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere)") !=
@@ -540,7 +541,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"mbart", 1},    {"pegasus", 0},        {"mt5", std::nullopt}, {"umt5", std::nullopt},
         {"gpt_neo", std::nullopt}, {"gptj", std::nullopt}, {"codegen", std::nullopt},
         {"falcon", std::nullopt},  {"cohere", 0}, {"deberta", 0}, {"deberta_v2", 0}, {"m2m_100", 1},
-        {"bloom", std::nullopt},   {"mpt", std::nullopt}};
+        {"bloom", std::nullopt},   {"mpt", std::nullopt}, {"gpt_bigcode", std::nullopt}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -1005,4 +1006,55 @@ TEST_CASE("BLOOM and MPT carry their ALiBi bias: BLOOM's and MPT's slopes for th
     const RowMatrix<float> bias = bloom.alibi()->forward(ids, seqembed::Padding::from_mask(mask));
     CHECK(bias(0, 1) == 0.0f);
     CHECK(bias(0, 2) == bloom.alibi()->slopes()(0));
+}
+
+TEST_CASE("Checkpoints saved under each family's other names (base classes without the prefix, one alias of a shared table) load the same",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    // The fixture's names mapped to another layout's (empty: left out).
+    using Rename = std::function<std::string(const std::string&)>;
+    const auto strip = [](const std::string& prefix) -> Rename {
+        return [prefix](const std::string& name) {
+            return name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
+        };
+    };
+    const std::vector<std::pair<const char*, Rename>> layouts = {
+        {"deberta_v2", strip("deberta.")},  // DebertaV2Model
+        {"deberta", strip("deberta.")},
+        {"gpt_neo", strip("transformer.")},  // GPTNeoModel
+        {"gpt_bigcode", strip("transformer.")},
+        {"gptj", strip("transformer.")},
+        {"codegen", strip("transformer.")},
+        {"falcon", strip("transformer.")},  // FalconModel
+        {"cohere", strip("model.")},        // CohereModel
+        {"mpt", strip("transformer.")},
+        {"bloom", [](const std::string& name) { return "transformer." + name; }},  // BloomForCausalLM
+        {"mbart", strip("model.")},         // MBartModel
+        {"pegasus", strip("model.")},
+        {"m2m_100", strip("model.")},
+        {"mt5", [](const std::string& name) { return name == "encoder.embed_tokens.weight" ? "" : name; }},
+        {"umt5", [](const std::string& name) { return name == "shared.weight" ? "" : name; }},
+    };
+    seqembed::IdMatrix ids(2, 3);
+    ids << 3, 4, 5,  //
+        6, 7, 8;
+    for (const auto& [family, rename] : layouts) {
+        INFO(family);
+        const auto source = root / family;
+        const seqembed::io::SafetensorsFile file = seqembed::io::SafetensorsFile::open(source / "model.safetensors");
+        std::vector<seqembed::io::NamedTensor> renamed;
+        for (const auto& info : file.tensors()) {
+            const std::string name = rename(info.name);
+            if (!name.empty()) renamed.emplace_back(name, file.tensor<float>(info.name));
+        }
+        REQUIRE(!renamed.empty());
+        test_support::TempDir dir;
+        std::filesystem::copy(source / "config.json", dir / "config.json");
+        seqembed::io::save_safetensors(dir / "model.safetensors", renamed);
+        const seqembed::io::Model original = seqembed::io::load_model(source);
+        const seqembed::io::Model other = seqembed::io::load_model(dir.path());
+        CHECK(other.forward(seqembed::Batch(ids)) == original.forward(seqembed::Batch(ids)));
+        if (original.has_decoder())
+            CHECK(other.forward_decoder(seqembed::Batch(ids)) == original.forward_decoder(seqembed::Batch(ids)));
+    }
 }

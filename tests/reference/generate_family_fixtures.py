@@ -1417,6 +1417,18 @@ FAMILIES = [
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
         note="transformer.wte, emb_drop; no scale",
     ),
+    dict(
+        name="gpt_bigcode", seed=43, build=build_gpt2,
+        config={"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode", "vocab_size": 89,
+                "n_embd": 16, "n_positions": 32, "n_head": 2, "multi_query": True, "embd_pdrop": 0.0,
+                "layer_norm_epsilon": 1e-5, "bos_token_id": 0, "eos_token_id": 0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids = arange(past, past + seq) (GPTBigCodeModel.forward in "
+                      "transformers 5; 4.x numbered by the mask's cumsum, as generate() still does "
+                      "through position_ids)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="transformer.wte(ids) + transformer.wpe(positions), drop: GPT-2's stage",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -1540,7 +1552,7 @@ def numpy_reference(family, tensors, ids, mask, types):
                           cfg["layer_norm_epsilon"]), None, None
     if name == "mpt":
         return f["transformer.wte.weight"][ids], None, None
-    if name in ("gpt2", "gpt_neo"):
+    if name in ("gpt2", "gpt_neo", "gpt_bigcode"):
         return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
     if name in ("gptj", "codegen"):
         return f["transformer.wte.weight"][ids], None, None
@@ -1981,6 +1993,7 @@ FAMILY_SOURCES = {
                "M2M100SinusoidalPositionalEmbedding, M2M100Encoder.forward",
     "bloom": "modeling_bloom.py @ 0078a6cd: BloomModel.forward (word_embeddings_layernorm)",
     "mpt": "modeling_mpt.py: MptModel.forward, build_mpt_alibi_tensor",
+    "gpt_bigcode": "modeling_gpt_bigcode.py (transformers 5 snapshot): GPTBigCodeModel.forward",
 }
 
 

@@ -46,7 +46,7 @@ namespace seqembed::io {
 ///        names (hidden_size, d_model or n_embd; max_position_embeddings or n_positions; ...).
 struct ModelConfig {
     /// @brief The family: "bert", "electra", "roberta" ("xlm-roberta", "camembert"),
-    ///        "distilbert", "albert", "mpnet", "modernbert", "gpt2" ("gpt_neo"), "bart" ("mbart"),
+    ///        "distilbert", "albert", "mpnet", "modernbert", "gpt2" ("gpt_neo", "gpt_bigcode"), "bart" ("mbart"),
     ///        "opt", "marian" ("pegasus"), "t5" ("mt5", "umt5"), or a rotary decoder ("llama",
     ///        "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     ///        "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo",
@@ -433,8 +433,10 @@ inline bool is_marian_family(const std::string& family) { return family == "mari
 /// T5's input stage: T5's, mT5's and UMT5's (the shared table alone).
 inline bool is_t5_family(const std::string& family) { return family == "t5" || family == "mt5" || family == "umt5"; }
 
-/// GPT-2's input stage: GPT-2's and GPT-Neo's (wte + wpe, token types through wte).
-inline bool is_gpt2_family(const std::string& family) { return family == "gpt2" || family == "gpt_neo"; }
+/// GPT-2's input stage: GPT-2's, GPT-Neo's and GPTBigCode's (wte + wpe, token types through wte).
+inline bool is_gpt2_family(const std::string& family) {
+    return family == "gpt2" || family == "gpt_neo" || family == "gpt_bigcode";
+}
 
 /// The families whose positions are ALiBi's alone: BLOOM and MPT.
 inline bool is_alibi_family(const std::string& family) { return family == "bloom" || family == "mpt"; }
@@ -698,7 +700,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
-            "deberta, deberta-v2, gpt2, gpt_neo, bart, mbart, "
+            "deberta, deberta-v2, gpt2, gpt_neo, gpt_bigcode, bart, mbart, "
             "opt, marian, pegasus, m2m_100, t5, mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
             "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, "
             "cohere)");
@@ -1006,7 +1008,7 @@ inline LookupModelInput load_modernbert(const std::filesystem::path& directory, 
                                  name)};
 }
 
-/// @brief GPT-2's (and GPT-Neo's) input stage: wte + wpe (positions by index after the past tokens), then, when
+/// @brief GPT-2's (and GPT-Neo's, GPTBigCode's) input stage: wte + wpe (positions by index after the past tokens), then, when
 ///        token types are given, wte(token_type_ids) added after the positions as GPT2Model
 ///        does; no scale, no LayerNorm. Tensors `transformer.wte.weight` or `wte.weight`, and
 ///        wpe likewise.

@@ -1082,7 +1082,7 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
             return Tokenizer::from_bert_vocab(vocab.string(), options);
         }
         if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored)) {
-            require({"GPT2Tokenizer", "gpt2", "gpt_neo", "gptj", "opt"}, "vocab.json and merges.txt");
+            require({"GPT2Tokenizer", "gpt2", "gpt_neo", "gptj", "gpt_bigcode", "opt"}, "vocab.json and merges.txt");
             BpeFilesOptions options;
             options.add_prefix_space = detail::setting(settings, "add_prefix_space", false);
             std::vector<std::string> named;
