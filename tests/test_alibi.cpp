@@ -1,4 +1,4 @@
-// AlibiBias: BLOOM's and MPT's slopes and biases against the fixtures of
+// AlibiBias: BLOOM's, MPT's and Falcon's slopes and biases against the fixtures of
 // tests/reference/generate_rope_fixtures.py (Hugging Face's float32 steps, and the real slopes from
 // mpmath), properties, and bad input.
 #include <seqembed/alibi.hpp>
@@ -23,7 +23,10 @@ using seqembed::TablePrecision;
 namespace {
 
 AlibiOptions options_of(const char* family, double alibi_bias_max, TablePrecision precision) {
-    AlibiOptions options = std::string(family) == "mpt" ? AlibiOptions::mpt(alibi_bias_max) : AlibiOptions::bloom();
+    const std::string name = family;
+    AlibiOptions options = name == "mpt"      ? AlibiOptions::mpt(alibi_bias_max)
+                           : name == "falcon" ? AlibiOptions::falcon()
+                                              : AlibiOptions::bloom();
     options.precision = precision;
     return options;
 }
@@ -67,7 +70,7 @@ TEST_CASE("alibi: exact slopes are the real ones rounded once (mpmath), in doubl
     CHECK(worst == 0.0);
 }
 
-TEST_CASE("alibi: BLOOM's bias for a batch padded on either side, and MPT's, bit for bit") {
+TEST_CASE("alibi: BLOOM's bias for a batch padded on either side, MPT's and Falcon's bfloat16 one, bit for bit") {
     for (const auto& c : seqembed_rope_fixtures::alibi_bias_cases) {
         INFO(c.family << " batch " << c.batch << " seq " << c.seq << " heads " << c.heads);
         IdMatrix ids = IdMatrix::Constant(c.batch, c.seq, 7);

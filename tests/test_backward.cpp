@@ -740,7 +740,8 @@ TEST_CASE("tie_token_table: steps through either side are read by both, copies a
     CHECK(snapshot.forward(batch) == snapshot_before);
     CHECK(decoder.embedding().table()(1, 0) == 2.0 * token(1, 0));
     seqembed::InputPipeline<double> copy = decoder;
-    copy = copy;  // self-assignment keeps the copy as it was
+    const seqembed::InputPipeline<double>& same = copy;
+    copy = same;  // self-assignment keeps the copy as it was
     CHECK(!copy.trainable().token->copied);  // its own already
     CHECK(decoder.token_table_tied());
 

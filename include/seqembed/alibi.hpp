@@ -32,7 +32,13 @@ enum class AlibiFamily {
     /// slopes 2^(-m * alibi_bias_max / P) for m = 1..P, reordered as the odd-indexed ones, then
     /// the even-indexed ones, and cut to n when n < P; a key's position is its index minus
     /// (seq - 1), whatever the padding (MPT masks padded keys in attention, not in the bias).
-    mpt
+    mpt,
+    /// Hugging Face Falcon with `alibi: true` (its `build_alibi_tensor`): BLOOM's float32 slopes
+    /// and positions, in bfloat16: the slope and the position rounded to bfloat16, their product
+    /// rounded to bfloat16, whatever the precision option (that arithmetic is the bias). Falcon
+    /// adds it to q . k before its 1 / sqrt(head_dim) scaling: to already scaled scores, add the
+    /// bias divided by sqrt(head_dim).
+    falcon
 };
 
 /// @brief The configuration of an AlibiBias.
@@ -61,6 +67,13 @@ struct AlibiOptions {
         AlibiOptions options;
         options.family = AlibiFamily::mpt;
         options.alibi_bias_max = alibi_bias_max;
+        return options;
+    }
+    /// @brief Falcon's (`alibi: true`): BLOOM's slopes and positions in bfloat16 arithmetic.
+    /// @return family falcon.
+    static AlibiOptions falcon() {
+        AlibiOptions options;
+        options.family = AlibiFamily::falcon;
         return options;
     }
 };
@@ -100,7 +113,7 @@ public:
             detail::fail<value_error>("MPT alibi_bias_max ", options.alibi_bias_max, " is outside (0, 1024]");
         m_exact.resize(static_cast<std::size_t>(heads));
         m_follow.resize(static_cast<std::size_t>(heads));
-        if (options.family == AlibiFamily::bloom) {
+        if (options.family != AlibiFamily::mpt) {
             bloom_slopes();
         } else {
             mpt_slopes();
@@ -108,7 +121,9 @@ public:
         m_slopes.resize(heads);
         for (Index h = 0; h < heads; ++h) {
             const auto k = static_cast<std::size_t>(h);
-            m_slopes[h] = exact() ? static_cast<Scalar>(m_exact[k]) : static_cast<Scalar>(m_follow[k]);
+            m_slopes[h] = falcon()  ? static_cast<Scalar>(bfloat16_of(m_follow[k]))
+                          : exact() ? static_cast<Scalar>(m_exact[k])
+                                    : static_cast<Scalar>(m_follow[k]);
         }
     }
 
@@ -119,7 +134,7 @@ public:
     /// @return the options.
     const AlibiOptions& options() const noexcept { return m_options; }
     /// @brief The slope of each head, in Scalar (exact: the real slope rounded once; follow:
-    ///        Hugging Face's float32 slope).
+    ///        Hugging Face's float32 slope; Falcon's: that slope rounded to bfloat16).
     /// @return heads values.
     const Vector& slopes() const noexcept { return m_slopes; }
 
@@ -153,6 +168,9 @@ private:
     static constexpr Index max_heads = Index{1} << 20;
 
     bool exact() const noexcept { return m_options.precision == TablePrecision::exact; }
+    bool falcon() const noexcept { return m_options.family == AlibiFamily::falcon; }
+    /// x rounded to bfloat16 (to nearest even), as a float.
+    static float bfloat16_of(float x) noexcept { return static_cast<float>(Eigen::bfloat16(x)); }
 
     /// 2^exponent, the exponent exact (a small rational with a power-of-two denominator).
     static long double power_of_two(long double exponent) noexcept { return std::exp2(exponent); }
@@ -211,7 +229,7 @@ private:
     template <typename Out>
     void write(const TokenIds& ids, const Padding& padding, Out& out) const {
         const Index seq = ids.cols();
-        const bool bloom = m_options.family == AlibiFamily::bloom;
+        const bool bloom = m_options.family != AlibiFamily::mpt;  // Falcon numbers keys as BLOOM
         padding.for_each_token(ids, 0, ids.rows(), [&](Index b, Index t, std::int64_t real_before) {
             const std::int64_t position =
                 bloom ? (real_before < 0 ? 0 : real_before) : static_cast<std::int64_t>(t - (seq - 1));
@@ -221,6 +239,9 @@ private:
 
     Scalar bias(Index head, std::int64_t position) const noexcept {
         const auto slot = static_cast<std::size_t>(head);
+        if (falcon())  // slopes.bfloat16() * positions: both rounded to bfloat16, then the product
+            return static_cast<Scalar>(
+                bfloat16_of(bfloat16_of(m_follow[slot]) * bfloat16_of(static_cast<float>(position))));
         if (exact()) return static_cast<Scalar>(m_exact[slot] * static_cast<long double>(position));
         // Hugging Face: the int64 positions times the float32 slopes, in float32.
         float product = m_follow[slot] * static_cast<float>(position);

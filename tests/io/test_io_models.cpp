@@ -880,8 +880,9 @@ TEST_CASE("GPT-J, CodeGen and Cohere rotate interleaved pairs, Falcon takes Falc
                           "alibi": true})");
     const seqembed::io::Model alibi = seqembed::io::load_model(copy.directory);
     CHECK(alibi.rotary() == nullptr);
-    REQUIRE(alibi.alibi() != nullptr);  // BLOOM's slopes (Falcon's build_alibi_tensor is BLOOM's)
-    CHECK(alibi.alibi()->slopes() == seqembed::AlibiBias<float>(2).slopes());
+    REQUIRE(alibi.alibi() != nullptr);  // BLOOM's slopes in bfloat16 (Falcon's build_alibi_tensor)
+    CHECK(alibi.alibi()->options().family == seqembed::AlibiFamily::falcon);
+    CHECK(alibi.alibi()->heads() == 2);
     CHECK(falcon.alibi() == nullptr);
     CHECK(alibi.config().hidden_size == 16);
     copy.write_config(R"({"model_type": "falcon", "vocab_size": 81, "hidden_size": 16, "num_attention_heads": 2,

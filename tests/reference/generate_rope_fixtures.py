@@ -50,6 +50,8 @@ What was read (Hugging Face transformers, through the search index; one stored v
           rotary_ndims = int(head_size * rotary_pct), query_rot / query_pass, cat.
   src/transformers/models/bloom/modeling_bloom.py
       huggingface/transformers @ 0078a6cd96d5ab7c3c429b9fdc3fbc703d894dcc: build_alibi_tensor.
+  src/transformers/models/falcon/modeling_falcon.py
+      huggingface/transformers @ 44272086: build_alibi_tensor (BLOOM's slopes, bfloat16 product).
   src/transformers/models/mpt/modeling_mpt.py
       build_mpt_alibi_tensor as in the released file (index id 112799198; the official snapshot
       0206c7b0f3a56f3876a66bda1baa00741950221e is a pre-release with gen_slopes, the same
@@ -1008,6 +1010,16 @@ def torch_bloom_alibi(attention_mask, num_heads, dtype):
     return alibi.reshape(batch_size * num_heads, 1, seq_length).to(dtype), slopes
 
 
+def torch_falcon_alibi(attention_mask, num_heads, dtype):
+    """Falcon's build_alibi_tensor (modeling_falcon.py @ 44272086): BLOOM's, with
+    `slopes[..., None].bfloat16() * arange_tensor`."""
+    batch_size, seq_length = attention_mask.shape
+    _, slopes = torch_bloom_alibi(attention_mask, num_heads, torch.float32)
+    arange_tensor = ((attention_mask.cumsum(dim=-1) - 1) * attention_mask)[:, None, :]
+    alibi = slopes[..., None].bfloat16() * arange_tensor
+    return alibi.reshape(batch_size * num_heads, 1, seq_length).to(dtype)
+
+
 def torch_mpt_alibi(num_heads, sequence_length, alibi_bias_max=8, float_dtype=torch.float32):
     """build_mpt_alibi_tensor; float_dtype=float64 runs the same steps in double."""
     alibi = torch.arange(1 - sequence_length, 1, dtype=torch.int32).view(1, 1, 1, sequence_length)
@@ -1131,6 +1143,17 @@ def build_alibi(stats):
               f"float64 in {np.sum(t64 != emu64)} (max {np.abs(t64 - emu64).max():.1e})")
     bias_cases.append(dict(family="mpt", batch=1, seq=seq, heads=heads, bias_max=8.0,
                            mask=np.ones((1, seq), dtype=np.int64), b32=emu32, b64=emu64))
+    # falcon: 3 heads (2 + 1 extra), 300 keys, one row left-padded: positions past 256 round to
+    # bfloat16 too.
+    heads, seq = 3, 300
+    mask = np.ones((2, seq), dtype=np.int64)
+    mask[1, :5] = 0
+    t32 = torch_falcon_alibi(torch.from_numpy(mask), heads, torch.float32).numpy().reshape(2, heads, seq)
+    t64 = torch_falcon_alibi(torch.from_numpy(mask), heads, torch.float64).numpy().reshape(2, heads, seq)
+    assert np.array_equal(t64, t32.astype(np.float64))
+    stats.add(f"alibi falcon bias (2x3x300): {np.sum(t32 != np.float32(0))} nonzero bfloat16 products")
+    bias_cases.append(dict(family="falcon", batch=2, seq=seq, heads=heads, bias_max=0.0, mask=mask,
+                           b32=t32, b64=t64))
     return slope_cases, bias_cases
 
 
@@ -1234,11 +1257,11 @@ struct AlibiSlopesCase {{
 }};
 
 struct AlibiBiasCase {{
-    const char* family;              // "bloom" | "mpt"
+    const char* family;              // "bloom" | "mpt" | "falcon"
     long batch, seq, heads;
     double alibi_bias_max;
     const long* attention_mask;      // batch x seq (1 token, 0 pad); mpt: batch 1, all ones (MPT's bias takes no mask)
-    const double* bias_f32;          // bloom: build_alibi_tensor(mask, heads, float32) as batch x heads x seq;
+    const double* bias_f32;          // bloom, falcon: build_alibi_tensor(mask, heads, float32) as batch x heads x seq;
                                      // mpt: build_mpt_alibi_tensor -> heads x seq
     const double* bias_f64;          // bloom: build_alibi_tensor(mask, heads, float64): HF multiplies in float32
                                      // and converts, so these equal bias_f32; mpt: the same steps in float64

@@ -76,7 +76,8 @@ public:
     const RotaryEmbedding<float>* local_rotary() const noexcept {
         return std::visit([](const auto& stage) { return stage.local_rotary ? &*stage.local_rotary : nullptr; }, m_stage);
     }
-    /// @brief The ALiBi bias of BLOOM, MPT and ALiBi Falcon, to add to the attention scores.
+    /// @brief The ALiBi bias of BLOOM, MPT and ALiBi Falcon, to add to the attention scores
+    ///        (Falcon's to q . k before its 1 / sqrt(head_dim) scaling: AlibiFamily::falcon).
     /// @return the bias, or null for the other families.
     const AlibiBias<float>* alibi() const noexcept {
         return std::visit([](const auto& stage) { return stage.alibi ? &*stage.alibi : nullptr; }, m_stage);

@@ -166,9 +166,10 @@ struct ModelInputStage {
     ///        rope_scaling; ModernBERT: global_rope_theta); empty for the other families.
     std::optional<RotaryEmbedding<float>> local_rotary = std::nullopt;
     /// @brief The ALiBi bias of BLOOM, MPT and Falcon with `alibi: true`, to add to the
-    ///        attention scores (alibi->forward(ids, padding)): BLOOM's slopes for n_head heads,
-    ///        MPT's with alibi_bias_max 8 (Hugging Face's MptModel passes no other), exact
-    ///        precision; empty for the other families.
+    ///        attention scores (alibi->forward(ids, padding)): BLOOM's slopes for n_head heads
+    ///        (exact precision), MPT's with alibi_bias_max 8 (Hugging Face's MptModel passes no
+    ///        other), Falcon's in bfloat16 arithmetic (AlibiFamily::falcon: added to q . k before
+    ///        the 1 / sqrt(head_dim) scaling); empty for the other families.
     std::optional<AlibiBias<float>> alibi = std::nullopt;
 };
 
@@ -666,9 +667,9 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
         set_wte_token_types(checkpoint, pipeline, names);  // their forwards add wte(token_type_ids)
     const std::string name = path_name(directory / "config.json");
     const nlohmann::json language = language_config(read_json_object(directory / "config.json"), name);
-    if (config.model_type == "falcon" && uses_alibi(language, name))  // BLOOM's slopes, in attention alone
+    if (config.model_type == "falcon" && uses_alibi(language, name))  // in attention alone
         return {config,       std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                AlibiBias<float>(attention_heads(language, name))};
+                AlibiBias<float>(attention_heads(language, name), AlibiOptions::falcon())};
     if (!is_gemma3(config.model_type))
         return {config, std::move(pipeline), std::nullopt, rotary_stage(language, name), std::nullopt, std::nullopt};
     return {config,
