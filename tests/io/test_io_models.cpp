@@ -980,6 +980,12 @@ TEST_CASE("NLLB's (M2M100's) pad ids read a zero position row, in the encoder an
     seqembed::IdMatrix longest(1, 33);
     longest.setConstant(5);
     CHECK_THROWS_AS(model.forward(seqembed::Batch(longest)), seqembed::index_error);
+
+    const BrokenCopy copy("m2m_100");
+    copy.write_config(R"({"model_type": "m2m_100", "vocab_size": 86, "d_model": 12, "max_position_embeddings": 32,
+                          "pad_token_id": null})");
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+              .find("'pad_token_id' is null, which M2M100's positions need") != std::string::npos);
 }
 
 TEST_CASE("BLOOM and MPT carry their ALiBi bias: BLOOM's and MPT's slopes for the config's heads", "[io][models]") {
@@ -999,6 +1005,13 @@ TEST_CASE("BLOOM and MPT carry their ALiBi bias: BLOOM's and MPT's slopes for th
     CHECK(mpt.alibi()->options().alibi_bias_max == 8.0);
     CHECK(mpt.alibi()->slopes() == seqembed::AlibiBias<float>(3, seqembed::AlibiOptions::mpt(8.0)).slopes());
     CHECK(seqembed::io::load_model(root / "llama").alibi() == nullptr);
+    {
+        // BloomConfig reads bigscience's n_embed before hidden_size.
+        const BrokenCopy copy("bloom");
+        copy.write_config(R"({"model_type": "bloom", "vocab_size": 87, "hidden_size": 8, "n_embed": 16,
+                              "n_head": 3})");
+        CHECK(seqembed::io::load_model(copy.directory).config().hidden_size == 16);
+    }
     // MPT's bias ignores the padding; BLOOM's numbers the keys by the real tokens before them.
     seqembed::IdMatrix ids(1, 3);
     ids << 0, 5, 6;

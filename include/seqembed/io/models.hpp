@@ -517,12 +517,13 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
         filled["max_position_embeddings"] = *rows;
         return language_config(filled, name);
     }
-    if (family == "falcon" && config.find("n_embed") != config.end() && !config["n_embed"].is_null()) {
-        // FalconConfig still reads RefinedWeb's n_embed, before hidden_size.
-        nlohmann::json falcon = config;
-        falcon["hidden_size"] = falcon["n_embed"];
-        falcon.erase("n_embed");
-        return falcon;
+    if ((family == "falcon" || family == "bloom") && config.find("n_embed") != config.end() &&
+        !config["n_embed"].is_null()) {
+        // FalconConfig and BloomConfig read n_embed (RefinedWeb's, bigscience's) before hidden_size.
+        nlohmann::json renamed = config;
+        renamed["hidden_size"] = renamed["n_embed"];
+        renamed.erase("n_embed");
+        return renamed;
     }
     if (!is_gemma3(family)) return config;
     nlohmann::json merged = {{"vocab_size", 262208},        {"hidden_size", 2304},  {"num_attention_heads", 8},
@@ -1235,7 +1236,8 @@ inline LearnedPositionalEmbedding<float> m2m100_positions(const ModelConfig& con
 ///        (`decoder`) reads the same tables, positions after its past tokens. Tensors
 ///        `model.shared.weight` or `model.encoder.embed_tokens.weight` (with or without
 ///        `model.`). The table has max_position_embeddings + 2 rows: positions past it are
-///        refused (Hugging Face grows its table).
+///        refused (Hugging Face grows its table). Hugging Face's table is a constant buffer:
+///        the stage holds it as a learned table, so freeze it by not stepping it.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows (both stages).
 /// @param split which rows of the token table to read, as load_bert.
@@ -1246,7 +1248,11 @@ inline LearnedModelInput load_m2m100(const std::filesystem::path& directory, con
                                      const VocabularySplit& split = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_m2m100");
     const ModelConfig& config = checkpoint.config();
-    const std::int64_t padding_idx = config.pad_token_id.value_or(1);
+    // M2M100Config's pad_token_id is 1; an explicit null leaves the positions without a padding id.
+    if (!config.embedding_padding_idx)
+        seqembed::detail::fail<format_error>(detail::path_name(directory / "config.json"),
+                                             ": 'pad_token_id' is null, which M2M100's positions need");
+    const std::int64_t padding_idx = *config.embedding_padding_idx;
     const PipelineOptions family =
         detail::family_options(options, "load_m2m100", PositionNumbering::non_padding_ids, padding_idx);
     const std::vector<std::string> shared = {"model.shared.weight", "model.encoder.embed_tokens.weight", "shared.weight",
