@@ -15,6 +15,7 @@
 #include <fstream>
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -1216,7 +1217,10 @@ inline LearnedPositionalEmbedding<float> m2m100_positions(const ModelConfig& con
     SinusoidalOptions sinusoidal = SinusoidalOptions::fairseq(padding_idx);
     sinusoidal.offset = 0;
     sinusoidal.precision = TablePrecision::follow_scalar;
-    sinusoidal.max_positions = seqembed::detail::checked_add("M2M100 position table rows", config.max_positions, 2);
+    if (config.max_positions > std::numeric_limits<Index>::max() - 2)
+        seqembed::detail::fail<format_error>("M2M100's max_position_embeddings ", config.max_positions,
+                                             " + 2 rows do not fit an index");
+    sinusoidal.max_positions = config.max_positions + 2;
     if (padding_idx < 0 || padding_idx >= sinusoidal.max_positions)
         seqembed::detail::fail<format_error>("M2M100's padding_idx ", padding_idx,
                                              " is outside its position table's ", sinusoidal.max_positions, " rows");
