@@ -312,8 +312,9 @@ inline Model load_deberta(const std::filesystem::path& directory, const Pipeline
 
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
-///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart and mbart, opt, marian and pegasus, t5, mt5 and umt5, and the
-///        rotary decoders load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
+///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart and mbart,
+///        opt, marian and pegasus, m2m_100 (NLLB), t5, mt5 and umt5, the rotary decoders
+///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere), and the ALiBi
 ///        decoders bloom and mpt: the family loaders of io/models.hpp.

@@ -610,7 +610,8 @@ inline RotaryEmbedding<float> rotary_stage(const nlohmann::json& config, const s
 inline bool uses_alibi(const nlohmann::json& config, const std::string& name) {
     const nlohmann::json* alibi = find_key(config, {"alibi"});
     if (alibi == nullptr || alibi->is_null()) return false;
-    if (!alibi->is_boolean()) seqembed::detail::fail<format_error>(name, ": 'alibi' is ", alibi->dump(), ", not a boolean");
+    if (!alibi->is_boolean())
+        seqembed::detail::fail<format_error>(name, ": 'alibi' is ", alibi->dump(), ", not a boolean");
     return alibi->get<bool>();
 }
 
@@ -703,10 +704,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
-            "deberta, deberta-v2, gpt2, gpt_neo, gpt_bigcode, bart, mbart, "
-            "opt, marian, pegasus, m2m_100, t5, mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, "
-            "gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, "
-            "cohere)");
+            "deberta, deberta-v2, gpt2, gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
+            "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
+            "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, "
+            "falcon, cohere)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
@@ -1011,10 +1012,12 @@ inline LookupModelInput load_modernbert(const std::filesystem::path& directory, 
                                  name)};
 }
 
-/// @brief GPT-2's (and GPT-Neo's, GPTBigCode's) input stage: wte + wpe (positions by index after the past tokens), then, when
-///        token types are given, wte(token_type_ids) added after the positions as GPT2Model
-///        does; no scale, no LayerNorm. Tensors `transformer.wte.weight` or `wte.weight`, and
-///        wpe likewise.
+/// @brief GPT-2's (and GPT-Neo's, GPTBigCode's) input stage: wte + wpe (positions by index
+///        after the past tokens), then, when token types are given, wte(token_type_ids) added
+///        after the positions as GPT2Model does; no scale, no LayerNorm. Tensors
+///        `transformer.wte.weight` or `wte.weight`, and wpe likewise. GPTBigCode numbers
+///        positions by index, as transformers 5 does (4.x counted the mask: pass its position
+///        ids, cumsum(mask) - 1 with pads at 1, to reproduce it).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert.
