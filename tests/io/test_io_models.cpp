@@ -88,7 +88,8 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "modernbert") return run(seqembed::io::load_modernbert(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
         type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3" ||
-        type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere")
+        type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere" ||
+        seqembed::io::detail::is_rotary_family(type))
         return run(seqembed::io::load_rotary_decoder(directory), c);
     FAIL("no preset for " << type);
     return {};
@@ -164,7 +165,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 21);
+    REQUIRE(fixtures::all_rotary_count == 44);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -176,6 +177,7 @@ TEST_CASE("Each rotary model family takes its rotary stage from config.json, wit
         CHECK(rope->rotary_dim() == want.rotary_dim);
         CHECK(rope->max_positions() == want.max_positions);
         CHECK(rope->attention_scaling() == want.attention_scaling);
+        CHECK((rope->options().layout == seqembed::RotaryLayout::interleaved) == want.interleaved);
         const std::vector<float>& inv_freq = rope->inverse_frequencies();
         REQUIRE(static_cast<long>(inv_freq.size()) == want.rotary_dim / 2);
         for (long i = 0; i < want.rotary_dim / 2; ++i) {
@@ -351,13 +353,29 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         CHECK(message.find("config.json: its rotary options are invalid") != std::string::npos);
     }
     copy.write_config(R"({"model_type": "xlnet", "vocab_size": 72, "hidden_size": 16})");
-    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); })
-              .find("model_type 'xlnet' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, "
-                    "albert, mpnet, modernbert, deberta, deberta-v2, gpt2, gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, "
-                    "m2m_100, t5, mt5, umt5, bloom, mpt, llama, "
-                    "mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, "
-                    "gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere)") !=
-          std::string::npos);
+    const std::string unknown = message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); });
+    INFO(unknown);
+    const std::string intro = "model_type 'xlnet' has no preset (";
+    const std::size_t open = unknown.find(intro);
+    REQUIRE(open != std::string::npos);
+    const std::size_t close = unknown.find(')', open);
+    REQUIRE(close != std::string::npos);
+    // Every family the message lists is one ModelConfig::read knows.
+    const std::string listed = unknown.substr(open + intro.size(), close - open - intro.size()) + ", ";
+    long families = 0;
+    for (std::size_t at = 0, comma; (comma = listed.find(", ", at)) != std::string::npos; at = comma + 2, ++families) {
+        const std::string family = listed.substr(at, comma - at);
+        INFO(family);
+        copy.write_config(R"({"model_type": ")" + family + R"(", "vocab_size": 72, "hidden_size": 16})");
+        std::string message;
+        try {
+            (void)seqembed::io::ModelConfig::read(copy.directory / "config.json");
+        } catch (const seqembed::error& e) {
+            message = e.what();  // another key missing is fine here
+        }
+        CHECK(message.find("has no preset") == std::string::npos);
+    }
+    CHECK(families >= 77);
 }
 
 namespace {
@@ -541,7 +559,14 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"mbart", 1},    {"pegasus", 0},        {"mt5", std::nullopt}, {"umt5", std::nullopt},
         {"gpt_neo", std::nullopt}, {"gptj", std::nullopt}, {"codegen", std::nullopt},
         {"falcon", std::nullopt},  {"cohere", 0}, {"deberta", 0}, {"deberta_v2", 0}, {"m2m_100", 1},
-        {"bloom", std::nullopt},   {"mpt", std::nullopt}, {"gpt_bigcode", std::nullopt}};
+        {"bloom", std::nullopt},   {"mpt", std::nullopt}, {"gpt_bigcode", std::nullopt},
+        // The config classes' pad_token_id where the fixtures' configs have none: Cohere 2's and
+        // ERNIE 4.5's 0, OLMo 3's, OLMoE's and Seed-OSS's 1, Apertus's and Helium's 3.
+        {"gpt_oss", 111}, {"glm4", 112},      {"glm4_moe", {}},  {"dbrx", {}},      {"deepseek_v3", {}},
+        {"deepseek_v2", {}}, {"llama4", {}},  {"qwen2_5_vl", {}}, {"qwen3_vl", {}}, {"granitemoe", {}},
+        {"cohere2", 0},   {"smollm3", 122},   {"olmo3", 1},      {"persimmon", {}}, {"mistral3", {}},
+        {"apertus", 3},   {"helium", 3},      {"ernie4_5", 0},   {"nemotron", {}},  {"exaone4", {}},
+        {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -1032,7 +1057,19 @@ TEST_CASE("Checkpoints saved under each family's other names (base classes witho
             return name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
         };
     };
+    const auto moved = [](const std::string& from, const std::string& to) -> Rename {
+        return [from, to](const std::string& name) {
+            return name.compare(0, from.size(), from) == 0 ? to + name.substr(from.size()) : name;
+        };
+    };
     const std::vector<std::pair<const char*, Rename>> layouts = {
+        {"dbrx", strip("transformer.")},  // DbrxModel
+        // Multimodal checkpoints before and after transformers 4.52's layout.
+        {"qwen2_5_vl", moved("model.", "model.language_model.")},
+        {"qwen3_vl", moved("model.language_model.", "model.")},
+        {"mistral3", moved("language_model.model.", "model.language_model.")},
+        {"llama4", moved("language_model.model.", "model.language_model.")},
+        {"gpt_oss", strip("model.")},  // GptOssModel
         {"deberta_v2", strip("deberta.")},  // DebertaV2Model
         {"deberta", strip("deberta.")},
         {"gpt_neo", strip("transformer.")},  // GPTNeoModel
@@ -1071,4 +1108,220 @@ TEST_CASE("Checkpoints saved under each family's other names (base classes witho
         if (original.has_decoder())
             CHECK(other.forward_decoder(seqembed::Batch(ids)) == original.forward_decoder(seqembed::Batch(ids)));
     }
+}
+
+namespace {
+
+/// What each layer of a loaded model applies: 'R' its rotary stage, 'L' its local one, '-' none.
+std::string layer_letters(const seqembed::io::Model& model) {
+    std::string letters;
+    for (Index layer = 0; layer < model.layers(); ++layer) {
+        const seqembed::RotaryEmbedding<float>* rope = model.rotary_of_layer(layer);
+        letters += rope == nullptr ? '-' : rope == model.rotary() ? 'R' : rope == model.local_rotary() ? 'L' : '?';
+    }
+    return letters;
+}
+
+}  // namespace
+
+TEST_CASE("Each attention layer takes the rotary stage its family's rule gives it, or none", "[io][models][rotary]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    // Cohere 2: Cohere2Attention rotates only where sliding_window is set, the layers where
+    // (i + 1) % sliding_window_pattern != 0.
+    CHECK(layer_letters(seqembed::io::load_model(root / "cohere2")) == "RRR-");
+    // SmolLM3 and Llama 4: use_rope = no_rope_layers[i].
+    CHECK(layer_letters(seqembed::io::load_model(root / "smollm3")) == "R-RR");
+    CHECK(layer_letters(seqembed::io::load_model(root / "llama4")) == "RRR-");
+    // EXAONE 4 with sliding_window: RoPE on its sliding layers alone (layer_types).
+    CHECK(layer_letters(seqembed::io::load_model(root / "exaone4")) == "RRR-");
+    // OLMo 3: three sliding layers (the local stage: no rope_scaling), then a full one.
+    const seqembed::io::Model olmo3 = seqembed::io::load_model(root / "olmo3");
+    CHECK(layer_letters(olmo3) == "LLLR");
+    CHECK(olmo3.rotary()->options().scaling == seqembed::RotaryScaling::yarn);
+    CHECK(olmo3.local_rotary()->options().scaling == seqembed::RotaryScaling::none);
+    CHECK(olmo3.local_rotary()->options().base == olmo3.rotary()->options().base);
+    // Gemma 3 (Gemma3TextConfig's 26 layers, sliding_window_pattern 6) and gpt-oss (every layer).
+    const std::string gemma3 = layer_letters(seqembed::io::load_model(root / "gemma3"));
+    CHECK(gemma3 == "LLLLLRLLLLLRLLLLLRLLLLLRLL");
+    CHECK(layer_letters(seqembed::io::load_model(root / "gpt_oss")) == "RRRR");
+    // The families without RoPE have no stage on any layer; a layer past the count is refused.
+    CHECK(seqembed::io::load_model(root / "bert").rotary_of_layer(0) == nullptr);
+    const seqembed::io::Model cohere2 = seqembed::io::load_model(root / "cohere2");
+    CHECK_THROWS_WITH(cohere2.rotary_of_layer(4), Catch::Contains("layer 4 is outside [0, 4)"));
+    CHECK_THROWS_WITH(cohere2.rotary_of_layer(-1), Catch::Contains("layer -1 is negative"));
+    // Without num_hidden_layers a family whose layers differ cannot say; one whose layers agree can.
+    BrokenCopy copy("cohere2");
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(copy.directory / "config.json"));
+    config.erase("num_hidden_layers");
+    copy.write_config(config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(copy.directory).rotary_of_layer(0),
+                      Catch::Contains("gives no num_hidden_layers"));
+    BrokenCopy bitnet("bitnet");
+    const seqembed::io::Model uniform = seqembed::io::load_model(bitnet.directory);
+    CHECK(uniform.layers() == 0);
+    CHECK(uniform.rotary_of_layer(7) == uniform.rotary());
+    // A bad no_rope_layers is named.
+    BrokenCopy smol("smollm3");
+    nlohmann::json smol_config = nlohmann::json::parse(std::ifstream(smol.directory / "config.json"));
+    smol_config["no_rope_layers"] = {1, 2, 1, 1};
+    smol.write_config(smol_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(smol.directory), Catch::Contains("'no_rope_layers'[1] is 2, not 0 or 1"));
+    smol_config["no_rope_layers"] = {1, 1};
+    smol.write_config(smol_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(smol.directory),
+                      Catch::Contains("'no_rope_layers' is not a list of 4 values"));
+    // Without the list, SmolLM3Config's default: every fourth layer (no_rope_layer_interval) has none.
+    smol_config.erase("no_rope_layers");
+    smol_config["num_hidden_layers"] = 8;
+    smol.write_config(smol_config.dump());
+    CHECK(layer_letters(seqembed::io::load_model(smol.directory)) == "RRR-RRR-");
+}
+
+TEST_CASE("A config that leaves keys out takes its config class's defaults, and the keys each class renames",
+          "[io][models][rotary]") {
+    const auto options = [](const char* text) {
+        return seqembed::io::rotary_options_from_json(nlohmann::json::parse(text), "config.json");
+    };
+    using seqembed::RotaryLayout;
+    using seqembed::RotaryScaling;
+    {
+        // GptOssConfig: theta 150000, head_dim 64, 131072 positions, yarn factor 32 without truncation.
+        const seqembed::RotaryOptions o =
+            options(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64})");
+        CHECK(o.base == 150000.0);
+        CHECK(o.head_dim == 64);
+        CHECK(o.max_positions == 131072);
+        CHECK(o.scaling == RotaryScaling::yarn);
+        CHECK(o.factor == 32.0);
+        CHECK(o.original_max_position_embeddings == 4096);
+        CHECK_FALSE(o.truncate);
+        // A rule in rope_parameters (transformers 5) is the file's, not the default's.
+        const seqembed::RotaryOptions given = options(R"({"model_type": "gpt_oss", "hidden_size": 2880,
+            "num_attention_heads": 64, "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0}})");
+        CHECK(given.scaling == RotaryScaling::none);
+        CHECK(given.base == 1000.0);
+    }
+    {
+        // Llama 4: interleaved (complex products), head_dim 128, theta 500000.
+        const seqembed::RotaryOptions o =
+            options(R"({"model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40})");
+        CHECK(o.layout == RotaryLayout::interleaved);
+        CHECK(o.head_dim == 128);
+        CHECK(o.base == 500000.0);
+    }
+    {
+        // GLM and GLM-4: interleaved pairs on half of each head; GLM-4-MoE: halves on half.
+        const seqembed::RotaryOptions glm =
+            options(R"({"model_type": "glm", "hidden_size": 4096, "num_attention_heads": 32})");
+        CHECK(glm.layout == RotaryLayout::interleaved);
+        CHECK(glm.partial_rotary_factor == 0.5);
+        CHECK(glm.head_dim == 128);
+        const seqembed::RotaryOptions moe = options(
+            R"({"model_type": "glm4_moe", "hidden_size": 5120, "num_attention_heads": 96, "head_dim": 128})");
+        CHECK(moe.layout == RotaryLayout::halves);
+        CHECK(moe.partial_rotary_factor == 0.5);
+    }
+    {
+        // DeepSeek: qk_rope_head_dim rotates (head_dim is forced to it); V3 interleaved unless
+        // rope_interleave is false.
+        const seqembed::RotaryOptions v3 = options(R"({"model_type": "deepseek_v3", "hidden_size": 7168,
+            "num_attention_heads": 128, "head_dim": 192, "qk_rope_head_dim": 64})");
+        CHECK(v3.head_dim == 64);
+        CHECK(v3.layout == RotaryLayout::interleaved);
+        CHECK(v3.max_positions == 4096);
+        const seqembed::RotaryOptions halves = options(R"({"model_type": "deepseek_v3", "hidden_size": 7168,
+            "num_attention_heads": 128, "rope_interleave": false})");
+        CHECK(halves.layout == RotaryLayout::halves);
+        CHECK(halves.head_dim == 64);
+    }
+    {
+        // DBRX: attn_config.rope_theta, d_model / n_heads, max_seq_len.
+        const seqembed::RotaryOptions o = options(R"({"model_type": "dbrx", "d_model": 6144, "n_heads": 48,
+            "max_seq_len": 32768, "attn_config": {"rope_theta": 500000.0, "kv_n_heads": 8}})");
+        CHECK(o.base == 500000.0);
+        CHECK(o.head_dim == 128);
+        CHECK(o.max_positions == 32768);
+    }
+    {
+        // Cohere 2: hidden_size / num_attention_heads whatever head_dim says; interleaved.
+        const seqembed::RotaryOptions o = options(
+            R"({"model_type": "cohere2", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 64})");
+        CHECK(o.head_dim == 128);
+        CHECK(o.layout == RotaryLayout::interleaved);
+        CHECK(o.base == 10000.0);
+    }
+    {
+        // Apertus: theta 12e6 and the llama3 rule; Persimmon: theta 25000, half of each head;
+        // Helium: interleaved, theta 100000; Qwen2-VL's "mrope" is the default rule.
+        const seqembed::RotaryOptions apertus =
+            options(R"({"model_type": "apertus", "hidden_size": 4096, "num_attention_heads": 32})");
+        CHECK(apertus.base == 12000000.0);
+        CHECK(apertus.scaling == RotaryScaling::llama3);
+        CHECK(apertus.original_max_position_embeddings == 8192);
+        const seqembed::RotaryOptions persimmon =
+            options(R"({"model_type": "persimmon", "hidden_size": 4096, "num_attention_heads": 64})");
+        CHECK(persimmon.base == 25000.0);
+        CHECK(persimmon.partial_rotary_factor == 0.5);
+        CHECK(persimmon.layout == RotaryLayout::halves);
+        const seqembed::RotaryOptions helium =
+            options(R"({"model_type": "helium", "hidden_size": 2560, "num_attention_heads": 20})");
+        CHECK(helium.layout == RotaryLayout::interleaved);
+        CHECK(helium.base == 100000.0);
+        const seqembed::RotaryOptions vl = options(R"({"model_type": "qwen2_vl", "hidden_size": 1536,
+            "num_attention_heads": 12, "rope_theta": 1000000.0,
+            "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}})");
+        CHECK(vl.scaling == RotaryScaling::none);
+    }
+    {
+        // ModelConfig takes the defaults too: SmolLM3's padding_idx 128004, Helium's 3; an
+        // explicit null keeps none.
+        const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+        CHECK(seqembed::io::ModelConfig::read(root / "helium/config.json").embedding_padding_idx == 3);
+        CHECK(seqembed::io::ModelConfig::read(root / "seed_oss/config.json").embedding_padding_idx == 1);
+        BrokenCopy copy("helium");
+        copy.write_config(R"({"model_type": "smollm3", "vocab_size": 128256, "hidden_size": 16,
+                              "num_attention_heads": 2})");
+        CHECK(seqembed::io::ModelConfig::read(copy.directory / "config.json").embedding_padding_idx == 128004);
+        copy.write_config(R"({"model_type": "smollm3", "vocab_size": 128256, "hidden_size": 16,
+                              "num_attention_heads": 2, "pad_token_id": null})");
+        CHECK_FALSE(seqembed::io::ModelConfig::read(copy.directory / "config.json").embedding_padding_idx.has_value());
+    }
+}
+
+TEST_CASE("Qwen-VL's language model numbers text by the mask's count, and the multimodal checkpoints' names load",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const seqembed::io::Model model = seqembed::io::load_model(root / "qwen2_5_vl");
+    // get_rope_index for text: cumsum(attention_mask) - 1 over the real tokens.
+    seqembed::IdMatrix ids(2, 4);
+    ids << 5, 6, 7, 8, 0, 0, 9, 10;
+    seqembed::IdMatrix mask(2, 4);
+    mask << 1, 1, 1, 1, 0, 0, 1, 1;
+    seqembed::Batch batch(ids);
+    batch.padding = seqembed::Padding::from_mask(mask);
+    const seqembed::io::Model::PositionVector positions = model.positions(batch);
+    CHECK(positions(0) == 0);
+    CHECK(positions(3) == 3);
+    CHECK(positions(6) == 0);
+    CHECK(positions(7) == 1);
+    // While decoding: one token after those, its mask over past + current.
+    seqembed::IdMatrix next(2, 1);
+    next << 11, 12;
+    seqembed::IdMatrix wide(2, 5);
+    wide << 1, 1, 1, 1, 1, 0, 0, 1, 1, 1;
+    seqembed::Batch step(next);
+    step.padding = seqembed::Padding::from_mask(wide);
+    const seqembed::io::Model::PositionVector after = model.positions(step);
+    CHECK(after(0) == 4);
+    CHECK(after(1) == 2);
+    // The multimodal configs' text_config.
+    CHECK(seqembed::io::load_model(root / "qwen3_vl").config().vocab_size == 120);
+    CHECK(seqembed::io::load_model(root / "mistral3").config().vocab_size == 126);
+    CHECK_THROWS_WITH(
+        [&] {
+            BrokenCopy broken("qwen3_vl");
+            broken.write_config(R"({"model_type": "qwen3_vl", "vocab_size": 120, "hidden_size": 16})");
+            (void)seqembed::io::load_model(broken.directory);
+        }(),
+        Catch::Contains("model_type 'qwen3_vl' has no 'text_config' object"));
 }

@@ -224,8 +224,8 @@ TEST_CASE("rotary: A broken rotary config is an error naming the file and the ke
     fails(R"({"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 0})", {"'rotary_dim'"});
     fails("{" + shape + R"(, "rope_scaling": 5})", {"'rope_scaling' is 5, not an object or null"});
     fails("{" + shape + R"(, "rope_scaling": {"factor": 2.0}})", {"'rope_scaling' has neither 'rope_type' nor 'type'"});
-    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "mrope"}})",
-          {"'rope_scaling.rope_type' is 'mrope'", "default, linear, dynamic, yarn, llama3, longrope"});
+    fails("{" + shape + R"(, "rope_scaling": {"rope_type": "ntk_alpha"}})",
+          {"'rope_scaling.rope_type' is 'ntk_alpha'", "default, linear, dynamic, yarn, llama3, longrope"});
     fails("{" + shape + R"(, "rope_scaling": {"type": 3}})", {"'rope_scaling.type' is 3, not a string"});
     fails("{" + shape + R"(, "rope_scaling": {"rope_type": "linear"}})",
           {"has no 'rope_scaling.factor', which the linear rope_type needs"});

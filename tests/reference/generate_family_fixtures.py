@@ -622,14 +622,65 @@ GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262208, "hidden_size": 2304, "num_attentio
                         "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "pad_token_id": 0}
 
 
+# The config classes' values for keys a config.json may leave out, of the decoders whose
+# language model is Llama's lookup (configuration_<family>.py; transformers 4.5x and 5.x agree).
+DECODER_DEFAULTS = {
+    "cohere2": {"rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0},
+    "gpt_oss": {"rope_theta": 150000.0, "head_dim": 64, "max_position_embeddings": 131072,
+                "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                 "truncate": False, "original_max_position_embeddings": 4096}},
+    "smollm3": {"rope_theta": 2000000.0, "max_position_embeddings": 32768, "pad_token_id": 128004},
+    "llama4": {"rope_theta": 500000.0, "head_dim": 128, "max_position_embeddings": 131072},
+    "olmoe": {"rope_theta": 10000.0, "max_position_embeddings": 4096, "pad_token_id": 1},
+    "olmo3": {"rope_theta": 500000.0, "max_position_embeddings": 2048, "pad_token_id": 1},
+    "granitemoe": {"max_position_embeddings": 2048},
+    "nemotron": {"partial_rotary_factor": 0.5, "max_position_embeddings": 4096},
+    "persimmon": {"partial_rotary_factor": 0.5, "rope_theta": 25000.0, "max_position_embeddings": 16384},
+    "helium": {"head_dim": 128, "rope_theta": 100000.0, "max_position_embeddings": 4096, "pad_token_id": 3},
+    "glm4": {"partial_rotary_factor": 0.5, "head_dim": 128, "max_position_embeddings": 131072,
+             "pad_token_id": 151329},
+    "glm4_moe": {"partial_rotary_factor": 0.5, "max_position_embeddings": 131072},
+    "ernie4_5": {"head_dim": 128, "rope_theta": 500000.0, "max_position_embeddings": 131072, "pad_token_id": 0},
+    "exaone4": {"max_position_embeddings": 2048, "sliding_window": 4096},
+    "seed_oss": {"head_dim": 128, "max_position_embeddings": 524288, "pad_token_id": 1},
+    "apertus": {"rope_theta": 12000000.0, "max_position_embeddings": 65536, "pad_token_id": 3,
+                "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                                 "low_freq_factor": 1.0, "high_freq_factor": 4.0}},
+    "bitnet": {"rope_theta": 500000.0, "max_position_embeddings": 2048},
+    "deepseek_v2": {"max_position_embeddings": 2048, "qk_rope_head_dim": 64},
+    "deepseek_v3": {"max_position_embeddings": 4096, "qk_rope_head_dim": 64},
+    "qwen2_5_vl": {"rope_theta": 1000000.0, "max_position_embeddings": 32768},
+    "qwen3_vl": {"rope_theta": 5000000.0, "max_position_embeddings": 262144},
+    "mistral3": {},
+}
+# Multimodal checkpoints whose language model's keys are under text_config.
+NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl")
+
+
 def language(cfg):
     """The language model's config: cfg, or Gemma 3's text_config with Gemma3TextConfig's
-    defaults (as Gemma3Config builds Gemma3TextConfig(**text_config))."""
-    if cfg["model_type"] not in ("gemma3", "gemma3_text"):
-        return cfg
-    merged = dict(GEMMA3_TEXT_DEFAULTS)
-    merged.update(cfg.get("text_config", cfg))
-    merged["model_type"] = cfg["model_type"]
+    defaults (as Gemma3Config builds Gemma3TextConfig(**text_config)); the multimodal decoders'
+    text_config; each with its config class's defaults and renamed keys (DBRX's attn_config,
+    DeepSeek's head_dim = qk_rope_head_dim, Cohere 2's head_dim = hidden_size // heads)."""
+    family = cfg["model_type"]
+    if family in ("gemma3", "gemma3_text"):
+        merged = dict(GEMMA3_TEXT_DEFAULTS)
+        merged.update(cfg.get("text_config", cfg))
+        merged["model_type"] = family
+        return merged
+    merged = dict(cfg["text_config"] if family in NESTED_TEXT_CONFIG else cfg)
+    merged["model_type"] = family
+    for key, value in DECODER_DEFAULTS.get(family, {}).items():
+        if key not in merged and not (key == "rope_scaling" and "rope_parameters" in merged):
+            merged[key] = value
+    if family == "dbrx":
+        merged.update(hidden_size=cfg["d_model"], num_attention_heads=cfg["n_heads"],
+                      max_position_embeddings=cfg.get("max_seq_len", 2048),
+                      rope_theta=cfg["attn_config"].get("rope_theta", 10000.0))
+    if family in ("deepseek_v2", "deepseek_v3"):
+        merged["head_dim"] = merged["qk_rope_head_dim"]
+    if family == "cohere2":
+        merged.pop("head_dim", None)
     return merged
 
 
@@ -662,6 +713,34 @@ def build_gemma3(cfg):
 
     def forward(input_ids, attention_mask, token_type_ids):
         return model.embed_tokens(input_ids), None, None
+    return root, forward
+
+
+# Where the lookup decoders of DECODER_DEFAULTS (and the others built by build_lookup_decoder)
+# keep their token table; model.embed_tokens elsewhere.
+DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.embed_tokens",
+                  "mistral3": "language_model.model.embed_tokens",
+                  "qwen3_vl": "model.language_model.embed_tokens"}
+
+
+def build_lookup_decoder(cfg):
+    """The decoders whose stage is LlamaModel's: inputs_embeds = embed_tokens(input_ids) (DBRX's
+    wte; the multimodal checkpoints' language model), times GraniteMoE's embedding_multiplier (a
+    Python float); nn.Embedding(vocab_size, hidden_size, padding_idx = pad_token_id)."""
+    text = language(cfg)
+    root = node()
+    path = DECODER_TABLES.get(cfg["model_type"], "model.embed_tokens").split(".")
+    parent = root
+    for part in path[:-1]:
+        setattr(parent, part, node())
+        parent = getattr(parent, part)
+    table = nn.Embedding(text["vocab_size"], text["hidden_size"], text.get("pad_token_id"))
+    setattr(parent, path[-1], table)
+    multiplier = text.get("embedding_multiplier")
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        x = table(input_ids)
+        return (x if multiplier is None else x * multiplier), None, None
     return root, forward
 
 
@@ -1429,6 +1508,291 @@ FAMILIES = [
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
         note="transformer.wte(ids) + transformer.wpe(positions), drop: GPT-2's stage",
     ),
+    dict(
+        name="gpt_oss", seed=44, build=build_lookup_decoder,
+        config={"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "vocab_size": 112,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 4, "pad_token_id": 111,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="GptOssModel: embed_tokens; no rope_theta, head_dim or rope_scaling in the config: GptOssConfig's 150000, 64 and yarn (factor 32, original 4096, truncate false)",
+        rotary="yarn",
+    ),
+    dict(
+        name="glm4", seed=45, build=build_lookup_decoder,
+        config={"architectures": ["Glm4ForCausalLM"], "model_type": "glm4", "vocab_size": 113,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                "max_position_embeddings": 64, "rope_theta": 10000.0, "pad_token_id": 112,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Glm4Model: embed_tokens; interleaved pairs on the first half of each head (partial_rotary_factor 0.5, Glm4Config's default)",
+        rotary="default",
+    ),
+    dict(
+        name="glm4_moe", seed=46, build=build_lookup_decoder,
+        config={"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "vocab_size": 114,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "rope_theta": 10000.0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Glm4MoeModel: embed_tokens; GPT-NeoX's halves on the first half of each head (partial_rotary_factor 0.5 by default)",
+        rotary="default",
+    ),
+    dict(
+        name="dbrx", seed=47, build=build_lookup_decoder,
+        config={"architectures": ["DbrxForCausalLM"], "model_type": "dbrx", "vocab_size": 115,
+                "d_model": 16, "n_heads": 2, "n_layers": 2, "max_seq_len": 64,
+                "attn_config": {"kv_n_heads": 1, "rope_theta": 500000.0, "clip_qkv": 8.0},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='DbrxModel: transformer.wte; d_model, n_heads, max_seq_len and attn_config.rope_theta',
+        rotary="default",
+    ),
+    dict(
+        name="deepseek_v3", seed=48, build=build_lookup_decoder,
+        config={"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": 116,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2, "qk_rope_head_dim": 8,
+                "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 8, "q_lora_rank": 8,
+                "max_position_embeddings": 64, "rope_theta": 10000.0,
+                "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                 "beta_fast": 32, "beta_slow": 1, "original_max_position_embeddings": 4096},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="DeepseekV3Model: embed_tokens; RoPE on qk_rope_head_dim of each head, interleaved pairs; DeepSeek-V3's yarn block (mscale = mscale_all_dim: attention factor 1)",
+        rotary="yarn",
+    ),
+    dict(
+        name="deepseek_v2", seed=49, build=build_lookup_decoder,
+        config={"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "vocab_size": 117,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2, "qk_rope_head_dim": 8,
+                "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 8,
+                "max_position_embeddings": 64, "rope_theta": 10000.0,
+                "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707,
+                                 "beta_fast": 32, "beta_slow": 1, "original_max_position_embeddings": 4096},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='DeepseekV2Model: embed_tokens; complex products on pairs (2i, 2i + 1) of qk_rope_head_dim',
+        rotary="yarn",
+    ),
+    dict(
+        name="llama4", seed=50, build=build_lookup_decoder,
+        config={"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+                "text_config": {"model_type": "llama4_text", "vocab_size": 118, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                                "max_position_embeddings": 64, "num_hidden_layers": 4,
+                                "no_rope_layers": [1, 1, 1, 0],
+                                "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 16}},
+                "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 8},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Llama4ForConditionalGeneration's language model (language_model.model.embed_tokens); text_config with Llama4TextConfig's rope_theta 500000; complex products on interleaved pairs",
+        rotary="llama3",
+    ),
+    dict(
+        name="qwen2_5_vl", seed=51, build=build_lookup_decoder,
+        config={"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+                "vocab_size": 119, "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "rope_theta": 1000000.0,
+                "rope_scaling": {"type": "mrope", "mrope_section": [1, 1, 2]},
+                "vision_config": {"hidden_size": 8}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Qwen2_5_VLForConditionalGeneration's Hub layout (model.embed_tokens, the text keys at the top level); rope type mrope read as default",
+        rotary="default",
+    ),
+    dict(
+        name="qwen3_vl", seed=52, build=build_lookup_decoder,
+        config={"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                "text_config": {"model_type": "qwen3_vl_text", "vocab_size": 120, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                                "max_position_embeddings": 64,
+                                "rope_scaling": {"rope_type": "default", "mrope_section": [2, 1, 1],
+                                                 "mrope_interleaved": True}},
+                "vision_config": {"hidden_size": 8}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Qwen3VLForConditionalGeneration (model.language_model.embed_tokens); text_config with Qwen3VLTextConfig's rope_theta 5e6",
+        rotary="default",
+    ),
+    dict(
+        name="granitemoe", seed=53, build=build_lookup_decoder,
+        config={"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "vocab_size": 121,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "embedding_multiplier": 0.3, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=0.3, position_offset=0,
+        note='GraniteMoeModel: embed_tokens(ids) * embedding_multiplier (a Python float)',
+        rotary="default",
+    ),
+    dict(
+        name="cohere2", seed=54, build=build_lookup_decoder,
+        config={"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "vocab_size": 122,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+                "max_position_embeddings": 64, "num_hidden_layers": 4, "sliding_window": 32,
+                "sliding_window_pattern": 4, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='Cohere2Model: embed_tokens (no normalizer); head_dim = hidden_size // heads whatever head_dim says; interleaved pairs; RoPE on the sliding-window layers alone',
+        rotary="default",
+    ),
+    dict(
+        name="smollm3", seed=55, build=build_lookup_decoder,
+        config={"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "vocab_size": 123,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 4, "no_rope_layers": [1, 0, 1, 1],
+                "pad_token_id": 122, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='SmolLM3Model: embed_tokens; rope_theta 2e6 by default; layers with no_rope_layers[i] == 0 take no RoPE',
+        rotary="default",
+    ),
+    dict(
+        name="olmo3", seed=56, build=build_lookup_decoder,
+        config={"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "vocab_size": 124,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 4, "sliding_window": 16,
+                "rope_scaling": {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='Olmo3Model: embed_tokens; rope_theta 500000 by default; rope_scaling on the full-attention layers alone',
+        rotary="yarn",
+    ),
+    dict(
+        name="persimmon", seed=57, build=build_lookup_decoder,
+        config={"architectures": ["PersimmonForCausalLM"], "model_type": "persimmon", "vocab_size": 125,
+                "hidden_size": 16, "num_attention_heads": 2, "max_position_embeddings": 64,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='PersimmonModel: embed_tokens; halves on the first int(0.5 * head_dim) dimensions, theta 25000 by default',
+        rotary="default",
+    ),
+    dict(
+        name="mistral3", seed=58, build=build_lookup_decoder,
+        config={"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+                "text_config": {"model_type": "mistral", "vocab_size": 126, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                                "max_position_embeddings": 64, "rope_theta": 1000000000.0},
+                "vision_config": {"model_type": "pixtral", "hidden_size": 8}, "image_token_index": 10,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Mistral3ForConditionalGeneration's first files (language_model.model.embed_tokens); MistralModel's stage from text_config",
+        rotary="default",
+    ),
+    dict(
+        name="apertus", seed=59, build=build_lookup_decoder,
+        config={"architectures": ["ApertusForCausalLM"], "model_type": "apertus", "vocab_size": 127,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="ApertusModel: embed_tokens; ApertusConfig's theta 12e6 and llama3 rule (factor 8, original 8192) when the config has none",
+        rotary="llama3",
+    ),
+    dict(
+        name="helium", seed=60, build=build_lookup_decoder,
+        config={"architectures": ["HeliumForCausalLM"], "model_type": "helium", "vocab_size": 128,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='HeliumModel: embed_tokens (padding_idx 3 by default); interleaved pairs, theta 100000 by default',
+        rotary="default",
+    ),
+    dict(
+        name="ernie4_5", seed=61, build=build_lookup_decoder,
+        config={"architectures": ["Ernie4_5ForCausalLM"], "model_type": "ernie4_5", "vocab_size": 129,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='Ernie4_5Model: embed_tokens (padding_idx 0 by default); interleaved pairs, theta 500000 by default',
+        rotary="default",
+    ),
+    dict(
+        name="nemotron", seed=62, build=build_lookup_decoder,
+        config={"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "vocab_size": 130,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='NemotronModel: embed_tokens; halves on the first half of each head (partial_rotary_factor 0.5 by default)',
+        rotary="default",
+    ),
+    dict(
+        name="exaone4", seed=63, build=build_lookup_decoder,
+        config={"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "vocab_size": 131,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 4, "sliding_window": 16,
+                "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='Exaone4Model: embed_tokens; RoPE on the sliding-window layers alone when sliding_window is set',
+        rotary="default",
+    ),
+    dict(
+        name="seed_oss", seed=64, build=build_lookup_decoder,
+        config={"architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "vocab_size": 132,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='SeedOssModel: embed_tokens (padding_idx 1 by default); head_dim 128 by default, not hidden_size // heads',
+        rotary="default",
+    ),
+    dict(
+        name="bitnet", seed=65, build=build_lookup_decoder,
+        config={"architectures": ["BitNetForCausalLM"], "model_type": "bitnet", "vocab_size": 133,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='BitNetModel: embed_tokens; theta 500000 by default',
+        rotary="default",
+    ),
+    dict(
+        name="olmoe", seed=66, build=build_lookup_decoder,
+        config={"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "vocab_size": 134,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='OlmoeModel: embed_tokens (padding_idx 1 by default)',
+        rotary="default",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -1580,6 +1944,9 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f["model.embed_tokens.weight"][ids], None, None
     if name == "granite":
         return f["model.embed_tokens.weight"][ids] * cfg["embedding_multiplier"], None, None
+    if family["build"] is build_lookup_decoder:
+        table = DECODER_TABLES.get(name, "model.embed_tokens") + ".weight"
+        return f[table][ids] * language(cfg).get("embedding_multiplier", 1.0), None, None
     if name == "modernbert":
         x = f["model.embeddings.tok_embeddings.weight"][ids]
         mean = x.mean(-1, keepdims=True)
@@ -1653,7 +2020,8 @@ def rotary_stage(family):
           f"attention_scaling {float(att)!r}; torch's inv_freq differs in {len(differ)}/{dim // 2} "
           f"(max {max(differ, default=0)} ulp)")
     return dict(rule=rule, head_dim=head_dim, rotary_dim=dim, attention_scaling=float(att),
-                inv_freq=[float(x) for x in inv], max_positions=cfg["max_position_embeddings"])
+                inv_freq=[float(x) for x in inv], max_positions=cfg["max_position_embeddings"],
+                interleaved=family["name"] in INTERLEAVED)
 
 
 ROTARY_STRUCT = """\
@@ -1668,8 +2036,14 @@ struct Rotary {
     long max_positions;            // max_position_embeddings
     double attention_scaling;      // the factor on cos and sin (1.0 unless yarn or longrope)
     const double* inv_freq;        // rotary_dim / 2 float32 values
+    bool interleaved;              // pairs (2i, 2i + 1) rather than (i, i + rotary_dim / 2)
 };
 """
+
+# The families whose attention rotates interleaved pairs (rotate_every_two, repeat_interleave'd
+# frequencies, or complex products); the others rotate halves.
+INTERLEAVED = ("gptj", "codegen", "cohere", "cohere2", "llama4", "helium", "glm4", "ernie4_5", "deepseek_v2",
+               "deepseek_v3")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1923,7 +2297,8 @@ def generate():
     text.append("inline constexpr Rotary all_rotary[] = {")
     for name, r in rotary_entries:
         text.append(f"    {{{cpp_string(name)}, {cpp_string(r['rule'])}, {r['head_dim']}, {r['rotary_dim']}, "
-                    f"{r['max_positions']}, {hexfloat(r['attention_scaling'])}, {name}_inv_freq}},")
+                    f"{r['max_positions']}, {hexfloat(r['attention_scaling'])}, {name}_inv_freq, "
+                    f"{'true' if r['interleaved'] else 'false'}}},")
     text.append("};")
     text.append(f"inline constexpr long all_rotary_count = {len(rotary_entries)};")
     text.append("")
@@ -1994,6 +2369,29 @@ FAMILY_SOURCES = {
     "bloom": "modeling_bloom.py @ 0078a6cd: BloomModel.forward (word_embeddings_layernorm)",
     "mpt": "modeling_mpt.py: MptModel.forward, build_mpt_alibi_tensor",
     "gpt_bigcode": "modeling_gpt_bigcode.py (transformers 5 snapshot): GPTBigCodeModel.forward",
+    "gpt_oss": "modeling_gpt_oss.py @ 6edf5b31, configuration_gpt_oss.py @ 02b8f42b: GptOssModel.forward, _apply_rotary_emb",
+    "glm4": "modular_glm4.py @ 08c53278 (Glm4Attention as GlmAttention), configuration_glm4.py @ 008e5743",
+    "glm4_moe": "modular_glm4_moe.py @ 0e97420c: GPT-NeoX's apply_rotary_pos_emb on the rotary slice",
+    "dbrx": "modular_dbrx.py @ 05a84051, configuration_dbrx.py @ 032b32ab: DbrxModel.wte, attn_config.rope_theta",
+    "deepseek_v3": "modular_deepseek_v3.py, configuration_deepseek_v3.py: head_dim = qk_rope_head_dim, rope_interleave",
+    "deepseek_v2": "modular_deepseek_v2.py @ 000c33fd: apply_rotary_emb (view_as_complex)",
+    "llama4": "modeling_llama4.py @ 000c33fd, configuration_llama4.py @ 008e5743: Llama4ForConditionalGeneration, apply_rotary_emb",
+    "qwen2_5_vl": "modeling_qwen2_vl.py @ 00b676f8: _checkpoint_conversion_mapping, apply_multimodal_rotary_pos_emb",
+    "qwen3_vl": "modeling_qwen3_vl.py: Qwen3VLTextRotaryEmbedding (apply_interleaved_mrope), Qwen3VLTextConfig",
+    "granitemoe": "modular_granitemoe.py @ 023633dd: GraniteMoeModel.forward (embedding_multiplier)",
+    "cohere2": "modular_cohere2.py, configuration_cohere2.py @ 008e5743: Cohere2Attention (RoPE if sliding_window)",
+    "smollm3": "modular_smollm3.py, configuration_smollm3.py @ 008e5743: SmolLM3Attention.use_rope",
+    "olmo3": "modular_olmo3.py @ 02e8340b, configuration_olmo3.py @ 008e5743: rotary_embs by layer type",
+    "persimmon": "modeling_persimmon.py @ 93a5d5f4: PersimmonAttention (partial rotary)",
+    "mistral3": "modeling_mistral3.py @ 00dcc6dd, configuration_mistral3.py @ 0db25542: _checkpoint_conversion_mapping",
+    "apertus": "modular_apertus.py @ 008e5743: ApertusConfig's default rope_parameters (llama3)",
+    "helium": "modular_helium.py @ 0911f54a: apply_rotary_pos_emb (interleaved)",
+    "ernie4_5": "modular_ernie4_5.py @ 016bc8ef: apply_rotary_pos_emb (interleaved, float32)",
+    "nemotron": "modeling_nemotron.py @ 694aaa7f: apply_rotary_pos_emb (rotary slice)",
+    "exaone4": "modular_exaone4.py @ 008e5743: Exaone4Attention (RoPE if sliding_window is None or is_sliding)",
+    "seed_oss": "modular_seed_oss.py @ 052b1dcd, configuration_seed_oss.py @ 008e5743",
+    "bitnet": "configuration_bitnet.py @ 008f5c8c: BitNetConfig's defaults",
+    "olmoe": "modular_olmoe.py @ 052b1dcd, configuration_olmoe.py @ 008e5743",
 }
 
 

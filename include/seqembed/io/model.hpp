@@ -76,6 +76,46 @@ public:
     const RotaryEmbedding<float>* local_rotary() const noexcept {
         return std::visit([](const auto& stage) { return stage.local_rotary ? &*stage.local_rotary : nullptr; }, m_stage);
     }
+    /// @brief The attention layers config.json gives (num_hidden_layers).
+    /// @return their number, 0 when the config gives none.
+    Index layers() const noexcept { return config().num_hidden_layers; }
+    /// @brief The rotary stage attention layer `layer` applies to Q and K, by the family's rule:
+    ///        rotary() or local_rotary() (Gemma 3's, ModernBERT's and OLMo 3's sliding-window
+    ///        layers), or null for a layer without positions (Cohere 2's and EXAONE 4's
+    ///        full-attention layers, SmolLM3's and Llama 4's no_rope_layers) and for the families
+    ///        without RoPE. ModelInputStage::layer_positions holds the same for every layer.
+    /// @param layer the layer, from 0.
+    /// @return the stage, or null.
+    /// @throws index_error for a layer outside [0, layers()) of a RoPE family (a negative one
+    ///         for every family); value_error when config.json gives no layer count and the
+    ///         family's layers differ.
+    const RotaryEmbedding<float>* rotary_of_layer(Index layer) const {
+        if (layer < 0) seqembed::detail::fail<index_error>("Model::rotary_of_layer: layer ", layer, " is negative");
+        return std::visit(
+            [&](const auto& stage) -> const RotaryEmbedding<float>* {
+                if (!stage.rotary && !stage.local_rotary) return nullptr;
+                if (stage.layer_positions.empty()) {
+                    const detail::DecoderFamily* family = detail::decoder_family(model_type());
+                    if (family != nullptr && family->layers != detail::LayerRule::every_layer)
+                        seqembed::detail::fail<value_error>(
+                            "Model::rotary_of_layer: config.json gives no num_hidden_layers, and the layers of "
+                            "model_type '",
+                            model_type(), "' differ in their positions");
+                    return rotary();
+                }
+                if (layer >= static_cast<Index>(stage.layer_positions.size()))
+                    seqembed::detail::fail<index_error>("Model::rotary_of_layer: layer ", layer, " is outside [0, ",
+                                                        stage.layer_positions.size(),
+                                                        ") (num_hidden_layers of model_type '", model_type(), "')");
+                switch (stage.layer_positions[static_cast<std::size_t>(layer)]) {
+                    case LayerPositions::rotary: return rotary();
+                    case LayerPositions::local_rotary: return local_rotary();
+                    case LayerPositions::none: return nullptr;
+                }
+                return nullptr;
+            },
+            m_stage);
+    }
     /// @brief The ALiBi bias of BLOOM, MPT and ALiBi Falcon, to add to the attention scores
     ///        (Falcon's to q . k before its 1 / sqrt(head_dim) scaling: AlibiFamily::falcon).
     /// @return the bias, or null for the other families.

@@ -36,6 +36,7 @@
 #include "../vocabulary_shard.hpp"
 #include "detail/checkpoint_files.hpp"
 #include "detail/config_json.hpp"
+#include "detail/decoder_families.hpp"
 #include "detail/path_name.hpp"
 #include "errors.hpp"
 #include "rotary_config.hpp"
@@ -100,6 +101,9 @@ struct ModelConfig {
     ///        (position_biased_input, true by default, false in DeBERTa-v3's configs); true
     ///        elsewhere (families without a table read max_positions 0).
     bool position_biased_input = true;
+    /// @brief The attention layers (num_hidden_layers, n_layer, n_layers or num_layers); 0 when
+    ///        config.json gives none.
+    Index num_hidden_layers = 0;
 
     /// @brief Reads config.json.
     /// @param file the config.json file.
@@ -129,6 +133,14 @@ struct Linear {
         if (bias.size() != 0) y.rowwise() += bias;
         return y;
     }
+};
+
+/// @brief What an attention layer applies to Q and K: the model's rotary stage, its second
+///        (local) one, or nothing (a layer without positions, "NoPE").
+enum class LayerPositions {
+    rotary,        ///< ModelInputStage::rotary
+    local_rotary,  ///< ModelInputStage::local_rotary (sliding-window layers of Gemma 3, ModernBERT, OLMo 3)
+    none,          ///< no rotation (Cohere 2's and EXAONE 4's full-attention layers, SmolLM3's and Llama 4's NoPE layers)
 };
 
 /// @brief A model's input stage: the pipeline (token table, positions, token types, LayerNorm, as
@@ -172,6 +184,14 @@ struct ModelInputStage {
     ///        other), Falcon's in bfloat16 arithmetic (AlibiFamily::falcon: added to q . k before
     ///        the 1 / sqrt(head_dim) scaling); empty for the other families.
     std::optional<AlibiBias<float>> alibi = std::nullopt;
+    /// @brief For the families with RoPE, what each attention layer applies (num_hidden_layers
+    ///        entries), by the family's rule: Gemma 3's and OLMo 3's layer_types (full_attention
+    ///        layers `rotary`, sliding ones `local_rotary`), ModernBERT's
+    ///        global_attn_every_n_layers, Cohere 2's and EXAONE 4's sliding layers (their
+    ///        full-attention layers none), SmolLM3's and Llama 4's no_rope_layers; `rotary`
+    ///        everywhere for the others. Empty when config.json gives no layer count, and for
+    ///        the families without RoPE.
+    std::vector<LayerPositions> layer_positions = {};
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet,
@@ -489,7 +509,34 @@ inline bool is_rotary_family(const std::string& family) {
                              "gemma2", "gemma3", "gemma3_text", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2",
                              "olmo", "olmo2", "granite", "gptj", "codegen", "falcon", "cohere"})
         if (family == name) return true;
-    return false;
+    // The families of decoder_families.hpp's table (ModernBERT, an encoder, apart).
+    return family != "modernbert" && decoder_family(family) != nullptr;
+}
+
+/// Granite's family: the token rows times embedding_multiplier (Granite, GraniteMoE,
+/// GraniteMoE with shared experts).
+inline bool is_granite_family(const std::string& family) {
+    return family == "granite" || family == "granitemoe" || family == "granitemoeshared";
+}
+
+/// Qwen2-VL, Qwen2.5-VL and Qwen3-VL: their language model's positions for text are the mask's
+/// count (get_rope_index: cumsum(attention_mask) - 1, continued after the past by
+/// mrope_position_deltas), not the index.
+inline bool is_qwen_vl_family(const std::string& family) {
+    return family == "qwen2_vl" || family == "qwen2_5_vl" || family == "qwen3_vl";
+}
+
+/// Where a family's config.json holds its language model's keys: under text_config always
+/// (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's multimodal checkpoints), under text_config
+/// when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top level), or
+/// at the top level.
+enum class TextConfig { top_level, nested, nested_if_present };
+
+inline TextConfig text_config_of(const std::string& family) {
+    if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl")
+        return TextConfig::nested;
+    if (family == "qwen2_vl" || family == "qwen2_5_vl") return TextConfig::nested_if_present;
+    return TextConfig::top_level;
 }
 
 /// Gemma 3's language model: its text checkpoints (gemma3_text) and its multimodal ones
@@ -506,9 +553,10 @@ inline std::optional<Index> default_max_positions(const std::string& family) {
     return std::nullopt;
 }
 
-/// The language model's config in config.json: the file itself, or for Gemma 3 its text_config
-/// (multimodal checkpoints) with Gemma3TextConfig's defaults where it says nothing, as the
-/// multimodal checkpoints leave out most keys (gemma-3-4b-it's text_config has no vocab_size).
+/// The language model's config in config.json: the file itself, or the multimodal checkpoints'
+/// text_config (Gemma 3's with Gemma3TextConfig's defaults where it says nothing, as gemma-3-4b-it's
+/// text_config has no vocab_size), with the family's model_type and its config class's
+/// defaults where the file leaves keys out (decoder_families.hpp).
 inline nlohmann::json language_config(const nlohmann::json& config, const std::string& name) {
     const auto type = config.find("model_type");
     const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
@@ -526,20 +574,26 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
         renamed.erase("n_embed");
         return renamed;
     }
-    if (!is_gemma3(family)) return config;
-    nlohmann::json merged = {{"vocab_size", 262208},        {"hidden_size", 2304},  {"num_attention_heads", 8},
-                             {"num_key_value_heads", 4},    {"head_dim", 256},      {"max_position_embeddings", 131072},
-                             {"rope_theta", 1000000.0},     {"rope_local_base_freq", 10000.0},
-                             {"pad_token_id", 0}};
+    const TextConfig nesting = text_config_of(family);
     const nlohmann::json* text = &config;
-    if (family == "gemma3") {
-        text = find_key(config, {"text_config"});
-        if (text == nullptr || !text->is_object())
-            seqembed::detail::fail<format_error>(name, ": model_type 'gemma3' has no 'text_config' object");
+    if (nesting != TextConfig::top_level) {
+        const nlohmann::json* nested = find_key(config, {"text_config"});
+        if (nested != nullptr && !nested->is_object())
+            seqembed::detail::fail<format_error>(name, ": 'text_config' is ", nested->dump(), ", not an object");
+        if (nested == nullptr && nesting == TextConfig::nested)
+            seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no 'text_config' object");
+        if (nested != nullptr) text = nested;
     }
+    if (text == &config && !is_gemma3(family)) return with_family_defaults(config, family);
+    nlohmann::json merged = nlohmann::json::object();
+    if (is_gemma3(family))
+        merged = {{"vocab_size", 262208},        {"hidden_size", 2304},  {"num_attention_heads", 8},
+                  {"num_key_value_heads", 4},    {"head_dim", 256},      {"max_position_embeddings", 131072},
+                  {"rope_theta", 1000000.0},     {"rope_local_base_freq", 10000.0},
+                  {"pad_token_id", 0},           {"num_hidden_layers", 26}};
     merged.update(*text);
     merged["model_type"] = family;
-    return merged;
+    return with_family_defaults(merged, family);
 }
 
 /// How a model with two kinds of attention layers (Gemma 3, ModernBERT) names one kind's rotary
@@ -620,13 +674,20 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
     if (family == "gpt_neox") return {"gpt_neox.embed_in.weight", "embed_in.weight"};
     if (family == "gptj" || family == "codegen") return {"transformer.wte.weight", "wte.weight"};
     if (family == "falcon") return {"transformer.word_embeddings.weight", "word_embeddings.weight"};
-    if (family == "gemma3")  // transformers 4.50's layout, then 4.52's
+    if (family == "dbrx") return {"transformer.wte.weight", "wte.weight"};
+    // Multimodal checkpoints: transformers 4.50's layout (Gemma 3, Llama 4, Mistral 3's first
+    // files), then 4.52's (model.language_model, Qwen3-VL's own).
+    if (family == "gemma3" || family == "llama4" || family == "mistral3")
         return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
+    // Qwen2-VL's and Qwen2.5-VL's Hub files keep the text model at `model.` (transformers
+    // 4.52 renames it on load); files saved since may hold `model.language_model.`.
+    if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "qwen3_vl")
+        return {"model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     return {"model.embed_tokens.weight", "embed_tokens.weight"};
 }
 
 /// What a rotary decoder's forward multiplies its token rows by: Gemma's and Gemma 2's
-/// sqrt(hidden_size), Granite's embedding_multiplier, nothing elsewhere.
+/// sqrt(hidden_size), Granite's (and GraniteMoE's) embedding_multiplier, nothing elsewhere.
 inline EmbeddingScale decoder_scale(const ModelConfig& config) {
     if (config.model_type == "gemma" || config.model_type == "gemma2" || is_gemma3(config.model_type))
         return EmbeddingScale::sqrt_d_model();
@@ -646,9 +707,64 @@ void set_wte_token_types(const Checkpoint& checkpoint, InputPipeline<float, Posi
         TokenTypeOptions{TokenTypeOrder::after_positions, false});
 }
 
+/// What layer `layer` of `layers` applies, by the family's rule (decoder_families.hpp's LayerRule).
+inline LayerPositions layer_position(const nlohmann::json& language, const std::string& family,
+                                     const std::string& name, Index layer, Index layers) {
+    const DecoderFamily* entry = decoder_family(family);
+    switch (entry != nullptr ? entry->layers : LayerRule::every_layer) {
+        case LayerRule::every_layer: return LayerPositions::rotary;
+        case LayerRule::gemma3:
+            return is_full_attention_layer(language, name, layer, layers, "sliding_window_pattern", 6)
+                       ? LayerPositions::rotary
+                       : LayerPositions::local_rotary;
+        case LayerRule::modernbert: {
+            const Index every = positive_key(language, name, {"global_attn_every_n_layers"}, false);
+            return layer % (every != 0 ? every : 3) == 0 ? LayerPositions::rotary : LayerPositions::local_rotary;
+        }
+        case LayerRule::olmo3:
+            return is_full_attention_layer(language, name, layer, layers, "sliding_window_pattern", 4)
+                       ? LayerPositions::rotary
+                       : LayerPositions::local_rotary;
+        case LayerRule::exaone4:
+            if (find_key(language, {"sliding_window"}) == nullptr) return LayerPositions::rotary;  // null: no NoPE
+            [[fallthrough]];
+        case LayerRule::sliding_only:
+            return is_full_attention_layer(language, name, layer, layers, "sliding_window_pattern", 4)
+                       ? LayerPositions::none
+                       : LayerPositions::rotary;
+        case LayerRule::no_rope_layers: {
+            const nlohmann::json* given = find_key(language, {"no_rope_layers"});
+            if (given == nullptr || (given->is_array() && given->empty())) {
+                // The config classes' default: every no_rope_layer_interval-th layer has none.
+                const Index every = positive_key(language, name, {"no_rope_layer_interval"}, false);
+                return (layer + 1) % (every != 0 ? every : 4) != 0 ? LayerPositions::rotary : LayerPositions::none;
+            }
+            if (!given->is_array() || static_cast<Index>(given->size()) != layers)
+                seqembed::detail::fail<format_error>(name, ": 'no_rope_layers' is not a list of ", layers,
+                                                     " values (num_hidden_layers)");
+            const nlohmann::json& value = (*given)[static_cast<std::size_t>(layer)];
+            if (!value.is_number_integer() || (value.get<std::int64_t>() != 0 && value.get<std::int64_t>() != 1))
+                seqembed::detail::fail<format_error>(name, ": 'no_rope_layers'[", layer, "] is ", value.dump(),
+                                                     ", not 0 or 1");
+            return value.get<std::int64_t>() == 1 ? LayerPositions::rotary : LayerPositions::none;
+        }
+    }
+    return LayerPositions::rotary;
+}
+
+/// Every layer's LayerPositions (none when the config gives no layer count).
+inline std::vector<LayerPositions> layer_positions(const nlohmann::json& language, const std::string& family,
+                                                   const std::string& name) {
+    const Index layers = layer_count(language, name);
+    std::vector<LayerPositions> out;
+    out.reserve(static_cast<std::size_t>(layers));
+    for (Index layer = 0; layer < layers; ++layer) out.push_back(layer_position(language, family, name, layer, layers));
+    return out;
+}
+
 /// A rotary family's stage from its config (`model`, read once by the caller): the token table at
-/// `names` (times `scale`; the split's rows of it), no additive positions, and the rotary stage
-/// from config.json.
+/// `names` (times `scale`; the split's rows of it), no additive positions, the rotary stage from
+/// config.json, and what each layer applies.
 inline LookupModelInput rotary_family(const std::filesystem::path& directory, ModelConfig model,
                                       const std::vector<std::string>& names, EmbeddingScale scale,
                                       const PipelineOptions& options, const VocabularySplit& split, const char* loader) {
@@ -663,9 +779,11 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
                                              "' has another input stage than ", loader,
                                              " builds (its scale or its tensor names); load_rotary_decoder or "
                                              "load_model reads it");
-    InputPipeline<float, NoPositions<float>> pipeline(
-        checkpoint.token_embedding(names, config.hidden_size, scale), NoPositions<float>(config.hidden_size),
-        family_options(options, loader, PositionNumbering::sequence_index));
+    const PositionNumbering numbering =
+        is_qwen_vl_family(config.model_type) ? PositionNumbering::real_tokens : PositionNumbering::sequence_index;
+    InputPipeline<float, NoPositions<float>> pipeline(checkpoint.token_embedding(names, config.hidden_size, scale),
+                                                      NoPositions<float>(config.hidden_size),
+                                                      family_options(options, loader, numbering));
     if ((config.model_type == "gptj" || config.model_type == "codegen") && !checkpoint.is_split())
         set_wte_token_types(checkpoint, pipeline, names);  // their forwards add wte(token_type_ids)
     const std::string name = path_name(directory / "config.json");
@@ -673,16 +791,24 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
     if (config.model_type == "falcon" && uses_alibi(language, name))  // in attention alone
         return {config,       std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                 AlibiBias<float>(attention_heads(language, name), AlibiOptions::falcon())};
-    if (!is_gemma3(config.model_type))
-        return {config, std::move(pipeline), std::nullopt, rotary_stage(language, name), std::nullopt, std::nullopt};
-    return {config,
-            std::move(pipeline),
-            std::nullopt,
-            rotary_stage(layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 1000000.0, false}), name),
-            std::nullopt,
-            rotary_stage(
-                layer_rope_config(language, {"sliding_attention", "rope_local_base_freq", nullptr, 10000.0, true}),
-                name)};
+    LookupModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    if (is_gemma3(config.model_type)) {
+        stage.rotary = rotary_stage(
+            layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 1000000.0, false}), name);
+        stage.local_rotary = rotary_stage(
+            layer_rope_config(language, {"sliding_attention", "rope_local_base_freq", nullptr, 10000.0, true}), name);
+    } else if (config.model_type == "olmo3") {
+        // "RoPE scaling is not applied to sliding window attention layers": one theta, the rule
+        // on the full-attention layers alone.
+        stage.rotary =
+            rotary_stage(layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 500000.0, false}), name);
+        stage.local_rotary =
+            rotary_stage(layer_rope_config(language, {"sliding_attention", "rope_theta", nullptr, 500000.0, true}), name);
+    } else {
+        stage.rotary = rotary_stage(language, name);
+    }
+    stage.layer_positions = layer_positions(language, config.model_type, name);
+    return stage;
 }
 
 }  // namespace detail
@@ -706,9 +832,13 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
             "deberta, deberta-v2, gpt2, gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
             "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
-            "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, granite, gptj, codegen, "
-            "falcon, cohere)");
+            "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, olmo3, olmoe, granite, "
+            "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
+            "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
+            "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
+            "qwen3_vl)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
+    result.num_hidden_layers = detail::layer_count(config, name);
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
     const bool positions = !detail::is_t5_family(family) && !detail::is_alibi_family(family);
@@ -812,7 +942,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                                                  ", outside the token table's rows [", -rows, ", ", rows,
                                                  ") (nn.Embedding refuses it as padding_idx)");
     }
-    if (family == "granite") {
+    if (detail::is_granite_family(family)) {
         if (const nlohmann::json* multiplier = detail::find_key(config, {"embedding_multiplier"})) {
             if (!multiplier->is_number() || !std::isfinite(multiplier->get<double>()))
                 seqembed::detail::fail<format_error>(name, ": 'embedding_multiplier' is ", multiplier->dump(),
@@ -1001,15 +1131,18 @@ inline LookupModelInput load_modernbert(const std::filesystem::path& directory, 
         checkpoint.layer_norm({"model.embeddings.norm.", "embeddings.norm."}, config.hidden_size, config.layer_norm_bias));
     const std::string name = detail::path_name(directory / "config.json");
     const nlohmann::json json = detail::read_json_object(directory / "config.json");
-    return {config,
-            std::move(pipeline),
-            std::nullopt,
-            detail::rotary_stage(
-                detail::layer_rope_config(json, {"full_attention", "global_rope_theta", nullptr, 160000.0, false}), name),
-            std::nullopt,
-            detail::rotary_stage(detail::layer_rope_config(
-                                     json, {"sliding_attention", "local_rope_theta", "global_rope_theta", 10000.0, false}),
-                                 name)};
+    LookupModelInput stage{
+        config,
+        std::move(pipeline),
+        std::nullopt,
+        detail::rotary_stage(
+            detail::layer_rope_config(json, {"full_attention", "global_rope_theta", nullptr, 160000.0, false}), name),
+        std::nullopt,
+        detail::rotary_stage(
+            detail::layer_rope_config(json, {"sliding_attention", "local_rope_theta", "global_rope_theta", 10000.0, false}),
+            name)};
+    stage.layer_positions = detail::layer_positions(json, config.model_type, name);
+    return stage;
 }
 
 /// @brief GPT-2's (and GPT-Neo's, GPTBigCode's) input stage: wte + wpe (positions by index

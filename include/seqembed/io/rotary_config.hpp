@@ -18,6 +18,7 @@
 
 #include "../rotary.hpp"
 #include "detail/config_json.hpp"
+#include "detail/decoder_families.hpp"
 #include "detail/path_name.hpp"
 #include "errors.hpp"
 
@@ -26,16 +27,25 @@ namespace seqembed::io {
 /// @brief The rotary options a model's config.json describes, as Hugging Face's
 ///        modeling_rope_utils.py reads them.
 ///
-/// - base: `rope_theta` (GPT-NeoX's `rotary_emb_base`), 10000 when absent (Cohere's 500000, its
-///   default in transformers 5; 4.x took 10000).
+/// - Keys the file leaves out take the family's config-class defaults (detail/decoder_families.hpp:
+///   gpt-oss's theta 150000 and yarn rule, GLM's partial_rotary_factor 0.5, Apertus's llama3
+///   rule, ...), and the keys a config class renames or forces are read as it reads them
+///   (DBRX's attn_config.rope_theta, DeepSeek's qk_rope_head_dim as head_dim, Cohere 2's
+///   hidden_size / num_attention_heads whatever head_dim says).
+/// - base: `rope_theta` (GPT-NeoX's `rotary_emb_base`), 10000 when absent and the family has no
+///   default of its own (Cohere's 500000, its default in transformers 5; 4.x took 10000).
 /// - head_dim: `head_dim`, else `hidden_size // num_attention_heads` (`n_embd`, `n_head`).
 /// - rotated part: `partial_rotary_factor` or GPT-NeoX's `rotary_pct`; GPT-J's and CodeGen's
 ///   `rotary_dim` (dimensions, 64 when absent). Layout: interleaved for model_type "gptj" and
 ///   "codegen" (rotate_every_two; base 10000 and no rule, whatever the config says, as
-///   create_sinusoidal_positions) and "cohere" (whole heads), halves for every other family.
+///   create_sinusoidal_positions), "cohere", "cohere2", "llama4", "llama4_text", "helium",
+///   "glm", "glm4" (the first half of each head), "ernie4_5", "deepseek_v2" and "deepseek_v3"
+///   (unless rope_interleave is false; Hugging Face's DeepSeek-V3 reorders each rotated vector
+///   as the pairs' first values then their second, which no q . k sees), halves for every other
+///   family.
 /// - rule: `rope_scaling` (or transformers 5's `rope_parameters`) with `rope_type` or the legacy
-///   `type`: "default", "linear", "dynamic", "yarn", "llama3", "longrope" ("su", Phi-3's early
-///   name for it, too), with the keys Hugging Face reads for each, as transformers 5 reads them:
+///   `type`: "default" ("mrope", Qwen2-VL's, too), "linear", "dynamic", "yarn", "llama3",
+///   "longrope" ("su", Phi-3's early name for it, too), with the keys Hugging Face reads for each, as transformers 5 reads them:
 ///   factor; yarn's attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim and truncate;
 ///   llama3's low_freq_factor and high_freq_factor; longrope's short_factor, long_factor and
 ///   attention_factor. For yarn, llama3 and longrope, original_max_position_embeddings is the
@@ -156,7 +166,9 @@ private:
 };
 
 inline RotaryScaling rope_rule(const std::string& type, const std::string& source, const std::string& key) {
-    if (type == "default") return RotaryScaling::none;
+    // Qwen2-VL's and Qwen2.5-VL's "mrope" is the default rule (their config classes rename it);
+    // its mrope_section splits the frequencies among three position ids, equal for text.
+    if (type == "default" || type == "mrope") return RotaryScaling::none;
     if (type == "linear") return RotaryScaling::linear;
     if (type == "dynamic") return RotaryScaling::dynamic;
     if (type == "yarn") return RotaryScaling::yarn;
@@ -169,12 +181,15 @@ inline RotaryScaling rope_rule(const std::string& type, const std::string& sourc
 
 }  // namespace detail
 
-inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, const std::string& source) {
-    if (!config.is_object()) seqembed::detail::fail<format_error>(source, ": is not a JSON object");
+inline RotaryOptions rotary_options_from_json(const nlohmann::json& given, const std::string& source) {
+    if (!given.is_object()) seqembed::detail::fail<format_error>(source, ": is not a JSON object");
+    const std::string model_type = detail::RopeKeys(given, source, "").text("model_type").value_or("");
+    // The config class's defaults where the file leaves keys out (gpt-oss's yarn rule, GLM's
+    // partial_rotary_factor 0.5, ...), and the keys it renames or forces.
+    const nlohmann::json config = detail::with_family_defaults(given, model_type);
     const detail::RopeKeys top(config, source, "");
     RotaryOptions options;
 
-    const std::string model_type = top.text("model_type").value_or("");
     const bool rotate_every_two = model_type == "gptj" || model_type == "codegen";
     if (rotate_every_two) {
         // create_sinusoidal_positions takes base 10000 and no rule, whatever the config says.
@@ -184,8 +199,10 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
             erased = fixed.erase(key) > 0 || erased;
         if (erased) return rotary_options_from_json(fixed, source);
     }
-    // Cohere rotates interleaved pairs too (its frequencies repeat_interleave'd), over the whole head.
-    options.layout = rotate_every_two || model_type == "cohere" ? RotaryLayout::interleaved : RotaryLayout::halves;
+    // Cohere, Cohere 2, Llama 4, Helium, GLM, GLM-4, ERNIE 4.5 and DeepSeek rotate interleaved
+    // pairs too (frequencies repeat_interleave'd, or complex products).
+    options.layout = rotate_every_two || detail::rotates_interleaved(config, model_type) ? RotaryLayout::interleaved
+                                                                                          : RotaryLayout::halves;
 
     // transformers 5 moves rope_theta and the rule into rope_parameters; 4.x has rope_scaling.
     const nlohmann::json* parameters = detail::find_key(config, {"rope_parameters"});
@@ -209,8 +226,9 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& config, cons
         theta_key = "rotary_emb_base";
         theta = top.number("rotary_emb_base");
     }
-    // CohereConfig's default_theta is 500000 in transformers 5 (10000 in 4.x); the others' 10000.
-    options.base = theta.value_or(model_type == "cohere" ? 500000.0 : 10000.0);
+    // The family's default filled in above (CohereConfig's default_theta is 500000 in transformers
+    // 5, 10000 in 4.x); the others' 10000.
+    options.base = theta.value_or(10000.0);
     theta_in->require(options.base > 1, theta_key, options.base, "must be greater than 1");
 
     if (const std::optional<Index> head_dim = top.count("head_dim")) {

@@ -1,0 +1,198 @@
+/// @file io/detail/decoder_families.hpp
+/// @brief What the rotary decoders' config classes give where config.json leaves a key out, how
+///        each family pairs the rotated dimensions, and which of its attention layers rotate.
+///        One entry per family, read from its Hugging Face configuration_*.py and
+///        modeling_*.py; the readers of config.json (rotary_config.hpp, models.hpp) consult it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../../types.hpp"
+#include "../errors.hpp"
+#include "config_json.hpp"
+
+namespace seqembed::io::detail {
+
+/// Which rotary stage each attention layer of a family applies.
+enum class LayerRule {
+    every_layer,     ///< one stage, every layer
+    gemma3,          ///< full_attention layers the global stage, sliding ones the local stage
+    modernbert,      ///< every global_attn_every_n_layers-th layer (from 0) global, the others local
+    olmo3,           ///< full_attention layers the global stage (with rope_scaling), sliding ones the local
+    sliding_only,    ///< sliding-window layers rotate, full-attention layers have no positions (Cohere 2)
+    exaone4,         ///< as sliding_only when sliding_window is set, else every layer
+    no_rope_layers,  ///< no_rope_layers[i] == 1 rotates, 0 does not (SmolLM3, Llama 4)
+};
+
+/// A family's config-class defaults and rotary conventions.
+struct DecoderFamily {
+    /// The config class's values for keys config.json may leave out (a JSON object).
+    const char* defaults;
+    /// Whether the rotated dimensions pair as (2i, 2i + 1) (GPT-J's rotate_every_two, or complex
+    /// products) rather than (i, i + rotary_dim / 2).
+    bool interleaved;
+    /// Which layers rotate.
+    LayerRule layers;
+};
+
+/// The entry of `model_type`, or none for a family without one (the encoders, the learned-position
+/// decoders).
+inline const DecoderFamily* decoder_family(const std::string& model_type) {
+    struct Entry {
+        const char* model_type;
+        DecoderFamily family;
+    };
+    // Defaults from each configuration_*.py (transformers 4.5x and 5.x agree on them); the
+    // pairing and the layer rule from each modeling_*.py's apply_rotary_pos_emb and attention.
+    static const Entry entries[] = {
+        {"gemma3", {"{}", false, LayerRule::gemma3}},
+        {"gemma3_text", {"{}", false, LayerRule::gemma3}},
+        {"modernbert", {"{}", false, LayerRule::modernbert}},
+        {"gptj", {"{}", true, LayerRule::every_layer}},
+        {"codegen", {"{}", true, LayerRule::every_layer}},
+        {"cohere", {R"({"rope_theta": 500000.0, "max_position_embeddings": 8192})", true, LayerRule::every_layer}},
+        {"cohere2", {R"({"rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0})", true,
+                     LayerRule::sliding_only}},
+        {"gpt_oss",
+         {R"({"rope_theta": 150000.0, "head_dim": 64, "max_position_embeddings": 131072,
+              "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                               "truncate": false, "original_max_position_embeddings": 4096}})",
+          false, LayerRule::every_layer}},
+        {"smollm3", {R"({"rope_theta": 2000000.0, "max_position_embeddings": 32768, "pad_token_id": 128004})", false,
+                     LayerRule::no_rope_layers}},
+        {"llama4_text", {R"({"rope_theta": 500000.0, "head_dim": 128, "max_position_embeddings": 131072})", true,
+                         LayerRule::no_rope_layers}},
+        {"llama4", {R"({"rope_theta": 500000.0, "head_dim": 128, "max_position_embeddings": 131072})", true,
+                    LayerRule::no_rope_layers}},
+        {"olmoe", {R"({"rope_theta": 10000.0, "max_position_embeddings": 4096, "pad_token_id": 1})", false,
+                   LayerRule::every_layer}},
+        {"olmo3", {R"({"rope_theta": 500000.0, "max_position_embeddings": 2048, "pad_token_id": 1})", false,
+                   LayerRule::olmo3}},
+        {"granitemoe", {R"({"max_position_embeddings": 2048})", false, LayerRule::every_layer}},
+        {"granitemoeshared", {R"({"max_position_embeddings": 2048})", false, LayerRule::every_layer}},
+        {"nemotron", {R"({"partial_rotary_factor": 0.5, "max_position_embeddings": 4096})", false,
+                      LayerRule::every_layer}},
+        {"persimmon", {R"({"partial_rotary_factor": 0.5, "rope_theta": 25000.0, "max_position_embeddings": 16384})",
+                       false, LayerRule::every_layer}},
+        {"helium", {R"({"head_dim": 128, "rope_theta": 100000.0, "max_position_embeddings": 4096, "pad_token_id": 3})",
+                    true, LayerRule::every_layer}},
+        {"glm", {R"({"partial_rotary_factor": 0.5, "head_dim": 128, "max_position_embeddings": 131072,
+                     "pad_token_id": 151329})",
+                 true, LayerRule::every_layer}},
+        {"glm4", {R"({"partial_rotary_factor": 0.5, "head_dim": 128, "max_position_embeddings": 131072,
+                      "pad_token_id": 151329})",
+                  true, LayerRule::every_layer}},
+        {"glm4_moe", {R"({"partial_rotary_factor": 0.5, "max_position_embeddings": 131072})", false,
+                      LayerRule::every_layer}},
+        {"dbrx", {R"({"max_seq_len": 2048})", false, LayerRule::every_layer}},
+        {"ernie4_5", {R"({"head_dim": 128, "rope_theta": 500000.0, "max_position_embeddings": 131072,
+                          "pad_token_id": 0})",
+                      true, LayerRule::every_layer}},
+        {"exaone4", {R"({"max_position_embeddings": 2048, "sliding_window": 4096})", false, LayerRule::exaone4}},
+        {"seed_oss", {R"({"head_dim": 128, "max_position_embeddings": 524288, "pad_token_id": 1})", false,
+                      LayerRule::every_layer}},
+        {"arcee", {R"({"max_position_embeddings": 4096})", false, LayerRule::every_layer}},
+        {"apertus",
+         {R"({"rope_theta": 12000000.0, "max_position_embeddings": 65536, "pad_token_id": 3,
+              "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                               "low_freq_factor": 1.0, "high_freq_factor": 4.0}})",
+          false, LayerRule::every_layer}},
+        {"ministral", {R"({"max_position_embeddings": 131072})", false, LayerRule::every_layer}},
+        {"mistral3", {"{}", false, LayerRule::every_layer}},  // its text_config's (MistralConfig's)
+        {"bitnet", {R"({"rope_theta": 500000.0, "max_position_embeddings": 2048})", false, LayerRule::every_layer}},
+        {"deepseek_v2", {R"({"max_position_embeddings": 2048, "qk_rope_head_dim": 64})", true, LayerRule::every_layer}},
+        {"deepseek_v3", {R"({"max_position_embeddings": 4096, "qk_rope_head_dim": 64})", true, LayerRule::every_layer}},
+        {"qwen2_vl", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 32768})", false, LayerRule::every_layer}},
+        {"qwen2_5_vl", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 32768})", false,
+                        LayerRule::every_layer}},
+        {"qwen3_vl", {R"({"rope_theta": 5000000.0, "max_position_embeddings": 262144})", false,
+                      LayerRule::every_layer}},
+    };
+    for (const Entry& entry : entries)
+        if (model_type == entry.model_type) return &entry.family;
+    return nullptr;
+}
+
+/// Whether the family rotates interleaved pairs. DeepSeek-V3 does unless rope_interleave is false;
+/// Hugging Face's DeepSeek-V3 then reorders each rotated vector (the pairs' first values, then
+/// their second), which changes no q . k: seqembed keeps the pairs in place, as DeepSeek's own
+/// code and Hugging Face's DeepSeek-V2 do.
+inline bool rotates_interleaved(const nlohmann::json& config, const std::string& model_type) {
+    const DecoderFamily* family = decoder_family(model_type);
+    if (family == nullptr || !family->interleaved) return false;
+    if (model_type == "deepseek_v3") {
+        const auto found = config.find("rope_interleave");
+        if (found != config.end() && found->is_boolean()) return found->get<bool>();
+    }
+    return true;
+}
+
+/// `config` with the family's config-class defaults where config.json leaves a key out (absent:
+/// an explicit null keeps its meaning, as pad_token_id null means no padding_idx), and the keys
+/// renamed or forced as the config class does: DBRX's d_model, n_heads, n_layers, max_seq_len and
+/// attn_config.rope_theta; DeepSeek's head_dim = qk_rope_head_dim; Cohere 2's head_dim =
+/// hidden_size / num_attention_heads whatever head_dim says. A rule given in rope_parameters
+/// (transformers 5) is not overridden by a default rope_scaling.
+inline nlohmann::json with_family_defaults(nlohmann::json config, const std::string& model_type) {
+    const DecoderFamily* family = decoder_family(model_type);
+    if (family == nullptr || !config.is_object()) return config;
+    const nlohmann::json defaults = nlohmann::json::parse(family->defaults);
+    for (auto item = defaults.begin(); item != defaults.end(); ++item) {
+        if (item.key() == "rope_scaling" && config.contains("rope_parameters")) continue;
+        if (!config.contains(item.key())) config[item.key()] = item.value();
+    }
+    if (model_type == "dbrx") {
+        const auto rename = [&](const char* from, const char* to) {
+            if (!config.contains(to) && config.contains(from)) config[to] = config[from];
+        };
+        rename("n_heads", "num_attention_heads");
+        rename("n_layers", "num_hidden_layers");
+        rename("max_seq_len", "max_position_embeddings");
+        const auto attention = config.find("attn_config");
+        if (!config.contains("rope_theta")) {
+            const bool nested = attention != config.end() && attention->is_object() && attention->contains("rope_theta");
+            config["rope_theta"] = nested ? (*attention)["rope_theta"] : nlohmann::json(10000.0);
+        }
+    }
+    if (model_type == "deepseek_v2" || model_type == "deepseek_v3") config["head_dim"] = config["qk_rope_head_dim"];
+    if (model_type == "cohere2") config.erase("head_dim");
+    return config;
+}
+
+/// The config's number of layers (num_hidden_layers, n_layer, n_layers, num_layers), or 0 when it
+/// says none.
+inline Index layer_count(const nlohmann::json& config, const std::string& name) {
+    return positive_key(config, name, {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, false);
+}
+
+/// Whether layer i is a full-attention layer: layer_types[i] when the config lists them, else the
+/// family's period rule (`period_key`, default `period`): every period-th layer (i + 1 a multiple).
+inline bool is_full_attention_layer(const nlohmann::json& config, const std::string& name, Index layer,
+                                    Index layers, const char* period_key, Index period) {
+    if (const nlohmann::json* types = find_key(config, {"layer_types"})) {
+        if (!types->is_array() || static_cast<Index>(types->size()) != layers)
+            seqembed::detail::fail<format_error>(name, ": 'layer_types' is not a list of ", layers,
+                                                 " layer types (num_hidden_layers)");
+        const nlohmann::json& type = (*types)[static_cast<std::size_t>(layer)];
+        if (!type.is_string())
+            seqembed::detail::fail<format_error>(name, ": 'layer_types'[", layer, "] is ", type.dump(),
+                                                 ", not a string");
+        return type.get<std::string>() == "full_attention";
+    }
+    if (const nlohmann::json* pattern = find_key(config, {period_key}); pattern != nullptr && pattern->is_string()) {
+        // EXAONE 4's "LLLG": one letter per layer, repeated; G is global (full) attention.
+        const std::string letters = pattern->get<std::string>();
+        if (letters.empty() || letters.find_first_not_of("LG") != std::string::npos)
+            seqembed::detail::fail<format_error>(name, ": '", period_key, "' is \"", letters,
+                                                 "\", not a pattern of L and G");
+        return letters[static_cast<std::size_t>(layer) % letters.size()] == 'G';
+    }
+    const Index every = positive_key(config, name, {period_key}, false);
+    return (layer + 1) % (every != 0 ? every : period) == 0;
+}
+
+}  // namespace seqembed::io::detail
