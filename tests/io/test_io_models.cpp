@@ -86,6 +86,10 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "albert") return run(seqembed::io::load_albert(directory), c);
     if (type == "mpnet") return run(seqembed::io::load_mpnet(directory), c);
     if (type == "modernbert") return run(seqembed::io::load_modernbert(directory), c);
+    for (const char* encoder : {"longformer", "data2vec_text", "xmod", "xlm_roberta_xl", "big_bird", "megatron_bert",
+                                "ernie", "splinter", "squeezebert", "rembert", "bert_generation", "nystromformer",
+                                "yoso", "mra", "roformer"})
+        if (type == encoder) return run(seqembed::io::load_encoder(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
         type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3" ||
         type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere" ||
@@ -375,7 +379,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families >= 77);
+    CHECK(families >= 92);
 }
 
 namespace {
@@ -566,7 +570,10 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"deepseek_v2", {}}, {"llama4", {}},  {"qwen2_5_vl", {}}, {"qwen3_vl", {}}, {"granitemoe", {}},
         {"cohere2", 0},   {"smollm3", 122},   {"olmo3", 1},      {"persimmon", {}}, {"mistral3", {}},
         {"apertus", 3},   {"helium", 3},      {"ernie4_5", 0},   {"nemotron", {}},  {"exaone4", {}},
-        {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1}};
+        {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1},
+        {"longformer", 1}, {"data2vec_text", 1}, {"xmod", 1}, {"xlm_roberta_xl", 1}, {"big_bird", 0},
+        {"megatron_bert", 0}, {"ernie", 0}, {"splinter", 0}, {"squeezebert", 0}, {"rembert", 0},
+        {"bert_generation", 0}, {"nystromformer", 1}, {"yoso", 1}, {"mra", 1}, {"roformer", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -583,8 +590,10 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
             token = model.lookup()->pipeline.embedding().padding_idx();
         }
         CHECK(token == want);
-        const bool from_ids = std::string(family.name) == "roberta" || std::string(family.name) == "mpnet" ||
-                              std::string(family.name) == "m2m_100";
+        // The position tables of RoBERTa's kin have padding_idx too (LongformerEmbeddings, ...).
+        const std::string type = family.name;
+        const bool from_ids = type == "roberta" || type == "mpnet" || type == "m2m_100" || type == "longformer" ||
+                              type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
 }
@@ -1064,6 +1073,12 @@ TEST_CASE("Checkpoints saved under each family's other names (base classes witho
     };
     const std::vector<std::pair<const char*, Rename>> layouts = {
         {"dbrx", strip("transformer.")},  // DbrxModel
+        {"longformer", strip("longformer.")},  // LongformerModel
+        {"xlm_roberta_xl", strip("roberta.")},
+        {"rembert", strip("rembert.")},  // RemBertModel: embeddings. and encoder.embedding_hidden_mapping_in.
+        {"roformer", strip("roformer.")},
+        {"nystromformer", strip("nystromformer.")},
+        {"ernie", strip("ernie.")},
         // Multimodal checkpoints before and after transformers 4.52's layout.
         {"qwen2_5_vl", moved("model.", "model.language_model.")},
         {"qwen3_vl", moved("model.language_model.", "model.")},
@@ -1324,4 +1339,75 @@ TEST_CASE("Qwen-VL's language model numbers text by the mask's count, and the mu
             (void)seqembed::io::load_model(broken.directory);
         }(),
         Catch::Contains("model_type 'qwen3_vl' has no 'text_config' object"));
+}
+
+TEST_CASE("The encoders' differences: RoFormer's rotary table, position ids as table rows, ERNIE's task row, BigBird's scale",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    {
+        // RoFormer: interleaved pairs over hidden_size / num_attention_heads, base 10000; the
+        // [sin | cos] table its encoder computes (written into the fixture) to the last bit.
+        const seqembed::io::Model roformer = seqembed::io::load_model(root / "roformer");
+        const seqembed::RotaryEmbedding<float>* rope = roformer.rotary();
+        REQUIRE(rope != nullptr);
+        CHECK(rope->options().layout == seqembed::RotaryLayout::interleaved);
+        CHECK(rope->head_dim() == 8);
+        REQUIRE(roformer.projection() != nullptr);
+        const seqembed::io::SafetensorsFile file =
+            seqembed::io::SafetensorsFile::open(root / "roformer" / "model.safetensors");
+        const seqembed::io::Tensor<float> table = file.matrix<float>("roformer.encoder.embed_positions.weight");
+        RowMatrix<float> cos(1, rope->pairs()), sin(1, rope->pairs());
+        for (std::int64_t position = 0; position < rope->max_positions(); ++position) {
+            INFO("position " << position);
+            rope->forward_into(position, cos, sin);
+            for (Index i = 0; i < rope->pairs(); ++i) {
+                CHECK(sin(0, i) == table.data()[position * 8 + i]);
+                CHECK(cos(0, i) == table.data()[position * 8 + 4 + i]);
+            }
+        }
+        CHECK_THROWS_AS(rope->forward_into(rope->max_positions(), cos, sin), seqembed::index_error);
+        CHECK(roformer.rotary_of_layer(0) == rope);
+    }
+    seqembed::IdMatrix ids(2, 4);
+    ids << 5, 6, 7, 8,  //
+        9, 10, 1, 1;
+    seqembed::IdMatrix mask(2, 4);
+    mask << 1, 1, 1, 1, 1, 1, 0, 0;
+    for (const char* family : {"longformer", "nystromformer"}) {
+        // Their forwards take position ids as rows of the table: RoBERTa's kin counts from
+        // row 2 (pad 1), Nystromformer's buffer is arange + 2. Given the rows their rule
+        // computes, the output is the same.
+        INFO(family);
+        seqembed::PipelineOptions computed;
+        computed.padded_rows = seqembed::PaddedRows::computed;
+        const seqembed::io::Model model = seqembed::io::load_model(root / family, computed);
+        seqembed::Batch batch(ids);
+        batch.padding = seqembed::Padding::from_mask(mask);
+        const RowMatrix<float> by_rule = model.forward(batch);
+        seqembed::IdMatrix rows(2, 4);
+        if (std::string(family) == "longformer")
+            rows << 2, 3, 4, 5, 2, 3, 1, 1;  // pad id 1 reads row 1
+        else
+            rows << 2, 3, 4, 5, 2, 3, 4, 5;
+        batch.position_ids = rows;
+        CHECK(model.forward(batch) == by_rule);
+    }
+    {
+        // ERNIE without use_task_id reads no task table; BigBird without rescale_embeddings no scale.
+        BrokenCopy ernie("ernie");
+        nlohmann::json config = nlohmann::json::parse(std::ifstream(ernie.directory / "config.json"));
+        config["use_task_id"] = false;
+        ernie.write_config(config.dump());
+        const seqembed::io::Model with_task = seqembed::io::load_model(root / "ernie");
+        const seqembed::io::Model without = seqembed::io::load_model(ernie.directory);
+        CHECK(with_task.learned()->pipeline.positions().table() != without.learned()->pipeline.positions().table());
+        BrokenCopy bird("big_bird");
+        config = nlohmann::json::parse(std::ifstream(bird.directory / "config.json"));
+        config.erase("rescale_embeddings");
+        bird.write_config(config.dump());
+        CHECK(seqembed::io::load_model(bird.directory).learned()->pipeline.embedding().scale() == 1.0f);
+        CHECK(seqembed::io::load_model(root / "big_bird").learned()->pipeline.embedding().scale() == 4.0f);
+    }
+    CHECK_THROWS_WITH(seqembed::io::load_encoder(root / "bert"),
+                      Catch::Contains("model_type 'bert' is not one of load_encoder's encoders"));
 }

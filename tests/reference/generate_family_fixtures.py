@@ -716,6 +716,121 @@ def build_gemma3(cfg):
     return root, forward
 
 
+# The encoders io::load_encoder reads: each family's *Embeddings.forward (modeling_<family>.py),
+# as (prefix, positions, token types, LayerNorm, order of the sums). Positions: "index"
+# (arange(past, past + seq)), "ids" (create_position_ids_from_input_ids), "plus2" (the buffer
+# arange(max_position_embeddings) + 2 of max + 2 rows), "rotary" (none added). Order: "wtp" word
+# + token type, then += position (BertEmbeddings); "wpt" word + position + token type
+# (LongformerEmbeddings, SqueezeBertEmbeddings, MraEmbeddings); "wp" no token types
+# (BertGenerationEmbeddings); "wt" no positions (RoFormerEmbeddings).
+ENCODER_SPECS = {
+    "longformer": ("longformer", "ids", True, "wpt"),
+    "data2vec-text": ("data2vec_text", "ids", True, "wtp"),
+    "xmod": ("roberta", "ids", True, "wtp"),
+    "xlm-roberta-xl": ("roberta", "ids", False, "wtp"),
+    "big_bird": ("bert", "index", True, "wtp"),
+    "megatron-bert": ("bert", "index", False, "wtp"),
+    "ernie": ("ernie", "index", True, "wtp"),
+    "splinter": ("splinter", "index", True, "wtp"),
+    "squeezebert": ("transformer", "index", True, "wpt"),
+    "rembert": ("rembert", "index", True, "wtp"),
+    "bert-generation": ("bert", "index", True, "wp"),
+    "nystromformer": ("nystromformer", "plus2", True, "wtp"),
+    "yoso": ("yoso", "plus2", True, "wtp"),
+    "mra": ("mra", "plus2", True, "wpt"),
+    "roformer": ("roformer", "rotary", True, "wt"),
+}
+
+
+def encoder_width(cfg):
+    if cfg["model_type"] == "rembert":
+        return cfg["input_embedding_size"]
+    return cfg.get("embedding_size", cfg["hidden_size"])
+
+
+class EncoderEmbeddings(nn.Module):
+    """The *Embeddings of ENCODER_SPECS' families; the task_type_embeddings of ERNIE (use_task_id:
+    row 0 of it added after the positions when no task type ids are given); BigBird's rescale
+    (inputs_embeds * hidden_size ** 0.5, a Python float)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        _, self.rule, layer_norm, self.order = ENCODER_SPECS[cfg["model_type"]]
+        width = encoder_width(cfg)
+        self.pad = cfg["pad_token_id"]
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], width, padding_idx=self.pad)
+        if self.rule != "rotary":
+            rows = cfg["max_position_embeddings"] + (2 if self.rule == "plus2" else 0)
+            self.position_embeddings = nn.Embedding(rows, width, padding_idx=self.pad if self.rule == "ids" else None)
+        if "t" in self.order:
+            self.token_type_embeddings = nn.Embedding(cfg["type_vocab_size"], width)
+        self.task = cfg.get("use_task_id", False)
+        if self.task:
+            self.task_type_embeddings = nn.Embedding(cfg["task_type_vocab_size"], width)
+        if layer_norm:
+            self.LayerNorm = nn.LayerNorm(width, eps=cfg["layer_norm_eps"])
+        self.scale = cfg["hidden_size"] ** 0.5 if cfg.get("rescale_embeddings") else None
+        self.rows_read = None
+
+    def forward(self, input_ids, token_type_ids=None):
+        batch, seq = input_ids.shape
+        index = torch.arange(seq).expand(batch, seq)
+        if self.rule == "ids":
+            rows = positions_from_ids(input_ids, self.pad)
+        elif self.rule == "plus2":
+            rows = index + 2
+        else:
+            rows = index
+        self.rows_read = None if self.rule == "rotary" else rows
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        x = self.word_embeddings(input_ids)
+        if self.scale is not None:
+            x = x * self.scale
+        if self.order == "wtp":
+            x = x + self.token_type_embeddings(token_type_ids)
+            x += self.position_embeddings(rows)
+        elif self.order == "wpt":
+            x = x + self.position_embeddings(rows) + self.token_type_embeddings(token_type_ids)
+        elif self.order == "wp":
+            x = x + self.position_embeddings(rows)
+        else:
+            x = x + self.token_type_embeddings(token_type_ids)
+        if self.task:
+            x += self.task_type_embeddings(torch.zeros_like(input_ids))
+        if hasattr(self, "LayerNorm"):
+            x = self.LayerNorm(x)
+        return x
+
+
+def build_encoder(cfg):
+    """The encoder's base model under its prefix; RemBERT's embedding_hidden_mapping_in (in its
+    encoder) and RoFormer's embeddings_project (on the model) as the projection; RoFormer's
+    encoder.embed_positions (its fixed [sin | cos] table per head, as Marian's) written too."""
+    prefix = ENCODER_SPECS[cfg["model_type"]][0]
+    root = node()
+    base = node()
+    setattr(root, prefix, base)
+    base.embeddings = EncoderEmbeddings(cfg)
+    project = None
+    if cfg["model_type"] == "rembert":
+        base.encoder = node()
+        base.encoder.embedding_hidden_mapping_in = nn.Linear(cfg["input_embedding_size"], cfg["hidden_size"])
+        project = base.encoder.embedding_hidden_mapping_in
+    if cfg["model_type"] == "roformer":
+        base.encoder = node()
+        base.encoder.embed_positions = SinusoidalTable(cfg["max_position_embeddings"],
+                                                       cfg["hidden_size"] // cfg["num_attention_heads"])
+        if encoder_width(cfg) != cfg["hidden_size"]:
+            base.embeddings_project = nn.Linear(encoder_width(cfg), cfg["hidden_size"])
+            project = base.embeddings_project
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        out = base.embeddings(input_ids, token_type_ids)
+        return out, None if project is None else project(out), base.embeddings.rows_read
+    return root, forward
+
+
 # Where the lookup decoders of DECODER_DEFAULTS (and the others built by build_lookup_decoder)
 # keep their token table; model.embed_tokens elsewhere.
 DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.embed_tokens",
@@ -1793,6 +1908,158 @@ FAMILIES = [
         note='OlmoeModel: embed_tokens (padding_idx 1 by default)',
         rotary="default",
     ),
+    dict(
+        name="longformer", seed=67, build=build_encoder,
+        config={"architectures": ["LongformerForMaskedLM"], "model_type": "longformer", "vocab_size": 135,
+                "hidden_size": 16, "max_position_embeddings": 34, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+                "pad_token_id": 1, "attention_window": [4], "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="the family's: " + "LongformerEmbeddings: word + position + token type (that order), LayerNorm; RoBERTa's positions",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="LongformerEmbeddings: word + position + token type (that order), LayerNorm; RoBERTa's positions",
+    ),
+    dict(
+        name="data2vec_text", seed=68, build=build_encoder,
+        config={"architectures": ["Data2VecTextForMaskedLM"], "model_type": "data2vec-text", "vocab_size": 136,
+                "hidden_size": 16, "max_position_embeddings": 34, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+                "pad_token_id": 1, "position_embedding_type": "absolute", "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="the family's: " + "Data2VecTextForTextEmbeddings (RoBERTa's): data2vec_text.embeddings",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="Data2VecTextForTextEmbeddings (RoBERTa's): data2vec_text.embeddings",
+    ),
+    dict(
+        name="xmod", seed=69, build=build_encoder,
+        config={"architectures": ["XmodForMaskedLM"], "model_type": "xmod", "vocab_size": 137,
+                "hidden_size": 16, "max_position_embeddings": 34, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+                "pad_token_id": 1, "languages": ["en_XX"], "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="the family's: " + "XmodEmbeddings (RoBERTa's, roberta. prefix)",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="XmodEmbeddings (RoBERTa's, roberta. prefix)",
+    ),
+    dict(
+        name="xlm_roberta_xl", seed=70, build=build_encoder,
+        config={"architectures": ["XLMRobertaXLForMaskedLM"], "model_type": "xlm-roberta-xl", "vocab_size": 138,
+                "hidden_size": 16, "max_position_embeddings": 34, "type_vocab_size": 1,
+                "pad_token_id": 1, "position_embedding_type": "absolute", "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="the family's: " + "XLMRobertaXLEmbeddings: RoBERTa's positions, no LayerNorm (its layers normalize first)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="XLMRobertaXLEmbeddings: RoBERTa's positions, no LayerNorm (its layers normalize first)",
+    ),
+    dict(
+        name="big_bird", seed=71, build=build_encoder,
+        config={"architectures": ["BigBirdForMaskedLM"], "model_type": "big_bird", "vocab_size": 139,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                "pad_token_id": 0, "rescale_embeddings": True, "attention_type": "block_sparse",
+                "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + 'BigBirdEmbeddings: word * sqrt(hidden_size) (rescale_embeddings) + token type, += position, LayerNorm',
+        layer_norm_eps=1e-12, embed_scale=4.0, position_offset=0,
+        note='BigBirdEmbeddings: word * sqrt(hidden_size) (rescale_embeddings) + token type, += position, LayerNorm',
+    ),
+    dict(
+        name="megatron_bert", seed=72, build=build_encoder,
+        config={"architectures": ["MegatronBertForMaskedLM"], "model_type": "megatron-bert", "vocab_size": 140,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2,
+                "pad_token_id": 0, "position_embedding_type": "absolute", "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + 'MegatronBertEmbeddings: word + token type, += position; no LayerNorm (moved into the layers)',
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='MegatronBertEmbeddings: word + token type, += position; no LayerNorm (moved into the layers)',
+    ),
+    dict(
+        name="ernie", seed=73, build=build_encoder,
+        config={"architectures": ["ErnieForMaskedLM"], "model_type": "ernie", "vocab_size": 141,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                "pad_token_id": 0, "use_task_id": True, "task_type_vocab_size": 3,
+                "position_embedding_type": "absolute", "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + 'ErnieEmbeddings: word + token type, += position, += task_type_embeddings(0) (use_task_id), LayerNorm',
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note='ErnieEmbeddings: word + token type, += position, += task_type_embeddings(0) (use_task_id), LayerNorm',
+    ),
+    dict(
+        name="splinter", seed=74, build=build_encoder,
+        config={"architectures": ["SplinterForQuestionAnswering"], "model_type": "splinter", "vocab_size": 142,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + "SplinterEmbeddings (BERT's)",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="SplinterEmbeddings (BERT's)",
+    ),
+    dict(
+        name="squeezebert", seed=75, build=build_encoder,
+        config={"architectures": ["SqueezeBertForMaskedLM"], "model_type": "squeezebert", "vocab_size": 143,
+                "hidden_size": 16, "embedding_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2,
+                "layer_norm_eps": 1e-12, "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + 'SqueezeBertEmbeddings: word + position + token type, LayerNorm; transformer. prefix',
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note='SqueezeBertEmbeddings: word + position + token type, LayerNorm; transformer. prefix',
+    ),
+    dict(
+        name="rembert", seed=76, build=build_encoder,
+        config={"architectures": ["RemBertForMaskedLM"], "model_type": "rembert", "vocab_size": 144,
+                "hidden_size": 16, "input_embedding_size": 8, "max_position_embeddings": 32, "type_vocab_size": 2,
+                "layer_norm_eps": 1e-12, "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + "RemBertEmbeddings at input_embedding_size, then the encoder's embedding_hidden_mapping_in",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="RemBertEmbeddings at input_embedding_size, then the encoder's embedding_hidden_mapping_in",
+    ),
+    dict(
+        name="bert_generation", seed=77, build=build_encoder,
+        config={"architectures": ["BertGenerationEncoder"], "model_type": "bert-generation", "vocab_size": 145,
+                "hidden_size": 16, "max_position_embeddings": 32, "layer_norm_eps": 1e-12,
+                "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="the family's: " + 'BertGenerationEmbeddings: word + position, LayerNorm; no token types',
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note='BertGenerationEmbeddings: word + position, LayerNorm; no token types',
+    ),
+    dict(
+        name="nystromformer", seed=78, build=build_encoder,
+        config={"architectures": ["NystromformerForMaskedLM"], "model_type": "nystromformer", "vocab_size": 146,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2, "layer_norm_eps": 1e-5,
+                "pad_token_id": 1, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + 'NystromformerEmbeddings: rows arange(seq) + 2 of max_position_embeddings + 2',
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=2,
+        note='NystromformerEmbeddings: rows arange(seq) + 2 of max_position_embeddings + 2',
+    ),
+    dict(
+        name="yoso", seed=79, build=build_encoder,
+        config={"architectures": ["YosoForMaskedLM"], "model_type": "yoso", "vocab_size": 147,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 1, "layer_norm_eps": 1e-12,
+                "pad_token_id": 1, "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="the family's: " + "YosoEmbeddings (Nystromformer's): rows arange(seq) + 2",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=2,
+        note="YosoEmbeddings (Nystromformer's): rows arange(seq) + 2",
+    ),
+    dict(
+        name="mra", seed=80, build=build_encoder,
+        config={"architectures": ["MraForMaskedLM"], "model_type": "mra", "vocab_size": 148,
+                "hidden_size": 16, "max_position_embeddings": 32, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+                "pad_token_id": 1, "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="the family's: " + 'MraEmbeddings: word + position + token type, rows arange(seq) + 2',
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=2,
+        note='MraEmbeddings: word + position + token type, rows arange(seq) + 2',
+    ),
+    dict(
+        name="roformer", seed=81, build=build_encoder,
+        config={"architectures": ["RoFormerForMaskedLM"], "model_type": "roformer", "vocab_size": 149,
+                "hidden_size": 16, "embedding_size": 8, "num_attention_heads": 2, "max_position_embeddings": 32,
+                "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="the family's: " + 'RoFormerEmbeddings: word + token type, LayerNorm at embedding_size; embeddings_project; rotary in attention',
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note='RoFormerEmbeddings: word + token type, LayerNorm at embedding_size; embeddings_project; rotary in attention',
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -1944,6 +2211,36 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f["model.embed_tokens.weight"][ids], None, None
     if name == "granite":
         return f["model.embed_tokens.weight"][ids] * cfg["embedding_multiplier"], None, None
+    if family["build"] is build_encoder:
+        prefix, rule, layer_norm_here, order = ENCODER_SPECS[cfg["model_type"]]
+        p = prefix + ".embeddings."
+        if rule == "ids":
+            m = (ids != pad).astype(np.int64)
+            rows = np.cumsum(m, axis=1) * m + pad
+        elif rule == "plus2":
+            rows = index + 2
+        else:
+            rows = index
+        tt = types if types is not None else np.zeros_like(ids)
+        x = f[p + "word_embeddings.weight"][ids]
+        if cfg.get("rescale_embeddings"):
+            x = x * math.sqrt(cfg["hidden_size"])
+        if "t" in order:
+            x = x + f[p + "token_type_embeddings.weight"][tt]
+        if "p" in order:
+            x = x + f[p + "position_embeddings.weight"][rows]
+        if cfg.get("use_task_id"):
+            x = x + f[p + "task_type_embeddings.weight"][0]
+        if layer_norm_here:
+            x = layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], cfg["layer_norm_eps"])
+        projected = None
+        if cfg["model_type"] == "rembert":
+            q = prefix + ".encoder.embedding_hidden_mapping_in."
+            projected = x @ f[q + "weight"].T + f[q + "bias"]
+        if cfg["model_type"] == "roformer" and encoder_width(cfg) != cfg["hidden_size"]:
+            q = prefix + ".embeddings_project."
+            projected = x @ f[q + "weight"].T + f[q + "bias"]
+        return x, projected, (None if rule == "rotary" else rows)
     if family["build"] is build_lookup_decoder:
         table = DECODER_TABLES.get(name, "model.embed_tokens") + ".weight"
         return f[table][ids] * language(cfg).get("embedding_multiplier", 1.0), None, None
@@ -2161,6 +2458,9 @@ def generate():
             table = state["model.encoder.embed_positions.weight"].numpy()
             bad = check_marian_table(table)
             assert bad == 0, f"marian: {bad} table entries differ from the correctly rounded values"
+        if name == "roformer":  # its [sin | cos] table per head, which the C++ rotary stage computes
+            bad = check_marian_table(state["roformer.encoder.embed_positions.weight"].numpy())
+            assert bad == 0, f"roformer: {bad} table entries differ from the correctly rounded values"
 
         # The same modules in float64, holding the float32 weights exactly.
         root64, forward64 = family["build"](cfg)
@@ -2392,6 +2692,22 @@ FAMILY_SOURCES = {
     "seed_oss": "modular_seed_oss.py @ 052b1dcd, configuration_seed_oss.py @ 008e5743",
     "bitnet": "configuration_bitnet.py @ 008f5c8c: BitNetConfig's defaults",
     "olmoe": "modular_olmoe.py @ 052b1dcd, configuration_olmoe.py @ 008e5743",
+    "longformer": "modeling_longformer.py @ 010a915c: LongformerEmbeddings.forward",
+    "data2vec_text": "modeling_data2vec_text.py @ 014873b4: Data2VecTextForTextEmbeddings",
+    "xmod": "modeling_xmod.py @ 014873b4: XmodEmbeddings",
+    "xlm_roberta_xl": "modeling_xlm_roberta_xl.py @ 014873b4: XLMRobertaXLEmbeddings (no LayerNorm)",
+    "big_bird": "modeling_big_bird.py @ 00967fa0: BigBirdEmbeddings (rescale_embeddings)",
+    "megatron_bert": "modeling_megatron_bert.py @ 014873b4: MegatronBertEmbeddings (no LayerNorm)",
+    "ernie": "modeling_ernie.py @ 008f5c8c: ErnieEmbeddings (task_type_embeddings when use_task_id)",
+    "splinter": "modeling_splinter.py @ 014873b4: SplinterEmbeddings",
+    "squeezebert": "modeling_squeezebert.py @ 01ae98ae: SqueezeBertEmbeddings",
+    "rembert": "modeling_rembert.py @ 02fb0d2b: RemBertEmbeddings, RemBertEncoder (embedding_hidden_mapping_in)",
+    "bert_generation": "modeling_bert_generation.py @ 000824f1: BertGenerationEmbeddings",
+    "nystromformer": "modeling_nystromformer.py @ 0085ddcd: NystromformerEmbeddings (position_ids + 2)",
+    "yoso": "modeling_yoso.py @ 004edfe2: YosoEmbeddings",
+    "mra": "modeling_mra.py @ 001aea8f: MraEmbeddings",
+    "roformer": "modeling_roformer.py @ 0166003b: RoFormerEmbeddings, RoFormerSinusoidalPositionalEmbedding, "
+                "apply_rotary_position_embeddings",
 }
 
 

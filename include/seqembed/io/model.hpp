@@ -299,7 +299,7 @@ private:
     /// them); their pipeline's are positions from the table's offset.
     template <typename Pipeline>
     std::optional<IdMatrix> converted_position_ids(const Batch& batch, const Pipeline& pipeline) const {
-        if (!batch.position_ids || !detail::numbers_from_ids(model_type())) return std::nullopt;
+        if (!batch.position_ids || !detail::takes_table_rows(model_type())) return std::nullopt;
         if constexpr (std::is_same_v<typename std::decay_t<decltype(pipeline.positions())>,
                                      LearnedPositionalEmbedding<float>>) {
             const TokenIds& given = *batch.position_ids;
@@ -350,6 +350,114 @@ inline Model load_deberta(const std::filesystem::path& directory, const Pipeline
         family));
 }
 
+namespace detail {
+
+/// ERNIE's task_type_embeddings row 0, which its forward adds after the positions to every token
+/// when use_task_id and no task type ids are given, folded into the position table: an owned
+/// copy whose row r is position row r + task row 0 (float additions in another order: within the
+/// LayerNorm bound, not bit for bit).
+inline LearnedPositionalEmbedding<float> with_task_row(const Checkpoint& checkpoint,
+                                                       const LearnedPositionalEmbedding<float>& positions,
+                                                       const std::string& prefix, const nlohmann::json& config,
+                                                       const std::string& name) {
+    const ModelConfig& model = checkpoint.config();
+    const Index tasks = positive_key(config, name, {"task_type_vocab_size"});
+    const Tensor<float> task = checkpoint.matrix({prefix + "embeddings.task_type_embeddings.weight",
+                                                  "embeddings.task_type_embeddings.weight"},
+                                                 tasks, model.embedding_size, "task_type_vocab_size x hidden_size");
+    RowMatrix<float> table = positions.table();
+    table.rowwise() += Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(task.data(), model.embedding_size);
+    return LearnedPositionalEmbedding<float>::from_weights(table, LearnedPositionsOptions::bert());  // ERNIE's: by index
+}
+
+}  // namespace detail
+
+/// @brief The input stage of the encoders whose embeddings are BERT's or RoBERTa's with a
+///        difference, by config.json's model_type (io/detail/encoder_families.hpp):
+///        - RoBERTa's positions (from row pad_token_id + 1, counting ids other than
+///          pad_token_id): longformer, data2vec-text, xmod (`roberta.`), xlm-roberta-xl
+///          (`roberta.`, no LayerNorm in its embeddings);
+///        - BERT's (past + t): big_bird (`bert.`; word rows times sqrt(hidden_size) when
+///          rescale_embeddings), megatron-bert (`bert.`, no LayerNorm), ernie (task_type_embeddings
+///          row 0 added when use_task_id, folded into the position table), splinter,
+///          squeezebert (`transformer.`), rembert (input_embedding_size wide, then the encoder's
+///          embedding_hidden_mapping_in as `projection`), bert-generation (`bert.`, no token
+///          types);
+///        - t + 2 in a table of max_position_embeddings + 2 rows: nystromformer, yoso, mra;
+///        - roformer: word + token type, LayerNorm, its embeddings_project when embedding_size
+///          differs from hidden_size, and `rotary`: interleaved pairs over hidden_size /
+///          num_attention_heads, base 10000, max_position_embeddings rows (its sinusoidal table
+///          is an nn.Embedding: positions past it are refused).
+///        Word + token type, then the position, then LayerNorm, as BertEmbeddings; tensors under
+///        the family's prefix or none. Explicit position ids are rows of the table for the
+///        RoBERTa and Nystromformer kinds (io::Model::forward), as their forwards take them.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the model's stage (Model::learned(), or Model::lookup() for RoFormer).
+/// @throws file_error, format_error as the readers, and for a model_type that is not one of
+///         these encoders; value_error as load_bert.
+inline Model load_encoder(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                          const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_encoder");
+    const ModelConfig& config = checkpoint.config();
+    const std::string name = detail::path_name(directory / "config.json");
+    const detail::EncoderFamily* family = detail::encoder_family(config.model_type);
+    if (family == nullptr)
+        seqembed::detail::fail<format_error>(name, ": model_type '", config.model_type,
+                                             "' is not one of load_encoder's encoders (load_model reads it)");
+    const nlohmann::json json = detail::language_config(detail::read_json_object(directory / "config.json"), name);
+    const std::string prefix = family->prefix;
+    const auto names = [&](const std::string& tail) {
+        return std::vector<std::string>{prefix + "embeddings." + tail, "embeddings." + tail};
+    };
+    const Index width = config.embedding_size;
+    const bool rescaled = config.model_type == "big_bird" && json.value("rescale_embeddings", false);
+    TokenEmbedding<float> token = checkpoint.token_embedding(
+        names("word_embeddings.weight"), width, rescaled ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none());
+    const auto finish = [&](auto& pipeline) {
+        if (family->token_types) pipeline.set_token_types(checkpoint.token_types(names("token_type_embeddings.weight"), width));
+        if (family->layer_norm) pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
+    };
+    std::optional<Linear> projection;
+    if (config.model_type == "rembert")
+        projection = detail::linear(checkpoint, {prefix + "encoder.embedding_hidden_mapping_in.",
+                                                 "encoder.embedding_hidden_mapping_in."});
+    if (config.model_type == "roformer" && config.embedding_size != config.hidden_size)
+        projection = detail::linear(checkpoint, {prefix + "embeddings_project.", "embeddings_project."});
+
+    if (family->positions == detail::EncoderPositions::rotary) {
+        InputPipeline<float, NoPositions<float>> pipeline(
+            std::move(token), NoPositions<float>(width),
+            detail::family_options(options, "load_encoder", PositionNumbering::sequence_index));
+        finish(pipeline);
+        RotaryOptions rope = RotaryOptions::hugging_face(
+            config.hidden_size / detail::positive_key(json, name, {"num_attention_heads"}), 10000.0);
+        rope.layout = RotaryLayout::interleaved;
+        rope.max_positions = config.max_positions;
+        LookupModelInput stage{config, std::move(pipeline), std::move(projection), std::nullopt};
+        stage.rotary = seqembed::detail::run_renaming_error<format_error, value_error>(
+            [&] { return RotaryEmbedding<float>(rope); }, name, ": its rotary options are invalid: ");
+        stage.layer_positions = detail::layer_positions(json, config.model_type, name);
+        return Model(std::move(stage));
+    }
+    const bool from_ids = family->positions == detail::EncoderPositions::from_ids;
+    const bool plus_2 = family->positions == detail::EncoderPositions::index_plus_2;
+    const std::int64_t padding_idx = config.pad_token_id.value_or(1);
+    LearnedPositionalEmbedding<float> positions = checkpoint.positions(
+        names("position_embeddings.weight"), config.max_positions + (plus_2 ? 2 : 0), width,
+        from_ids ? LearnedPositionsOptions::roberta(padding_idx) : plus_2 ? LearnedPositionsOptions::bart()
+                                                                          : LearnedPositionsOptions::bert());
+    if (config.model_type == "ernie" && json.value("use_task_id", false))
+        positions = detail::with_task_row(checkpoint, positions, prefix, json, name);
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        std::move(token), std::move(positions),
+        from_ids ? detail::family_options(options, "load_encoder", PositionNumbering::non_padding_ids, padding_idx)
+                 : detail::family_options(options, "load_encoder", PositionNumbering::sequence_index));
+    finish(pipeline);
+    return Model(LearnedModelInput{config, std::move(pipeline), std::move(projection), std::nullopt});
+}
+
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
 ///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart and mbart,
@@ -387,6 +495,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "mpnet") return Model(load_mpnet(directory, options, split));
     if (family == "modernbert") return Model(load_modernbert(directory, options, split));
     if (detail::is_deberta_family(family)) return load_deberta(directory, options, split);
+    if (detail::encoder_family(family) != nullptr) return load_encoder(directory, options, split);
     return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 

@@ -37,6 +37,7 @@
 #include "detail/checkpoint_files.hpp"
 #include "detail/config_json.hpp"
 #include "detail/decoder_families.hpp"
+#include "detail/encoder_families.hpp"
 #include "detail/path_name.hpp"
 #include "errors.hpp"
 #include "rotary_config.hpp"
@@ -500,7 +501,18 @@ inline bool is_typeless_encoder(const std::string& family) { return family == "d
 
 /// The families that number positions from the ids (RoBERTa's
 /// create_position_ids_from_input_ids) and take position ids as rows of their table.
-inline bool numbers_from_ids(const std::string& family) { return is_roberta_family(family) || family == "mpnet"; }
+inline bool numbers_from_ids(const std::string& family) {
+    const EncoderFamily* encoder = encoder_family(family);
+    return is_roberta_family(family) || family == "mpnet" ||
+           (encoder != nullptr && encoder->positions == EncoderPositions::from_ids);
+}
+
+/// The families whose forward takes position ids as rows of their table: RoBERTa's kin, and
+/// Nystromformer's (its buffer holds arange + 2).
+inline bool takes_table_rows(const std::string& family) {
+    const EncoderFamily* encoder = encoder_family(family);
+    return numbers_from_ids(family) || (encoder != nullptr && encoder->positions == EncoderPositions::index_plus_2);
+}
 
 /// The decoders whose input stage is a lookup (times the family's scale) and whose positions act
 /// in attention as RoPE.
@@ -584,7 +596,8 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
             seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no 'text_config' object");
         if (nested != nullptr) text = nested;
     }
-    if (text == &config && !is_gemma3(family)) return with_family_defaults(config, family);
+    if (text == &config && !is_gemma3(family))
+        return with_family_defaults(with_encoder_defaults(config, family), family);
     nlohmann::json merged = nlohmann::json::object();
     if (is_gemma3(family))
         merged = {{"vocab_size", 262208},        {"hidden_size", 2304},  {"num_attention_heads", 8},
@@ -825,12 +838,14 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
                        family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
                        family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
-                       detail::is_deberta_family(family) || family == "m2m_100" || detail::is_alibi_family(family);
+                       detail::is_deberta_family(family) || family == "m2m_100" || detail::is_alibi_family(family) ||
+                       detail::encoder_family(family) != nullptr;
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
-            "deberta, deberta-v2, gpt2, gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
+            "deberta, deberta-v2, longformer, data2vec-text, xmod, xlm-roberta-xl, big_bird, megatron-bert, "
+            "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, gpt2, gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
             "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
             "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, olmo3, olmoe, granite, "
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
@@ -864,8 +879,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.max_positions =
             positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
     }
-    if (detail::is_bert_family(family)) {
+    const detail::EncoderFamily* encoder = detail::encoder_family(family);
+    if (detail::is_bert_family(family) || (encoder != nullptr && encoder->token_types))
         result.type_vocab_size = detail::positive_key(config, name, {"type_vocab_size"});
+    if (detail::is_bert_family(family) ||
+        (encoder != nullptr && encoder->positions != detail::EncoderPositions::rotary)) {
         // Relative position types (relative_key, relative_key_query) add no absolute positions
         // in the embeddings in the releases that have them: not this stage.
         if (const nlohmann::json* kind = detail::find_key(config, {"position_embedding_type"});
@@ -887,8 +905,14 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         const Index projected = detail::positive_key(config, name, {"word_embed_proj_dim"}, false);
         if (projected != 0) result.embedding_size = projected;
     }
-    if (detail::is_bert_family(family) || family == "mpnet")
+    if (detail::is_bert_family(family) || family == "mpnet" || (encoder != nullptr && encoder->layer_norm))
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
+    if (family == "rembert")  // its tables' width; the encoder's embedding_hidden_mapping_in widens it
+        result.embedding_size = detail::positive_key(config, name, {"input_embedding_size"});
+    if (family == "roformer") {  // RoFormerConfig's embedding_size: hidden_size when absent
+        const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
+        if (embedding_size != 0) result.embedding_size = embedding_size;
+    }
     if (detail::is_bart_family(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
     if (family == "bloom") result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_epsilon"}, 1e-5);
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module

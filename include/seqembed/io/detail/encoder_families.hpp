@@ -1,0 +1,103 @@
+/// @file io/detail/encoder_families.hpp
+/// @brief The encoders whose embeddings are BERT's or RoBERTa's with a difference (a prefix, no
+///        LayerNorm, no token types, a scale, a position rule, a projection after them): one
+///        entry per family, from its Hugging Face *Embeddings module and config class. io::load_encoder
+///        builds them.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace seqembed::io::detail {
+
+/// How an encoder numbers the rows of its learned position table.
+enum class EncoderPositions {
+    index,         ///< past + t, from row 0 (BERT's position_ids buffer)
+    from_ids,      ///< RoBERTa's create_position_ids_from_input_ids: from row pad + 1, pads at row pad
+    index_plus_2,  ///< t + 2 (Nystromformer's buffer arange(max_position_embeddings) + 2: max + 2 rows)
+    rotary,        ///< no table: rotary positions in attention (RoFormer)
+};
+
+/// One encoder family's embedding stage.
+struct EncoderFamily {
+    /// The base model's prefix in checkpoints ("longformer."); tensors without it load too.
+    const char* prefix;
+    EncoderPositions positions;
+    /// A token-type table added before the positions.
+    bool token_types;
+    /// A LayerNorm at the end of the embeddings (XLM-RoBERTa-XL and Megatron-BERT moved theirs
+    /// into the layers).
+    bool layer_norm;
+    /// The config class's values for keys config.json may leave out (a JSON object).
+    const char* defaults;
+};
+
+/// The entry of `model_type`, or none.
+inline const EncoderFamily* encoder_family(const std::string& model_type) {
+    struct Entry {
+        const char* model_type;
+        EncoderFamily family;
+    };
+    // From each modeling_<family>.py's *Embeddings and configuration_<family>.py.
+    static const Entry entries[] = {
+        {"longformer", {"longformer.", EncoderPositions::from_ids, true, true,
+                        R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                            "max_position_embeddings": 512})"}},
+        {"data2vec-text", {"data2vec_text.", EncoderPositions::from_ids, true, true,
+                           R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                               "max_position_embeddings": 512})"}},
+        {"xmod", {"roberta.", EncoderPositions::from_ids, true, true,
+                  R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                      "max_position_embeddings": 512})"}},
+        {"xlm-roberta-xl", {"roberta.", EncoderPositions::from_ids, true, false,
+                            R"({"pad_token_id": 1, "type_vocab_size": 1, "max_position_embeddings": 514})"}},
+        {"big_bird", {"bert.", EncoderPositions::index, true, true,
+                      R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                          "max_position_embeddings": 4096, "rescale_embeddings": false})"}},
+        {"megatron-bert", {"bert.", EncoderPositions::index, true, false,
+                           R"({"pad_token_id": 0, "type_vocab_size": 2, "max_position_embeddings": 512})"}},
+        {"ernie", {"ernie.", EncoderPositions::index, true, true,
+                   R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                       "max_position_embeddings": 512, "use_task_id": false, "task_type_vocab_size": 3})"}},
+        {"splinter", {"splinter.", EncoderPositions::index, true, true,
+                      R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                          "max_position_embeddings": 512})"}},
+        {"squeezebert", {"transformer.", EncoderPositions::index, true, true,
+                         R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                             "max_position_embeddings": 512})"}},
+        {"rembert", {"rembert.", EncoderPositions::index, true, true,
+                     R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                         "max_position_embeddings": 512, "input_embedding_size": 256})"}},
+        {"bert-generation", {"bert.", EncoderPositions::index, false, true,
+                             R"({"pad_token_id": 0, "layer_norm_eps": 1e-12, "max_position_embeddings": 512})"}},
+        {"nystromformer", {"nystromformer.", EncoderPositions::index_plus_2, true, true,
+                           R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-5,
+                               "max_position_embeddings": 510})"}},
+        {"yoso", {"yoso.", EncoderPositions::index_plus_2, true, true,
+                  R"({"pad_token_id": 1, "type_vocab_size": 1, "layer_norm_eps": 1e-12,
+                      "max_position_embeddings": 4096})"}},
+        {"mra", {"mra.", EncoderPositions::index_plus_2, true, true,
+                 R"({"pad_token_id": 1, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+                     "max_position_embeddings": 512})"}},
+        {"roformer", {"roformer.", EncoderPositions::rotary, true, true,
+                      R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                          "max_position_embeddings": 1536})"}},
+    };
+    for (const Entry& entry : entries)
+        if (model_type == entry.model_type) return &entry.family;
+    return nullptr;
+}
+
+/// `config` with the encoder's config-class defaults where config.json leaves a key out (absent:
+/// an explicit null keeps its meaning).
+inline nlohmann::json with_encoder_defaults(nlohmann::json config, const std::string& model_type) {
+    const EncoderFamily* family = encoder_family(model_type);
+    if (family == nullptr || !config.is_object()) return config;
+    const nlohmann::json defaults = nlohmann::json::parse(family->defaults);
+    for (auto item = defaults.begin(); item != defaults.end(); ++item)
+        if (!config.contains(item.key())) config[item.key()] = item.value();
+    return config;
+}
+
+}  // namespace seqembed::io::detail
