@@ -1223,3 +1223,43 @@ TEST_CASE("rotary: Follow rows are the framework's float32 angles' correctly rou
         });
     }
 }
+
+TEST_CASE("rotary: Given inverse frequencies are taken as they are, in both precisions", "[rotary]") {
+    seqembed::RotaryOptions options = seqembed::RotaryOptions::hugging_face(8);
+    options.max_positions = 64;
+    // ESM-2's buffer: 1 / 10000^(2i/8) rounded through float16.
+    options.inverse_frequencies = {1.0f, 0.099975586f, 0.0099945068f, 0.00099992752f};
+    for (const seqembed::TablePrecision precision :
+         {seqembed::TablePrecision::exact, seqembed::TablePrecision::follow_scalar}) {
+        options.precision = precision;
+        const seqembed::RotaryEmbedding<double> rope(options);
+        CHECK(rope.inverse_frequencies() == options.inverse_frequencies);
+        seqembed::RowMatrix<double> cos(1, 4), sin(1, 4);
+        for (const std::int64_t position : {0, 1, 7, 63}) {
+            rope.forward_into(position, cos, sin);
+            for (Eigen::Index i = 0; i < 4; ++i) {
+                const double f = options.inverse_frequencies[static_cast<std::size_t>(i)];
+                // exact: the angle position x f exactly (a float times a small integer fits a
+                // double); follow: rounded to float first, as torch's float32 product.
+                const double angle = precision == seqembed::TablePrecision::exact
+                                         ? static_cast<double>(position) * f
+                                         : static_cast<double>(static_cast<float>(position) * static_cast<float>(f));
+                // exact: correctly rounded to double; follow: to float32, whatever the table stores.
+                const double bound = precision == seqembed::TablePrecision::exact ? 1e-15 : 6e-8;
+                CHECK(std::abs(cos(0, i) - std::cos(angle)) <= bound);
+                CHECK(std::abs(sin(0, i) - std::sin(angle)) <= bound);
+            }
+        }
+    }
+    options.precision = seqembed::TablePrecision::exact;
+    options.inverse_frequencies.pop_back();
+    CHECK_THROWS_WITH(seqembed::RotaryEmbedding<float>(options),
+                      Catch::Contains("inverse_frequencies has 3 values, expected rotary_dim / 2 = 4"));
+    options.inverse_frequencies = {1.0f, 0.5f, -0.25f, 0.125f};
+    CHECK_THROWS_WITH(seqembed::RotaryEmbedding<float>(options),
+                      Catch::Contains("inverse_frequencies[2] is -0.25, not a finite positive float"));
+    options.inverse_frequencies = {1.0f, 0.5f, 0.25f, 0.125f};
+    options.scaling = seqembed::RotaryScaling::linear;
+    options.factor = 2.0;
+    CHECK_THROWS_WITH(seqembed::RotaryEmbedding<float>(options), Catch::Contains("they take no linear rule"));
+}

@@ -109,6 +109,12 @@ struct RotaryOptions {
     /// @brief longrope: `long_factor`, rotary_dim/2 values, used for calls (or a fixed
     ///        sequence_length) past original_max_position_embeddings.
     std::vector<double> long_factor;
+    /// @brief The frequencies themselves, rotary_dim/2 float32 values, instead of base and the
+    ///        rule (scaling none): ESM-2's inv_freq buffer as its checkpoints store it (rounded
+    ///        through float16 in training, so that base^(-2i/d) recomputed differs). Both
+    ///        precisions take them as given: exact multiplies the position by each value exactly,
+    ///        follow_scalar rounds the product to float32, as torch does. Empty: from base.
+    std::vector<float> inverse_frequencies;
     /// @brief dynamic and longrope: which sequence length the frequencies are for.
     ///
     /// 0 (the default, and what io::read_rotary_config gives): per call, as Hugging Face's
@@ -815,6 +821,18 @@ private:
                                           " overflows float32");
         }
         const Index pairs = options.rotary_dim / 2;
+        if (!options.inverse_frequencies.empty()) {
+            if (rule != RotaryScaling::none)
+                detail::fail<value_error>("rotary inverse_frequencies are the frequencies themselves: they take no ",
+                                          rule_name(rule), " rule (scaling none)");
+            if (static_cast<Index>(options.inverse_frequencies.size()) != pairs)
+                detail::fail<value_error>("rotary inverse_frequencies has ", options.inverse_frequencies.size(),
+                                          " values, expected rotary_dim / 2 = ", pairs);
+            for (std::size_t i = 0; i < options.inverse_frequencies.size(); ++i)
+                if (!std::isfinite(options.inverse_frequencies[i]) || !(options.inverse_frequencies[i] > 0))
+                    detail::fail<value_error>("rotary inverse_frequencies[", i, "] is ",
+                                              options.inverse_frequencies[i], ", not a finite positive float");
+        }
         if (rule == RotaryScaling::longrope) {
             require_factor_list("short_factor", options.short_factor, pairs);
             require_factor_list("long_factor", options.long_factor, pairs);
@@ -876,6 +894,11 @@ private:
         FrequencySet set;
         switch (o.scaling) {
             case RotaryScaling::none:
+                if (!o.inverse_frequencies.empty()) {  // given: both precisions take them as they are
+                    set.inv_freq = o.inverse_frequencies;
+                    exact.assign(o.inverse_frequencies.begin(), o.inverse_frequencies.end());
+                    break;
+                }
                 set.inv_freq = rotary::follow_default(o.base, dim);
                 exact = rotary::exact_default(base, dim);
                 break;

@@ -90,6 +90,15 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
                                 "ernie", "splinter", "squeezebert", "rembert", "bert_generation", "nystromformer",
                                 "yoso", "mra", "roformer"})
         if (type == encoder) return run(seqembed::io::load_encoder(directory), c);
+    if (type == "esm" || type == "esm1b") {
+        // io::Model::forward applies ESM's token dropout per sequence.
+        const seqembed::io::Model model = seqembed::io::load_esm(directory);
+        const seqembed::IdMatrix ids = io_test::ids_of(c.input_ids, c.batch, c.seq);
+        const seqembed::IdMatrix mask = io_test::ids_of(c.attention_mask, c.batch, c.seq);
+        seqembed::Batch batch(ids);
+        batch.padding = seqembed::Padding::from_mask(mask);
+        return {model.forward(batch), {}};
+    }
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
         type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3" ||
         type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere" ||
@@ -573,7 +582,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1},
         {"longformer", 1}, {"data2vec_text", 1}, {"xmod", 1}, {"xlm_roberta_xl", 1}, {"big_bird", 0},
         {"megatron_bert", 0}, {"ernie", 0}, {"splinter", 0}, {"squeezebert", 0}, {"rembert", 0},
-        {"bert_generation", 0}, {"nystromformer", 1}, {"yoso", 1}, {"mra", 1}, {"roformer", 0}};
+        {"bert_generation", 0}, {"nystromformer", 1}, {"yoso", 1}, {"mra", 1}, {"roformer", 0},
+        {"esm", 1}, {"esm1b", 1}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -593,7 +603,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         // The position tables of RoBERTa's kin have padding_idx too (LongformerEmbeddings, ...).
         const std::string type = family.name;
         const bool from_ids = type == "roberta" || type == "mpnet" || type == "m2m_100" || type == "longformer" ||
-                              type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl";
+                              type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" || type == "esm1b";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
 }
@@ -1410,4 +1420,70 @@ TEST_CASE("The encoders' differences: RoFormer's rotary table, position ids as t
     }
     CHECK_THROWS_WITH(seqembed::io::load_encoder(root / "bert"),
                       Catch::Contains("model_type 'bert' is not one of load_encoder's encoders"));
+}
+
+TEST_CASE("ESM-2's rotary stage takes its checkpoint's float16-rounded inv_freq, and its token dropout is named when it cannot apply",
+          "[io][models][rotary]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const seqembed::io::Model esm = seqembed::io::load_model(root / "esm");
+    REQUIRE(esm.rotary() != nullptr);
+    const seqembed::io::SafetensorsFile file = seqembed::io::SafetensorsFile::open(root / "esm" / "model.safetensors");
+    const seqembed::io::Tensor<float> buffer =
+        file.vector<float>("esm.encoder.layer.0.attention.self.rotary_embeddings.inv_freq");
+    const std::vector<float>& inv_freq = esm.rotary()->inverse_frequencies();
+    REQUIRE(static_cast<Index>(inv_freq.size()) == buffer.shape()[0]);
+    for (std::size_t i = 0; i < inv_freq.size(); ++i) CHECK(inv_freq[i] == buffer.data()[i]);
+    // The rounding through float16 shows: recomputed, the second frequency differs.
+    const seqembed::RotaryEmbedding<float> recomputed(seqembed::RotaryOptions::hugging_face(8));
+    CHECK(recomputed.inverse_frequencies()[1] != inv_freq[1]);
+    CHECK(esm.rotary()->options().layout == seqembed::RotaryLayout::halves);
+    CHECK(layer_letters(esm) == "RR");
+    // Without the buffer, base 10000.
+    BrokenCopy bare("esm");
+    {
+        const seqembed::io::SafetensorsFile source =
+            seqembed::io::SafetensorsFile::open(root / "esm" / "model.safetensors");
+        seqembed::io::save_safetensors(
+            bare.directory / "model.safetensors",
+            {{"esm.embeddings.word_embeddings.weight", source.tensor<float>("esm.embeddings.word_embeddings.weight")}});
+    }
+    CHECK(seqembed::io::load_model(bare.directory).rotary()->inverse_frequencies() == recomputed.inverse_frequencies());
+
+    seqembed::IdMatrix ids(2, 3);
+    ids << 0, 32, 2,  //
+        32, 32, 1;
+    seqembed::IdMatrix mask(2, 3);
+    mask << 1, 1, 1, 1, 1, 0;
+    seqembed::Batch batch(ids);
+    batch.padding = seqembed::Padding::from_mask(mask);
+    // Every attended token of the second sequence is the mask token: 1 - 2 / 2 = 0.
+    CHECK_THROWS_WITH(esm.forward(batch), Catch::Contains("sequence 1 has 2 mask tokens (id 32) among 2 attended ones"));
+    // ESM-2's forward ignores position ids (its rotary module numbers 0 .. seq - 1).
+    seqembed::IdMatrix fine(1, 3);
+    fine << 0, 32, 2;
+    seqembed::Batch one(fine);
+    const RowMatrix<float> plain = esm.forward(one);
+    seqembed::IdMatrix positions(1, 3);
+    positions << 5, 6, 7;
+    one.position_ids = positions;
+    CHECK(esm.forward(one) == plain);
+    CHECK(esm.positions(one)(2) == 2);
+    // The mask token's row is zero, the others scaled by float(0.88) / float(1 - 1/3).
+    const auto table = esm.lookup()->pipeline.embedding().table();
+    const float divisor = 1.0f - 1.0f / 3.0f;
+    CHECK(plain.row(1).isZero());
+    for (Index c = 0; c < plain.cols(); ++c) CHECK(plain(2, c) == (table(2, c) * 0.88f) / divisor);
+    // token_dropout off: the rows as stored.
+    BrokenCopy off("esm");
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(off.directory / "config.json"));
+    config["token_dropout"] = false;
+    off.write_config(config.dump());
+    const seqembed::io::Model plain_esm = seqembed::io::load_model(off.directory);
+    CHECK(plain_esm.forward(one).row(1) == plain_esm.lookup()->pipeline.embedding().table().row(32));
+    config["token_dropout"] = true;
+    config.erase("mask_token_id");
+    off.write_config(config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(off.directory), Catch::Contains("there is no 'mask_token_id'"));
+    CHECK_THROWS_WITH(seqembed::io::load_esm(root / "esm", {}, seqembed::VocabularySplit{2, 0}),
+                      Catch::Contains("ESM's vocabulary is not split"));
 }

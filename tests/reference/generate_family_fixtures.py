@@ -831,6 +831,73 @@ def build_encoder(cfg):
     return root, forward
 
 
+# ESM (modeling_esm.py @ 0220b9db: EsmEmbeddings.forward, EsmModel.forward; convert_esm.py).
+class EsmEmbeddings(nn.Module):
+    """word_embeddings; token_dropout (in every forward: the mask token's rows zero, then
+    embeddings * (1 - 0.15 * 0.8) / (1 - mask_ratio_observed)[:, None, None], the ratio
+    (ids == mask_token_id).sum(-1).float() / attention_mask.sum(-1)); + position_embeddings
+    (RoBERTa's numbering) when "absolute"; layer_norm when emb_layer_norm_before; times the
+    attention mask."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], padding_idx=cfg["pad_token_id"])
+        if cfg["emb_layer_norm_before"]:
+            self.layer_norm = nn.LayerNorm(cfg["hidden_size"], eps=cfg["layer_norm_eps"])
+        if cfg["position_embedding_type"] == "absolute":
+            self.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], cfg["hidden_size"],
+                                                    padding_idx=cfg["pad_token_id"])
+        self.rows_read = None
+
+    def forward(self, input_ids, attention_mask):
+        cfg = self.cfg
+        position_ids = positions_from_ids(input_ids, cfg["pad_token_id"])
+        embeddings = self.word_embeddings(input_ids)
+        if cfg["token_dropout"]:
+            embeddings = embeddings.masked_fill((input_ids == cfg["mask_token_id"]).unsqueeze(-1), 0.0)
+            mask_ratio_train = 0.15 * 0.8
+            src_lengths = attention_mask.sum(-1)
+            mask_ratio_observed = (input_ids == cfg["mask_token_id"]).sum(-1).float() / src_lengths
+            embeddings = (embeddings * (1 - mask_ratio_train) / (1 - mask_ratio_observed)[:, None, None]).to(
+                embeddings.dtype)
+        self.rows_read = None
+        if cfg["position_embedding_type"] == "absolute":
+            embeddings = embeddings + self.position_embeddings(position_ids)
+            self.rows_read = position_ids
+        if hasattr(self, "layer_norm"):
+            embeddings = self.layer_norm(embeddings)
+        return (embeddings * attention_mask.unsqueeze(-1)).to(embeddings.dtype)
+
+
+class EsmInvFreq(nn.Module):
+    """EsmSelfAttention's rotary_embeddings: the persistent inv_freq buffer, here the values ESM-2's
+    checkpoints hold (1 / 10000^(2i/d) rounded through float16, as the converter's comment says)."""
+
+    def __init__(self, head_dim):
+        super().__init__()
+        exact = 1.0 / (10000 ** (np.arange(0, head_dim, 2) / head_dim))
+        self.register_buffer("inv_freq", torch.from_numpy(exact.astype(np.float16).astype(np.float32)))
+
+
+def build_esm(cfg):
+    root = node()
+    root.esm = node()
+    root.esm.embeddings = EsmEmbeddings(cfg)
+    if cfg["position_embedding_type"] == "rotary":
+        root.esm.encoder = node()
+        root.esm.encoder.layer = nn.ModuleList([node()])
+        root.esm.encoder.layer[0].attention = node()
+        root.esm.encoder.layer[0].attention.self = node()
+        root.esm.encoder.layer[0].attention.self.rotary_embeddings = EsmInvFreq(
+            cfg["hidden_size"] // cfg["num_attention_heads"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        out = root.esm.embeddings(input_ids, attention_mask)
+        return out, None, root.esm.embeddings.rows_read
+    return root, forward
+
+
 # Where the lookup decoders of DECODER_DEFAULTS (and the others built by build_lookup_decoder)
 # keep their token table; model.embed_tokens elsewhere.
 DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.embed_tokens",
@@ -2060,6 +2127,33 @@ FAMILIES = [
         layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
         note='RoFormerEmbeddings: word + token type, LayerNorm at embedding_size; embeddings_project; rotary in attention',
     ),
+    dict(
+        name="esm", seed=82, build=build_esm,
+        # ESM-2's config as convert_esm.py writes it (esm2_t6_8M_UR50D's keys), scaled down.
+        config={"architectures": ["EsmForMaskedLM"], "model_type": "esm", "vocab_size": 33, "hidden_size": 16,
+                "num_attention_heads": 2, "num_hidden_layers": 2, "max_position_embeddings": 40,
+                "position_embedding_type": "rotary", "emb_layer_norm_before": False, "token_dropout": True,
+                "mask_token_id": 32, "pad_token_id": 1, "layer_norm_eps": 1e-5, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none added: rotary in attention, positions 0 .. seq - 1",
+        layer_norm_eps=0.0, embed_scale=0.88, position_offset=0,
+        note="EsmEmbeddings: token dropout in every forward (mask rows zero, x (1 - 0.12) / (1 - mask share)), "
+             "times the attention mask; the inv_freq buffer rounded through float16",
+        mask_tokens=[2, 1, 0],
+    ),
+    dict(
+        name="esm1b", seed=83, build=build_esm,
+        # ESM-1b's: absolute positions from the ids, emb_layer_norm_before.
+        config={"architectures": ["EsmForMaskedLM"], "model_type": "esm", "vocab_size": 33, "hidden_size": 16,
+                "num_attention_heads": 2, "num_hidden_layers": 2, "max_position_embeddings": 40,
+                "position_embedding_type": "absolute", "emb_layer_norm_before": True, "token_dropout": True,
+                "mask_token_id": 32, "pad_token_id": 1, "layer_norm_eps": 1e-5, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: RoBERTa's create_position_ids_from_input_ids (from row pad_token_id + 1)",
+        layer_norm_eps=1e-5, embed_scale=0.88, position_offset=0,
+        note="EsmEmbeddings: token dropout, + position, layer_norm, times the attention mask",
+        mask_tokens=[1, 2, 1],
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -2211,6 +2305,22 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f["model.embed_tokens.weight"][ids], None, None
     if name == "granite":
         return f["model.embed_tokens.weight"][ids] * cfg["embedding_multiplier"], None, None
+    if name in ("esm", "esm1b"):
+        x = f["esm.embeddings.word_embeddings.weight"][ids]
+        masked = ids == cfg["mask_token_id"]
+        x[masked] = 0.0
+        # .float(): the observed ratio and 1 - it are float32 even in a float64 model.
+        ratio = masked.sum(-1).astype(np.float32) / mask.sum(-1).astype(np.float32)
+        x = x * (1 - 0.15 * 0.8) / (np.float32(1) - ratio).astype(np.float64)[:, None, None]
+        rows = None
+        if cfg["position_embedding_type"] == "absolute":
+            m = (ids != pad).astype(np.int64)
+            rows = np.cumsum(m, axis=1) * m + pad
+            x = x + f["esm.embeddings.position_embeddings.weight"][rows]
+        if cfg["emb_layer_norm_before"]:
+            x = layer_norm(x, f["esm.embeddings.layer_norm.weight"], f["esm.embeddings.layer_norm.bias"],
+                           cfg["layer_norm_eps"])
+        return x * mask[..., None], None, rows
     if family["build"] is build_encoder:
         prefix, rule, layer_norm_here, order = ENCODER_SPECS[cfg["model_type"]]
         p = prefix + ".embeddings."
@@ -2474,6 +2584,10 @@ def generate():
         case_entries = []
         for case in CASE_NAMES:
             ids, mask = make_case(case, text["vocab_size"], pad, rng)
+            if "mask_tokens" in family:  # ESM: mask tokens among the real ones, for its token dropout
+                for row, count in enumerate(family["mask_tokens"]):
+                    real = np.flatnonzero(mask[row])
+                    ids[row, real[1:1 + count]] = cfg["mask_token_id"]
             types = None
             if case == "no_padding" and family["token_types"] == "passed":
                 types = np.array(TOKEN_TYPES, dtype=np.int64)
@@ -2708,6 +2822,8 @@ FAMILY_SOURCES = {
     "mra": "modeling_mra.py @ 001aea8f: MraEmbeddings",
     "roformer": "modeling_roformer.py @ 0166003b: RoFormerEmbeddings, RoFormerSinusoidalPositionalEmbedding, "
                 "apply_rotary_position_embeddings",
+    "esm": "modeling_esm.py @ 0220b9db: EsmEmbeddings.forward (token_dropout), RotaryEmbedding (inv_freq buffer)",
+    "esm1b": "modeling_esm.py @ 0220b9db: EsmEmbeddings.forward (absolute positions, emb_layer_norm_before)",
 }
 
 

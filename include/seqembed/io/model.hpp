@@ -6,6 +6,7 @@
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -13,11 +14,79 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "../batch.hpp"
 #include "models.hpp"
 
 namespace seqembed::io {
+
+namespace detail {
+
+/// ESM's token dropout over a forward's output `out` (the pipeline's rows, whose token rows it
+/// already multiplied by float(1 - 0.15 * 0.8)): in each sequence holding mask tokens, their rows
+/// zero and every other real row divided by float(1 - float(count) / float(attended)), as
+/// EsmEmbeddings computes it in float32; a sequence without mask tokens is divided by 1, its rows
+/// as they are. Before positions and LayerNorm (ESM-1b), such a sequence's rows are computed
+/// again from the tables.
+template <typename Pipeline>
+void apply_token_dropout(const TokenDropout& rule, const Pipeline& pipeline, const Batch& batch,
+                         RowMatrix<float>& out) {
+    const Index rows = batch.ids.rows();
+    const Index seq = batch.ids.cols();
+    std::vector<std::int64_t> masked(static_cast<std::size_t>(rows), 0);
+    std::vector<std::int64_t> attended(static_cast<std::size_t>(rows), 0);
+    seqembed::detail::for_each_position(batch, pipeline.numbering(), pipeline.padding_id(), 0, rows,
+                                        [&](Index b, Index t, bool real, std::int64_t) {
+                                            if (batch.ids(b, t) == rule.mask_token_id) ++masked[static_cast<std::size_t>(b)];
+                                            if (real) ++attended[static_cast<std::size_t>(b)];
+                                        });
+    constexpr bool absolute = std::is_same_v<std::decay_t<decltype(pipeline.positions())>, LearnedPositionalEmbedding<float>>;
+    for (Index b = 0; b < rows; ++b) {
+        const auto count = masked[static_cast<std::size_t>(b)];
+        if (count == 0) continue;
+        const float ratio = static_cast<float>(count) / static_cast<float>(attended[static_cast<std::size_t>(b)]);
+        const float divisor = 1.0f - ratio;
+        if (!(divisor != 0.0f) || !std::isfinite(divisor))
+            seqembed::detail::fail<value_error>("ESM token dropout: sequence ", b, " has ", count, " mask tokens (id ",
+                                                rule.mask_token_id, ") among ", attended[static_cast<std::size_t>(b)],
+                                                " attended ones: its scale 1 / (1 - ", ratio, ") is not finite");
+        if constexpr (!absolute) {
+            for (Index t = 0; t < seq; ++t) {
+                auto row = out.row(b * seq + t);
+                if (batch.ids(b, t) == rule.mask_token_id)
+                    row.setZero();
+                else
+                    row /= divisor;  // padded rows are zero and stay so
+            }
+        } else {
+            // The word rows scaled, then the positions and LayerNorm, as the module orders them.
+            const auto table = pipeline.embedding().table();
+            const auto positions = pipeline.positions().table();
+            const float scale = pipeline.embedding().scale();
+            RowMatrix<float> sums = RowMatrix<float>::Zero(seq, out.cols());
+            std::vector<bool> real_rows(static_cast<std::size_t>(seq), false);
+            seqembed::detail::for_each_position(
+                batch, pipeline.numbering(), pipeline.padding_id(), b, b + 1,
+                [&](Index, Index t, bool real, std::int64_t position) {
+                    real_rows[static_cast<std::size_t>(t)] = real;
+                    const TokenId id = batch.ids(b, t);
+                    if (id != rule.mask_token_id)
+                        sums.row(t) = (table.row(id).template cast<float>() * scale) / divisor;
+                    sums.row(t) += positions.row(pipeline.positions().offset() + position).template cast<float>();
+                });
+            if (const auto* norm = pipeline.layer_norm()) sums = norm->forward(sums);
+            for (Index t = 0; t < seq; ++t) {
+                if (real_rows[static_cast<std::size_t>(t)])
+                    out.row(b * seq + t) = sums.row(t);
+                else
+                    out.row(b * seq + t).setZero();
+            }
+        }
+    }
+}
+
+}  // namespace detail
 
 /// @brief A model's input stage, loaded by model_type: the family's pipeline (its positions, token
 ///        types, LayerNorm and padding rules), ELECTRA's or ALBERT's projection, the rotary stage of the
@@ -194,8 +263,10 @@ public:
                 const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
                 Batch given = rows ? with_position_ids(batch, *rows) : batch;
                 if (stage.pipeline.token_types() == nullptr) given.token_types.reset();  // DeBERTa-v3's, unused
+                if (ignores_position_ids()) given.position_ids.reset();
                 const Batch& family = given;
                 RowMatrix<float> out = stage.pipeline.forward(family);
+                if (stage.token_dropout) detail::apply_token_dropout(*stage.token_dropout, stage.pipeline, family, out);
                 if (!stage.projection) return out;
                 RowMatrix<float> projected = stage.projection->forward(out);
                 if (stage.pipeline.padded_rows() == PaddedRows::zero) {  // padded rows stay zero
@@ -248,7 +319,8 @@ public:
                 const auto& pipeline = stage.pipeline;
                 require_no_past(batch, "positions");
                 const std::optional<IdMatrix> rows = converted_position_ids(batch, pipeline);
-                const Batch family = rows ? with_position_ids(batch, *rows) : batch;
+                Batch family = rows ? with_position_ids(batch, *rows) : batch;
+                if (ignores_position_ids()) family.position_ids.reset();
                 seqembed::detail::require_batch_fits(family);
                 PositionVector out(family.ids.size());
                 const Index seq = family.ids.cols();
@@ -261,6 +333,10 @@ public:
     }
 
 private:
+    /// ESM-2's rotary module numbers the tokens 0 .. seq - 1 whatever position_ids its model's
+    /// forward is given (they reach only ESM-1b's absolute table).
+    bool ignores_position_ids() const noexcept { return model_type() == "esm" && lookup() != nullptr; }
+
     /// Throws unless the family's forward takes what the batch holds.
     template <typename Pipeline>
     void require_taken(const Batch& batch, const Pipeline& pipeline, const char* call) const {
@@ -278,7 +354,7 @@ private:
     void require_no_past(const Batch& batch, const char* call) const {
         const std::string& type = model_type();
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||
-                                  detail::is_deberta_family(type);
+                                  type == "esm" || detail::is_deberta_family(type);
         if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type) && type != "m2m_100")
             return;
         bool past = batch.padding.past_length(batch.ids) > 0;
@@ -458,6 +534,88 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
     return Model(LearnedModelInput{config, std::move(pipeline), std::move(projection), std::nullopt});
 }
 
+/// @brief ESM's input stage (ESM-2, ESM-1b, ESM-1v): word embeddings, ESM's token dropout
+///        (token_dropout: the rows of mask_token_id zero, and each sequence's others times
+///        (1 - 0.15 * 0.8) / (1 - its share of mask tokens), in every forward), then with
+///        position_embedding_type "absolute" (ESM-1b, EsmConfig's default) the learned table
+///        numbered from the ids as RoBERTa's (from row pad_token_id + 1) and, when
+///        emb_layer_norm_before, the LayerNorm (`layer_norm`); padded rows zero, as the module
+///        multiplies by the attention mask. With "rotary" (ESM-2): no table, and `rotary`: halves
+///        over hidden_size / num_attention_heads, positions 0 .. seq - 1 whatever position_ids
+///        say, the frequencies read from the checkpoint's inv_freq buffer
+///        (`esm.encoder.layer.0.attention.self.rotary_embeddings.inv_freq`: ESM-2's trained
+///        values went through float16, so that recomputing them differs), else base 10000.
+///        ESM's attention rotates Q after scaling it by head_dim^-0.5. Tensors `esm.embeddings.*`
+///        or `embeddings.*`.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options threads, stores; padded rows are zero whatever it asks.
+/// @param split must be whole: ESM's vocabulary (33 tokens) is not split.
+/// @return the model's stage (Model::lookup() for ESM-2, Model::learned() for ESM-1b).
+/// @throws file_error, format_error as the readers, for token_dropout without mask_token_id, an
+///         unknown position_embedding_type, or an inv_freq buffer of another size;
+///         value_error as load_bert and for a split.
+inline Model load_esm(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                      const VocabularySplit& split = {}) {
+    if (!split.is_whole())
+        seqembed::detail::fail<value_error>("load_esm: ESM's vocabulary is not split (VocabularySplit{", split.ranks,
+                                            ", ", split.rank, "})");
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_esm");
+    const ModelConfig& config = checkpoint.config();
+    const std::string name = detail::path_name(directory / "config.json");
+    const nlohmann::json json = detail::read_json_object(directory / "config.json");
+    const std::string kind = json.value("position_embedding_type", std::string("absolute"));
+    if (kind != "absolute" && kind != "rotary")
+        seqembed::detail::fail<format_error>(name, ": 'position_embedding_type' is \"", kind,
+                                             "\"; ESM's are \"absolute\" and \"rotary\"");
+    std::optional<TokenDropout> dropout;
+    if (config.token_dropout) {
+        if (!config.mask_token_id)
+            seqembed::detail::fail<format_error>(name, ": 'token_dropout' is true but there is no 'mask_token_id'");
+        dropout = TokenDropout{*config.mask_token_id};
+    }
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"esm.embeddings." + tail, "embeddings." + tail};
+    };
+    // 1 - mask_ratio_train as torch multiplies a float32 tensor by it: rounded once to float.
+    const EmbeddingScale scale = dropout ? EmbeddingScale::value(1 - 0.15 * 0.8) : EmbeddingScale::none();
+    PipelineOptions family = options;
+    family.padded_rows = PaddedRows::zero;  // embeddings * attention_mask
+    const bool before = json.value("emb_layer_norm_before", false);
+    if (kind == "absolute") {
+        const std::int64_t padding_idx = config.pad_token_id.value_or(1);
+        InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+            checkpoint.token_embedding(names("word_embeddings.weight"), config.hidden_size, scale),
+            checkpoint.positions(names("position_embeddings.weight"), config.max_positions, config.hidden_size,
+                                 LearnedPositionsOptions::roberta(padding_idx)),
+            detail::family_options(family, "load_esm", PositionNumbering::non_padding_ids, padding_idx));
+        if (before) pipeline.set_layer_norm(checkpoint.layer_norm(names("layer_norm."), config.hidden_size));
+        LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt};
+        stage.token_dropout = dropout;
+        return Model(std::move(stage));
+    }
+    InputPipeline<float, NoPositions<float>> pipeline(
+        checkpoint.token_embedding(names("word_embeddings.weight"), config.hidden_size, scale),
+        NoPositions<float>(config.hidden_size),
+        detail::family_options(family, "load_esm", PositionNumbering::sequence_index));
+    if (before) pipeline.set_layer_norm(checkpoint.layer_norm(names("layer_norm."), config.hidden_size));
+    RotaryOptions rope =
+        RotaryOptions::hugging_face(config.hidden_size / detail::positive_key(json, name, {"num_attention_heads"}));
+    rope.max_positions = config.max_positions;
+    rope.beyond = BeyondTable::compute;  // its module recomputes cos and sin for any length
+    const std::vector<std::string> buffer = {"esm.encoder.layer.0.attention.self.rotary_embeddings.inv_freq",
+                                             "encoder.layer.0.attention.self.rotary_embeddings.inv_freq"};
+    if (checkpoint.has(buffer)) {
+        const Tensor<float> inv_freq = checkpoint.vector(buffer, rope.head_dim / 2, "head_dim / 2");
+        rope.inverse_frequencies.assign(inv_freq.data(), inv_freq.data() + rope.head_dim / 2);
+    }
+    LookupModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt};
+    stage.rotary = seqembed::detail::run_renaming_error<format_error, value_error>(
+        [&] { return RotaryEmbedding<float>(rope); }, name, ": its rotary options are invalid: ");
+    stage.layer_positions = detail::layer_positions(json, config.model_type, name);
+    stage.token_dropout = dropout;
+    return Model(std::move(stage));
+}
+
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
 ///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart and mbart,
@@ -496,6 +654,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "modernbert") return Model(load_modernbert(directory, options, split));
     if (detail::is_deberta_family(family)) return load_deberta(directory, options, split);
     if (detail::encoder_family(family) != nullptr) return load_encoder(directory, options, split);
+    if (family == "esm") return load_esm(directory, options, split);
     return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 

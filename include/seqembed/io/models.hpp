@@ -105,6 +105,11 @@ struct ModelConfig {
     /// @brief The attention layers (num_hidden_layers, n_layer, n_layers or num_layers); 0 when
     ///        config.json gives none.
     Index num_hidden_layers = 0;
+    /// @brief ESM: token_dropout (false by default, true in every ESM-2 and ESM-1b checkpoint):
+    ///        its embeddings zero the mask token's rows and scale the others in every forward.
+    bool token_dropout = false;
+    /// @brief ESM: mask_token_id, when the config has one.
+    std::optional<TokenId> mask_token_id;
 
     /// @brief Reads config.json.
     /// @param file the config.json file.
@@ -142,6 +147,15 @@ enum class LayerPositions {
     rotary,        ///< ModelInputStage::rotary
     local_rotary,  ///< ModelInputStage::local_rotary (sliding-window layers of Gemma 3, ModernBERT, OLMo 3)
     none,          ///< no rotation (Cohere 2's and EXAONE 4's full-attention layers, SmolLM3's and Llama 4's NoPE layers)
+};
+
+/// @brief ESM's token dropout, which EsmEmbeddings applies in every forward, training or not: the
+///        rows of mask_token_id are zero, and each sequence's other token rows are multiplied by
+///        (1 - 0.15 * 0.8) and divided by (1 - its mask tokens / its attended tokens), in float32
+///        as torch does, before the positions are added.
+struct TokenDropout {
+    /// @brief The masked token's id (config mask_token_id).
+    TokenId mask_token_id = 0;
 };
 
 /// @brief A model's input stage: the pipeline (token table, positions, token types, LayerNorm, as
@@ -193,6 +207,9 @@ struct ModelInputStage {
     ///        everywhere for the others. Empty when config.json gives no layer count, and for
     ///        the families without RoPE.
     std::vector<LayerPositions> layer_positions = {};
+    /// @brief ESM's token dropout (its config's token_dropout), which io::Model::forward applies;
+    ///        empty for the other families.
+    std::optional<TokenDropout> token_dropout = std::nullopt;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet,
@@ -560,6 +577,7 @@ inline bool is_gemma3(const std::string& family) { return family == "gemma3" || 
 inline std::optional<Index> default_max_positions(const std::string& family) {
     if (family == "falcon" || family == "gpt_neo" || family == "gptj" || family == "codegen") return 2048;
     if (family == "cohere") return 8192;
+    if (family == "esm") return 1026;
     if (family == "mbart" || family == "pegasus" || family == "m2m_100" || family == "bart" || family == "marian")
         return 1024;
     return std::nullopt;
@@ -839,13 +857,14 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
                        family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
                        detail::is_deberta_family(family) || family == "m2m_100" || detail::is_alibi_family(family) ||
-                       detail::encoder_family(family) != nullptr;
+                       detail::encoder_family(family) != nullptr || family == "esm";
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
             "deberta, deberta-v2, longformer, data2vec-text, xmod, xlm-roberta-xl, big_bird, megatron-bert, "
-            "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, gpt2, gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
+            "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, esm, gpt2, "
+            "gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
             "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
             "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, olmo3, olmoe, granite, "
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
@@ -916,6 +935,21 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     if (detail::is_bart_family(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
     if (family == "bloom") result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_epsilon"}, 1e-5);
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
+    if (family == "esm") {  // EsmConfig's defaults: token_dropout false, layer_norm_eps 1e-12
+        result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
+        if (const nlohmann::json* dropout = detail::find_key(config, {"token_dropout"})) {
+            if (!dropout->is_boolean())
+                seqembed::detail::fail<format_error>(name, ": 'token_dropout' is ", dropout->dump(), ", not a boolean");
+            result.token_dropout = dropout->get<bool>();
+        }
+        if (const nlohmann::json* mask = detail::find_key(config, {"mask_token_id"})) {
+            if (!mask->is_number_integer() || mask->get<std::int64_t>() < 0 ||
+                mask->get<std::int64_t>() >= result.vocab_size)
+                seqembed::detail::fail<format_error>(name, ": 'mask_token_id' is ", mask->dump(),
+                                                     ", not a token id below vocab_size ", result.vocab_size);
+            result.mask_token_id = mask->get<std::int64_t>();
+        }
+    }
     if (family == "modernbert") {
         result.layer_norm_eps = detail::epsilon_key(config, name, {"norm_eps"}, 1e-5);
         if (const nlohmann::json* bias = detail::find_key(config, {"norm_bias"})) {
