@@ -705,9 +705,9 @@ TEST_CASE("rotary: Bad rotary options are rejected, naming the option and its va
             "original_max_position_embeddings 0");
     rejects(with([](RotaryOptions& o) {
                 o = RotaryOptions::llama3_1_8b();
-                o.high_freq_factor = 1;
+                o.high_freq_factor = 0.5;
             }),
-            "high_freq_factor 1");
+            "high_freq_factor 0.5 must be at least low_freq_factor 1");
     rejects(with([](RotaryOptions& o) {
                 o.scaling = RotaryScaling::yarn;
                 o.factor = 4;

@@ -85,7 +85,7 @@ struct RotaryOptions {
     Index original_max_position_embeddings = 0;
     /// @brief llama3: wavelengths above original / low_freq_factor are divided by factor.
     double low_freq_factor = 1.0;
-    /// @brief llama3: wavelengths below original / high_freq_factor are kept (> low_freq_factor).
+    /// @brief llama3: wavelengths below original / high_freq_factor are kept (>= low_freq_factor).
     double high_freq_factor = 4.0;
     /// @brief yarn: `beta_fast` (32 in the paper), the rotations where extrapolation ends.
     double beta_fast = 32.0;
@@ -798,9 +798,10 @@ private:
         if (rule == RotaryScaling::llama3) {
             require_positive_option("low_freq_factor", options.low_freq_factor);
             require_positive_option("high_freq_factor", options.high_freq_factor);
-            if (!(options.high_freq_factor > options.low_freq_factor))
+            // Equal factors (Llama 4 Scout's 1 and 1) leave no band between the two wavelengths.
+            if (!(options.high_freq_factor >= options.low_freq_factor))
                 detail::fail<value_error>("llama3 high_freq_factor ", options.high_freq_factor,
-                                          " must be greater than low_freq_factor ", options.low_freq_factor);
+                                          " must be at least low_freq_factor ", options.low_freq_factor);
         }
         if (rule == RotaryScaling::yarn) {
             require_positive_option("beta_fast", options.beta_fast);

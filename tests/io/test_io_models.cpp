@@ -1194,7 +1194,22 @@ TEST_CASE("Each attention layer takes the rotary stage its family's rule gives i
     smol_config["no_rope_layers"] = {1, 1};
     smol.write_config(smol_config.dump());
     CHECK_THROWS_WITH(seqembed::io::load_model(smol.directory),
-                      Catch::Contains("'no_rope_layers' is not a list of 4 values"));
+                      Catch::Contains("'no_rope_layers' is not a list of at least 4 values"));
+    // Cohere 2 with a null sliding_window: no layer has a window, so none rotates.
+    BrokenCopy windowless("cohere2");
+    nlohmann::json cohere_config = nlohmann::json::parse(std::ifstream(windowless.directory / "config.json"));
+    cohere_config["sliding_window"] = nullptr;
+    windowless.write_config(cohere_config.dump());
+    CHECK(layer_letters(seqembed::io::load_model(windowless.directory)) == "----");
+    // OLMo 3 with transformers 5's flat rope_parameters: its theta reaches both stages.
+    BrokenCopy olmo("olmo3");
+    nlohmann::json olmo_config = nlohmann::json::parse(std::ifstream(olmo.directory / "config.json"));
+    olmo_config.erase("rope_scaling");
+    olmo_config["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 12345.0}};
+    olmo.write_config(olmo_config.dump());
+    const seqembed::io::Model flat = seqembed::io::load_model(olmo.directory);
+    CHECK(flat.rotary()->options().base == 12345.0);
+    CHECK(flat.local_rotary()->options().base == 12345.0);
     // Without the list, SmolLM3Config's default: every fourth layer (no_rope_layer_interval) has none.
     smol_config.erase("no_rope_layers");
     smol_config["num_hidden_layers"] = 8;
@@ -1233,6 +1248,29 @@ TEST_CASE("A config that leaves keys out takes its config class's defaults, and 
         CHECK(o.layout == RotaryLayout::interleaved);
         CHECK(o.head_dim == 128);
         CHECK(o.base == 500000.0);
+    }
+    {
+        // Llama 4 Scout: the llama3 rule with equal low and high factors (no band between them):
+        // wavelengths above original / 1 divided by factor, the others kept.
+        seqembed::RotaryOptions scout = options(R"({"model_type": "llama4_text", "hidden_size": 5120,
+            "num_attention_heads": 40, "head_dim": 128, "rope_theta": 500000.0,
+            "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                             "original_max_position_embeddings": 8192, "rope_type": "llama3"}})");
+        scout.max_positions = 16;
+        const seqembed::RotaryEmbedding<float> rope(scout);
+        seqembed::RotaryOptions plain = seqembed::RotaryOptions::hugging_face(128, 500000.0);
+        plain.max_positions = 16;
+        const std::vector<float> base = seqembed::RotaryEmbedding<float>(plain).inverse_frequencies();
+        const auto two_pi = static_cast<float>(2 * 3.141592653589793);
+        long divided = 0;
+        for (std::size_t i = 0; i < base.size(); ++i) {
+            const float wavelen = (1.0f / base[i]) * two_pi;
+            const bool low = wavelen > 8192.0f;
+            divided += low ? 1 : 0;
+            CHECK(rope.inverse_frequencies()[i] == (low ? base[i] / 16.0f : base[i]));
+        }
+        CHECK(divided > 10);
+        CHECK(divided < 64);
     }
     {
         // GLM and GLM-4: interleaved pairs on half of each head; GLM-4-MoE: halves on half.

@@ -238,7 +238,7 @@ TEST_CASE("rotary: A broken rotary config is an error naming the file and the ke
           {"has no 'rope_scaling.low_freq_factor', which the llama3 rope_type needs"});
     fails("{" + shape + R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0,
                              "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}})",
-          {"'rope_scaling.high_freq_factor' is 1, must be greater than low_freq_factor"});
+          {"'rope_scaling.high_freq_factor' is 1, must be at least low_freq_factor"});
     fails("{" + shape + R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192.5}})",
           {"'rope_scaling.original_max_position_embeddings' is 8192.5, not a positive integer"});

@@ -488,11 +488,15 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
         return std::vector<std::string>{prefix + "embeddings." + tail, "embeddings." + tail};
     };
     const Index width = config.embedding_size;
-    const bool rescaled = config.model_type == "big_bird" && json.value("rescale_embeddings", false);
+    const bool rescaled = config.model_type == "big_bird" && detail::boolean_key(json, name, "rescale_embeddings");
     TokenEmbedding<float> token = checkpoint.token_embedding(
         names("word_embeddings.weight"), width, rescaled ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none());
     const auto finish = [&](auto& pipeline) {
-        if (family->token_types) pipeline.set_token_types(checkpoint.token_types(names("token_type_embeddings.weight"), width));
+        if (family->token_types)
+            pipeline.set_token_types(checkpoint.token_types(names("token_type_embeddings.weight"), width),
+                                     TokenTypeOptions{family->types_after_positions ? TokenTypeOrder::after_positions
+                                                                                    : TokenTypeOrder::before_positions,
+                                                      true});
         if (family->layer_norm) pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
     };
     std::optional<Linear> projection;
@@ -524,7 +528,7 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
         names("position_embeddings.weight"), config.max_positions + (plus_2 ? 2 : 0), width,
         from_ids ? LearnedPositionsOptions::roberta(padding_idx) : plus_2 ? LearnedPositionsOptions::bart()
                                                                           : LearnedPositionsOptions::bert());
-    if (config.model_type == "ernie" && json.value("use_task_id", false))
+    if (config.model_type == "ernie" && detail::boolean_key(json, name, "use_task_id"))
         positions = detail::with_task_row(checkpoint, positions, prefix, json, name);
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
         std::move(token), std::move(positions),
@@ -563,7 +567,8 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
     const ModelConfig& config = checkpoint.config();
     const std::string name = detail::path_name(directory / "config.json");
     const nlohmann::json json = detail::read_json_object(directory / "config.json");
-    const std::string kind = json.value("position_embedding_type", std::string("absolute"));
+    const nlohmann::json* given = detail::find_key(json, {"position_embedding_type"});
+    const std::string kind = given == nullptr ? "absolute" : given->is_string() ? given->get<std::string>() : given->dump();
     if (kind != "absolute" && kind != "rotary")
         seqembed::detail::fail<format_error>(name, ": 'position_embedding_type' is \"", kind,
                                              "\"; ESM's are \"absolute\" and \"rotary\"");
@@ -580,7 +585,7 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
     const EmbeddingScale scale = dropout ? EmbeddingScale::value(1 - 0.15 * 0.8) : EmbeddingScale::none();
     PipelineOptions family = options;
     family.padded_rows = PaddedRows::zero;  // embeddings * attention_mask
-    const bool before = json.value("emb_layer_norm_before", false);
+    const bool before = detail::boolean_key(json, name, "emb_layer_norm_before");
     if (kind == "absolute") {
         const std::int64_t padding_idx = config.pad_token_id.value_or(1);
         InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(

@@ -648,12 +648,15 @@ inline nlohmann::json layer_rope_config(nlohmann::json config, const LayerRope& 
         return found != config.end() && !found->is_null() ? &*found : nullptr;
     };
     nlohmann::json theta = rope.theta;
+    const nlohmann::json* parameters = find_key(config, {"rope_parameters"});
     if (const nlohmann::json* own = number(rope.theta_key))
         theta = *own;
     else if (rope.null_theta_key != nullptr && config.contains(rope.theta_key) && number(rope.null_theta_key))
         theta = *number(rope.null_theta_key);
+    else if (parameters != nullptr && parameters->is_object() && parameters->contains("rope_theta") &&
+             !(*parameters)["rope_theta"].is_null())
+        theta = (*parameters)["rope_theta"];  // transformers 5's flat rope_parameters hold it
     config["rope_theta"] = theta;
-    const nlohmann::json* parameters = find_key(config, {"rope_parameters"});
     if (parameters != nullptr && parameters->is_object() &&
         (parameters->contains("full_attention") || parameters->contains("sliding_attention"))) {
         const auto entry = parameters->find(rope.layer);
@@ -760,6 +763,8 @@ inline LayerPositions layer_position(const nlohmann::json& language, const std::
             if (find_key(language, {"sliding_window"}) == nullptr) return LayerPositions::rotary;  // null: no NoPE
             [[fallthrough]];
         case LayerRule::sliding_only:
+            // Cohere 2 rotates where its layer's sliding_window is set: with a null one, nowhere.
+            if (find_key(language, {"sliding_window"}) == nullptr) return LayerPositions::none;
             return is_full_attention_layer(language, name, layer, layers, "sliding_window_pattern", 4)
                        ? LayerPositions::none
                        : LayerPositions::rotary;
@@ -770,8 +775,8 @@ inline LayerPositions layer_position(const nlohmann::json& language, const std::
                 const Index every = positive_key(language, name, {"no_rope_layer_interval"}, false);
                 return (layer + 1) % (every != 0 ? every : 4) != 0 ? LayerPositions::rotary : LayerPositions::none;
             }
-            if (!given->is_array() || static_cast<Index>(given->size()) != layers)
-                seqembed::detail::fail<format_error>(name, ": 'no_rope_layers' is not a list of ", layers,
+            if (!given->is_array() || static_cast<Index>(given->size()) < layers)
+                seqembed::detail::fail<format_error>(name, ": 'no_rope_layers' is not a list of at least ", layers,
                                                      " values (num_hidden_layers)");
             const nlohmann::json& value = (*given)[static_cast<std::size_t>(layer)];
             if (!value.is_number_integer() || (value.get<std::int64_t>() != 0 && value.get<std::int64_t>() != 1))

@@ -342,8 +342,8 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& given, const
                      "max_position_embeddings / original_max_position_embeddings)");
     if (options.scaling == RotaryScaling::llama3) {
         rule.require(options.low_freq_factor > 0, "low_freq_factor", options.low_freq_factor, "must be positive");
-        rule.require(options.high_freq_factor > options.low_freq_factor, "high_freq_factor", options.high_freq_factor,
-                     "must be greater than low_freq_factor");
+        rule.require(options.high_freq_factor >= options.low_freq_factor, "high_freq_factor", options.high_freq_factor,
+                     "must be at least low_freq_factor");
     }
     if (options.scaling == RotaryScaling::yarn) {
         rule.require(options.beta_fast > 0, "beta_fast", options.beta_fast, "must be positive");

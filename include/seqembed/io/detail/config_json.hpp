@@ -61,6 +61,15 @@ inline Index positive_key(const nlohmann::json& config, const std::string& file,
     return static_cast<Index>(value->get<std::int64_t>());
 }
 
+/// A boolean key, false when absent or null.
+inline bool boolean_key(const nlohmann::json& config, const std::string& file, const char* key) {
+    const nlohmann::json* value = find_key(config, {key});
+    if (value == nullptr) return false;
+    if (!value->is_boolean())
+        seqembed::detail::fail<format_error>(file, ": '", key, "' is ", value->dump(), ", not true or false");
+    return value->get<bool>();
+}
+
 inline double epsilon_key(const nlohmann::json& config, const std::string& file,
                           std::initializer_list<const char*> keys, double fallback) {
     const nlohmann::json* value = find_key(config, keys);

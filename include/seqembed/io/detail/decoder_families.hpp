@@ -23,7 +23,8 @@ enum class LayerRule {
     gemma3,          ///< full_attention layers the global stage, sliding ones the local stage
     modernbert,      ///< every global_attn_every_n_layers-th layer (from 0) global, the others local
     olmo3,           ///< full_attention layers the global stage (with rope_scaling), sliding ones the local
-    sliding_only,    ///< sliding-window layers rotate, full-attention layers have no positions (Cohere 2)
+    sliding_only,    ///< sliding-window layers rotate, full-attention layers have no positions (Cohere 2;
+                     ///< with sliding_window null, no layer rotates)
     exaone4,         ///< as sliding_only when sliding_window is set, else every layer
     no_rope_layers,  ///< no_rope_layers[i] == 1 rotates, 0 does not (SmolLM3, Llama 4)
 };
@@ -46,8 +47,9 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         const char* model_type;
         DecoderFamily family;
     };
-    // Defaults from each configuration_*.py (transformers 4.5x and 5.x agree on them); the
-    // pairing and the layer rule from each modeling_*.py's apply_rotary_pos_emb and attention.
+    // Defaults from each configuration_*.py (transformers 4.5x and 5.x agree on them unless
+    // said); the pairing and the layer rule from each modeling_*.py's apply_rotary_pos_emb and
+    // attention.
     static const Entry entries[] = {
         {"gemma3", {"{}", false, LayerRule::gemma3}},
         {"gemma3_text", {"{}", false, LayerRule::gemma3}},
@@ -55,8 +57,9 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"gptj", {"{}", true, LayerRule::every_layer}},
         {"codegen", {"{}", true, LayerRule::every_layer}},
         {"cohere", {R"({"rope_theta": 500000.0, "max_position_embeddings": 8192})", true, LayerRule::every_layer}},
-        {"cohere2", {R"({"rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0})", true,
-                     LayerRule::sliding_only}},
+        {"cohere2", {R"({"rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0,
+                         "sliding_window": 4096})",
+                     true, LayerRule::sliding_only}},
         {"gpt_oss",
          {R"({"rope_theta": 150000.0, "head_dim": 64, "max_position_embeddings": 131072,
               "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
@@ -102,14 +105,16 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
                                "low_freq_factor": 1.0, "high_freq_factor": 4.0}})",
           false, LayerRule::every_layer}},
         {"ministral", {R"({"max_position_embeddings": 131072})", false, LayerRule::every_layer}},
-        {"mistral3", {"{}", false, LayerRule::every_layer}},  // its text_config's (MistralConfig's)
+        {"mistral3", {R"({"max_position_embeddings": 131072})", false, LayerRule::every_layer}},  // MistralConfig's
         {"bitnet", {R"({"rope_theta": 500000.0, "max_position_embeddings": 2048})", false, LayerRule::every_layer}},
         {"deepseek_v2", {R"({"max_position_embeddings": 2048, "qk_rope_head_dim": 64})", true, LayerRule::every_layer}},
         {"deepseek_v3", {R"({"max_position_embeddings": 4096, "qk_rope_head_dim": 64})", true, LayerRule::every_layer}},
         {"qwen2_vl", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 32768})", false, LayerRule::every_layer}},
         {"qwen2_5_vl", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 32768})", false,
                         LayerRule::every_layer}},
-        {"qwen3_vl", {R"({"rope_theta": 5000000.0, "max_position_embeddings": 262144})", false,
+        // Qwen3VLTextConfig's theta: 5e6 in transformers 4.57 (the value its checkpoints give),
+        // 500000 in 5.x.
+        {"qwen3_vl", {R"({"rope_theta": 5000000.0, "head_dim": 128, "max_position_embeddings": 128000})", false,
                       LayerRule::every_layer}},
     };
     for (const Entry& entry : entries)
@@ -142,7 +147,13 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
     if (family == nullptr || !config.is_object()) return config;
     const nlohmann::json defaults = nlohmann::json::parse(family->defaults);
     for (auto item = defaults.begin(); item != defaults.end(); ++item) {
-        if (item.key() == "rope_scaling" && config.contains("rope_parameters")) continue;
+        // transformers 5's rope_parameters hold the rule and the theta: a default rule or theta
+        // would shadow them.
+        const nlohmann::json* parameters = find_key(config, {"rope_parameters"});
+        if (item.key() == "rope_scaling" && parameters != nullptr) continue;
+        if (item.key() == "rope_theta" && parameters != nullptr && parameters->is_object() &&
+            (parameters->contains("rope_theta") || parameters->contains("full_attention")))
+            continue;
         if (!config.contains(item.key())) config[item.key()] = item.value();
     }
     if (model_type == "dbrx") {

@@ -29,6 +29,9 @@ struct EncoderFamily {
     /// A LayerNorm at the end of the embeddings (XLM-RoBERTa-XL and Megatron-BERT moved theirs
     /// into the layers).
     bool layer_norm;
+    /// The token-type row added after the position (word + position + token type: Longformer,
+    /// SqueezeBERT, MRA) rather than before it.
+    bool types_after_positions;
     /// The config class's values for keys config.json may leave out (a JSON object).
     const char* defaults;
 };
@@ -41,46 +44,46 @@ inline const EncoderFamily* encoder_family(const std::string& model_type) {
     };
     // From each modeling_<family>.py's *Embeddings and configuration_<family>.py.
     static const Entry entries[] = {
-        {"longformer", {"longformer.", EncoderPositions::from_ids, true, true,
+        {"longformer", {"longformer.", EncoderPositions::from_ids, true, true, true,
                         R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                             "max_position_embeddings": 512})"}},
-        {"data2vec-text", {"data2vec_text.", EncoderPositions::from_ids, true, true,
+        {"data2vec-text", {"data2vec_text.", EncoderPositions::from_ids, true, true, false,
                            R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                                "max_position_embeddings": 512})"}},
-        {"xmod", {"roberta.", EncoderPositions::from_ids, true, true,
+        {"xmod", {"roberta.", EncoderPositions::from_ids, true, true, false,
                   R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                       "max_position_embeddings": 512})"}},
-        {"xlm-roberta-xl", {"roberta.", EncoderPositions::from_ids, true, false,
+        {"xlm-roberta-xl", {"roberta.", EncoderPositions::from_ids, true, false, false,
                             R"({"pad_token_id": 1, "type_vocab_size": 1, "max_position_embeddings": 514})"}},
-        {"big_bird", {"bert.", EncoderPositions::index, true, true,
+        {"big_bird", {"bert.", EncoderPositions::index, true, true, false,
                       R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                           "max_position_embeddings": 4096, "rescale_embeddings": false})"}},
-        {"megatron-bert", {"bert.", EncoderPositions::index, true, false,
+        {"megatron-bert", {"bert.", EncoderPositions::index, true, false, false,
                            R"({"pad_token_id": 0, "type_vocab_size": 2, "max_position_embeddings": 512})"}},
-        {"ernie", {"ernie.", EncoderPositions::index, true, true,
+        {"ernie", {"ernie.", EncoderPositions::index, true, true, false,
                    R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                        "max_position_embeddings": 512, "use_task_id": false, "task_type_vocab_size": 3})"}},
-        {"splinter", {"splinter.", EncoderPositions::index, true, true,
+        {"splinter", {"splinter.", EncoderPositions::index, true, true, false,
                       R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                           "max_position_embeddings": 512})"}},
-        {"squeezebert", {"transformer.", EncoderPositions::index, true, true,
+        {"squeezebert", {"transformer.", EncoderPositions::index, true, true, true,
                          R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                              "max_position_embeddings": 512})"}},
-        {"rembert", {"rembert.", EncoderPositions::index, true, true,
+        {"rembert", {"rembert.", EncoderPositions::index, true, true, false,
                      R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                          "max_position_embeddings": 512, "input_embedding_size": 256})"}},
-        {"bert-generation", {"bert.", EncoderPositions::index, false, true,
+        {"bert-generation", {"bert.", EncoderPositions::index, false, true, false,
                              R"({"pad_token_id": 0, "layer_norm_eps": 1e-12, "max_position_embeddings": 512})"}},
-        {"nystromformer", {"nystromformer.", EncoderPositions::index_plus_2, true, true,
+        {"nystromformer", {"nystromformer.", EncoderPositions::index_plus_2, true, true, false,
                            R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-5,
                                "max_position_embeddings": 510})"}},
-        {"yoso", {"yoso.", EncoderPositions::index_plus_2, true, true,
+        {"yoso", {"yoso.", EncoderPositions::index_plus_2, true, true, false,
                   R"({"pad_token_id": 1, "type_vocab_size": 1, "layer_norm_eps": 1e-12,
                       "max_position_embeddings": 4096})"}},
-        {"mra", {"mra.", EncoderPositions::index_plus_2, true, true,
+        {"mra", {"mra.", EncoderPositions::index_plus_2, true, true, true,
                  R"({"pad_token_id": 1, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
                      "max_position_embeddings": 512})"}},
-        {"roformer", {"roformer.", EncoderPositions::rotary, true, true,
+        {"roformer", {"roformer.", EncoderPositions::rotary, true, true, false,
                       R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                           "max_position_embeddings": 1536})"}},
     };
