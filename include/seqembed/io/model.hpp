@@ -72,8 +72,10 @@ void apply_token_dropout(const TokenDropout& rule, const Pipeline& pipeline, con
                     real_rows[static_cast<std::size_t>(t)] = real;
                     const TokenId id = batch.ids(b, t);
                     if (id != rule.mask_token_id)
-                        sums.row(t) = (table.row(id).template cast<float>() * scale) / divisor;
-                    sums.row(t) += positions.row(pipeline.positions().offset() + position).template cast<float>();
+                        sums.row(t) = (table.row(static_cast<Index>(id)).template cast<float>() * scale) / divisor;
+                    // The forward read these rows: in the tables, whatever Index's width.
+                    const auto row = static_cast<Index>(pipeline.positions().offset() + position);
+                    sums.row(t) += positions.row(row).template cast<float>();
                 });
             if (const auto* norm = pipeline.layer_norm()) sums = norm->forward(sums);
             for (Index t = 0; t < seq; ++t) {
