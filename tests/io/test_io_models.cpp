@@ -1524,4 +1524,34 @@ TEST_CASE("ESM-2's rotary stage takes its checkpoint's float16-rounded inv_freq,
     CHECK_THROWS_WITH(seqembed::io::load_model(off.directory), Catch::Contains("there is no 'mask_token_id'"));
     CHECK_THROWS_WITH(seqembed::io::load_esm(root / "esm", {}, seqembed::VocabularySplit{2, 0}),
                       Catch::Contains("ESM's vocabulary is not split"));
+    // A sequence all padding, a mask id among its pads: zero rows, as the module's mask makes them.
+    seqembed::IdMatrix padded(2, 3);
+    padded << 0, 5, 2,  //
+        32, 1, 1;
+    seqembed::IdMatrix padded_mask(2, 3);
+    padded_mask << 1, 1, 1, 0, 0, 0;
+    seqembed::Batch empty_row(padded);
+    empty_row.padding = seqembed::Padding::from_mask(padded_mask);
+    for (const char* family : {"esm", "esm1b"}) {
+        INFO(family);
+        const RowMatrix<float> rows = seqembed::io::load_model(root / family).forward(empty_row);
+        CHECK(rows.bottomRows(3).isZero());
+    }
+    // ESM-1b's forward reads position ids as rows of its table (from row pad + 1 = 2 by its rule),
+    // through the token dropout's recomputed rows too; ESM has no embedding dropout.
+    seqembed::PipelineOptions dropout;
+    dropout.dropout = 0.5;
+    seqembed::io::Model esm1b = seqembed::io::load_model(root / "esm1b", dropout);
+    esm1b.set_training(true);
+    seqembed::IdMatrix masked_ids(1, 4);
+    masked_ids << 0, 32, 5, 2;
+    seqembed::Batch by_rule(masked_ids);
+    const RowMatrix<float> ruled = esm1b.forward(by_rule);
+    seqembed::IdMatrix rows_given(1, 4);
+    rows_given << 2, 3, 4, 5;
+    seqembed::Batch by_rows(masked_ids);
+    by_rows.position_ids = rows_given;
+    CHECK(esm1b.forward(by_rows) == ruled);
+    rows_given << 5, 4, 3, 2;
+    CHECK(esm1b.forward(by_rows) != ruled);
 }

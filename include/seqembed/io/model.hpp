@@ -44,14 +44,16 @@ void apply_token_dropout(const TokenDropout& rule, const Pipeline& pipeline, con
     constexpr bool absolute = std::is_same_v<std::decay_t<decltype(pipeline.positions())>, LearnedPositionalEmbedding<float>>;
     for (Index b = 0; b < rows; ++b) {
         const auto count = masked[static_cast<std::size_t>(b)];
-        if (count == 0) continue;
-        const float ratio = static_cast<float>(count) / static_cast<float>(attended[static_cast<std::size_t>(b)]);
+        const auto real_count = attended[static_cast<std::size_t>(b)];
+        if (count == 0 || real_count == 0) continue;  // divided by 1, or every row padded (zero)
+        const float ratio = static_cast<float>(count) / static_cast<float>(real_count);
         const float divisor = 1.0f - ratio;
         if (!(divisor != 0.0f) || !std::isfinite(divisor))
             seqembed::detail::fail<value_error>("ESM token dropout: sequence ", b, " has ", count, " mask tokens (id ",
-                                                rule.mask_token_id, ") among ", attended[static_cast<std::size_t>(b)],
+                                                rule.mask_token_id, ") among ", real_count,
                                                 " attended ones: its scale 1 / (1 - ", ratio, ") is not finite");
-        if constexpr (!absolute) {
+        if (!absolute && pipeline.layer_norm() == nullptr) {
+            // The rows are the scaled word rows alone: divide them, and zero the mask's.
             for (Index t = 0; t < seq; ++t) {
                 auto row = out.row(b * seq + t);
                 if (batch.ids(b, t) == rule.mask_token_id)
@@ -59,31 +61,36 @@ void apply_token_dropout(const TokenDropout& rule, const Pipeline& pipeline, con
                 else
                     row /= divisor;  // padded rows are zero and stay so
             }
-        } else {
-            // The word rows scaled, then the positions and LayerNorm, as the module orders them.
-            const auto table = pipeline.embedding().table();
-            const auto positions = pipeline.positions().table();
-            const float scale = pipeline.embedding().scale();
-            RowMatrix<float> sums = RowMatrix<float>::Zero(seq, out.cols());
-            std::vector<bool> real_rows(static_cast<std::size_t>(seq), false);
-            seqembed::detail::for_each_position(
-                batch, pipeline.numbering(), pipeline.padding_id(), b, b + 1,
-                [&](Index, Index t, bool real, std::int64_t position) {
-                    real_rows[static_cast<std::size_t>(t)] = real;
-                    const TokenId id = batch.ids(b, t);
-                    if (id != rule.mask_token_id)
-                        sums.row(t) = (table.row(static_cast<Index>(id)).template cast<float>() * scale) / divisor;
-                    // The forward read these rows: in the tables, whatever Index's width.
+            continue;
+        }
+        // Before positions or LayerNorm: the word rows scaled, then the position rows, then
+        // LayerNorm, as the module orders them, for the sequence's real tokens.
+        const auto table = pipeline.embedding().table();
+        const float scale = pipeline.embedding().scale();
+        RowMatrix<float> sums = RowMatrix<float>::Zero(seq, out.cols());
+        std::vector<bool> real_rows(static_cast<std::size_t>(seq), false);
+        seqembed::detail::for_each_position(
+            batch, pipeline.numbering(), pipeline.padding_id(), b, b + 1,
+            [&](Index, Index t, bool real, std::int64_t position) {
+                if (!real) return;  // padded: zero, its id never read
+                real_rows[static_cast<std::size_t>(t)] = true;
+                const TokenId id = batch.ids(b, t);
+                if (id != rule.mask_token_id)
+                    sums.row(t) = (table.row(static_cast<Index>(id)).template cast<float>() * scale) / divisor;
+                if constexpr (absolute) {
+                    // The forward read this row: in the table, whatever Index's width.
                     const auto row = static_cast<Index>(pipeline.positions().offset() + position);
-                    sums.row(t) += positions.row(row).template cast<float>();
-                });
-            if (const auto* norm = pipeline.layer_norm()) sums = norm->forward(sums);
-            for (Index t = 0; t < seq; ++t) {
-                if (real_rows[static_cast<std::size_t>(t)])
-                    out.row(b * seq + t) = sums.row(t);
-                else
-                    out.row(b * seq + t).setZero();
-            }
+                    sums.row(t) += pipeline.positions().table().row(row).template cast<float>();
+                } else {
+                    (void)position;
+                }
+            });
+        if (const auto* norm = pipeline.layer_norm()) sums = norm->forward(sums);
+        for (Index t = 0; t < seq; ++t) {
+            if (real_rows[static_cast<std::size_t>(t)])
+                out.row(b * seq + t) = sums.row(t);
+            else
+                out.row(b * seq + t).setZero();
         }
     }
 }
@@ -355,8 +362,11 @@ private:
     /// ModernBERT and DeBERTa, whose forwards take no cache.
     void require_no_past(const Batch& batch, const char* call) const {
         const std::string& type = model_type();
+        // Longformer, SqueezeBERT and the Nystromformer kin take no cache either.
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||
-                                  type == "esm" || detail::is_deberta_family(type);
+                                  type == "esm" || type == "longformer" || type == "squeezebert" ||
+                                  type == "nystromformer" || type == "yoso" || type == "mra" ||
+                                  detail::is_deberta_family(type);
         if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type) && type != "m2m_100")
             return;
         bool past = batch.padding.past_length(batch.ids) > 0;
@@ -554,7 +564,8 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
 ///        ESM's attention rotates Q after scaling it by head_dim^-0.5. Tensors `esm.embeddings.*`
 ///        or `embeddings.*`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
-/// @param options threads, stores; padded rows are zero whatever it asks.
+/// @param options threads, stores; padded rows are zero and dropout 0 whatever it asks, as
+///        EsmEmbeddings multiplies by the mask and has no dropout.
 /// @param split must be whole: ESM's vocabulary (33 tokens) is not split.
 /// @return the model's stage (Model::lookup() for ESM-2, Model::learned() for ESM-1b).
 /// @throws file_error, format_error as the readers, for token_dropout without mask_token_id, an
@@ -587,6 +598,7 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
     const EmbeddingScale scale = dropout ? EmbeddingScale::value(1 - 0.15 * 0.8) : EmbeddingScale::none();
     PipelineOptions family = options;
     family.padded_rows = PaddedRows::zero;  // embeddings * attention_mask
+    family.dropout = 0.0;                   // EsmEmbeddings has none ("copied incorrectly from BERT")
     const bool before = detail::boolean_key(json, name, "emb_layer_norm_before");
     if (kind == "absolute") {
         const std::int64_t padding_idx = config.pad_token_id.value_or(1);

@@ -524,11 +524,13 @@ inline bool numbers_from_ids(const std::string& family) {
            (encoder != nullptr && encoder->positions == EncoderPositions::from_ids);
 }
 
-/// The families whose forward takes position ids as rows of their table: RoBERTa's kin, and
-/// Nystromformer's (its buffer holds arange + 2).
+/// The families whose forward takes position ids as rows of their table: RoBERTa's kin, ESM-1b,
+/// and Nystromformer's (its buffer holds arange + 2).
 inline bool takes_table_rows(const std::string& family) {
     const EncoderFamily* encoder = encoder_family(family);
-    return numbers_from_ids(family) || (encoder != nullptr && encoder->positions == EncoderPositions::index_plus_2);
+    // ESM's forward passes position_ids to ESM-1b's table (ESM-2's rotary module ignores them).
+    return numbers_from_ids(family) || family == "esm" ||
+           (encoder != nullptr && encoder->positions == EncoderPositions::index_plus_2);
 }
 
 /// The decoders whose input stage is a lookup (times the family's scale) and whose positions act
