@@ -262,8 +262,10 @@ public:
     /// @throws value_error for inputs the family's forward does not take (position ids for BART,
     ///         mBART, Marian, Pegasus, M2M100, the T5s, DistilBERT, BLOOM and MPT; token types
     ///         for families without them; past tokens for the encoders of BART, mBART, Marian,
-    ///         Pegasus and M2M100, DistilBERT, ALBERT, MPNet, ModernBERT and DeBERTa); as
-    ///         InputPipeline::forward.
+    ///         Pegasus and M2M100, DistilBERT, ALBERT, MPNet, ModernBERT, DeBERTa, ESM,
+    ///         Longformer, SqueezeBERT, Nystromformer, YOSO and MRA); value_error for an ESM
+    ///         sequence whose attended tokens are all mask tokens (its token dropout divides by
+    ///         zero); as InputPipeline::forward.
     RowMatrix<float> forward(const Batch& batch) const {
         return std::visit(
             [&](const auto& stage) {
@@ -476,8 +478,9 @@ inline LearnedPositionalEmbedding<float> with_task_row(const Checkpoint& checkpo
 ///          differs from hidden_size, and `rotary`: interleaved pairs over hidden_size /
 ///          num_attention_heads, base 10000, max_position_embeddings rows (its sinusoidal table
 ///          is an nn.Embedding: positions past it are refused).
-///        Word + token type, then the position, then LayerNorm, as BertEmbeddings; tensors under
-///        the family's prefix or none. Explicit position ids are rows of the table for the
+///        Word + token type, then the position, then LayerNorm, as BertEmbeddings (Longformer,
+///        SqueezeBERT and MRA: word + position, then the token type); tensors under the family's
+///        prefix or none. Longformer, SqueezeBERT, Nystromformer, YOSO and MRA take no past tokens. Explicit position ids are rows of the table for the
 ///        RoBERTa and Nystromformer kinds (io::Model::forward), as their forwards take them.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
@@ -641,8 +644,9 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        opt, marian and pegasus, m2m_100 (NLLB), t5, mt5 and umt5, the rotary decoders
 ///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
-///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere), and the ALiBi
-///        decoders bloom and mpt: the family loaders of io/models.hpp.
+///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and the 29 of
+///        detail/decoder_families.hpp), the ALiBi decoders bloom and mpt, the encoders of
+///        load_encoder and esm (load_esm): the family loaders of io/models.hpp and this file.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
 /// @param options dropout, threads, stores, padded rows; positions left unset (the family's rule).

@@ -1,10 +1,11 @@
 /// @file io/models.hpp
 /// @brief The input stage of a Hugging Face model, built from its directory (config.json and
 ///        model.safetensors, or model.safetensors.index.json and the shards it names) in one
-///        call: BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet, GPT-2, BART, OPT, Marian, T5
-///        and the rotary decoders (Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE,
-///        Gemma, Gemma 2, Phi, Phi-3, GPT-NeoX, StableLM, StarCoder2, OLMo, OLMo 2, Granite),
-///        with their rotary stage from the config. Each loader sets its family's position rule.
+///        call: BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet, GPT-2, BART, OPT, Marian, T5,
+///        BLOOM, MPT and the rotary decoders (Llama, Mistral, Qwen, Gemma, Phi, GPT-NeoX, ... and
+///        the families of detail/decoder_families.hpp), with their rotary stage from the config;
+///        io/model.hpp adds DeBERTa, the encoders of detail/encoder_families.hpp and ESM. Each
+///        loader sets its family's position rule.
 #pragma once
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -53,8 +54,11 @@ struct ModelConfig {
     ///        "opt", "marian" ("pegasus"), "t5" ("mt5", "umt5"), or a rotary decoder ("llama",
     ///        "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     ///        "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo",
-    ///        "olmo2", "granite", "gptj", "codegen", "falcon", "cohere"), or an ALiBi decoder
-    ///        ("bloom", "mpt"). Gemma 3's values are its text_config's.
+    ///        "olmo2", "granite", "gptj", "codegen", "falcon", "cohere", and those of
+    ///        detail/decoder_families.hpp: "gpt_oss", "llama4", "deepseek_v3", "qwen2_vl", ...),
+    ///        an ALiBi decoder ("bloom", "mpt"), an encoder of detail/encoder_families.hpp
+    ///        ("longformer", "big_bird", ...) or "esm". The multimodal checkpoints' values (Gemma 3,
+    ///        Llama 4, Mistral 3, Qwen3-VL) are their text_config's.
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
@@ -1677,8 +1681,11 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 ///        `model.language_model.`, and text_config, with Gemma3TextConfig's defaults; and
 ///        `local_rotary`, its sliding-window layers' stage), phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon (with `alibi: true`, `alibi`
-///        instead of `rotary`), cohere; each has Llama's input stage but for the scale and the
-///        names (their embedding dropout is PipelineOptions' dropout).
+///        instead of `rotary`), cohere, and the 29 of detail/decoder_families.hpp (gpt_oss,
+///        llama4, deepseek_v3, qwen2_vl, glm4, cohere2, olmo3 with `local_rotary`, DBRX's
+///        `transformer.wte`, ...); each has Llama's input stage but for the scale and the
+///        names (their embedding dropout is PipelineOptions' dropout). `layer_positions` says
+///        which stage each layer applies.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert (GPT-J's and CodeGen's
