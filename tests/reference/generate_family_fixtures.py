@@ -48,8 +48,14 @@ The index keeps one snapshot per file, so the commits differ from file to file; 
 of OPT (position_ids computed in OPTDecoder.forward, same formula) and of GPT-2/Llama
 (cache_position) give the same numbers for a call without a cache.
 
-Sizes: a different vocab_size per family (56 to 72), so a table read from the wrong family
-fails; width 16, except ELECTRA (embedding_size 8, hidden_size 16), OPT (word_embed_proj_dim 8,
+Later families (their sources in FAMILY_SOURCES, the defaults of their config classes in
+DECODER_DEFAULTS and ENCODER_SPECS, leaving those keys out of most configs so that the defaults
+are what the C++ side must supply): the rotary decoders built by build_lookup_decoder, the
+encoders of build_encoder (io::load_encoder), ESM (build_esm: its token dropout, with mask tokens
+placed in the cases, and its float16-rounded inv_freq buffer).
+
+Sizes: a different vocab_size per family (56 to 149; ESM's 33 is its real one), so a table read
+from the wrong family fails; width 16, except ELECTRA (embedding_size 8, hidden_size 16), OPT (word_embed_proj_dim 8,
 hidden_size 16) and Marian (d_model 12, so that sqrt(d_model) is not exact; BART's d_model 16
 gives the exact scale 4); 32 positions (BART's and OPT's tables have 32 + 2 rows; RoBERTa's
 max_position_embeddings is 34 = 32 + pad_token_id + 1, as 514 is in roberta-base).
