@@ -1365,8 +1365,15 @@ TEST_CASE("Qwen-VL's language model numbers text by the mask's count, and the mu
     const seqembed::io::Model::PositionVector positions = model.positions(batch);
     CHECK(positions(0) == 0);
     CHECK(positions(3) == 3);
+    CHECK(positions(4) == 1);  // get_rope_index's masked_fill(attention_mask == 0, 1)
+    CHECK(positions(5) == 1);
     CHECK(positions(6) == 0);
     CHECK(positions(7) == 1);
+    // So a padded batch rotates whole, as Hugging Face's forward rotates it.
+    seqembed::RowMatrix<float> q = seqembed::RowMatrix<float>::Ones(8, model.rotary()->head_dim());
+    seqembed::RowMatrix<float> k = q;
+    model.rotary()->apply(q, k, 1, 1, positions);
+    CHECK(q.row(4) == q.row(7));
     // While decoding: one token after those, its mask over past + current.
     seqembed::IdMatrix next(2, 1);
     next << 11, 12;

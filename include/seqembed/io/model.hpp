@@ -316,8 +316,8 @@ public:
     ///        table's rows: explicit position ids as given, else the family's rule (past + t for
     ///        BERT, GPT-2, GPT-Neo and the rotary decoders; t for the encoders of BART, mBART,
     ///        Marian and Pegasus, DistilBERT, ALBERT, DeBERTa and ModernBERT; the mask's count for
-    ///        OPT, -1 for its padded tokens; RoBERTa's, MPNet's and M2M100's from the ids, -1 for
-    ///        a pad id).
+    ///        OPT, -1 for its padded tokens; Qwen-VL's the mask's count, 1 for its padded tokens,
+    ///        as get_rope_index; RoBERTa's, MPNet's and M2M100's from the ids, -1 for a pad id).
     /// @param batch as forward takes it.
     /// @return batch * seq positions, row b * seq + t (a learned table reads row offset +
     ///         position).
@@ -335,9 +335,13 @@ public:
                 seqembed::detail::require_batch_fits(family);
                 PositionVector out(family.ids.size());
                 const Index seq = family.ids.cols();
+                // Qwen-VL's get_rope_index fills its padded tokens' positions with 1.
+                const bool padded_at_one = detail::is_qwen_vl_family(model_type()) && !family.position_ids;
                 seqembed::detail::for_each_position(
                     family, pipeline.numbering(), pipeline.padding_id(), 0, family.ids.rows(),
-                    [&](Index b, Index t, bool, std::int64_t position) { out[b * seq + t] = position; });
+                    [&](Index b, Index t, bool real, std::int64_t position) {
+                        out[b * seq + t] = padded_at_one && !real ? 1 : position;
+                    });
                 return out;
             },
             m_stage);
