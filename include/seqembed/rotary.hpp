@@ -7,6 +7,7 @@
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -115,6 +116,17 @@ struct RotaryOptions {
     ///        precisions take them as given: exact multiplies the position by each value exactly,
     ///        follow_scalar rounds the product to float32, as torch does. Empty: from base.
     std::vector<float> inverse_frequencies;
+    /// @brief Multimodal RoPE (Qwen2-VL's M-RoPE, `mrope_section`): how many of the rotary_dim/2
+    ///        frequencies take each of a token's three position ids (temporal, height, width),
+    ///        which RotaryEmbedding::apply_multimodal rotates by. All zero (the default): none.
+    ///        Otherwise non-negative and summing to rotary_dim/2.
+    std::array<Index, 3> mrope_section{};
+    /// @brief How mrope_section assigns the frequencies. False (Qwen2-VL, Qwen2.5-VL): in blocks,
+    ///        the first mrope_section[0] temporal, the next mrope_section[1] height, the rest
+    ///        width. True (Qwen3-VL's apply_interleaved_mrope): frequency i takes height when
+    ///        i % 3 == 1 and i < 3 mrope_section[1], width when i % 3 == 2 and i < 3
+    ///        mrope_section[2], temporal otherwise.
+    bool mrope_interleaved = false;
     /// @brief dynamic and longrope: which sequence length the frequencies are for.
     ///
     /// 0 (the default, and what io::read_rotary_config gives): per call, as Hugging Face's
@@ -289,6 +301,8 @@ public:
     using Options = RotaryOptions;
     /// @brief One position per token (rows of Q and K).
     using PositionVector = Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1>;
+    /// @brief Three position ids per token (temporal, height, width: rows), one column per token.
+    using MultimodalPositions = Eigen::Matrix<std::int64_t, 3, Eigen::Dynamic, Eigen::RowMajor>;
     /// @brief A read-only view of table rows: count x rotary_dim/2, row-major, its rows
     ///        rotary_dim values apart (cos and sin of a position are stored side by side).
     using TableView = Eigen::Map<const RowMatrix<Scalar>, Eigen::Unaligned, Eigen::OuterStride<>>;
@@ -678,6 +692,116 @@ public:
     }
     /// @}
 
+    /// @name Multimodal positions (M-RoPE)
+    /// Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's rotation: each token has three position ids
+    /// (temporal, height, width; equal for text), and frequency i turns by the one
+    /// options().mrope_section gives it (multimodal_axis). Each frequency's cosine and sine are
+    /// those of its own position, as Hugging Face computes every axis's angles and then picks
+    /// (apply_multimodal_rotary_pos_emb, apply_interleaved_mrope). Positions come as
+    /// io::Model::multimodal_positions computes them, 3 x tokens (row a the axis, column r the
+    /// token: row r of Q and K). Per-call rules choose their frequencies from the largest of all
+    /// 3 x tokens. Every argument is checked before anything is written.
+    /// @{
+
+    /// @brief Whether the options give an mrope_section.
+    /// @return true when apply_multimodal can be called.
+    bool multimodal() const noexcept {
+        const std::array<Index, 3>& section = m_options.mrope_section;
+        return section[0] != 0 || section[1] != 0 || section[2] != 0;
+    }
+    /// @brief Which position id frequency i turns by.
+    /// @param i a frequency, in [0, rotary_dim / 2).
+    /// @return 0 (temporal), 1 (height) or 2 (width); 0 for every i without an mrope_section.
+    Index multimodal_axis(Index i) const noexcept {
+        const std::array<Index, 3>& section = m_options.mrope_section;
+        if (m_options.mrope_interleaved) {
+            if (i % 3 == 1 && i < 3 * section[1]) return 1;
+            if (i % 3 == 2 && i < 3 * section[2]) return 2;
+            return 0;
+        }
+        if (i < section[0] || !multimodal()) return 0;
+        return i < section[0] + section[1] ? 1 : 2;
+    }
+
+    /// @brief Rotates row r of q and k, frequency i by the angle of position positions(axis(i), r).
+    /// @param q tokens x (q_heads * head_dim), rotated in place.
+    /// @param k tokens x (k_heads * head_dim), rotated in place.
+    /// @param q_heads heads in q.
+    /// @param k_heads heads in k.
+    /// @param positions 3 x tokens, each >= 0.
+    /// @throws value_error without an mrope_section; shape_error, value_error and index_error as
+    ///         apply(q, k, q_heads, k_heads, positions), naming the axis and the token.
+    void apply_multimodal(Eigen::Ref<RowMatrix<float>> q, Eigen::Ref<RowMatrix<float>> k, Index q_heads,
+                          Index k_heads, const Eigen::Ref<const MultimodalPositions>& positions) const {
+        apply_multimodal_of<float>(q, k, q_heads, k_heads, positions, false);
+    }
+    /// @brief As apply_multimodal for float, over double activations.
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions 3 x tokens.
+    /// @throws as the float overload.
+    void apply_multimodal(Eigen::Ref<RowMatrix<double>> q, Eigen::Ref<RowMatrix<double>> k, Index q_heads,
+                          Index k_heads, const Eigen::Ref<const MultimodalPositions>& positions) const {
+        apply_multimodal_of<double>(q, k, q_heads, k_heads, positions, false);
+    }
+    /// @brief As apply_multimodal for float, over bfloat16 activations.
+    /// @param q rotated in place. @param k rotated in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions 3 x tokens.
+    /// @throws as the float overload.
+    void apply_multimodal(Eigen::Ref<RowMatrix<Eigen::bfloat16>> q, Eigen::Ref<RowMatrix<Eigen::bfloat16>> k,
+                          Index q_heads, Index k_heads, const Eigen::Ref<const MultimodalPositions>& positions) const {
+        apply_multimodal_of<Eigen::bfloat16>(q, k, q_heads, k_heads, positions, false);
+    }
+    /// @brief The backward of apply_multimodal: the gradients turned by the negative angles.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions what apply_multimodal took.
+    /// @throws as apply_multimodal.
+    void apply_multimodal_backward(Eigen::Ref<RowMatrix<float>> grad_q, Eigen::Ref<RowMatrix<float>> grad_k,
+                                   Index q_heads, Index k_heads,
+                                   const Eigen::Ref<const MultimodalPositions>& positions) const {
+        apply_multimodal_of<float>(grad_q, grad_k, q_heads, k_heads, positions, true);
+    }
+    /// @brief The backward of apply_multimodal over double activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions what apply_multimodal took.
+    /// @throws as apply_multimodal.
+    void apply_multimodal_backward(Eigen::Ref<RowMatrix<double>> grad_q, Eigen::Ref<RowMatrix<double>> grad_k,
+                                   Index q_heads, Index k_heads,
+                                   const Eigen::Ref<const MultimodalPositions>& positions) const {
+        apply_multimodal_of<double>(grad_q, grad_k, q_heads, k_heads, positions, true);
+    }
+    /// @brief The backward of apply_multimodal over bfloat16 activations.
+    /// @param grad_q turned in place. @param grad_k turned in place. @param q_heads heads in q.
+    /// @param k_heads heads in k. @param positions what apply_multimodal took.
+    /// @throws as apply_multimodal.
+    void apply_multimodal_backward(Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_q,
+                                   Eigen::Ref<RowMatrix<Eigen::bfloat16>> grad_k, Index q_heads, Index k_heads,
+                                   const Eigen::Ref<const MultimodalPositions>& positions) const {
+        apply_multimodal_of<Eigen::bfloat16>(grad_q, grad_k, q_heads, k_heads, positions, true);
+    }
+
+    /// @brief The cosines and sines apply_multimodal turns each token by (Hugging Face's cos and
+    ///        sin after the sections are picked, their first rotary_dim/2 columns).
+    /// @param positions 3 x tokens.
+    /// @param cos tokens x rotary_dim/2.
+    /// @param sin tokens x rotary_dim/2.
+    /// @throws as apply_multimodal; shape_error for other shapes of cos and sin.
+    void multimodal_rows_into(const Eigen::Ref<const MultimodalPositions>& positions,
+                              Eigen::Ref<RowMatrix<Scalar>> cos, Eigen::Ref<RowMatrix<Scalar>> sin) const {
+        require_multimodal(positions);
+        if (cos.rows() != positions.cols() || sin.rows() != positions.cols() || cos.cols() != m_pairs ||
+            sin.cols() != m_pairs)
+            detail::fail<shape_error>("multimodal cos and sin are ", cos.rows(), " x ", cos.cols(), " and ",
+                                      sin.rows(), " x ", sin.cols(), ", expected tokens x rotary_dim / 2 = ",
+                                      positions.cols(), " x ", m_pairs);
+        MultimodalRow row(*this, positions);
+        for (Index r = 0; r < positions.cols(); ++r) {
+            const Scalar* values = row.of(positions.col(r));
+            std::copy(values, values + m_pairs, cos.row(r).data());
+            std::copy(values + m_pairs, values + 2 * m_pairs, sin.row(r).data());
+        }
+    }
+    /// @}
+
     /// @brief The position of every token of a batch, as the Batch overload of apply takes them
     ///        and as an InputPipeline with the same numbering numbers them.
     /// @param batch the ids, padding, offsets and position ids.
@@ -822,6 +946,14 @@ private:
                                           " overflows float32");
         }
         const Index pairs = options.rotary_dim / 2;
+        const std::array<Index, 3>& section = options.mrope_section;
+        if (section[0] != 0 || section[1] != 0 || section[2] != 0) {
+            if (section[0] < 0 || section[1] < 0 || section[2] < 0 || section[0] + section[1] + section[2] != pairs)
+                detail::fail<value_error>("rotary mrope_section [", section[0], ", ", section[1], ", ", section[2],
+                                          "] must be non-negative and sum to rotary_dim / 2 = ", pairs);
+        } else if (options.mrope_interleaved) {
+            detail::fail<value_error>("rotary mrope_interleaved needs an mrope_section");
+        }
         if (!options.inverse_frequencies.empty()) {
             if (rule != RotaryScaling::none)
                 detail::fail<value_error>("rotary inverse_frequencies are the frequencies themselves: they take no ",
@@ -1340,6 +1472,81 @@ private:
                                   [&](Index, Index, bool, std::int64_t position) { largest = std::max(largest, position); });
         rotate_rows<A>(q, k, rotate_q, rotate_k, q_heads, k_heads, positions,
                        largest == std::numeric_limits<std::int64_t>::max() ? largest : largest + 1, transpose);
+    }
+
+    /// Throws unless the options give an mrope_section and `positions` may be rotated by.
+    void require_multimodal(const Eigen::Ref<const MultimodalPositions>& positions) const {
+        if (!multimodal())
+            detail::fail<value_error>("rotary apply_multimodal needs options with an mrope_section (Qwen2-VL's "
+                                      "[16, 24, 24], Qwen3-VL's [24, 20, 20] with mrope_interleaved)");
+        static constexpr const char* axes[3] = {"temporal", "height", "width"};
+        for (Index a = 0; a < 3; ++a)
+            for (Index r = 0; r < positions.cols(); ++r) require_position(positions(a, r), axes[a], " id of row ", r);
+    }
+
+    /// One token's [cos | sin] row of a multimodal call: frequency i's values from the row of
+    /// its axis's position, each axis's row read as a call of the positions' largest + 1 reads it.
+    class MultimodalRow {
+    public:
+        MultimodalRow(const RotaryEmbedding& rope, const Eigen::Ref<const MultimodalPositions>& positions)
+            : m_rope(rope), m_rows(rope.call_rows(positions.size() == 0 ? 0 : positions.maxCoeff() + 1)),
+              m_values(static_cast<std::size_t>(rope.m_options.rotary_dim)) {
+            for (std::vector<Scalar>& scratch : m_scratch) scratch.reserve(static_cast<std::size_t>(rope.m_options.rotary_dim));
+        }
+        /// The row of a token whose three positions are `ids`: valid until the next call.
+        template <typename Column>
+        const Scalar* of(const Column& ids) {
+            const Index pairs = m_rope.m_pairs;
+            const Scalar* axis_rows[3];
+            for (Index a = 0; a < 3; ++a)
+                axis_rows[a] = m_rope.position_row(m_rows, ids(a), m_scratch[static_cast<std::size_t>(a)]);
+            for (Index i = 0; i < pairs; ++i) {
+                const Scalar* from = axis_rows[m_rope.multimodal_axis(i)];
+                m_values[static_cast<std::size_t>(i)] = from[i];
+                m_values[static_cast<std::size_t>(pairs + i)] = from[pairs + i];
+            }
+            return m_values.data();
+        }
+
+    private:
+        const RotaryEmbedding& m_rope;
+        CallRows m_rows;
+        std::vector<Scalar> m_scratch[3];
+        std::vector<Scalar> m_values;
+    };
+
+    template <typename A>
+    void apply_multimodal_of(Eigen::Ref<RowMatrix<A>>& q, Eigen::Ref<RowMatrix<A>>& k, Index q_heads, Index k_heads,
+                             const Eigen::Ref<const MultimodalPositions>& positions, bool transpose) const {
+        const Index tokens = positions.cols();
+        require_same_tokens<A>(q, k);
+        const bool rotate_q = require_activations<A>("q", q, q_heads, tokens, "the positions' columns");
+        const bool rotate_k = require_activations<A>("k", k, k_heads, tokens, "the positions' columns");
+        require_multimodal(positions);
+        if (!rotate_q && !rotate_k) return;
+        const detail::RotateFunction<Scalar, A> rotate = detail::rotary_kernel<Scalar, A>();
+        MultimodalRow row(*this, positions);  // allocates before the first row is turned
+        std::vector<Scalar> negated_sines(transpose ? static_cast<std::size_t>(m_pairs) : 0);
+        const bool interleaved = m_options.layout == RotaryLayout::interleaved;
+        for (Index r = 0; r < tokens; ++r) {
+            const Scalar* values = row.of(positions.col(r));
+            const Scalar* sines = values + m_pairs;
+            if (transpose) {  // the rotation by the negative angle
+                for (Index i = 0; i < m_pairs; ++i) negated_sines[static_cast<std::size_t>(i)] = -sines[i];
+                sines = negated_sines.data();
+            }
+            detail::TokenHeads<A> token;
+            token.head_dim = head_dim();
+            if (rotate_q) {
+                token.q = q.row(r).data();
+                token.q_heads = q_heads;
+            }
+            if (rotate_k) {
+                token.k = k.row(r).data();
+                token.k_heads = k_heads;
+            }
+            rotate(values, sines, m_pairs, interleaved, token);
+        }
     }
 
     RotaryOptions m_options;
