@@ -17,3 +17,4 @@
 #include "safetensors.hpp"
 #include "tensor.hpp"
 #include "training_state.hpp"
+#include "vision_positions.hpp"

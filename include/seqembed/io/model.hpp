@@ -347,7 +347,70 @@ public:
             m_stage);
     }
 
+    /// @brief Qwen-VL's three position ids (temporal, height, width) of every token of a prompt
+    ///        with images and videos, for rotary()->apply_multimodal, and the rope deltas that
+    ///        continue them while decoding: Hugging Face's get_rope_index (transformers 4.x, whose
+    ///        image positions the fixed 5.x releases give too). Each sequence's real tokens in
+    ///        order: text by count; the tokens of an image or a video (after its vision start
+    ///        token) by frame, row and column of its merged grid after the text before them; the
+    ///        text after them from the block's largest id + 1. Qwen2.5-VL's video frames are
+    ///        int64(frame x second_per_grid_t x tokens_per_second) apart (float32, as 4.49;
+    ///        4.52 to 4.57 truncate second_per_grid_t first); Qwen3-VL's each frame a block of its
+    ///        own. Padded tokens take 1. Without images and videos: the mask's count, as
+    ///        positions(batch).
+    /// @param batch the prompt's ids and padding (no past tokens, no position ids).
+    /// @param grids the processor's image_grid_thw, video_grid_thw and second_per_grid_ts; the
+    ///        images and videos are taken in order across the batch.
+    /// @return 3 x (batch * seq) positions and batch deltas.
+    /// @throws value_error for a family other than Qwen2-VL, Qwen2.5-VL and Qwen3-VL, or a batch
+    ///         with past tokens or position ids; index_error for more images or videos than grids;
+    ///         value_error for a sequence whose tokens its text and grids do not cover, or
+    ///         without a real token; shape_error for grids that are not n x 3.
+    MultimodalPositions multimodal_positions(const Batch& batch, const VisionGrids& grids = {}) const {
+        const VisionTokens& vision = vision_of("multimodal_positions");
+        seqembed::detail::require_batch_fits(batch);
+        if (batch.padding.past_length(batch.ids) != 0 || batch.position_ids)
+            seqembed::detail::fail<value_error>(
+                "Model::multimodal_positions(batch, grids) numbers a prompt: its batch takes neither past tokens "
+                "nor position ids (a decoding step: multimodal_positions(step, rope_deltas))");
+        return detail::rope_index(batch, vision, grids);
+    }
+
+    /// @brief The three (equal) position ids of a decoding step's tokens after a multimodal
+    ///        prompt, as Qwen-VL's forward gives them: past + t + its sequence's rope delta, past
+    ///        the tokens its mask covers before the step (plus the step offsets).
+    /// @param step the new tokens, with a mask over past + current tokens (or step offsets).
+    /// @param rope_deltas multimodal_positions(prompt, grids).rope_deltas, one per sequence.
+    /// @return 3 x (batch * seq) positions.
+    /// @throws value_error for another family; shape_error for a count of deltas other than the
+    ///         batch's.
+    RotaryEmbedding<float>::MultimodalPositions multimodal_positions(const Batch& step,
+                                                                      const std::vector<std::int64_t>& rope_deltas) const {
+        (void)vision_of("multimodal_positions");
+        seqembed::detail::require_batch_fits(step);
+        const Index rows = step.ids.rows(), seq = step.ids.cols();
+        if (static_cast<Index>(rope_deltas.size()) != rows)
+            seqembed::detail::fail<shape_error>("Model::multimodal_positions: ", rope_deltas.size(),
+                                                " rope deltas for a batch of ", rows, " sequences");
+        const Index past = step.padding.past_length(step.ids);
+        RotaryEmbedding<float>::MultimodalPositions out(3, step.ids.size());
+        for (Index b = 0; b < rows; ++b)
+            for (Index t = 0; t < seq; ++t)
+                out.col(b * seq + t).setConstant(static_cast<std::int64_t>(past + t) + step.offsets.of(b) +
+                                                 rope_deltas[static_cast<std::size_t>(b)]);
+        return out;
+    }
+
 private:
+    /// The family's VisionTokens, or a value_error naming `call`.
+    const VisionTokens& vision_of(const char* call) const {
+        const LookupStage* stage = lookup();
+        if (stage == nullptr || !stage->vision)
+            seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
+                                                "' has no multimodal positions (Qwen2-VL, Qwen2.5-VL and Qwen3-VL do)");
+        return *stage->vision;
+    }
+
     /// ESM-2's rotary module numbers the tokens 0 .. seq - 1 whatever position_ids its model's
     /// forward is given (they reach only ESM-1b's absolute table).
     bool ignores_position_ids() const noexcept { return model_type() == "esm" && lookup() != nullptr; }

@@ -43,6 +43,7 @@
 #include "errors.hpp"
 #include "rotary_config.hpp"
 #include "safetensors.hpp"
+#include "vision_positions.hpp"
 
 namespace seqembed::io {
 
@@ -214,6 +215,10 @@ struct ModelInputStage {
     /// @brief ESM's token dropout (its config's token_dropout), which io::Model::forward applies;
     ///        empty for the other families.
     std::optional<TokenDropout> token_dropout = std::nullopt;
+    /// @brief Qwen-VL's vision token ids, merge size and time steps (from config.json and its
+    ///        vision_config), which io::Model::multimodal_positions reads; empty for the other
+    ///        families.
+    std::optional<VisionTokens> vision = std::nullopt;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet,
@@ -807,6 +812,40 @@ inline std::vector<LayerPositions> layer_positions(const nlohmann::json& languag
 /// A rotary family's stage from its config (`model`, read once by the caller): the token table at
 /// `names` (times `scale`; the split's rows of it), no additive positions, the rotary stage from
 /// config.json, and what each layer applies.
+/// Qwen-VL's VisionTokens from its config.json: the ids at the top (or in text_config), the merge
+/// size and Qwen2.5-VL's tokens_per_second in vision_config, the config classes' defaults where
+/// it says nothing (Qwen2.5-VL's tokens_per_second 4).
+inline VisionTokens vision_tokens(const nlohmann::json& config, const std::string& family, const std::string& name) {
+    VisionTokens vision;
+    const nlohmann::json* text = find_key(config, {"text_config"});
+    const auto id = [&](const char* key, TokenId fallback) -> TokenId {
+        const nlohmann::json* at = find_key(config, {key}) != nullptr || text == nullptr || !text->is_object()
+                                       ? &config
+                                       : text;
+        const Index value = positive_key(*at, name, {key}, false);
+        return value > 0 ? static_cast<TokenId>(value) : fallback;
+    };
+    vision.image_token_id = id("image_token_id", 151655);
+    vision.video_token_id = id("video_token_id", 151656);
+    vision.vision_start_token_id = id("vision_start_token_id", 151652);
+    const nlohmann::json* encoder = find_key(config, {"vision_config"});
+    if (encoder != nullptr && !encoder->is_object())
+        seqembed::detail::fail<format_error>(name, ": 'vision_config' is ", encoder->dump(), ", not an object");
+    const nlohmann::json none = nlohmann::json::object();
+    const nlohmann::json& vision_config = encoder != nullptr ? *encoder : none;
+    const Index merge = positive_key(vision_config, name, {"spatial_merge_size"}, false);
+    vision.spatial_merge_size = merge > 0 ? merge : 2;
+    if (family == "qwen2_5_vl") {
+        const nlohmann::json* rate = find_key(vision_config, {"tokens_per_second"});
+        if (rate != nullptr && (!rate->is_number() || !(rate->get<double>() > 0) || !(rate->get<double>() < 1e6)))
+            seqembed::detail::fail<format_error>(name, ": 'vision_config.tokens_per_second' is ", rate->dump(),
+                                                 ", not a positive number");
+        vision.tokens_per_second = rate != nullptr ? rate->get<double>() : 4.0;
+    }
+    vision.frames_apart = family == "qwen3_vl";
+    return vision;
+}
+
 inline LookupModelInput rotary_family(const std::filesystem::path& directory, ModelConfig model,
                                       const std::vector<std::string>& names, EmbeddingScale scale,
                                       const PipelineOptions& options, const VocabularySplit& split, const char* loader) {
@@ -850,6 +889,8 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
         stage.rotary = rotary_stage(language, name);
     }
     stage.layer_positions = layer_positions(language, config.model_type, name);
+    if (is_qwen_vl_family(config.model_type))
+        stage.vision = vision_tokens(read_json_object(directory / "config.json"), config.model_type, name);
     return stage;
 }
 

@@ -5,6 +5,7 @@
 
 #include "../detail/requirements.hpp"  // first: C++17, no -ffast-math
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -142,6 +143,21 @@ public:
                 seqembed::detail::fail<format_error>(m_source, ": '", m_prefix, key, "' holds ", item.dump(),
                                                      ", not a finite positive number");
             out.push_back(item.get<double>());
+        }
+        return out;
+    }
+
+    /// Three non-negative integers (M-RoPE's mrope_section), or none.
+    std::optional<std::array<Index, 3>> triple(const char* key) const {
+        const nlohmann::json* value = find(key);
+        if (value == nullptr) return std::nullopt;
+        if (!value->is_array() || value->size() != 3) fail(key, *value, "a list of three integers");
+        std::array<Index, 3> out{};
+        for (std::size_t a = 0; a < 3; ++a) {
+            const nlohmann::json& item = (*value)[a];
+            if (!item.is_number_integer() || item.get<std::int64_t>() < 0 || item.get<std::int64_t>() > (1 << 20))
+                fail(key, *value, "a list of three non-negative integers");
+            out[a] = static_cast<Index>(item.get<std::int64_t>());
         }
         return out;
     }
@@ -333,6 +349,23 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& given, const
             options.factor = factor_or_ratio(name, options.original_max_position_embeddings);
             break;
         }
+    }
+
+    // M-RoPE: Qwen2-VL's and Qwen2.5-VL's mrope_section in blocks; Qwen3-VL's always
+    // interleaved (its rotary module reads no flag), [24, 20, 20] unless the config says.
+    const bool qwen3_vl = model_type == "qwen3_vl" || model_type == "qwen3_vl_moe";
+    if (const std::optional<std::array<Index, 3>> section = rule.triple("mrope_section"))
+        options.mrope_section = *section;
+    else if (qwen3_vl)
+        options.mrope_section = {24, 20, 20};
+    options.mrope_interleaved = qwen3_vl || rule.boolean("mrope_interleaved").value_or(false);
+    if (options.mrope_section[0] + options.mrope_section[1] + options.mrope_section[2] != 0) {
+        const Index pairs = static_cast<Index>(std::trunc(static_cast<double>(options.head_dim) *
+                                                          options.partial_rotary_factor)) / 2;
+        if (options.mrope_section[0] + options.mrope_section[1] + options.mrope_section[2] != pairs)
+            seqembed::detail::fail<format_error>(source, ": '", scaling_key, ".mrope_section' [",
+                                                 options.mrope_section[0], ", ", options.mrope_section[1], ", ",
+                                                 options.mrope_section[2], "] does not sum to head_dim / 2 = ", pairs);
     }
 
     // The domains RotaryEmbedding enforces, named here by file and key.

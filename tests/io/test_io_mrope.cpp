@@ -1,0 +1,205 @@
+// Qwen-VL's multimodal positions: io::Model::multimodal_positions against Hugging Face's
+// get_rope_index (tests/reference/generate_mrope_fixtures.py: images, videos, Qwen2.5-VL's
+// seconds per frame, Qwen3-VL's frames apart, padding on either side, text only), the rotary
+// stage's apply_multimodal against its float32 forward, the decoding step's positions, the
+// configs' sections and vision ids, and bad grids named.
+#include <seqembed/io/model.hpp>
+#include <seqembed/io/rotary_config.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "fixtures/rope/mrope_cases.hpp"
+#include "io_test_support.hpp"
+
+using seqembed::Index;
+using seqembed::IdMatrix;
+using seqembed::RowMatrix;
+using seqembed_mrope_fixtures::IndexCase;
+
+namespace {
+
+const std::filesystem::path models = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+
+/// A copy of a Qwen-VL fixture whose config.json gives the fixtures' small vision ids (Qwen2-VL:
+/// Qwen2.5-VL's checkpoint, whose tensors it names alike, under its model_type).
+struct SmallVisionIds {
+    test_support::TempDir scratch;
+    std::filesystem::path directory = scratch.path();
+    explicit SmallVisionIds(const std::string& family) {
+        const std::string source = family == "qwen2_vl" ? "qwen2_5_vl" : family;
+        std::filesystem::copy(models / source / "model.safetensors", directory / "model.safetensors");
+        std::string config = test_support::read_bytes(models / source / "config.json");
+        if (family == "qwen2_vl") {
+            const std::string type = R"("model_type": "qwen2_5_vl")";
+            config.replace(config.find(type), type.size(), R"("model_type": "qwen2_vl")");
+        }
+        const std::string ids = R"("image_token_id": 7, "video_token_id": 8, "vision_start_token_id": 5, )";
+        config.insert(config.find('{') + 1, ids);
+        const std::string vision = R"("vision_config": {)";
+        const std::size_t at = config.find(vision);
+        REQUIRE(at != std::string::npos);
+        config.insert(at + vision.size(), R"("spatial_merge_size": 2, "tokens_per_second": 2, )");
+        test_support::write_bytes(directory / "config.json", config);
+    }
+};
+
+IdMatrix matrix_of(const std::vector<long>& values, Index rows, Index cols) {
+    IdMatrix m(rows, cols);
+    for (Index k = 0; k < m.size(); ++k) m.data()[k] = values[static_cast<std::size_t>(k)];
+    return m;
+}
+
+seqembed::io::MultimodalPositions positions_of(const seqembed::io::Model& model, const IndexCase& c) {
+    const IdMatrix ids = matrix_of(c.ids, c.batch, c.seq);
+    const IdMatrix mask = c.mask.empty() ? IdMatrix::Ones(c.batch, c.seq) : matrix_of(c.mask, c.batch, c.seq);
+    seqembed::Batch batch(ids);
+    if (!c.mask.empty()) batch.padding = seqembed::Padding::from_mask(mask);
+    seqembed::io::VisionGrids grids;
+    grids.image_grid_thw = matrix_of(c.image_grid_thw, static_cast<Index>(c.image_grid_thw.size() / 3), 3);
+    grids.video_grid_thw = matrix_of(c.video_grid_thw, static_cast<Index>(c.video_grid_thw.size() / 3), 3);
+    grids.second_per_grid_ts = c.second_per_grid_ts;
+    return model.multimodal_positions(batch, grids);
+}
+
+}  // namespace
+
+TEST_CASE("Qwen-VL's multimodal positions are get_rope_index's, images, videos and padding", "[io][mrope][fixture]") {
+    for (const IndexCase& c : seqembed_mrope_fixtures::index_cases()) {
+        INFO(c.name);
+        const SmallVisionIds copy(c.family);
+        const seqembed::io::Model model = seqembed::io::load_model(copy.directory);
+        const seqembed::io::MultimodalPositions got = positions_of(model, c);
+        REQUIRE(got.positions.cols() == c.batch * c.seq);
+        for (Index a = 0; a < 3; ++a)
+            for (Index r = 0; r < c.batch * c.seq; ++r) {
+                INFO("axis " << a << ", token " << r);
+                CHECK(got.positions(a, r) == c.positions[static_cast<std::size_t>(a * c.batch * c.seq + r)]);
+            }
+        CHECK(got.rope_deltas == std::vector<std::int64_t>(c.rope_deltas.begin(), c.rope_deltas.end()));
+    }
+}
+
+TEST_CASE("Qwen-VL's rotary stage rotates by the multimodal positions as its float32 forward", "[io][mrope][fixture]") {
+    for (const seqembed_mrope_fixtures::ApplyCase& c : seqembed_mrope_fixtures::apply_cases()) {
+        INFO(c.name);
+        const IndexCase* index = nullptr;
+        for (const IndexCase& candidate : seqembed_mrope_fixtures::index_cases())
+            if (std::string(candidate.name) == c.index_case) index = &candidate;
+        REQUIRE(index != nullptr);
+        seqembed::RotaryOptions options = seqembed::RotaryOptions::hugging_face(c.head_dim, c.theta);
+        options.mrope_section = {c.mrope_section[0], c.mrope_section[1], c.mrope_section[2]};
+        options.mrope_interleaved = std::string(c.family) == "qwen3_vl";
+        options.precision = seqembed::TablePrecision::follow_scalar;
+        options.max_positions = 64;
+        const seqembed::RotaryEmbedding<float> rope(options);
+        const SmallVisionIds copy(c.family);
+        const seqembed::io::Model model = seqembed::io::load_model(copy.directory);
+        const auto positions = positions_of(model, *index).positions;
+        const Index tokens = positions.cols();
+        RowMatrix<float> q = Eigen::Map<const RowMatrix<float>>(c.q.data(), tokens, c.q_heads * c.head_dim);
+        RowMatrix<float> k = Eigen::Map<const RowMatrix<float>>(c.k.data(), tokens, c.k_heads * c.head_dim);
+        rope.apply_multimodal(q, k, c.q_heads, c.k_heads, positions);
+        const Eigen::Map<const RowMatrix<float>> q_want(c.q_out.data(), tokens, c.q_heads * c.head_dim);
+        const Eigen::Map<const RowMatrix<float>> k_want(c.k_out.data(), tokens, c.k_heads * c.head_dim);
+        // torch's cos and sin are within an ulp of the correctly rounded ones, and its products
+        // round one by one: within 2 ulps of values near 1.
+        CHECK((q - q_want).cwiseAbs().maxCoeff() <= 4e-7f * std::max(1.0f, q_want.cwiseAbs().maxCoeff()));
+        CHECK((k - k_want).cwiseAbs().maxCoeff() <= 4e-7f * std::max(1.0f, k_want.cwiseAbs().maxCoeff()));
+    }
+}
+
+TEST_CASE("Qwen-VL's configs give the rotary stage its sections, and the model its vision ids", "[io][mrope]") {
+    const seqembed::io::Model qwen25 = seqembed::io::load_model(models / "qwen2_5_vl");
+    CHECK(qwen25.rotary()->options().mrope_section == std::array<Index, 3>{1, 1, 2});
+    CHECK_FALSE(qwen25.rotary()->options().mrope_interleaved);
+    const seqembed::io::Model qwen3 = seqembed::io::load_model(models / "qwen3_vl");
+    CHECK(qwen3.rotary()->options().mrope_section == std::array<Index, 3>{2, 1, 1});
+    CHECK(qwen3.rotary()->options().mrope_interleaved);
+    // The config classes' defaults: ids 151655, 151656, 151652; merge 2; Qwen3-VL [24, 20, 20].
+    const seqembed::io::VisionTokens& vision = *qwen25.lookup()->vision;
+    CHECK(vision.image_token_id == 151655);
+    CHECK(vision.video_token_id == 151656);
+    CHECK(vision.vision_start_token_id == 151652);
+    CHECK(vision.spatial_merge_size == 2);
+    CHECK(vision.tokens_per_second == 4.0);
+    CHECK(qwen3.lookup()->vision->frames_apart);
+    const seqembed::RotaryOptions read = seqembed::io::rotary_options_from_json(
+        nlohmann::json::parse(R"({"model_type": "qwen3_vl", "text_config": {"hidden_size": 4096,
+                                  "num_attention_heads": 32, "head_dim": 128}})"));
+    CHECK(read.mrope_section == std::array<Index, 3>{24, 20, 20});
+    CHECK(read.mrope_interleaved);
+    // A section that does not fit the head is named with its key.
+    CHECK_THROWS_WITH(seqembed::io::rotary_options_from_json(nlohmann::json::parse(
+                          R"({"model_type": "qwen2_vl", "hidden_size": 1536, "num_attention_heads": 12,
+                              "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 16]}})")),
+                      Catch::Contains("'rope_scaling.mrope_section' [16, 24, 16] does not sum to head_dim / 2 = 64"));
+    CHECK_THROWS_WITH(seqembed::io::rotary_options_from_json(nlohmann::json::parse(
+                          R"({"model_type": "qwen2_vl", "hidden_size": 1536, "num_attention_heads": 12,
+                              "rope_scaling": {"type": "mrope", "mrope_section": [16, 24]}})")),
+                      Catch::Contains("'rope_scaling.mrope_section' is [16,24], not a list of three integers"));
+    // Other families have none.
+    const IdMatrix two = IdMatrix::Zero(1, 2);
+    CHECK_THROWS_WITH(seqembed::io::load_model(models / "llama").multimodal_positions(seqembed::Batch(two)),
+                      Catch::Contains("model_type 'llama' has no multimodal positions"));
+}
+
+TEST_CASE("Qwen-VL's decoding steps continue the prompt's positions by its rope deltas", "[io][mrope]") {
+    const IndexCase& c = seqembed_mrope_fixtures::index_cases().front();  // images and videos, left padding
+    const SmallVisionIds copy(c.family);
+    const seqembed::io::Model model = seqembed::io::load_model(copy.directory);
+    const seqembed::io::MultimodalPositions prompt = positions_of(model, c);
+    // One new token per sequence, the mask over past + current: Hugging Face's
+    // cache_position[0] + rope_deltas, the same on all three axes.
+    IdMatrix next(c.batch, 1);
+    next.setConstant(20);
+    IdMatrix wide(c.batch, c.seq + 1);
+    wide << matrix_of(c.mask, c.batch, c.seq), IdMatrix::Ones(c.batch, 1);
+    seqembed::Batch step(next);
+    step.padding = seqembed::Padding::from_mask(wide);
+    const auto after = model.multimodal_positions(step, prompt.rope_deltas);
+    for (Index b = 0; b < c.batch; ++b) {
+        std::int64_t largest = 0;
+        for (Index t = 0; t < c.seq; ++t) largest = std::max(largest, prompt.positions.col(b * c.seq + t).maxCoeff());
+        for (Index a = 0; a < 3; ++a) CHECK(after(a, b) == largest + 1);  // the prompt's next position
+    }
+    CHECK_THROWS_AS(model.multimodal_positions(step, std::vector<std::int64_t>{0}), seqembed::shape_error);
+    CHECK_THROWS_WITH(model.multimodal_positions(step), Catch::Contains("numbers a prompt"));
+}
+
+TEST_CASE("Qwen-VL's multimodal positions name grids that do not fit the ids", "[io][mrope][bad_input]") {
+    const SmallVisionIds copy("qwen2_vl");
+    const seqembed::io::Model model = seqembed::io::load_model(copy.directory);
+    IdMatrix ids(1, 7);
+    ids << 11, 5, 7, 7, 7, 6, 12;  // an image of 3 tokens
+    const seqembed::Batch batch(ids);
+    seqembed::io::VisionGrids grids;
+    CHECK_NOTHROW(model.multimodal_positions(batch, grids));  // no grids: the text rule
+    grids.video_grid_thw = IdMatrix(1, 3);
+    grids.video_grid_thw << 1, 2, 2;
+    CHECK_THROWS_WITH(model.multimodal_positions(batch, grids),
+                      Catch::Contains("holds image 0 but image_grid_thw has 0 rows"));
+    grids.image_grid_thw = IdMatrix(1, 3);
+    grids.image_grid_thw << 1, 2, 4;  // 2 tokens of the 3: the third numbered as text, as Hugging Face's
+    CHECK(model.multimodal_positions(batch, grids).positions.row(0) ==
+          (Eigen::Matrix<std::int64_t, 1, 7>() << 0, 1, 2, 2, 4, 5, 6).finished());
+    grids.image_grid_thw << 1, 2, 12;  // 6 tokens past the sequence's end
+    CHECK_THROWS_WITH(model.multimodal_positions(batch, grids),
+                      Catch::Contains("sequence 0 has 7 real tokens but its text and grids give 8"));
+    grids.image_grid_thw << 1, 2, 6;
+    CHECK_NOTHROW(model.multimodal_positions(batch, grids));
+    grids.image_grid_thw << 1, 1, 6;
+    CHECK_THROWS_WITH(model.multimodal_positions(batch, grids),
+                      Catch::Contains("grid (1, 1, 6) is narrower than spatial_merge_size 2"));
+    grids.image_grid_thw << 1, 0, 6;
+    CHECK_THROWS_WITH(model.multimodal_positions(batch, grids),
+                      Catch::Contains("VisionGrids::image_grid_thw(0, 1) is 0, not a positive patch count"));
+    grids.image_grid_thw << 1, 2, 6;
+    grids.second_per_grid_ts = {1.0, 2.0};
+    CHECK_THROWS_WITH(model.multimodal_positions(batch, grids),
+                      Catch::Contains("second_per_grid_ts has 2 values for 1 videos"));
+}
