@@ -195,6 +195,19 @@ void run_rotary() {
         rope.apply_backward(q, k, 4, 2, positions);
         expect(rope.rows(0, 2).cos.rows() == 2, "rotary rows");
     }
+    seqembed::RotaryOptions sections = seqembed::RotaryOptions::hugging_face(16, 1000000.0);
+    sections.mrope_section = {2, 3, 3};
+    sections.mrope_interleaved = true;
+    const seqembed::RotaryEmbedding<Table> mrope(sections);
+    seqembed::RowMatrix<Activation> q = seqembed::RowMatrix<float>::Constant(3, 32, 0.5f).cast<Activation>();
+    seqembed::RowMatrix<Activation> k = seqembed::RowMatrix<float>::Constant(3, 16, 0.25f).cast<Activation>();
+    typename seqembed::RotaryEmbedding<Table>::MultimodalPositions three(3, 3);
+    three << 0, 1, 1, 0, 2, 3, 0, 4, 5;
+    mrope.apply_multimodal(q, k, 2, 1, three);
+    mrope.apply_multimodal_backward(q, k, 2, 1, three);
+    seqembed::RowMatrix<Table> cos(3, 8), sin(3, 8);
+    mrope.multimodal_rows_into(three, cos, sin);
+    expect(mrope.multimodal() && mrope.multimodal_axis(1) == 1, "multimodal rotary");
 }
 
 /// Training: the backward of a BERT-like stage, the fused step, every optimizer, clipping, and
