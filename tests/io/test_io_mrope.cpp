@@ -26,17 +26,18 @@ namespace {
 const std::filesystem::path models = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
 
 /// A copy of a Qwen-VL fixture whose config.json gives the fixtures' small vision ids (Qwen2-VL:
-/// Qwen2.5-VL's checkpoint, whose tensors it names alike, under its model_type).
+/// Qwen2.5-VL's checkpoint, Qwen3-VL-MoE: Qwen3-VL's, whose tensors they name alike, under their
+/// own model_type).
 struct SmallVisionIds {
     test_support::TempDir scratch;
     std::filesystem::path directory = scratch.path();
     explicit SmallVisionIds(const std::string& family) {
-        const std::string source = family == "qwen2_vl" ? "qwen2_5_vl" : family;
+        const std::string source = family == "qwen2_vl" ? "qwen2_5_vl" : family == "qwen3_vl_moe" ? "qwen3_vl" : family;
         std::filesystem::copy(models / source / "model.safetensors", directory / "model.safetensors");
         std::string config = test_support::read_bytes(models / source / "config.json");
-        if (family == "qwen2_vl") {
-            const std::string type = R"("model_type": "qwen2_5_vl")";
-            config.replace(config.find(type), type.size(), R"("model_type": "qwen2_vl")");
+        if (family != source) {
+            const std::string type = R"("model_type": ")" + source + R"(",)";
+            config.replace(config.find(type), type.size(), R"("model_type": ")" + family + R"(",)");
         }
         const std::string ids = R"("image_token_id": 7, "video_token_id": 8, "vision_start_token_id": 5, )";
         config.insert(config.find('{') + 1, ids);
@@ -128,6 +129,16 @@ TEST_CASE("Qwen-VL's configs give the rotary stage its sections, and the model i
     CHECK(vision.spatial_merge_size == 2);
     CHECK(vision.tokens_per_second == 4.0);
     CHECK(qwen3.lookup()->vision->frames_apart);
+    // Qwen3-VL-MoE's input stage is Qwen3-VL's.
+    const SmallVisionIds moe_copy("qwen3_vl_moe");
+    const seqembed::io::Model moe = seqembed::io::load_model(moe_copy.directory);
+    CHECK(moe.model_type() == "qwen3_vl_moe");
+    CHECK(moe.rotary()->options().mrope_section == std::array<Index, 3>{2, 1, 1});
+    CHECK(moe.rotary()->options().mrope_interleaved);
+    CHECK(moe.lookup()->vision->frames_apart);
+    CHECK(moe.lookup()->vision->image_token_id == 7);
+    const IdMatrix some = (IdMatrix(1, 3) << 3, 7, 119).finished();
+    CHECK(moe.forward(seqembed::Batch(some)) == qwen3.forward(seqembed::Batch(some)));
     const seqembed::RotaryOptions read = seqembed::io::rotary_options_from_json(
         nlohmann::json::parse(R"({"model_type": "qwen3_vl", "text_config": {"hidden_size": 4096,
                                   "num_attention_heads": 32, "head_dim": 128}})"));

@@ -656,7 +656,7 @@ DECODER_DEFAULTS = {
     "deepseek_v2": {"max_position_embeddings": 2048, "qk_rope_head_dim": 64},
     "deepseek_v3": {"max_position_embeddings": 4096, "qk_rope_head_dim": 64},
     "qwen2_5_vl": {"rope_theta": 1000000.0, "max_position_embeddings": 32768},
-    "qwen3_vl": {"rope_theta": 5000000.0, "max_position_embeddings": 262144},
+    "qwen3_vl": {"rope_theta": 5000000.0, "head_dim": 128, "max_position_embeddings": 128000},
     "mistral3": {},
 }
 # Multimodal checkpoints whose language model's keys are under text_config.

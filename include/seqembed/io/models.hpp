@@ -563,7 +563,7 @@ inline bool is_granite_family(const std::string& family) {
 /// count (get_rope_index: cumsum(attention_mask) - 1, continued after the past by
 /// mrope_position_deltas), not the index.
 inline bool is_qwen_vl_family(const std::string& family) {
-    return family == "qwen2_vl" || family == "qwen2_5_vl" || family == "qwen3_vl";
+    return family == "qwen2_vl" || family == "qwen2_5_vl" || family == "qwen3_vl" || family == "qwen3_vl_moe";
 }
 
 /// Where a family's config.json holds its language model's keys: under text_config always
@@ -573,7 +573,8 @@ inline bool is_qwen_vl_family(const std::string& family) {
 enum class TextConfig { top_level, nested, nested_if_present };
 
 inline TextConfig text_config_of(const std::string& family) {
-    if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl")
+    if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl" ||
+        family == "qwen3_vl_moe")
         return TextConfig::nested;
     if (family == "qwen2_vl" || family == "qwen2_5_vl") return TextConfig::nested_if_present;
     return TextConfig::top_level;
@@ -726,8 +727,7 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
         return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     // Qwen2-VL's and Qwen2.5-VL's Hub files keep the text model at `model.` (transformers
     // 4.52 renames it on load); files saved since may hold `model.language_model.`.
-    if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "qwen3_vl")
-        return {"model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
+    if (is_qwen_vl_family(family)) return {"model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     return {"model.embed_tokens.weight", "embed_tokens.weight"};
 }
 
@@ -842,7 +842,7 @@ inline VisionTokens vision_tokens(const nlohmann::json& config, const std::strin
                                                  ", not a positive number");
         vision.tokens_per_second = rate != nullptr ? rate->get<double>() : 4.0;
     }
-    vision.frames_apart = family == "qwen3_vl";
+    vision.frames_apart = family == "qwen3_vl" || family == "qwen3_vl_moe";
     return vision;
 }
 
@@ -922,7 +922,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
-            "qwen3_vl)");
+            "qwen3_vl, qwen3_vl_moe)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.num_hidden_layers = detail::layer_count(config, name);
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});

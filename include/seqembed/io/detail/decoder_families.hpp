@@ -116,6 +116,9 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         // 500000 in 5.x.
         {"qwen3_vl", {R"({"rope_theta": 5000000.0, "head_dim": 128, "max_position_embeddings": 128000})", false,
                       LayerRule::every_layer}},
+        // Qwen3VLMoeTextConfig's: the same theta, head_dim hidden_size / num_attention_heads.
+        {"qwen3_vl_moe", {R"({"rope_theta": 5000000.0, "max_position_embeddings": 128000})", false,
+                          LayerRule::every_layer}},
     };
     for (const Entry& entry : entries)
         if (model_type == entry.model_type) return &entry.family;
