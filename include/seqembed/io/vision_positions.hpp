@@ -196,17 +196,27 @@ inline MultimodalPositions rope_index(const Batch& batch, const VisionTokens& vi
                 seqembed::detail::fail<value_error>("multimodal positions: ", image ? "an image's" : "a video's",
                                                     " grid (", grid[0], ", ", grid[1], ", ", grid[2],
                                                     ") is narrower than spatial_merge_size ", vision.spatial_merge_size);
+            // A block past the sequence's end fails the count below; bounded first, so that its
+            // token count cannot overflow.
+            if (gt > n || gh > n || gw > n || gt * gh > n || gt * gh * gw > n)
+                seqembed::detail::fail<value_error>("multimodal positions: sequence ", b, " has ", n,
+                                                    " real tokens, fewer than its ", image ? "image's" : "video's",
+                                                    " grid (", grid[0], ", ", grid[1], ", ", grid[2], ") covers");
             add_text(ed - st);
             const std::int64_t base = next;
             std::int64_t largest = base - 1;
             for (std::int64_t f = 0; f < gt; ++f) {
                 std::int64_t temporal = f;
-                if (!image && vision.tokens_per_second > 0)  // Qwen2.5-VL, in float32 as torch
-                    temporal = static_cast<std::int64_t>(static_cast<float>(static_cast<float>(f) *
-                                                                            static_cast<float>(second)) *
-                                                         static_cast<float>(vision.tokens_per_second));
-                else if (image && vision.tokens_per_second > 0)
+                if (!image && vision.tokens_per_second > 0) {  // Qwen2.5-VL, in float32 as torch
+                    const float time = static_cast<float>(static_cast<float>(f) * static_cast<float>(second)) *
+                                       static_cast<float>(vision.tokens_per_second);
+                    if (!(time < 0x1p40f))
+                        seqembed::detail::fail<value_error>("multimodal positions: frame ", f, " of a video at ",
+                                                            second, " seconds per frame is past any position");
+                    temporal = static_cast<std::int64_t>(time);
+                } else if (image && vision.tokens_per_second > 0) {
                     temporal = 0;  // an image's second_per_grid_t is 0
+                }
                 for (std::int64_t h = 0; h < gh; ++h)
                     for (std::int64_t w = 0; w < gw; ++w) {
                         ids3.push_back({base + temporal, base + h, base + w});
