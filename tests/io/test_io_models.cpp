@@ -178,7 +178,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 44);
+    REQUIRE(fixtures::all_rotary_count == 46);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -388,7 +388,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 94);
+    CHECK(families == 96);
 }
 
 namespace {
@@ -579,7 +579,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"deepseek_v2", {}}, {"llama4", {}},  {"qwen2_5_vl", {}}, {"qwen3_vl", {}}, {"granitemoe", {}},
         {"cohere2", 0},   {"smollm3", 122},   {"olmo3", 1},      {"persimmon", {}}, {"mistral3", {}},
         {"apertus", 3},   {"helium", 3},      {"ernie4_5", 0},   {"nemotron", {}},  {"exaone4", {}},
-        {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1},
+        {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1},      {"lfm2", 0},       {"lfm2_moe", 0},
         {"longformer", 1}, {"data2vec_text", 1}, {"xmod", 1}, {"xlm_roberta_xl", 1}, {"big_bird", 0},
         {"megatron_bert", 0}, {"ernie", 0}, {"splinter", 0}, {"squeezebert", 0}, {"rembert", 0},
         {"bert_generation", 0}, {"nystromformer", 1}, {"yoso", 1}, {"mra", 1}, {"roformer", 0},
@@ -1157,6 +1157,11 @@ TEST_CASE("Each attention layer takes the rotary stage its family's rule gives i
     // SmolLM3 and Llama 4: use_rope = no_rope_layers[i].
     CHECK(layer_letters(seqembed::io::load_model(root / "smollm3")) == "R-RR");
     CHECK(layer_letters(seqembed::io::load_model(root / "llama4")) == "RRR-");
+    // LFM2: RoPE in its full_attention layers (layer_types), or those full_attn_idxs lists; its
+    // convolutions have none.
+    CHECK(layer_letters(seqembed::io::load_model(root / "lfm2")) == "-R-R");
+    CHECK(layer_letters(seqembed::io::load_model(root / "lfm2_moe")) == "--R");
+    CHECK(seqembed::io::load_model(root / "lfm2").rotary()->options().base == 250000.0);  // `theta`
     // EXAONE 4 with sliding_window: RoPE on its sliding layers alone (layer_types).
     CHECK(layer_letters(seqembed::io::load_model(root / "exaone4")) == "RRR-");
     // OLMo 3: three sliding layers (the local stage: no rope_scaling), then a full one.

@@ -657,6 +657,8 @@ DECODER_DEFAULTS = {
     "deepseek_v3": {"max_position_embeddings": 4096, "qk_rope_head_dim": 64},
     "qwen2_5_vl": {"rope_theta": 1000000.0, "max_position_embeddings": 32768},
     "qwen3_vl": {"rope_theta": 5000000.0, "head_dim": 128, "max_position_embeddings": 128000},
+    "lfm2": {"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0},
+    "lfm2_moe": {"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0},
     "mistral3": {},
 }
 # Multimodal checkpoints whose language model's keys are under text_config.
@@ -683,6 +685,8 @@ def language(cfg):
         merged.update(hidden_size=cfg["d_model"], num_attention_heads=cfg["n_heads"],
                       max_position_embeddings=cfg.get("max_seq_len", 2048),
                       rope_theta=cfg["attn_config"].get("rope_theta", 10000.0))
+    if family in ("lfm2", "lfm2_moe") and cfg.get("theta") is not None:
+        merged["rope_theta"] = cfg["theta"]  # Lfm2Config: kwargs.get("theta", kwargs.get("rope_theta", 1e6))
     if family in ("deepseek_v2", "deepseek_v3"):
         merged["head_dim"] = merged["qk_rope_head_dim"]
     if family == "cohere2":
@@ -1854,6 +1858,30 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="lfm2", seed=90, build=build_lookup_decoder,
+        config={"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "vocab_size": 125,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 4, "theta": 250000.0,
+                "layer_types": ["conv", "full_attention", "conv", "full_attention"], "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='Lfm2Model: embed_tokens (padding_idx 0 by default); theta read before rope_theta; RoPE in the full_attention layers alone',
+        rotary="default",
+    ),
+    dict(
+        name="lfm2_moe", seed=91, build=build_lookup_decoder,
+        config={"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe", "vocab_size": 126,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 3, "full_attn_idxs": [2],
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note='Lfm2MoeModel: embed_tokens (padding_idx 0 by default); theta 1e6 by default; RoPE in the layers full_attn_idxs lists',
+        rotary="default",
+    ),
+    dict(
         name="olmo3", seed=56, build=build_lookup_decoder,
         config={"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "vocab_size": 124,
                 "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
@@ -2801,6 +2829,8 @@ FAMILY_SOURCES = {
     "granitemoe": "modular_granitemoe.py @ 023633dd: GraniteMoeModel.forward (embedding_multiplier)",
     "cohere2": "modular_cohere2.py, configuration_cohere2.py @ 008e5743: Cohere2Attention (RoPE if sliding_window)",
     "smollm3": "modular_smollm3.py, configuration_smollm3.py @ 008e5743: SmolLM3Attention.use_rope",
+    "lfm2": "modular_lfm2.py (Lfm2Model(LlamaModel): embed_tokens, position_ids from cache_position), configuration_lfm2.py @ 05cd1ec1 (theta, layer_types from full_attn_idxs)",
+    "lfm2_moe": "modeling_lfm2_moe.py and configuration_lfm2_moe.py: LFM2's input stage and layer rule",
     "olmo3": "modular_olmo3.py @ 02e8340b, configuration_olmo3.py @ 008e5743: rotary_embs by layer type",
     "persimmon": "modeling_persimmon.py @ 93a5d5f4: PersimmonAttention (partial rotary)",
     "mistral3": "modeling_mistral3.py @ 00dcc6dd, configuration_mistral3.py @ 0db25542: _checkpoint_conversion_mapping",

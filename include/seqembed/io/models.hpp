@@ -795,6 +795,23 @@ inline LayerPositions layer_position(const nlohmann::json& language, const std::
                                                      ", not 0 or 1");
             return value.get<std::int64_t>() == 1 ? LayerPositions::rotary : LayerPositions::none;
         }
+        case LayerRule::attention_only: {
+            if (find_key(language, {"layer_types"}) != nullptr)
+                return is_full_attention_layer(language, name, layer, layers, "layer_types", 1) ? LayerPositions::rotary
+                                                                                                : LayerPositions::none;
+            const nlohmann::json* listed = find_key(language, {"full_attn_idxs"});
+            if (listed == nullptr) return LayerPositions::rotary;  // Lfm2Config: every layer attends
+            if (!listed->is_array())
+                seqembed::detail::fail<format_error>(name, ": 'full_attn_idxs' is ", listed->dump(),
+                                                     ", not a list of layer indices");
+            for (const nlohmann::json& index : *listed) {
+                if (!index.is_number_integer())
+                    seqembed::detail::fail<format_error>(name, ": 'full_attn_idxs' holds ", index.dump(),
+                                                         ", not a layer index");
+                if (index.get<std::int64_t>() == layer) return LayerPositions::rotary;
+            }
+            return LayerPositions::none;
+        }
     }
     return LayerPositions::rotary;
 }
@@ -885,6 +902,11 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
             rotary_stage(layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 500000.0, false}), name);
         stage.local_rotary =
             rotary_stage(layer_rope_config(language, {"sliding_attention", "rope_theta", nullptr, 500000.0, true}), name);
+    } else if (config.model_type == "lfm2" || config.model_type == "lfm2_moe") {
+        // Its attention layers' theta (transformers 5 keys rope_parameters by layer type: the
+        // convolutions' entry is null).
+        stage.rotary =
+            rotary_stage(layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 1000000.0, false}), name);
     } else {
         stage.rotary = rotary_stage(language, name);
     }
@@ -922,7 +944,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
-            "qwen3_vl, qwen3_vl_moe)");
+            "qwen3_vl, qwen3_vl_moe, lfm2, lfm2_moe)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.num_hidden_layers = detail::layer_count(config, name);
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});

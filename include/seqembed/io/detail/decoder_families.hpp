@@ -27,6 +27,8 @@ enum class LayerRule {
                      ///< with sliding_window null, no layer rotates)
     exaone4,         ///< as sliding_only when sliding_window is set, else every layer
     no_rope_layers,  ///< no_rope_layers[i] == 1 rotates, 0 does not (SmolLM3, Llama 4)
+    attention_only,  ///< full_attention layers rotate, the others (LFM2's convolutions) have none;
+                     ///< without layer_types, those full_attn_idxs lists (default: every layer)
 };
 
 /// A family's config-class defaults and rotary conventions.
@@ -116,6 +118,11 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         // 500000 in 5.x.
         {"qwen3_vl", {R"({"rope_theta": 5000000.0, "head_dim": 128, "max_position_embeddings": 128000})", false,
                       LayerRule::every_layer}},
+        // Lfm2Config's and Lfm2MoeConfig's (rope_theta read from `theta` too).
+        {"lfm2", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0})", false,
+                  LayerRule::attention_only}},
+        {"lfm2_moe", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0})", false,
+                      LayerRule::attention_only}},
         // Qwen3VLMoeTextConfig's: the same theta, head_dim hidden_size / num_attention_heads.
         {"qwen3_vl_moe", {R"({"rope_theta": 5000000.0, "max_position_embeddings": 128000})", false,
                           LayerRule::every_layer}},
@@ -172,6 +179,8 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
             config["rope_theta"] = nested ? (*attention)["rope_theta"] : nlohmann::json(10000.0);
         }
     }
+    if ((model_type == "lfm2" || model_type == "lfm2_moe") && config.contains("theta") && !config["theta"].is_null())
+        config["rope_theta"] = config["theta"];  // Lfm2Config reads `theta` before `rope_theta`
     if (model_type == "deepseek_v2" || model_type == "deepseek_v3") config["head_dim"] = config["qk_rope_head_dim"];
     if (model_type == "cohere2") config.erase("head_dim");
     return config;
