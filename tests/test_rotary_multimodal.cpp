@@ -158,8 +158,14 @@ TEST_CASE("rotary multimodal: bad sections and positions are named, and leave q 
     options.mrope_section = {2, 3, 2};
     CHECK_THROWS_WITH(RotaryEmbedding<float>(options),
                       Catch::Contains("mrope_section [2, 3, 2] must be non-negative and sum to rotary_dim / 2 = 8"));
-    options.mrope_section = {};
+    // Interleaved, only the height's and width's counts are read (clipped to the frequencies).
+    options.mrope_section = {16, 8, 8};
     options.mrope_interleaved = true;
+    const RotaryEmbedding<float> clipped(options);
+    for (Index i = 0; i < 8; ++i) CHECK(clipped.multimodal_axis(i) == i % 3);
+    options.mrope_section = {-1, 2, 2};
+    CHECK_THROWS_WITH(RotaryEmbedding<float>(options), Catch::Contains("mrope_section [-1, 2, 2] must be non-negative"));
+    options.mrope_section = {};
     CHECK_THROWS_WITH(RotaryEmbedding<float>(options), Catch::Contains("mrope_interleaved needs an mrope_section"));
     options.mrope_interleaved = false;
     const RotaryEmbedding<float> plain(options);

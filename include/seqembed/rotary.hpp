@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -119,7 +120,7 @@ struct RotaryOptions {
     /// @brief Multimodal RoPE (Qwen2-VL's M-RoPE, `mrope_section`): how many of the rotary_dim/2
     ///        frequencies take each of a token's three position ids (temporal, height, width),
     ///        which RotaryEmbedding::apply_multimodal rotates by. All zero (the default): none.
-    ///        Otherwise non-negative and summing to rotary_dim/2.
+    ///        Otherwise non-negative, and in blocks summing to rotary_dim/2.
     std::array<Index, 3> mrope_section{};
     /// @brief How mrope_section assigns the frequencies. False (Qwen2-VL, Qwen2.5-VL): in blocks,
     ///        the first mrope_section[0] temporal, the next mrope_section[1] height, the rest
@@ -948,9 +949,14 @@ private:
         const Index pairs = options.rotary_dim / 2;
         const std::array<Index, 3>& section = options.mrope_section;
         if (section[0] != 0 || section[1] != 0 || section[2] != 0) {
-            if (section[0] < 0 || section[1] < 0 || section[2] < 0 || section[0] + section[1] + section[2] != pairs)
+            // Blocks split the frequencies (Hugging Face's split of mrope_section * 2 needs the
+            // sum); the interleaving reads only the height's and width's counts, clipped.
+            if (section[0] < 0 || section[1] < 0 || section[2] < 0 ||
+                (!options.mrope_interleaved && section[0] + section[1] + section[2] != pairs))
                 detail::fail<value_error>("rotary mrope_section [", section[0], ", ", section[1], ", ", section[2],
-                                          "] must be non-negative and sum to rotary_dim / 2 = ", pairs);
+                                          "] must be non-negative",
+                                          options.mrope_interleaved ? "" : " and sum to rotary_dim / 2 = ",
+                                          options.mrope_interleaved ? std::string() : std::to_string(pairs));
         } else if (options.mrope_interleaved) {
             detail::fail<value_error>("rotary mrope_interleaved needs an mrope_section");
         }

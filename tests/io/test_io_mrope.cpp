@@ -64,6 +64,7 @@ seqembed::io::MultimodalPositions positions_of(const seqembed::io::Model& model,
     grids.image_grid_thw = matrix_of(c.image_grid_thw, static_cast<Index>(c.image_grid_thw.size() / 3), 3);
     grids.video_grid_thw = matrix_of(c.video_grid_thw, static_cast<Index>(c.video_grid_thw.size() / 3), 3);
     grids.second_per_grid_ts = c.second_per_grid_ts;
+    grids.whole_seconds = c.whole_seconds;
     return model.multimodal_positions(batch, grids);
 }
 
@@ -144,6 +145,20 @@ TEST_CASE("Qwen-VL's configs give the rotary stage its sections, and the model i
                                   "num_attention_heads": 32, "head_dim": 128}})"));
     CHECK(read.mrope_section == std::array<Index, 3>{24, 20, 20});
     CHECK(read.mrope_interleaved);
+    // The config reader takes Qwen-VL's text_config; Qwen3-VL's sections need not sum to the
+    // head (transformers' own test config: head_dim 8, [16, 8, 8]).
+    const seqembed::RotaryOptions nested = seqembed::io::rotary_options_from_json(nlohmann::json::parse(
+        R"({"model_type": "qwen3_vl_moe", "text_config": {"hidden_size": 32, "num_attention_heads": 4,
+            "rope_theta": 10000, "rope_scaling": {"rope_type": "default", "mrope_section": [16, 8, 8]}}})"));
+    CHECK(nested.head_dim == 8);
+    CHECK(nested.base == 10000.0);
+    CHECK(nested.mrope_section == std::array<Index, 3>{16, 8, 8});
+    CHECK(seqembed::RotaryEmbedding<float>(nested).multimodal_axis(3) == 0);
+    // Qwen2.5-VL's module splits in blocks whatever a flag says.
+    CHECK_FALSE(seqembed::io::rotary_options_from_json(nlohmann::json::parse(
+                    R"({"model_type": "qwen2_5_vl", "hidden_size": 1536, "num_attention_heads": 12,
+                        "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24], "mrope_interleaved": true}})"))
+                    .mrope_interleaved);
     // A section that does not fit the head is named with its key.
     CHECK_THROWS_WITH(seqembed::io::rotary_options_from_json(nlohmann::json::parse(
                           R"({"model_type": "qwen2_vl", "hidden_size": 1536, "num_attention_heads": 12,
@@ -180,6 +195,20 @@ TEST_CASE("Qwen-VL's decoding steps continue the prompt's positions by its rope 
     }
     CHECK_THROWS_AS(model.multimodal_positions(step, std::vector<std::int64_t>{0}), seqembed::shape_error);
     CHECK_THROWS_WITH(model.multimodal_positions(step), Catch::Contains("numbers a prompt"));
+    IdMatrix given(c.batch, 1);
+    given.setConstant(3);
+    seqembed::Batch with_ids(next);
+    with_ids.position_ids = given;
+    CHECK_THROWS_WITH(model.multimodal_positions(with_ids, prompt.rope_deltas), Catch::Contains("takes no position ids"));
+    seqembed::Batch offset(next);
+    offset.offsets = seqembed::StepOffsets(4);
+    CHECK_THROWS_WITH(model.multimodal_positions(offset), Catch::Contains("numbers a prompt"));
+    // Without a mask, the step offsets say the cache's length.
+    IdMatrix one_next(1, 1);
+    one_next << 20;
+    seqembed::Batch counted(one_next);
+    counted.offsets = seqembed::StepOffsets(9);
+    CHECK(model.multimodal_positions(counted, std::vector<std::int64_t>{-3})(1, 0) == 6);
 }
 
 TEST_CASE("Qwen-VL's multimodal positions name grids that do not fit the ids", "[io][mrope][bad_input]") {
@@ -213,4 +242,25 @@ TEST_CASE("Qwen-VL's multimodal positions name grids that do not fit the ids", "
     grids.second_per_grid_ts = {1.0, 2.0};
     CHECK_THROWS_WITH(model.multimodal_positions(batch, grids),
                       Catch::Contains("second_per_grid_ts has 2 values for 1 videos"));
+    // An image announced whose tokens the image before it took (Hugging Face's .index fails).
+    IdMatrix taken(1, 4);
+    taken << 5, 7, 5, 7;
+    grids.second_per_grid_ts.clear();
+    grids.image_grid_thw.resize(2, 3);
+    grids.image_grid_thw << 1, 2, 6, 1, 2, 2;
+    CHECK_THROWS_WITH(model.multimodal_positions(seqembed::Batch(taken), grids),
+                      Catch::Contains("sequence 0 announces 1 more images and 0 more videos after vision start "
+                                      "tokens than it holds the tokens of past its token 4"));
+    // Qwen3-VL: a video of very many frames is walked frame by frame, never expanded.
+    const SmallVisionIds qwen3_copy("qwen3_vl");
+    const seqembed::io::Model qwen3 = seqembed::io::load_model(qwen3_copy.directory);
+    IdMatrix frames(1, 8);
+    frames << 11, 5, 8, 6, 12, 5, 8, 6;
+    seqembed::io::VisionGrids many;
+    many.video_grid_thw = IdMatrix(8, 3);
+    many.video_grid_thw.setConstant(1 << 24);
+    many.video_grid_thw.col(1).setConstant(2);
+    many.video_grid_thw.col(2).setConstant(2);
+    const auto walked = qwen3.multimodal_positions(seqembed::Batch(frames), many);
+    CHECK(walked.positions.row(0) == (Eigen::Matrix<std::int64_t, 1, 8>() << 0, 1, 2, 3, 4, 5, 6, 7).finished());
 }

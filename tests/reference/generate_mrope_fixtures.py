@@ -17,7 +17,8 @@ What was read (Hugging Face transformers, through the search index):
       split, chunk i takes row i % 3), rotate_half.
   src/transformers/models/qwen2_5_vl/modeling_qwen2_5_vl.py @ efa7189c (~4.49): the same, a
       video's temporal ids (arange(t) * second_per_grid_t * tokens_per_second).long() in float32
-      (images: second_per_grid_t 0; no second_per_grid_ts: 1.0).
+      (images: second_per_grid_t 0; no second_per_grid_ts: 1.0); @ a59124e2 (~4.57, and 4.52's
+      f834d368): second_per_grid_t = torch.as_tensor(second_per_grid_t, dtype=int64) first.
   src/transformers/models/qwen3_vl/modeling_qwen3_vl.py @ 68a7b7e2 (4.57): get_rope_index with
       video_grid_thw repeat_interleave'd by its t and t set to 1 (each frame its own block);
       Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope (row 0's frequencies, slice(offset,
@@ -34,7 +35,7 @@ MERGE = 2
 
 
 def get_rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, second_per_grid_ts=None,
-                   attention_mask=None, tokens_per_second=2):
+                   attention_mask=None, tokens_per_second=2, whole_seconds=True):
     if family == "qwen3_vl" and video_grid_thw is not None:
         video_grid_thw = torch.repeat_interleave(video_grid_thw, video_grid_thw[:, 0], dim=0)
         video_grid_thw[:, 0] = 1
@@ -87,6 +88,8 @@ def get_rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, 
                 if family == "qwen2_5_vl":
                     range_tensor = torch.arange(llm_grid_t).view(-1, 1)
                     expanded_range = range_tensor.expand(-1, llm_grid_h * llm_grid_w)
+                    if whole_seconds:  # 4.52 to 4.57 and 5.0
+                        second_per_grid_t = torch.as_tensor(second_per_grid_t, dtype=range_tensor.dtype)
                     time_tensor = expanded_range * second_per_grid_t * tokens_per_second
                     t_index = time_tensor.long().flatten()
                 else:
@@ -165,7 +168,7 @@ def prompt(parts):
 CASES = []
 
 
-def case(name, family, rows, pad_left, images=None, videos=None, seconds=None, with_mask=True):
+def case(name, family, rows, pad_left, images=None, videos=None, seconds=None, with_mask=True, whole_seconds=True):
     length = max(len(r) for r in rows)
     ids, mask = [], []
     for r in rows:
@@ -177,9 +180,11 @@ def case(name, family, rows, pad_left, images=None, videos=None, seconds=None, w
     image_grid = torch.tensor(images, dtype=torch.int64) if images else None
     video_grid = torch.tensor(videos, dtype=torch.int64) if videos else None
     second = torch.tensor(seconds, dtype=torch.float32) if seconds is not None else None
-    positions, deltas = get_rope_index(family, input_ids, image_grid, video_grid, second, attention_mask)
+    positions, deltas = get_rope_index(family, input_ids, image_grid, video_grid, second, attention_mask,
+                                       whole_seconds=whole_seconds)
     CASES.append(dict(name=name, family=family, ids=input_ids, mask=attention_mask, images=images or [],
-                      videos=videos or [], seconds=seconds or [], positions=positions, deltas=deltas.flatten()))
+                      videos=videos or [], seconds=seconds or [], whole_seconds=whole_seconds,
+                      positions=positions, deltas=deltas.flatten()))
 
 
 def build_cases():
@@ -200,12 +205,18 @@ def build_cases():
     case("qwen2_vl_text_no_mask", "qwen2_vl", [[11, 12, 13]], False, with_mask=False)
     # Qwen2.5-VL: a video of 4 x 4 x 4 patches at 0.5 and 2 seconds per temporal patch
     # (tokens_per_second 2: frames 1 and 4 ids apart), an image first.
-    case("qwen2_5_vl_video_half_second", "qwen2_5_vl",
+    case("qwen2_5_vl_video_half_second", "qwen2_5_vl",  # 4.52+: every frame temporal 0
          [prompt([[11], ("image", 2), [12], ("video", 16), [13, 14]])], False,
          images=[[1, 2, 4]], videos=[[4, 4, 4]], seconds=[0.5])
+    case("qwen2_5_vl_video_half_second_4_49", "qwen2_5_vl",
+         [prompt([[11], ("image", 2), [12], ("video", 16), [13, 14]])], False,
+         images=[[1, 2, 4]], videos=[[4, 4, 4]], seconds=[0.5], whole_seconds=False)
     case("qwen2_5_vl_videos_two_rates", "qwen2_5_vl",
          [prompt([[11], ("video", 8), [12]]), prompt([("video", 4), [13]])], True,
          videos=[[2, 4, 4], [1, 4, 4]], seconds=[2.0, 0.75])
+    case("qwen2_5_vl_videos_two_rates_4_49", "qwen2_5_vl",
+         [prompt([[11], ("video", 8), [12]]), prompt([("video", 4), [13]])], True,
+         videos=[[2, 4, 4], [1, 4, 4]], seconds=[2.0, 0.75], whole_seconds=False)
     case("qwen2_5_vl_no_seconds", "qwen2_5_vl", [prompt([[11], ("video", 8), [12]])], False, videos=[[2, 4, 4]])
     # Qwen3-VL: a video of 3 frames, each its own block after its timestamp text.
     case("qwen3_vl_video_frames", "qwen3_vl",
@@ -250,6 +261,7 @@ def main():
     out.append("    std::vector<long> image_grid_thw;   // images x 3")
     out.append("    std::vector<long> video_grid_thw;   // videos x 3")
     out.append("    std::vector<double> second_per_grid_ts;")
+    out.append("    bool whole_seconds;                 // Qwen2.5-VL: transformers 4.52+ (true) or 4.49 (false)")
     out.append("    std::vector<long> positions;        // 3 x batch x seq")
     out.append("    std::vector<long> rope_deltas;      // batch")
     out.append("};")
@@ -264,7 +276,7 @@ def main():
         out.append("         %s," % c_list(mask, str))
         out.append("         %s," % c_list([v for r in c["images"] for v in r], str))
         out.append("         %s," % c_list([v for r in c["videos"] for v in r], str))
-        out.append("         %s," % c_list(c["seconds"], f32))
+        out.append("         %s, %s," % (c_list(c["seconds"], f32), "true" if c["whole_seconds"] else "false"))
         out.append("         %s," % c_list(c["positions"].flatten().tolist(), str))
         out.append("         %s}," % c_list(c["deltas"].tolist(), str))
     out.append("    };")

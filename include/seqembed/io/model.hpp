@@ -354,11 +354,11 @@ public:
     ///        order: text by count; the tokens of an image or a video (after its vision start
     ///        token) by frame, row and column of its merged grid after the text before them; the
     ///        text after them from the block's largest id + 1. Qwen2.5-VL's video frames are
-    ///        int64(frame x second_per_grid_t x tokens_per_second) apart (float32, as 4.49;
-    ///        4.52 to 4.57 truncate second_per_grid_t first); Qwen3-VL's each frame a block of its
-    ///        own. Padded tokens take 1. Without images and videos: the mask's count, as
+    ///        frame x second_per_grid_t x tokens_per_second apart, second_per_grid_t truncated to
+    ///        an integer first as transformers 4.52 to 5.0 do (VisionGrids::whole_seconds; false:
+    ///        4.49's float32 product); Qwen3-VL's each frame a block of its own. Padded tokens take 1. Without images and videos: the mask's count, as
     ///        positions(batch).
-    /// @param batch the prompt's ids and padding (no past tokens, no position ids).
+    /// @param batch the prompt's ids and padding (no past tokens, step offsets or position ids).
     /// @param grids the processor's image_grid_thw, video_grid_thw and second_per_grid_ts; the
     ///        images and videos are taken in order across the batch.
     /// @return 3 x (batch * seq) positions and batch deltas.
@@ -369,10 +369,12 @@ public:
     MultimodalPositions multimodal_positions(const Batch& batch, const VisionGrids& grids = {}) const {
         const VisionTokens& vision = vision_of("multimodal_positions");
         seqembed::detail::require_batch_fits(batch);
-        if (batch.padding.past_length(batch.ids) != 0 || batch.position_ids)
+        bool offsets = false;
+        for (Index b = 0; b < batch.ids.rows(); ++b) offsets = offsets || batch.offsets.of(b) != 0;
+        if (batch.padding.past_length(batch.ids) != 0 || batch.position_ids || offsets)
             seqembed::detail::fail<value_error>(
-                "Model::multimodal_positions(batch, grids) numbers a prompt: its batch takes neither past tokens "
-                "nor position ids (a decoding step: multimodal_positions(step, rope_deltas))");
+                "Model::multimodal_positions(batch, grids) numbers a prompt: its batch takes neither past tokens, "
+                "step offsets nor position ids (a decoding step: multimodal_positions(step, rope_deltas))");
         return detail::rope_index(batch, vision, grids);
     }
 
@@ -382,12 +384,15 @@ public:
     /// @param step the new tokens, with a mask over past + current tokens (or step offsets).
     /// @param rope_deltas multimodal_positions(prompt, grids).rope_deltas, one per sequence.
     /// @return 3 x (batch * seq) positions.
-    /// @throws value_error for another family; shape_error for a count of deltas other than the
-    ///         batch's.
+    /// @throws value_error for another family or a batch with position ids; shape_error for a
+    ///         count of deltas other than the batch's.
     RotaryEmbedding<float>::MultimodalPositions multimodal_positions(const Batch& step,
                                                                       const std::vector<std::int64_t>& rope_deltas) const {
         (void)vision_of("multimodal_positions");
         seqembed::detail::require_batch_fits(step);
+        if (step.position_ids)
+            seqembed::detail::fail<value_error>("Model::multimodal_positions(step, rope_deltas) computes the step's "
+                                                "positions: its batch takes no position ids");
         const Index rows = step.ids.rows(), seq = step.ids.cols();
         if (static_cast<Index>(rope_deltas.size()) != rows)
             seqembed::detail::fail<shape_error>("Model::multimodal_positions: ", rope_deltas.size(),

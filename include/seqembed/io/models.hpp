@@ -829,17 +829,13 @@ inline std::vector<LayerPositions> layer_positions(const nlohmann::json& languag
 /// A rotary family's stage from its config (`model`, read once by the caller): the token table at
 /// `names` (times `scale`; the split's rows of it), no additive positions, the rotary stage from
 /// config.json, and what each layer applies.
-/// Qwen-VL's VisionTokens from its config.json: the ids at the top (or in text_config), the merge
+/// Qwen-VL's VisionTokens from its config.json: the ids at the top (as the model reads them), the merge
 /// size and Qwen2.5-VL's tokens_per_second in vision_config, the config classes' defaults where
 /// it says nothing (Qwen2.5-VL's tokens_per_second 4).
 inline VisionTokens vision_tokens(const nlohmann::json& config, const std::string& family, const std::string& name) {
     VisionTokens vision;
-    const nlohmann::json* text = find_key(config, {"text_config"});
     const auto id = [&](const char* key, TokenId fallback) -> TokenId {
-        const nlohmann::json* at = find_key(config, {key}) != nullptr || text == nullptr || !text->is_object()
-                                       ? &config
-                                       : text;
-        const Index value = positive_key(*at, name, {key}, false);
+        const Index value = positive_key(config, name, {key}, false);
         return value > 0 ? static_cast<TokenId>(value) : fallback;
     };
     vision.image_token_id = id("image_token_id", 151655);

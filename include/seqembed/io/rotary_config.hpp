@@ -200,6 +200,18 @@ inline RotaryScaling rope_rule(const std::string& type, const std::string& sourc
 inline RotaryOptions rotary_options_from_json(const nlohmann::json& given, const std::string& source) {
     if (!given.is_object()) seqembed::detail::fail<format_error>(source, ": is not a JSON object");
     const std::string model_type = detail::RopeKeys(given, source, "").text("model_type").value_or("");
+    // The multimodal checkpoints' language model keys under text_config (Llama 4's, Mistral 3's
+    // and Qwen3-VL's always, Qwen2-VL's when saved by transformers 4.53 and later). (Gemma 3's
+    // leaves most of them to Gemma3TextConfig's defaults: io::load_model reads it.)
+    if (model_type == "qwen2_vl" || model_type == "qwen2_5_vl" || model_type == "qwen3_vl" ||
+        model_type == "qwen3_vl_moe" || model_type == "llama4" || model_type == "mistral3") {
+        const auto text = given.find("text_config");
+        if (text != given.end() && text->is_object()) {
+            nlohmann::json merged = *text;
+            merged["model_type"] = model_type;
+            return rotary_options_from_json(merged, source);
+        }
+    }
     // The config class's defaults where the file leaves keys out (gpt-oss's yarn rule, GLM's
     // partial_rotary_factor 0.5, ...), and the keys it renames or forces.
     const nlohmann::json config = detail::with_family_defaults(given, model_type);
@@ -354,12 +366,15 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& given, const
     // M-RoPE: Qwen2-VL's and Qwen2.5-VL's mrope_section in blocks; Qwen3-VL's always
     // interleaved (its rotary module reads no flag), [24, 20, 20] unless the config says.
     const bool qwen3_vl = model_type == "qwen3_vl" || model_type == "qwen3_vl_moe";
+    const bool qwen2_vl = model_type == "qwen2_vl" || model_type == "qwen2_5_vl";
     if (const std::optional<std::array<Index, 3>> section = rule.triple("mrope_section"))
         options.mrope_section = *section;
     else if (qwen3_vl)
         options.mrope_section = {24, 20, 20};
-    options.mrope_interleaved = qwen3_vl || rule.boolean("mrope_interleaved").value_or(false);
-    if (options.mrope_section[0] + options.mrope_section[1] + options.mrope_section[2] != 0) {
+    // Qwen2-VL's and Qwen2.5-VL's modules split in blocks whatever the config says.
+    options.mrope_interleaved = qwen3_vl || (!qwen2_vl && rule.boolean("mrope_interleaved").value_or(false));
+    if (!options.mrope_interleaved &&
+        options.mrope_section[0] + options.mrope_section[1] + options.mrope_section[2] != 0) {
         const Index pairs = static_cast<Index>(std::trunc(static_cast<double>(options.head_dim) *
                                                           options.partial_rotary_factor)) / 2;
         if (options.mrope_section[0] + options.mrope_section[1] + options.mrope_section[2] != pairs)

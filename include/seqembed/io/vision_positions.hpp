@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "../batch.hpp"
@@ -32,8 +34,8 @@ struct VisionTokens {
     ///        (vision_config.spatial_merge_size).
     Index spatial_merge_size = 2;
     /// @brief Qwen2.5-VL's vision_config.tokens_per_second: a video's frame f takes temporal id
-    ///        int64(f x second_per_grid_t x tokens_per_second), in float32. 0: the frame's index
-    ///        (Qwen2-VL, Qwen3-VL).
+    ///        f x second_per_grid_t x tokens_per_second. 0: the frame's index (Qwen2-VL,
+    ///        Qwen3-VL).
     double tokens_per_second = 0;
     /// @brief Qwen3-VL: each of a video's frames is a block of its own (the processor writes its
     ///        timestamp as text between them), temporal id 0.
@@ -50,6 +52,11 @@ struct VisionGrids {
     /// @brief Qwen2.5-VL: seconds per temporal patch of each video (second_per_grid_ts); empty:
     ///        1 for every video.
     std::vector<double> second_per_grid_ts = {};
+    /// @brief Qwen2.5-VL: each second_per_grid_t truncated to an integer before the product
+    ///        (transformers 4.52 to 5.0: `torch.as_tensor(second_per_grid_t, dtype=int64)`, so 0.5
+    ///        seconds a frame gives every frame of the video temporal id 0). False: transformers
+    ///        4.49 to 4.51, the product in float32, truncated once.
+    bool whole_seconds = true;
 };
 
 /// @brief A prompt's multimodal positions and what continues them while decoding.
@@ -115,24 +122,10 @@ inline MultimodalPositions rope_index(const Batch& batch, const VisionTokens& vi
         return out;
     }
 
-    // Qwen3-VL: each temporal patch of a video its own block of one frame.
-    std::vector<std::array<std::int64_t, 3>> videos;
-    std::vector<double> seconds;
-    for (Index v = 0; v < grids.video_grid_thw.rows(); ++v) {
-        const std::array<std::int64_t, 3> grid = {grids.video_grid_thw(v, 0), grids.video_grid_thw(v, 1),
-                                                  grids.video_grid_thw(v, 2)};
-        const double second = grids.second_per_grid_ts.empty() ? 1.0 : grids.second_per_grid_ts[static_cast<std::size_t>(v)];
-        if (vision.frames_apart) {
-            for (std::int64_t f = 0; f < grid[0]; ++f) {
-                videos.push_back({1, grid[1], grid[2]});
-                seconds.push_back(second);
-            }
-        } else {
-            videos.push_back(grid);
-            seconds.push_back(second);
-        }
-    }
-    std::size_t next_image = 0, next_video = 0;  // over the whole batch, as Hugging Face's
+    // The images and videos over the whole batch, in order, as Hugging Face's; Qwen3-VL's videos
+    // a block per frame (the frame the cursor is at).
+    Index next_image = 0, next_video = 0;
+    std::int64_t next_frame = 0;
     for (Index b = 0; b < rows; ++b) {
         std::vector<Index> columns;  // the real tokens' columns, in order
         for (Index t = 0; t < seq; ++t)
@@ -168,28 +161,45 @@ inline MultimodalPositions rope_index(const Batch& batch, const VisionTokens& vi
             const std::int64_t at_image = find(vision.image_token_id, images);
             const std::int64_t at_video = find(vision.video_token_id, videos_here);
             const bool image = at_image < at_video;
+            if (at_image > n && at_video > n)
+                seqembed::detail::fail<value_error>("multimodal positions: sequence ", b, " announces ", images,
+                                                    " more images and ", videos_here,
+                                                    " more videos after vision start tokens than it holds the tokens "
+                                                    "of past its token ", st);
             std::array<std::int64_t, 3> grid{};
             double second = 0;
             if (image) {
-                if (next_image >= static_cast<std::size_t>(grids.image_grid_thw.rows()))
+                if (next_image >= grids.image_grid_thw.rows())
                     seqembed::detail::fail<index_error>("multimodal positions: sequence ", b, " holds image ",
                                                         next_image, " but image_grid_thw has ",
                                                         grids.image_grid_thw.rows(), " rows");
-                const auto r = static_cast<Index>(next_image++);
+                const Index r = next_image++;
                 grid = {grids.image_grid_thw(r, 0), grids.image_grid_thw(r, 1), grids.image_grid_thw(r, 2)};
                 --images;
             } else {
-                if (next_video >= videos.size())
-                    seqembed::detail::fail<index_error>("multimodal positions: sequence ", b, " holds video block ",
-                                                        next_video, " but video_grid_thw gives ", videos.size());
-                grid = videos[next_video];
-                second = seconds[next_video++];
+                if (next_video >= grids.video_grid_thw.rows())
+                    seqembed::detail::fail<index_error>("multimodal positions: sequence ", b, " holds video ",
+                                                        vision.frames_apart ? "frame " : "", next_video,
+                                                        vision.frames_apart ? "." : "",
+                                                        vision.frames_apart ? std::to_string(next_frame) : "",
+                                                        " but video_grid_thw has ", grids.video_grid_thw.rows(),
+                                                        " rows");
+                grid = {grids.video_grid_thw(next_video, 0), grids.video_grid_thw(next_video, 1),
+                        grids.video_grid_thw(next_video, 2)};
+                second = grids.second_per_grid_ts.empty() ? 1.0
+                                                           : grids.second_per_grid_ts[static_cast<std::size_t>(next_video)];
+                if (vision.frames_apart) {  // Qwen3-VL: this frame alone
+                    grid[0] = 1;
+                    if (++next_frame == grids.video_grid_thw(next_video, 0)) {
+                        next_frame = 0;
+                        ++next_video;
+                    }
+                } else {
+                    ++next_video;
+                }
                 --videos_here;
             }
             const std::int64_t ed = image ? at_image : at_video;
-            if (ed > n)
-                seqembed::detail::fail<value_error>("multimodal positions: sequence ", b, " announces more ",
-                                                    image ? "images" : "videos", " than it holds tokens of");
             const std::int64_t gt = grid[0], gh = grid[1] / vision.spatial_merge_size,
                                gw = grid[2] / vision.spatial_merge_size;
             if (gh == 0 || gw == 0)
@@ -208,7 +218,9 @@ inline MultimodalPositions rope_index(const Batch& batch, const VisionTokens& vi
             for (std::int64_t f = 0; f < gt; ++f) {
                 std::int64_t temporal = f;
                 if (!image && vision.tokens_per_second > 0) {  // Qwen2.5-VL, in float32 as torch
-                    const float time = static_cast<float>(static_cast<float>(f) * static_cast<float>(second)) *
+                    const float seconds_each = grids.whole_seconds ? std::trunc(static_cast<float>(second))
+                                                                    : static_cast<float>(second);
+                    const float time = static_cast<float>(static_cast<float>(f) * seconds_each) *
                                        static_cast<float>(vision.tokens_per_second);
                     if (!(time < 0x1p40f))
                         seqembed::detail::fail<value_error>("multimodal positions: frame ", f, " of a video at ",
