@@ -349,21 +349,21 @@ public:
 
     /// @brief Qwen-VL's three position ids (temporal, height, width) of every token of a prompt
     ///        with images and videos, for rotary()->apply_multimodal, and the rope deltas that
-    ///        continue them while decoding: Hugging Face's get_rope_index (transformers 4.x, whose
-    ///        image positions the fixed 5.x releases give too). Each sequence's real tokens in
-    ///        order: text by count; the tokens of an image or a video (after its vision start
-    ///        token) by frame, row and column of its merged grid after the text before them; the
-    ///        text after them from the block's largest id + 1. Qwen2.5-VL's video frames are
+    ///        continue them while decoding: Hugging Face's get_rope_index (transformers 4.49 to
+    ///        5.0; docs/rotary-and-alibi.md names what later releases change). Each sequence's
+    ///        real tokens in order: text by count; the tokens of an image or a video (after its
+    ///        vision start token) by frame, row and column of its merged grid after the text
+    ///        before them; the text after them from the block's largest id + 1. Qwen2.5-VL's video frames are
     ///        frame x second_per_grid_t x tokens_per_second apart, second_per_grid_t truncated to
     ///        an integer first as transformers 4.52 to 5.0 do (VisionGrids::whole_seconds; false:
-    ///        4.49's float32 product); Qwen3-VL's each frame a block of its own. Padded tokens take 1. Without images and videos: the mask's count, as
-    ///        positions(batch).
+    ///        4.49's float32 product); Qwen3-VL's each frame a block of its own. Padded tokens
+    ///        take 1. Without images and videos: the mask's count, as positions(batch).
     /// @param batch the prompt's ids and padding (no past tokens, step offsets or position ids).
     /// @param grids the processor's image_grid_thw, video_grid_thw and second_per_grid_ts; the
     ///        images and videos are taken in order across the batch.
     /// @return 3 x (batch * seq) positions and batch deltas.
-    /// @throws value_error for a family other than Qwen2-VL, Qwen2.5-VL and Qwen3-VL, or a batch
-    ///         with past tokens or position ids; index_error for more images or videos than grids;
+    /// @throws value_error for a family other than Qwen2-VL, Qwen2.5-VL, Qwen3-VL and
+    ///         Qwen3-VL-MoE, or a batch with past tokens, step offsets or position ids; index_error for more images or videos than grids;
     ///         value_error for a sequence whose tokens its text and grids do not cover, or
     ///         without a real token; shape_error for grids that are not n x 3.
     MultimodalPositions multimodal_positions(const Batch& batch, const VisionGrids& grids = {}) const {
@@ -412,7 +412,8 @@ private:
         const LookupStage* stage = lookup();
         if (stage == nullptr || !stage->vision)
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
-                                                "' has no multimodal positions (Qwen2-VL, Qwen2.5-VL and Qwen3-VL do)");
+                                                "' has no multimodal positions (Qwen2-VL, Qwen2.5-VL, Qwen3-VL and "
+                                                "Qwen3-VL-MoE do)");
         return *stage->vision;
     }
 

@@ -826,12 +826,9 @@ inline std::vector<LayerPositions> layer_positions(const nlohmann::json& languag
     return out;
 }
 
-/// A rotary family's stage from its config (`model`, read once by the caller): the token table at
-/// `names` (times `scale`; the split's rows of it), no additive positions, the rotary stage from
-/// config.json, and what each layer applies.
-/// Qwen-VL's VisionTokens from its config.json: the ids at the top (as the model reads them), the merge
-/// size and Qwen2.5-VL's tokens_per_second in vision_config, the config classes' defaults where
-/// it says nothing (Qwen2.5-VL's tokens_per_second 4).
+/// Qwen-VL's VisionTokens from its config.json: the ids at the top (where the model reads them),
+/// the merge size and Qwen2.5-VL's tokens_per_second in vision_config, the config classes'
+/// defaults where it says nothing (Qwen2.5-VL's tokens_per_second 4).
 inline VisionTokens vision_tokens(const nlohmann::json& config, const std::string& family, const std::string& name) {
     VisionTokens vision;
     const auto id = [&](const char* key, TokenId fallback) -> TokenId {
@@ -859,6 +856,9 @@ inline VisionTokens vision_tokens(const nlohmann::json& config, const std::strin
     return vision;
 }
 
+/// A rotary family's stage from its config (`model`, read once by the caller): the token table at
+/// `names` (times `scale`; the split's rows of it), no additive positions, the rotary stage from
+/// config.json, what each layer applies, and Qwen-VL's vision tokens.
 inline LookupModelInput rotary_family(const std::filesystem::path& directory, ModelConfig model,
                                       const std::vector<std::string>& names, EmbeddingScale scale,
                                       const PipelineOptions& options, const VocabularySplit& split, const char* loader) {
