@@ -96,6 +96,18 @@ TEST_CASE("Published decoder configs give the rotary stage its rule", "[io][rota
         CHECK(rope.base == 500000.0);
     }
     {
+        // Gemma 3's text_config over Gemma3TextConfig's defaults: the global layers' stage.
+        const seqembed::RotaryOptions rope = seqembed::io::read_rotary_config(hub_config("google__gemma-3-4b-it"));
+        CHECK(rope.head_dim == 256);
+        CHECK(rope.base == 1000000.0);
+        CHECK(rope.scaling == RotaryScaling::linear);
+        CHECK(rope.factor == 8.0);
+        CHECK(rope.max_positions == 131072);
+        const seqembed::io::ModelConfig config = seqembed::io::ModelConfig::read(hub_config("google__gemma-3-4b-it"));
+        CHECK(config.hidden_size == 2560);
+        CHECK(config.vocab_size == 262208);
+    }
+    {
         // Mistral 3's text_config, transformers 5's rope_parameters.
         const std::filesystem::path file = hub_config("mistralai__Devstral-Small-2-24B-Instruct-2512");
         const seqembed::RotaryOptions rope = seqembed::io::read_rotary_config(file);

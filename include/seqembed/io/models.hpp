@@ -629,11 +629,7 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     if (text == &config && !is_gemma3(family))
         return with_family_defaults(with_encoder_defaults(config, family), family);
     nlohmann::json merged = nlohmann::json::object();
-    if (is_gemma3(family))
-        merged = {{"vocab_size", 262208},        {"hidden_size", 2304},  {"num_attention_heads", 8},
-                  {"num_key_value_heads", 4},    {"head_dim", 256},      {"max_position_embeddings", 131072},
-                  {"rope_theta", 1000000.0},     {"rope_local_base_freq", 10000.0},
-                  {"pad_token_id", 0},           {"num_hidden_layers", 26}};
+    if (is_gemma3(family)) merged = gemma3_text_defaults();
     merged.update(*text);
     merged["model_type"] = family;
     return with_family_defaults(merged, family);

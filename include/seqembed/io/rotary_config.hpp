@@ -195,23 +195,32 @@ inline RotaryScaling rope_rule(const std::string& type, const std::string& sourc
                                          "longrope)");
 }
 
+/// The language model's keys of a config: its text_config where the multimodal checkpoints keep
+/// them (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's always, Qwen2-VL's when saved by
+/// transformers 4.53 and later), under the config's model_type; Gemma 3's over Gemma3TextConfig's
+/// defaults, which its configs leave out. Other configs as they are.
+inline nlohmann::json language_keys(const nlohmann::json& given, const std::string& model_type) {
+    const auto text = given.find("text_config");
+    const bool nested = text != given.end() && text->is_object() &&
+                        (model_type == "gemma3" || model_type == "qwen2_vl" || model_type == "qwen2_5_vl" ||
+                         model_type == "qwen3_vl" || model_type == "qwen3_vl_moe" || model_type == "llama4" ||
+                         model_type == "mistral3");
+    const bool gemma3 = model_type == "gemma3" || model_type == "gemma3_text";
+    if (!nested && !gemma3) return given;
+    nlohmann::json merged = gemma3 ? gemma3_text_defaults() : nlohmann::json::object();
+    merged.update(nested ? *text : given);
+    merged.erase("text_config");
+    merged["model_type"] = model_type;
+    return merged;
+}
+
 }  // namespace detail
 
-inline RotaryOptions rotary_options_from_json(const nlohmann::json& given, const std::string& source) {
-    if (!given.is_object()) seqembed::detail::fail<format_error>(source, ": is not a JSON object");
-    const std::string model_type = detail::RopeKeys(given, source, "").text("model_type").value_or("");
-    // The multimodal checkpoints' language model keys under text_config (Llama 4's, Mistral 3's
-    // and Qwen3-VL's always, Qwen2-VL's when saved by transformers 4.53 and later). (Gemma 3's
-    // leaves most of them to Gemma3TextConfig's defaults: io::load_model reads it.)
-    if (model_type == "qwen2_vl" || model_type == "qwen2_5_vl" || model_type == "qwen3_vl" ||
-        model_type == "qwen3_vl_moe" || model_type == "llama4" || model_type == "mistral3") {
-        const auto text = given.find("text_config");
-        if (text != given.end() && text->is_object()) {
-            nlohmann::json merged = *text;
-            merged["model_type"] = model_type;
-            return rotary_options_from_json(merged, source);
-        }
-    }
+inline RotaryOptions rotary_options_from_json(const nlohmann::json& whole, const std::string& source) {
+    if (!whole.is_object()) seqembed::detail::fail<format_error>(source, ": is not a JSON object");
+    const std::string model_type = detail::RopeKeys(whole, source, "").text("model_type").value_or("");
+    // Gemma 3's rotary stage read here is its global layers' (rope_theta and the rule).
+    const nlohmann::json given = detail::language_keys(whole, model_type);
     // The config class's defaults where the file leaves keys out (gpt-oss's yarn rule, GLM's
     // partial_rotary_factor 0.5, ...), and the keys it renames or forces.
     const nlohmann::json config = detail::with_family_defaults(given, model_type);

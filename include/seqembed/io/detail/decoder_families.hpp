@@ -152,6 +152,15 @@ inline bool rotates_interleaved(const nlohmann::json& config, const std::string&
 /// attn_config.rope_theta; DeepSeek's head_dim = qk_rope_head_dim; Cohere 2's head_dim =
 /// hidden_size / num_attention_heads whatever head_dim says. A rule given in rope_parameters
 /// (transformers 5) is not overridden by a default rope_scaling.
+/// Gemma3TextConfig's values (transformers 4.50+) for the keys Gemma 3's multimodal config.json
+/// leaves out of its text_config.
+inline nlohmann::json gemma3_text_defaults() {
+    return {{"vocab_size", 262208},     {"hidden_size", 2304}, {"num_attention_heads", 8},
+            {"num_key_value_heads", 4}, {"head_dim", 256},     {"max_position_embeddings", 131072},
+            {"rope_theta", 1000000.0},  {"rope_local_base_freq", 10000.0},
+            {"pad_token_id", 0},        {"num_hidden_layers", 26}};
+}
+
 inline nlohmann::json with_family_defaults(nlohmann::json config, const std::string& model_type) {
     const DecoderFamily* family = decoder_family(model_type);
     if (family == nullptr || !config.is_object()) return config;
