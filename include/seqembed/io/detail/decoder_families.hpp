@@ -146,12 +146,6 @@ inline bool rotates_interleaved(const nlohmann::json& config, const std::string&
     return true;
 }
 
-/// `config` with the family's config-class defaults where config.json leaves a key out (absent:
-/// an explicit null keeps its meaning, as pad_token_id null means no padding_idx), and the keys
-/// renamed or forced as the config class does: DBRX's d_model, n_heads, n_layers, max_seq_len and
-/// attn_config.rope_theta; DeepSeek's head_dim = qk_rope_head_dim; Cohere 2's head_dim =
-/// hidden_size / num_attention_heads whatever head_dim says. A rule given in rope_parameters
-/// (transformers 5) is not overridden by a default rope_scaling.
 /// Gemma3TextConfig's values (transformers 4.50+) for the keys Gemma 3's multimodal config.json
 /// leaves out of its text_config.
 inline nlohmann::json gemma3_text_defaults() {
@@ -161,6 +155,12 @@ inline nlohmann::json gemma3_text_defaults() {
             {"pad_token_id", 0},        {"num_hidden_layers", 26}};
 }
 
+/// `config` with the family's config-class defaults where config.json leaves a key out (absent:
+/// an explicit null keeps its meaning, as pad_token_id null means no padding_idx), and the keys
+/// renamed or forced as the config class does: DBRX's d_model, n_heads, n_layers, max_seq_len and
+/// attn_config.rope_theta; DeepSeek's head_dim = qk_rope_head_dim; Cohere 2's head_dim =
+/// hidden_size / num_attention_heads whatever head_dim says; LFM2's theta as rope_theta. A rule
+/// given in rope_parameters (transformers 5) is not overridden by a default rope_scaling.
 inline nlohmann::json with_family_defaults(nlohmann::json config, const std::string& model_type) {
     const DecoderFamily* family = decoder_family(model_type);
     if (family == nullptr || !config.is_object()) return config;
