@@ -1,8 +1,9 @@
-// Qwen-VL's multimodal positions: io::Model::multimodal_positions against Hugging Face's
-// get_rope_index (tests/reference/generate_mrope_fixtures.py: images, videos, Qwen2.5-VL's
-// seconds per frame, Qwen3-VL's frames apart, padding on either side, text only), the rotary
-// stage's apply_multimodal against its float32 forward, the decoding step's positions, the
-// configs' sections and vision ids, and bad grids named.
+// Qwen-VL's and GLM-4V's multimodal positions: io::Model::multimodal_positions against Hugging
+// Face's get_rope_index (tests/reference/generate_mrope_fixtures.py: images, videos, Qwen2.5-VL's
+// seconds per frame, Qwen3-VL's frames apart, GLM-4V's runs of image tokens, padding on either
+// side, text only), the rotary stage's apply_multimodal against its float32 forward (GLM-4V's
+// partial rotation, interleaved and in halves), the decoding step's positions, the configs'
+// sections and vision ids, and bad grids named.
 #include <seqembed/io/model.hpp>
 #include <seqembed/io/rotary_config.hpp>
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ namespace {
 
 const std::filesystem::path models = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
 
-/// A copy of a Qwen-VL fixture whose config.json gives the fixtures' small vision ids (Qwen2-VL:
+/// A copy of a multimodal fixture whose config.json gives the fixtures' small vision ids (Qwen2-VL:
 /// Qwen2.5-VL's checkpoint, Qwen3-VL-MoE: Qwen3-VL's, whose tensors they name alike, under their
 /// own model_type).
 struct SmallVisionIds {
@@ -39,7 +40,10 @@ struct SmallVisionIds {
             const std::string type = R"("model_type": ")" + source + R"(",)";
             config.replace(config.find(type), type.size(), R"("model_type": ")" + family + R"(",)");
         }
-        const std::string ids = R"("image_token_id": 7, "video_token_id": 8, "vision_start_token_id": 5, )";
+        const std::string ids =
+            family.rfind("glm4v", 0) == 0
+                ? R"("image_token_id": 7, "video_token_id": 8, "video_start_token_id": 5, "video_end_token_id": 6, )"
+                : R"("image_token_id": 7, "video_token_id": 8, "vision_start_token_id": 5, )";
         config.insert(config.find('{') + 1, ids);
         const std::string vision = R"("vision_config": {)";
         const std::size_t at = config.find(vision);
@@ -70,7 +74,8 @@ seqembed::io::MultimodalPositions positions_of(const seqembed::io::Model& model,
 
 }  // namespace
 
-TEST_CASE("Qwen-VL's multimodal positions are get_rope_index's, images, videos and padding", "[io][mrope][fixture]") {
+TEST_CASE("Qwen-VL's and GLM-4V's multimodal positions are get_rope_index's, images, videos and padding",
+          "[io][mrope][fixture]") {
     for (const IndexCase& c : seqembed_mrope_fixtures::index_cases()) {
         INFO(c.name);
         const SmallVisionIds copy(c.family);
@@ -86,7 +91,8 @@ TEST_CASE("Qwen-VL's multimodal positions are get_rope_index's, images, videos a
     }
 }
 
-TEST_CASE("Qwen-VL's rotary stage rotates by the multimodal positions as its float32 forward", "[io][mrope][fixture]") {
+TEST_CASE("Qwen-VL's and GLM-4V's rotary stages rotate by the multimodal positions as their float32 forwards",
+          "[io][mrope][fixture]") {
     for (const seqembed_mrope_fixtures::ApplyCase& c : seqembed_mrope_fixtures::apply_cases()) {
         INFO(c.name);
         const IndexCase* index = nullptr;
@@ -94,6 +100,8 @@ TEST_CASE("Qwen-VL's rotary stage rotates by the multimodal positions as its flo
             if (std::string(candidate.name) == c.index_case) index = &candidate;
         REQUIRE(index != nullptr);
         seqembed::RotaryOptions options = seqembed::RotaryOptions::hugging_face(c.head_dim, c.theta);
+        options.rotary_dim = c.rotary_dim;
+        options.layout = c.interleaved ? seqembed::RotaryLayout::interleaved : seqembed::RotaryLayout::halves;
         options.mrope_section = {c.mrope_section[0], c.mrope_section[1], c.mrope_section[2]};
         options.mrope_interleaved = std::string(c.family) == "qwen3_vl";
         options.precision = seqembed::TablePrecision::follow_scalar;
@@ -172,6 +180,68 @@ TEST_CASE("Qwen-VL's configs give the rotary stage its sections, and the model i
     const IdMatrix two = IdMatrix::Zero(1, 2);
     CHECK_THROWS_WITH(seqembed::io::load_model(models / "llama").multimodal_positions(seqembed::Batch(two)),
                       Catch::Contains("model_type 'llama' has no multimodal positions"));
+}
+
+TEST_CASE("GLM-4V's configs give its rotary stage and vision ids, its checkpoints their table", "[io][mrope]") {
+    // GLM-4.1V: rope_scaling's mrope_section over its partial rotation, interleaved pairs.
+    const seqembed::io::Model glm = seqembed::io::load_model(models / "glm4v");
+    const seqembed::RotaryOptions& options = glm.rotary()->options();
+    CHECK(options.mrope_section == std::array<Index, 3>{2, 1, 1});
+    CHECK_FALSE(options.mrope_interleaved);
+    CHECK(options.layout == seqembed::RotaryLayout::interleaved);
+    CHECK(options.head_dim == 16);
+    CHECK(options.partial_rotary_factor == 0.5);
+    // The config classes' ids where config.json says nothing.
+    const seqembed::io::VisionTokens& vision = *glm.lookup()->vision;
+    CHECK(vision.blocks == seqembed::io::VisionBlocks::image_token_runs);
+    CHECK(vision.image_token_id == 151343);
+    CHECK(vision.video_start_token_id == 151341);
+    CHECK(vision.video_end_token_id == 151342);
+    CHECK(vision.spatial_merge_size == 2);
+    // GLM-4.5V: halves, rope_parameters' sections, its own image id.
+    const seqembed::io::Model moe = seqembed::io::load_model(models / "glm4v_moe");
+    CHECK(moe.rotary()->options().layout == seqembed::RotaryLayout::halves);
+    CHECK(moe.rotary()->options().mrope_section == std::array<Index, 3>{1, 2, 1});
+    CHECK(moe.lookup()->vision->image_token_id == 151363);
+    // GLM-4.5V's published text_config (head_dim 128 over 96 heads of 4096, no sections: [8, 12,
+    // 12] as transformers 5).
+    const seqembed::RotaryOptions read = seqembed::io::rotary_options_from_json(nlohmann::json::parse(
+        R"({"model_type": "glm4v_moe", "image_token_id": 151363, "text_config": {"hidden_size": 4096,
+            "num_attention_heads": 96, "head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0}})"));
+    CHECK(read.head_dim == 128);
+    CHECK(read.mrope_section == std::array<Index, 3>{8, 12, 12});
+    CHECK(seqembed::RotaryEmbedding<float>(read).multimodal_axis(7) == 0);
+    CHECK(seqembed::RotaryEmbedding<float>(read).multimodal_axis(8) == 1);
+    CHECK(seqembed::RotaryEmbedding<float>(read).multimodal_axis(20) == 2);
+    // Text positions: the mask's count, padded tokens 1, as get_rope_index's text branch.
+    IdMatrix ids(1, 4);
+    ids << 0, 0, 11, 12;
+    const IdMatrix mask = (IdMatrix(1, 4) << 0, 0, 1, 1).finished();
+    seqembed::Batch padded(ids);
+    padded.padding = seqembed::Padding::from_mask(mask);
+    CHECK(glm.positions(padded) == (seqembed::io::Model::PositionVector(4) << 1, 1, 0, 1).finished());
+}
+
+TEST_CASE("GLM-4V's multimodal positions name runs that do not fit their grids", "[io][mrope][bad_input]") {
+    const SmallVisionIds copy("glm4v");
+    const seqembed::io::Model model = seqembed::io::load_model(copy.directory);
+    IdMatrix ids(1, 9);
+    ids << 11, 3, 7, 7, 4, 5, 3, 7, 6;  // an image of 2 tokens, a video frame of 1
+    seqembed::io::VisionGrids grids;
+    grids.image_grid_thw = (IdMatrix(1, 3) << 1, 2, 4).finished();
+    CHECK_THROWS_WITH(model.multimodal_positions(seqembed::Batch(ids), grids),
+                      Catch::Contains("sequence 0 holds video frame 0.0 but video_grid_thw has 0 rows"));
+    grids.video_grid_thw = (IdMatrix(1, 3) << 1, 2, 2).finished();
+    CHECK(model.multimodal_positions(seqembed::Batch(ids), grids).positions.row(2) ==
+          (Eigen::Matrix<std::int64_t, 1, 9>() << 0, 1, 2, 3, 4, 5, 6, 7, 8).finished());
+    grids.video_grid_thw << 1, 2, 4;  // 2 tokens a frame, the run has 1
+    CHECK_THROWS_WITH(model.multimodal_positions(seqembed::Batch(ids), grids),
+                      Catch::Contains("sequence 0 has a run of 1 video frame tokens from its real token 7 but its "
+                                      "grid (1, 2, 4) covers 2"));
+    grids.video_grid_thw << 1, 2, 2;
+    grids.image_grid_thw << 1, 4, 4;
+    CHECK_THROWS_WITH(model.multimodal_positions(seqembed::Batch(ids), grids),
+                      Catch::Contains("has a run of 2 image tokens from its real token 2 but its grid (1, 4, 4) covers 4"));
 }
 
 TEST_CASE("Qwen-VL's decoding steps continue the prompt's positions by its rope deltas", "[io][mrope]") {

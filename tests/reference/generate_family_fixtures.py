@@ -659,10 +659,12 @@ DECODER_DEFAULTS = {
     "qwen3_vl": {"rope_theta": 5000000.0, "head_dim": 128, "max_position_embeddings": 128000},
     "lfm2": {"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0},
     "lfm2_moe": {"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0},
+    "glm4v": {"rope_theta": 10000.0, "max_position_embeddings": 32768},
+    "glm4v_moe": {"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 65536},
     "mistral3": {},
 }
 # Multimodal checkpoints whose language model's keys are under text_config.
-NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl")
+NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl", "glm4v", "glm4v_moe")
 
 
 def language(cfg):
@@ -912,7 +914,8 @@ def build_esm(cfg):
 # keep their token table; model.embed_tokens elsewhere.
 DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.embed_tokens",
                   "mistral3": "language_model.model.embed_tokens",
-                  "qwen3_vl": "model.language_model.embed_tokens"}
+                  "qwen3_vl": "model.language_model.embed_tokens",
+                  "glm4v": "model.language_model.embed_tokens", "glm4v_moe": "model.language_model.embed_tokens"}
 
 
 def build_lookup_decoder(cfg):
@@ -1882,6 +1885,35 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="glm4v", seed=92, build=build_lookup_decoder,
+        config={"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
+                "text_config": {"model_type": "glm4v_text", "vocab_size": 127, "hidden_size": 32,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "partial_rotary_factor": 0.5,
+                                "max_position_embeddings": 64,
+                                "rope_scaling": {"type": "default", "mrope_section": [2, 1, 1]}},
+                "vision_config": {"hidden_size": 8}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Glm4vForConditionalGeneration (model.language_model.embed_tokens, unscaled); text_config with GLM-4.1V's partial_rotary_factor 0.5 and rope_scaling.mrope_section, interleaved pairs",
+        rotary="default",
+    ),
+    dict(
+        name="glm4v_moe", seed=93, build=build_lookup_decoder,
+        config={"architectures": ["Glm4vMoeForConditionalGeneration"], "model_type": "glm4v_moe",
+                "text_config": {"model_type": "glm4v_moe_text", "vocab_size": 128, "hidden_size": 24,
+                                "num_attention_heads": 3, "num_key_value_heads": 1, "head_dim": 16,
+                                "max_position_embeddings": 64, "pad_token_id": 2,
+                                "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                                    "mrope_section": [1, 2, 1]}},
+                "vision_config": {"hidden_size": 8}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Glm4vMoeForConditionalGeneration (model.language_model.embed_tokens, unscaled); head_dim 16 from text_config (not hidden_size / heads), Glm4vMoeTextConfig's partial_rotary_factor 0.5, transformers 5's rope_parameters, halves",
+        rotary="default",
+    ),
+    dict(
         name="olmo3", seed=56, build=build_lookup_decoder,
         config={"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "vocab_size": 124,
                 "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
@@ -2484,7 +2516,7 @@ struct Rotary {
 # The families whose attention rotates interleaved pairs (rotate_every_two, repeat_interleave'd
 # frequencies, or complex products); the others rotate halves.
 INTERLEAVED = ("gptj", "codegen", "cohere", "cohere2", "llama4", "helium", "glm4", "ernie4_5", "deepseek_v2",
-               "deepseek_v3")
+               "deepseek_v3", "glm4v")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -2831,6 +2863,8 @@ FAMILY_SOURCES = {
     "smollm3": "modular_smollm3.py, configuration_smollm3.py @ 008e5743: SmolLM3Attention.use_rope",
     "lfm2": "modular_lfm2.py (Lfm2Model(LlamaModel): embed_tokens, position_ids from cache_position), configuration_lfm2.py @ 05cd1ec1 (theta, layer_types from full_attn_idxs)",
     "lfm2_moe": "modeling_lfm2_moe.py and configuration_lfm2_moe.py: LFM2's input stage and layer rule",
+    "glm4v": "modeling_glm4v.py @ v4.57.1 8cb5963c (Glm4vTextModel.embed_tokens, Glm4vTextRotaryEmbedding, apply_multimodal_rotary_pos_emb's repeat_interleave), configuration_glm4v.py",
+    "glm4v_moe": "modeling_glm4v_moe.py @ v4.57.1 8cb5963c (rotate_half), configuration_glm4v_moe.py (partial_rotary_factor 0.5)",
     "olmo3": "modular_olmo3.py @ 02e8340b, configuration_olmo3.py @ 008e5743: rotary_embs by layer type",
     "persimmon": "modeling_persimmon.py @ 93a5d5f4: PersimmonAttention (partial rotary)",
     "mistral3": "modeling_mistral3.py @ 00dcc6dd, configuration_mistral3.py @ 0db25542: _checkpoint_conversion_mapping",

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden fixtures for Qwen-VL's multimodal rotary positions (M-RoPE).
+"""Golden fixtures for Qwen-VL's and GLM-4V's multimodal rotary positions (M-RoPE).
 
     /usr/bin/python3 tests/reference/generate_mrope_fixtures.py
 
@@ -24,14 +24,94 @@ What was read (Hugging Face transformers, through the search index):
       Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope (row 0's frequencies, slice(offset,
       3 * section, 3) of rows 1 and 2 replaced), then rotate_half.
 
+  src/transformers/models/glm4v/modeling_glm4v.py @ v4.57.1 (8cb5963c): Glm4vModel.get_rope_index
+      (the real tokens typed: image_token_id between video_start and video_end a video's, else an
+      image's, others text; runs grouped by itertools.groupby; an image run one image grid, a
+      video run one frame (t = 1) of the current video, video_grid_thw's t runs a video; each
+      group from the previous group's max + 1; padded tokens 1; deltas and the text branch as
+      Qwen2-VL's), apply_multimodal_rotary_pos_emb (the sections over the rotary_dim / 2
+      frequencies, repeat_interleave'd, rotate_half_llm: interleaved pairs, the dimensions past
+      rotary_dim passed through); modeling_glm4v_moe.py @ v4.57.1: the same index, rotate_half
+      (halves).
+
 The functions below follow that code step for step, in torch (the ids small so the fixtures
-stay small: image 7, video 8, vision start 5, spatial_merge_size 2, tokens_per_second 2).
+stay small: image 7, video 8, vision start 5, spatial_merge_size 2, tokens_per_second 2; GLM-4V:
+image 7, begin and end of image 3 and 4, video start and end 5 and 6).
 """
+import itertools
+
 import numpy
 import torch
 
 IMAGE, VIDEO, START, END = 7, 8, 5, 6
+BOI, EOI = 3, 4  # GLM-4V's begin and end of image; START and END its video start and end
 MERGE = 2
+
+
+def glm4v_rope_index(input_ids, image_grid_thw=None, video_grid_thw=None, attention_mask=None):
+    if input_ids is None or (image_grid_thw is None and video_grid_thw is None):
+        return get_rope_index("qwen2_vl", input_ids, attention_mask=attention_mask)  # the same text branch
+    mrope_position_deltas = []
+    total_input_ids = input_ids
+    if attention_mask is None:
+        attention_mask = torch.ones_like(total_input_ids)
+    position_ids = torch.ones(3, input_ids.shape[0], input_ids.shape[1], dtype=input_ids.dtype)
+    image_index, video_index = 0, 0
+    video_group_index = 0
+    for i, input_ids in enumerate(total_input_ids):
+        input_ids = input_ids[attention_mask[i] == 1]
+        input_tokens = input_ids.tolist()
+        input_token_type = []
+        video_check_flg = False
+        for token in input_tokens:
+            if token == START:
+                video_check_flg = True
+            elif token == END:
+                video_check_flg = False
+            if token == IMAGE and not video_check_flg:
+                input_token_type.append("image")
+            elif token == IMAGE and video_check_flg:
+                input_token_type.append("video")
+            else:
+                input_token_type.append("text")
+        input_type_group = []
+        for key, group in itertools.groupby(enumerate(input_token_type), lambda x: x[1]):
+            group = list(group)
+            input_type_group.append((key, group[0][0], group[-1][0] + 1))
+        llm_pos_ids_list = []
+        video_frame_num = 1
+        for modality_type, start_idx, end_idx in input_type_group:
+            st_idx = llm_pos_ids_list[-1].max() + 1 if len(llm_pos_ids_list) > 0 else 0
+            if modality_type == "image":
+                t, h, w = image_grid_thw[image_index][0], image_grid_thw[image_index][1], image_grid_thw[image_index][2]
+                llm_grid_t, llm_grid_h, llm_grid_w = t.item(), h.item() // MERGE, w.item() // MERGE
+                t_index = torch.arange(llm_grid_t).view(-1, 1).expand(-1, llm_grid_h * llm_grid_w).flatten()
+                h_index = torch.arange(llm_grid_h).view(1, -1, 1).expand(llm_grid_t, -1, llm_grid_w).flatten()
+                w_index = torch.arange(llm_grid_w).view(1, 1, -1).expand(llm_grid_t, llm_grid_h, -1).flatten()
+                llm_pos_ids_list.append(torch.stack([t_index, h_index, w_index]) + st_idx)
+                image_index += 1
+                video_frame_num = 1
+            elif modality_type == "video":
+                t, h, w = video_frame_num, video_grid_thw[video_index][1], video_grid_thw[video_index][2]
+                llm_grid_t, llm_grid_h, llm_grid_w = t, h.item() // MERGE, w.item() // MERGE
+                for t_idx in range(llm_grid_t):
+                    t_index = torch.tensor(t_idx).view(-1, 1).expand(-1, llm_grid_h * llm_grid_w).flatten()
+                    h_index = torch.arange(llm_grid_h).view(1, -1, 1).expand(1, -1, llm_grid_w).flatten()
+                    w_index = torch.arange(llm_grid_w).view(1, 1, -1).expand(1, llm_grid_h, -1).flatten()
+                    llm_pos_ids_list.append(torch.stack([t_index, h_index, w_index]) + st_idx)
+                video_group_index += 1
+                if video_group_index >= video_grid_thw[video_index][0]:
+                    video_index += 1
+                    video_group_index = 0
+                video_frame_num += 1
+            else:
+                text_len = end_idx - start_idx
+                llm_pos_ids_list.append(torch.arange(text_len).view(1, -1).expand(3, -1) + st_idx)
+                video_frame_num = 1
+        llm_positions = torch.cat(llm_pos_ids_list, dim=1).reshape(3, -1)
+        position_ids[..., i, attention_mask[i] == 1] = llm_positions
+        mrope_position_deltas.append(llm_positions.max() + 1 - len(total_input_ids[i]))
+    return position_ids, torch.tensor(mrope_position_deltas).unsqueeze(1)
 
 
 def get_rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, second_per_grid_ts=None,
@@ -142,8 +222,29 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def rotate_half_llm(x):
+    x1 = x[..., 0::2]
+    x2 = x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
 def apply(q, k, cos, sin, family, mrope_section):
-    # q: (batch, heads, seq, head_dim); cos: (3, batch, seq, head_dim) or (1, ...)
+    # q: (batch, heads, seq, head_dim); cos: (3, batch, seq, rotary_dim) or (1, ...)
+    if family.startswith("glm4v"):
+        section = mrope_section * 2
+        c = torch.cat([m[i % 3] for i, m in enumerate(cos.split(section, dim=-1))], dim=-1).unsqueeze(1)
+        s = torch.cat([m[i % 3] for i, m in enumerate(sin.split(section, dim=-1))], dim=-1).unsqueeze(1)
+        rotate = rotate_half
+        if family == "glm4v":
+            c = c[..., : c.shape[-1] // 2].repeat_interleave(2, dim=-1)
+            s = s[..., : s.shape[-1] // 2].repeat_interleave(2, dim=-1)
+            rotate = rotate_half_llm
+        rotary_dim = c.shape[-1]
+        out = []
+        for x in (q, k):
+            x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+            out.append(torch.cat([(x_rot * c) + (rotate(x_rot) * s), x_pass], dim=-1))
+        return out[0], out[1]
     if family == "qwen3_vl":
         c, s = cos[0].unsqueeze(1), sin[0].unsqueeze(1)
     else:
@@ -180,8 +281,11 @@ def case(name, family, rows, pad_left, images=None, videos=None, seconds=None, w
     image_grid = torch.tensor(images, dtype=torch.int64) if images else None
     video_grid = torch.tensor(videos, dtype=torch.int64) if videos else None
     second = torch.tensor(seconds, dtype=torch.float32) if seconds is not None else None
-    positions, deltas = get_rope_index(family, input_ids, image_grid, video_grid, second, attention_mask,
-                                       whole_seconds=whole_seconds)
+    if family.startswith("glm4v"):
+        positions, deltas = glm4v_rope_index(input_ids, image_grid, video_grid, attention_mask)
+    else:
+        positions, deltas = get_rope_index(family, input_ids, image_grid, video_grid, second, attention_mask,
+                                           whole_seconds=whole_seconds)
     CASES.append(dict(name=name, family=family, ids=input_ids, mask=attention_mask, images=images or [],
                       videos=videos or [], seconds=seconds or [], whole_seconds=whole_seconds,
                       positions=positions, deltas=deltas.flatten()))
@@ -223,12 +327,30 @@ def build_cases():
          [prompt([[11], [21], ("video", 4), [22], ("video", 4), [23], ("video", 4), [12, 13]]),
           prompt([[14], ("image", 6), [15]])], True,
          images=[[1, 4, 6]], videos=[[3, 4, 4]])
+    # GLM-4.1V: an image (1 x 2 x 3 merged), then a video of 2 frames (2 x 2 each), each frame
+    # between begin and end of image with its timestamp after it, inside video start and end;
+    # left padding, the second sequence an image of 2 x 2 alone.
+    case("glm4v_image_video_left", "glm4v",
+         [[11, BOI] + [IMAGE] * 6 + [EOI, 12, START, BOI] + [IMAGE] * 4 + [EOI, 21, BOI] + [IMAGE] * 4 +
+          [EOI, 22, END, 13],
+          [14, BOI] + [IMAGE] * 4 + [EOI, 15]], True,
+         images=[[1, 4, 6], [1, 4, 4]], videos=[[2, 4, 4]])
+    # GLM-4.5V: two videos in a row (1 frame of 2 x 4, then 3 frames of 2 x 2, the timestamps
+    # text), right padding, a second sequence of text only; an image wider than tall first.
+    case("glm4v_moe_videos_right", "glm4v_moe",
+         [[11, BOI, IMAGE, IMAGE, EOI, START, BOI] + [IMAGE] * 2 + [EOI, 21, END, START, BOI, IMAGE, EOI, 22, BOI,
+                                                                      IMAGE, EOI, 23, BOI, IMAGE, EOI, 24, END, 12],
+          [13, 14, 15]], False,
+         images=[[1, 2, 4]], videos=[[1, 2, 4], [3, 2, 2]])
+    case("glm4v_text_left", "glm4v", [[11, 12, 13, 14], [15, 16]], True)
 
 
-APPLY = [  # (name, family, positions case, head_dim, mrope_section, q_heads, k_heads, theta)
-    ("qwen2_vl_apply", "qwen2_vl", "qwen2_vl_image_video_left", 16, [2, 3, 3], 2, 1, 1000000.0),
-    ("qwen2_5_vl_apply", "qwen2_5_vl", "qwen2_5_vl_video_half_second", 16, [2, 3, 3], 3, 1, 1000000.0),
-    ("qwen3_vl_apply", "qwen3_vl", "qwen3_vl_video_frames", 16, [4, 2, 2], 2, 2, 5000000.0),
+APPLY = [  # (name, family, positions case, head_dim, rotary_dim, mrope_section, q_heads, k_heads, theta)
+    ("qwen2_vl_apply", "qwen2_vl", "qwen2_vl_image_video_left", 16, 16, [2, 3, 3], 2, 1, 1000000.0),
+    ("qwen2_5_vl_apply", "qwen2_5_vl", "qwen2_5_vl_video_half_second", 16, 16, [2, 3, 3], 3, 1, 1000000.0),
+    ("qwen3_vl_apply", "qwen3_vl", "qwen3_vl_video_frames", 16, 16, [4, 2, 2], 2, 2, 5000000.0),
+    ("glm4v_apply", "glm4v", "glm4v_image_video_left", 16, 8, [2, 1, 1], 2, 1, 10000.0),
+    ("glm4v_moe_apply", "glm4v_moe", "glm4v_moe_videos_right", 16, 8, [1, 2, 1], 3, 1, 10000.0),
 ]
 
 
@@ -245,16 +367,17 @@ def main():
     out = []
     out.append("// Generated by tests/reference/generate_mrope_fixtures.py -- do not edit by hand.")
     out.append("#pragma once")
-    out.append("// torch %s. Qwen-VL's get_rope_index and M-RoPE as transformers 4.x computes them"
+    out.append("// torch %s. Qwen-VL's and GLM-4V's get_rope_index and M-RoPE as transformers 4.x computes them"
                % torch.__version__.split("+")[0])
     out.append("// (the generator's docstring names the files read). Ids: image 7, video 8, vision start 5,")
-    out.append("// spatial_merge_size 2, tokens_per_second 2 (Qwen2.5-VL).")
+    out.append("// spatial_merge_size 2, tokens_per_second 2 (Qwen2.5-VL); GLM-4V: image 7, begin and end of")
+    out.append("// image 3 and 4, video start and end 5 and 6.")
     out.append("#include <vector>")
     out.append("namespace seqembed_mrope_fixtures {")
     out.append("")
     out.append("struct IndexCase {")
     out.append("    const char* name;")
-    out.append("    const char* family;                 // qwen2_vl | qwen2_5_vl | qwen3_vl")
+    out.append("    const char* family;                 // qwen2_vl | qwen2_5_vl | qwen3_vl | glm4v | glm4v_moe")
     out.append("    long batch, seq;")
     out.append("    std::vector<long> ids;              // batch x seq")
     out.append("    std::vector<long> mask;             // batch x seq, empty: no attention_mask")
@@ -287,7 +410,8 @@ def main():
     out.append("    const char* name;")
     out.append("    const char* family;")
     out.append("    const char* index_case;             // whose positions rotate")
-    out.append("    long head_dim, q_heads, k_heads;")
+    out.append("    long head_dim, rotary_dim, q_heads, k_heads;")
+    out.append("    bool interleaved;                   // pairs (2i, 2i + 1) (GLM-4.1V) rather than halves")
     out.append("    long mrope_section[3];")
     out.append("    double theta;")
     out.append("    std::vector<float> q, k;            // tokens x (heads * head_dim), before")
@@ -297,16 +421,17 @@ def main():
     out.append("inline const std::vector<ApplyCase>& apply_cases() {")
     out.append("    static const std::vector<ApplyCase> cases = {")
     generator = torch.Generator().manual_seed(2026)
-    for name, family, index_name, d, section, qh, kh, theta in APPLY:
+    for name, family, index_name, d, rotary_dim, section, qh, kh, theta in APPLY:
         c = next(x for x in CASES if x["name"] == index_name)
         b, l = c["ids"].shape
         q = torch.randn(b, qh, l, d, generator=generator, dtype=torch.float32)
         k = torch.randn(b, kh, l, d, generator=generator, dtype=torch.float32)
-        cos, sin = rotary_cos_sin(c["positions"], d, theta, family, section)
+        cos, sin = rotary_cos_sin(c["positions"], rotary_dim, theta, family, section)
         q_out, k_out = apply(q, k, cos, sin, family, section)
         rows = lambda x: x.permute(0, 2, 1, 3).reshape(b * l, -1).flatten().tolist()
-        out.append("        {\"%s\", \"%s\", \"%s\", %d, %d, %d, {%d, %d, %d}, %r," %
-                   (name, family, index_name, d, qh, kh, section[0], section[1], section[2], theta))
+        out.append("        {\"%s\", \"%s\", \"%s\", %d, %d, %d, %d, %s, {%d, %d, %d}, %r," %
+                   (name, family, index_name, d, rotary_dim, qh, kh, "true" if family == "glm4v" else "false",
+                    section[0], section[1], section[2], theta))
         for tensor, end in ((q, ","), (k, ","), (q_out, ","), (k_out, "},")):
             out.append("         %s%s" % (c_list(rows(tensor), lambda v: str(numpy.float32(v)) + "f"), end))
     out.append("    };")

@@ -316,8 +316,8 @@ public:
     ///        table's rows: explicit position ids as given, else the family's rule (past + t for
     ///        BERT, GPT-2, GPT-Neo and the rotary decoders; t for the encoders of BART, mBART,
     ///        Marian and Pegasus, DistilBERT, ALBERT, DeBERTa and ModernBERT; the mask's count for
-    ///        OPT, -1 for its padded tokens; Qwen-VL's the mask's count, 1 for its padded tokens,
-    ///        as get_rope_index; RoBERTa's, MPNet's and M2M100's from the ids, -1 for a pad id).
+    ///        OPT, -1 for its padded tokens; Qwen-VL's and GLM-4V's the mask's count, 1 for their
+    ///        padded tokens, as get_rope_index; RoBERTa's, MPNet's and M2M100's from the ids, -1 for a pad id).
     /// @param batch as forward takes it.
     /// @return batch * seq positions, row b * seq + t (a learned table reads row offset +
     ///         position).
@@ -335,8 +335,8 @@ public:
                 seqembed::detail::require_batch_fits(family);
                 PositionVector out(family.ids.size());
                 const Index seq = family.ids.cols();
-                // Qwen-VL's get_rope_index fills its padded tokens' positions with 1.
-                const bool padded_at_one = detail::is_qwen_vl_family(model_type()) && !family.position_ids;
+                // Qwen-VL's and GLM-4V's get_rope_index fills padded tokens' positions with 1.
+                const bool padded_at_one = detail::numbers_by_rope_index(model_type()) && !family.position_ids;
                 seqembed::detail::for_each_position(
                     family, pipeline.numbering(), pipeline.padding_id(), 0, family.ids.rows(),
                     [&](Index b, Index t, bool real, std::int64_t position) {
@@ -347,23 +347,27 @@ public:
             m_stage);
     }
 
-    /// @brief Qwen-VL's three position ids (temporal, height, width) of every token of a prompt
-    ///        with images and videos, for rotary()->apply_multimodal, and the rope deltas that
-    ///        continue them while decoding: Hugging Face's get_rope_index (transformers 4.49 to
-    ///        5.0; docs/rotary-and-alibi.md names what later releases change). Each sequence's
-    ///        real tokens in order: text by count; the tokens of an image or a video (after its
-    ///        vision start token) by frame, row and column of its merged grid after the text
-    ///        before them; the text after them from the block's largest id + 1. Qwen2.5-VL's video frames are
-    ///        frame x second_per_grid_t x tokens_per_second apart, second_per_grid_t truncated to
-    ///        an integer first as transformers 4.52 to 5.0 do (VisionGrids::whole_seconds; false:
-    ///        4.49's float32 product); Qwen3-VL's each frame a block of its own. Padded tokens
-    ///        take 1. Without images and videos: the mask's count, as positions(batch).
+    /// @brief Qwen-VL's and GLM-4V's three position ids (temporal, height, width) of every token
+    ///        of a prompt with images and videos, for rotary()->apply_multimodal, and the rope
+    ///        deltas that continue them while decoding: Hugging Face's get_rope_index
+    ///        (transformers 4.49 to 5.0; docs/rotary-and-alibi.md names what later releases
+    ///        change). Each sequence's real tokens in order: text by count; the tokens of an image
+    ///        or a video by frame, row and column of its merged grid after the text before them;
+    ///        the text after them from the block's largest id + 1. Qwen-VL's blocks follow a
+    ///        vision start token; Qwen2.5-VL's video frames are frame x second_per_grid_t x
+    ///        tokens_per_second apart, second_per_grid_t truncated to an integer first as
+    ///        transformers 4.52 to 5.0 do (VisionGrids::whole_seconds; false: 4.49's float32
+    ///        product); Qwen3-VL's each frame a block of its own. GLM-4V's blocks are the runs of
+    ///        its image token, a video's frames those between its video start and end tokens,
+    ///        each a block of its own (VisionBlocks::image_token_runs). Padded tokens take 1.
+    ///        Without images and videos: the mask's count, as positions(batch).
     /// @param batch the prompt's ids and padding (no past tokens, step offsets or position ids).
     /// @param grids the processor's image_grid_thw, video_grid_thw and second_per_grid_ts; the
     ///        images and videos are taken in order across the batch.
     /// @return 3 x (batch * seq) positions and batch deltas.
-    /// @throws value_error for a family other than Qwen2-VL, Qwen2.5-VL, Qwen3-VL and
-    ///         Qwen3-VL-MoE, or a batch with past tokens, step offsets or position ids; index_error for more images or videos than grids;
+    /// @throws value_error for a family other than Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE,
+    ///         GLM-4.1V and GLM-4.5V, or a batch with past tokens, step offsets or position ids;
+    ///         index_error for more images or videos than grids;
     ///         value_error for a sequence whose tokens its text and grids do not cover, or
     ///         without a real token; shape_error for grids that are not n x 3.
     MultimodalPositions multimodal_positions(const Batch& batch, const VisionGrids& grids = {}) const {
@@ -379,7 +383,7 @@ public:
     }
 
     /// @brief The three (equal) position ids of a decoding step's tokens after a multimodal
-    ///        prompt, as Qwen-VL's forward gives them: past + t + its sequence's rope delta, past
+    ///        prompt, as Qwen-VL's and GLM-4V's forwards give them: past + t + its sequence's rope delta, past
     ///        the tokens its mask covers before the step (plus the step offsets).
     /// @param step the new tokens, with a mask over past + current tokens (or step offsets).
     /// @param rope_deltas multimodal_positions(prompt, grids).rope_deltas, one per sequence.
@@ -412,8 +416,8 @@ private:
         const LookupStage* stage = lookup();
         if (stage == nullptr || !stage->vision)
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
-                                                "' has no multimodal positions (Qwen2-VL, Qwen2.5-VL, Qwen3-VL and "
-                                                "Qwen3-VL-MoE do)");
+                                                "' has no multimodal positions (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, "
+                                                "Qwen3-VL-MoE, GLM-4.1V and GLM-4.5V do)");
         return *stage->vision;
     }
 

@@ -215,9 +215,9 @@ struct ModelInputStage {
     /// @brief ESM's token dropout (its config's token_dropout), which io::Model::forward applies;
     ///        empty for the other families.
     std::optional<TokenDropout> token_dropout = std::nullopt;
-    /// @brief Qwen-VL's vision token ids, merge size and time steps (from config.json and its
-    ///        vision_config), which io::Model::multimodal_positions reads; empty for the other
-    ///        families.
+    /// @brief Qwen-VL's and GLM-4V's vision token ids, merge size and time steps (from
+    ///        config.json and its vision_config), which io::Model::multimodal_positions reads;
+    ///        empty for the other families.
     std::optional<VisionTokens> vision = std::nullopt;
 };
 
@@ -559,25 +559,19 @@ inline bool is_granite_family(const std::string& family) {
     return family == "granite" || family == "granitemoe" || family == "granitemoeshared";
 }
 
-/// Qwen2-VL, Qwen2.5-VL and Qwen3-VL: their language model's positions for text are the mask's
-/// count (get_rope_index: cumsum(attention_mask) - 1, continued after the past by
-/// mrope_position_deltas), not the index.
+/// Qwen2-VL, Qwen2.5-VL and Qwen3-VL.
 inline bool is_qwen_vl_family(const std::string& family) {
     return family == "qwen2_vl" || family == "qwen2_5_vl" || family == "qwen3_vl" || family == "qwen3_vl_moe";
 }
 
-/// Where a family's config.json holds its language model's keys: under text_config always
-/// (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's multimodal checkpoints), under text_config
-/// when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top level), or
-/// at the top level.
-enum class TextConfig { top_level, nested, nested_if_present };
+/// GLM-4.1V (glm4v) and GLM-4.5V (glm4v_moe).
+inline bool is_glm4v_family(const std::string& family) { return family == "glm4v" || family == "glm4v_moe"; }
 
-inline TextConfig text_config_of(const std::string& family) {
-    if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl" ||
-        family == "qwen3_vl_moe")
-        return TextConfig::nested;
-    if (family == "qwen2_vl" || family == "qwen2_5_vl") return TextConfig::nested_if_present;
-    return TextConfig::top_level;
+/// The families whose get_rope_index numbers their prompts (Qwen-VL's, GLM-4V's): their language
+/// model's positions for text are the mask's count (cumsum(attention_mask) - 1, padded tokens 1,
+/// continued after the past by mrope_position_deltas), not the index.
+inline bool numbers_by_rope_index(const std::string& family) {
+    return is_qwen_vl_family(family) || is_glm4v_family(family);
 }
 
 /// Gemma 3's language model: its text checkpoints (gemma3_text) and its multimodal ones
@@ -722,8 +716,10 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
     if (family == "gemma3" || family == "llama4" || family == "mistral3")
         return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     // Qwen2-VL's and Qwen2.5-VL's Hub files keep the text model at `model.` (transformers
-    // 4.52 renames it on load); files saved since may hold `model.language_model.`.
+    // 4.52 renames it on load); files saved since may hold `model.language_model.`. GLM-4V's
+    // hold it there (no conversion mapping).
     if (is_qwen_vl_family(family)) return {"model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
+    if (is_glm4v_family(family)) return {"model.language_model.embed_tokens.weight", "model.embed_tokens.weight"};
     return {"model.embed_tokens.weight", "embed_tokens.weight"};
 }
 
@@ -822,18 +818,27 @@ inline std::vector<LayerPositions> layer_positions(const nlohmann::json& languag
     return out;
 }
 
-/// Qwen-VL's VisionTokens from its config.json: the ids at the top (where the model reads them),
-/// the merge size and Qwen2.5-VL's tokens_per_second in vision_config, the config classes'
-/// defaults where it says nothing (Qwen2.5-VL's tokens_per_second 4).
+/// A multimodal family's VisionTokens from its config.json: the ids at the top (where the model
+/// reads them), the merge size and Qwen2.5-VL's tokens_per_second in vision_config, the config
+/// classes' defaults where it says nothing (Qwen2.5-VL's tokens_per_second 4; GLM-4.1V's image
+/// id 151343, GLM-4.5V's 151363).
 inline VisionTokens vision_tokens(const nlohmann::json& config, const std::string& family, const std::string& name) {
     VisionTokens vision;
     const auto id = [&](const char* key, TokenId fallback) -> TokenId {
         const Index value = positive_key(config, name, {key}, false);
         return value > 0 ? static_cast<TokenId>(value) : fallback;
     };
-    vision.image_token_id = id("image_token_id", 151655);
-    vision.video_token_id = id("video_token_id", 151656);
-    vision.vision_start_token_id = id("vision_start_token_id", 151652);
+    if (is_glm4v_family(family)) {
+        vision.blocks = VisionBlocks::image_token_runs;
+        vision.image_token_id = id("image_token_id", family == "glm4v" ? 151343 : 151363);
+        vision.video_token_id = id("video_token_id", family == "glm4v" ? 151344 : 151364);
+        vision.video_start_token_id = id("video_start_token_id", 151341);
+        vision.video_end_token_id = id("video_end_token_id", 151342);
+    } else {
+        vision.image_token_id = id("image_token_id", 151655);
+        vision.video_token_id = id("video_token_id", 151656);
+        vision.vision_start_token_id = id("vision_start_token_id", 151652);
+    }
     const nlohmann::json* encoder = find_key(config, {"vision_config"});
     if (encoder != nullptr && !encoder->is_object())
         seqembed::detail::fail<format_error>(name, ": 'vision_config' is ", encoder->dump(), ", not an object");
@@ -854,7 +859,7 @@ inline VisionTokens vision_tokens(const nlohmann::json& config, const std::strin
 
 /// A rotary family's stage from its config (`model`, read once by the caller): the token table at
 /// `names` (times `scale`; the split's rows of it), no additive positions, the rotary stage from
-/// config.json, what each layer applies, and Qwen-VL's vision tokens.
+/// config.json, what each layer applies, and the multimodal families' vision tokens.
 inline LookupModelInput rotary_family(const std::filesystem::path& directory, ModelConfig model,
                                       const std::vector<std::string>& names, EmbeddingScale scale,
                                       const PipelineOptions& options, const VocabularySplit& split, const char* loader) {
@@ -870,7 +875,7 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
                                              " builds (its scale or its tensor names); load_rotary_decoder or "
                                              "load_model reads it");
     const PositionNumbering numbering =
-        is_qwen_vl_family(config.model_type) ? PositionNumbering::real_tokens : PositionNumbering::sequence_index;
+        numbers_by_rope_index(config.model_type) ? PositionNumbering::real_tokens : PositionNumbering::sequence_index;
     InputPipeline<float, NoPositions<float>> pipeline(checkpoint.token_embedding(names, config.hidden_size, scale),
                                                       NoPositions<float>(config.hidden_size),
                                                       family_options(options, loader, numbering));
@@ -903,7 +908,7 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
         stage.rotary = rotary_stage(language, name);
     }
     stage.layer_positions = layer_positions(language, config.model_type, name);
-    if (is_qwen_vl_family(config.model_type))
+    if (numbers_by_rope_index(config.model_type))
         stage.vision = vision_tokens(read_json_object(directory / "config.json"), config.model_type, name);
     return stage;
 }
@@ -936,7 +941,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
-            "qwen3_vl, qwen3_vl_moe, lfm2, lfm2_moe)");
+            "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     result.num_hidden_layers = detail::layer_count(config, name);
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});

@@ -196,15 +196,12 @@ inline RotaryScaling rope_rule(const std::string& type, const std::string& sourc
 }
 
 /// The language model's keys of a config: its text_config where the multimodal checkpoints keep
-/// them (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's always, Qwen2-VL's when saved by
-/// transformers 4.53 and later), under the config's model_type; Gemma 3's over Gemma3TextConfig's
-/// defaults, which its configs leave out. Other configs as they are.
+/// them (text_config_of: Gemma 3's, Llama 4's, Mistral 3's, Qwen3-VL's and GLM-4V's always,
+/// Qwen2-VL's when saved by transformers 4.53 and later), under the config's model_type; Gemma 3's
+/// over Gemma3TextConfig's defaults, which its configs leave out. Other configs as they are.
 inline nlohmann::json language_keys(const nlohmann::json& given, const std::string& model_type) {
     const auto text = given.find("text_config");
-    const bool nested = text != given.end() && text->is_object() &&
-                        (model_type == "gemma3" || model_type == "qwen2_vl" || model_type == "qwen2_5_vl" ||
-                         model_type == "qwen3_vl" || model_type == "qwen3_vl_moe" || model_type == "llama4" ||
-                         model_type == "mistral3");
+    const bool nested = text != given.end() && text->is_object() && text_config_of(model_type) != TextConfig::top_level;
     const bool gemma3 = model_type == "gemma3" || model_type == "gemma3_text";
     if (!nested && !gemma3) return given;
     nlohmann::json merged = gemma3 ? gemma3_text_defaults() : nlohmann::json::object();
@@ -372,16 +369,20 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& whole, const
         }
     }
 
-    // M-RoPE: Qwen2-VL's and Qwen2.5-VL's mrope_section in blocks; Qwen3-VL's always
-    // interleaved (its rotary module reads no flag), [24, 20, 20] unless the config says.
+    // M-RoPE: Qwen2-VL's, Qwen2.5-VL's and GLM-4V's mrope_section in blocks (GLM-4V's [8, 12, 12]
+    // unless the config says, as transformers 5); Qwen3-VL's always interleaved (its rotary
+    // module reads no flag), [24, 20, 20] unless the config says.
     const bool qwen3_vl = model_type == "qwen3_vl" || model_type == "qwen3_vl_moe";
-    const bool qwen2_vl = model_type == "qwen2_vl" || model_type == "qwen2_5_vl";
+    const bool glm4v = model_type == "glm4v" || model_type == "glm4v_moe";
+    const bool in_blocks = model_type == "qwen2_vl" || model_type == "qwen2_5_vl" || glm4v;
     if (const std::optional<std::array<Index, 3>> section = rule.triple("mrope_section"))
         options.mrope_section = *section;
     else if (qwen3_vl)
         options.mrope_section = {24, 20, 20};
-    // Qwen2-VL's and Qwen2.5-VL's modules split in blocks whatever the config says.
-    options.mrope_interleaved = qwen3_vl || (!qwen2_vl && rule.boolean("mrope_interleaved").value_or(false));
+    else if (glm4v)
+        options.mrope_section = {8, 12, 12};
+    // Qwen2-VL's, Qwen2.5-VL's and GLM-4V's modules split in blocks whatever the config says.
+    options.mrope_interleaved = qwen3_vl || (!in_blocks && rule.boolean("mrope_interleaved").value_or(false));
     if (!options.mrope_interleaved &&
         options.mrope_section[0] + options.mrope_section[1] + options.mrope_section[2] != 0) {
         const Index pairs = static_cast<Index>(std::trunc(static_cast<double>(options.head_dim) *

@@ -42,6 +42,21 @@ struct DecoderFamily {
     LayerRule layers;
 };
 
+/// Where a family's config.json holds its language model's keys: under text_config always
+/// (Gemma 3's, Llama 4's, Mistral 3's, Qwen3-VL's and GLM-4V's multimodal checkpoints), under
+/// text_config when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top
+/// level), or at the top level.
+enum class TextConfig { top_level, nested, nested_if_present };
+
+/// The TextConfig of `family` (model_type).
+inline TextConfig text_config_of(const std::string& family) {
+    if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl" ||
+        family == "qwen3_vl_moe" || family == "glm4v" || family == "glm4v_moe")
+        return TextConfig::nested;
+    if (family == "qwen2_vl" || family == "qwen2_5_vl") return TextConfig::nested_if_present;
+    return TextConfig::top_level;
+}
+
 /// The entry of `model_type`, or none for a family without one (the encoders, the learned-position
 /// decoders).
 inline const DecoderFamily* decoder_family(const std::string& model_type) {
@@ -93,6 +108,12 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
                   true, LayerRule::every_layer}},
         {"glm4_moe", {R"({"partial_rotary_factor": 0.5, "max_position_embeddings": 131072})", false,
                       LayerRule::every_layer}},
+        // Glm4vTextConfig's (no partial_rotary_factor: 1 unless config.json gives it, as GLM-4.1V's
+        // 0.5) and Glm4vMoeTextConfig's; GLM-4.1V rotates interleaved pairs
+        // (apply_multimodal_rotary_pos_emb's repeat_interleave), GLM-4.5V halves.
+        {"glm4v", {R"({"rope_theta": 10000.0, "max_position_embeddings": 32768})", true, LayerRule::every_layer}},
+        {"glm4v_moe", {R"({"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 65536})",
+                       false, LayerRule::every_layer}},
         {"dbrx", {R"({"max_seq_len": 2048})", false, LayerRule::every_layer}},
         {"ernie4_5", {R"({"head_dim": 128, "rope_theta": 500000.0, "max_position_embeddings": 131072,
                           "pad_token_id": 0})",
