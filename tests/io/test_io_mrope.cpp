@@ -213,6 +213,13 @@ TEST_CASE("GLM-4V's configs give its rotary stage and vision ids, its checkpoint
     CHECK(seqembed::RotaryEmbedding<float>(read).multimodal_axis(7) == 0);
     CHECK(seqembed::RotaryEmbedding<float>(read).multimodal_axis(8) == 1);
     CHECK(seqembed::RotaryEmbedding<float>(read).multimodal_axis(20) == 2);
+    // A config without text_config: Glm4vConfig builds its text config from the top-level keys.
+    const seqembed::RotaryOptions flat = seqembed::io::rotary_options_from_json(nlohmann::json::parse(
+        R"({"model_type": "glm4v", "hidden_size": 4096, "num_attention_heads": 32, "partial_rotary_factor": 0.5})"));
+    CHECK(flat.head_dim == 128);
+    CHECK(flat.partial_rotary_factor == 0.5);
+    CHECK(flat.mrope_section == std::array<Index, 3>{8, 12, 12});
+    CHECK(flat.layout == seqembed::RotaryLayout::interleaved);
     // Text positions: the mask's count, padded tokens 1, as get_rope_index's text branch.
     IdMatrix ids(1, 4);
     ids << 0, 0, 11, 12;

@@ -146,6 +146,46 @@ TEST_CASE("rotary: Family conventions: GPT-J's rotary_dim and interleaved pairs,
     CHECK(llama3.original_max_position_embeddings == 8192);
 }
 
+TEST_CASE("rotary: Hunyuan's NTK-alpha is a fixed base over the whole head, theta x alpha^(d / (d - 2)) in float32",
+          "[io][rotary]") {
+    const auto parse = [](const char* text) {
+        return seqembed::io::rotary_options_from_json(nlohmann::json::parse(text), "config.json");
+    };
+    // Hunyuan-7B-Instruct's: 10000 x 1000^(128 / 126) = 11158839.92... in double, 11158840 in
+    // float32 as torch's pow takes it; the rule then the default one (its factor 1 and yarn-like
+    // keys unread).
+    const RotaryOptions seven = parse(R"({"model_type": "hunyuan_v1_dense", "hidden_size": 4096,
+        "num_attention_heads": 32, "head_dim": 128, "max_position_embeddings": 32768, "rope_theta": 10000.0,
+        "rope_scaling": {"type": "dynamic", "alpha": 1000.0, "factor": 1.0, "beta_fast": 32, "beta_slow": 1,
+                         "mscale": 1.0, "mscale_all_dim": 1.0}})");
+    CHECK(seven.scaling == RotaryScaling::none);
+    CHECK(seven.base == 11158840.0);
+    CHECK(seven.head_dim == 128);
+    const std::vector<float> inv = RotaryEmbedding<float>(seven).inverse_frequencies();
+    REQUIRE(inv.size() == 64);
+    // The lowest frequency is plain theta's divided by alpha (to float32 rounding).
+    CHECK(std::abs(static_cast<double>(inv[63]) / std::pow(10000.0, -126.0 / 128.0) * 1000.0 - 1.0) < 2e-7);
+    // Hunyuan-A13B's attention_head_dim when head_dim is absent; no factor needed.
+    const RotaryOptions a13b = parse(R"({"model_type": "hunyuan_v1_moe", "hidden_size": 4096,
+        "num_attention_heads": 32, "attention_head_dim": 128, "rope_scaling": {"type": "dynamic", "alpha": 1000.0}})");
+    CHECK(a13b.head_dim == 128);
+    CHECK(a13b.base == 11158840.0);
+    // Without alpha it is the dynamic rule; another family's alpha is not read.
+    const RotaryOptions dynamic = parse(R"({"model_type": "hunyuan_v1_dense", "hidden_size": 256,
+        "num_attention_heads": 2, "head_dim": 128, "rope_scaling": {"type": "dynamic", "factor": 2.0}})");
+    CHECK(dynamic.scaling == RotaryScaling::dynamic);
+    CHECK(dynamic.base == 10000.0);
+    const RotaryOptions other = parse(R"({"model_type": "llama", "hidden_size": 256, "num_attention_heads": 2,
+        "max_position_embeddings": 64, "rope_scaling": {"type": "dynamic", "factor": 2.0, "alpha": 1000.0}})");
+    CHECK(other.scaling == RotaryScaling::dynamic);
+    CHECK_THROWS_WITH(parse(R"({"model_type": "hunyuan_v1_dense", "hidden_size": 256, "num_attention_heads": 2,
+                               "head_dim": 128, "rope_scaling": {"type": "dynamic", "alpha": -2.0}})"),
+                      Catch::Contains("'rope_scaling.alpha' is -2, must be positive"));
+    CHECK_THROWS_WITH(parse(R"({"model_type": "hunyuan_v1_dense", "hidden_size": 256, "num_attention_heads": 2,
+                               "head_dim": 128, "rope_theta": 1e300, "rope_scaling": {"type": "dynamic", "alpha": 9.0}})"),
+                      Catch::Contains("puts the base past float32's range"));
+}
+
 TEST_CASE("rotary: Phi-3 and Phi-3.5 configs (model_type phi3): -4k the default rule, -128k LongRoPE per call with "
           "the lengths from the top level, Phi-4-mini's partial rotary",
           "[io][rotary]") {

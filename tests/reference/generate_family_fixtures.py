@@ -660,6 +660,8 @@ DECODER_DEFAULTS = {
     "lfm2": {"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0},
     "lfm2_moe": {"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0},
     "glm4v": {"rope_theta": 10000.0, "max_position_embeddings": 32768},
+    "hunyuan_v1_dense": {"rope_theta": 10000.0, "max_position_embeddings": 2048, "pad_token_id": 0},
+    "hunyuan_v1_moe": {"rope_theta": 10000.0, "max_position_embeddings": 2048, "pad_token_id": 0},
     "glm4v_moe": {"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 65536},
     "mistral3": {},
 }
@@ -693,7 +695,30 @@ def language(cfg):
         merged["head_dim"] = merged["qk_rope_head_dim"]
     if family == "cohere2":
         merged.pop("head_dim", None)
+    if family in HUNYUAN and merged.get("head_dim") is None and "attention_head_dim" in merged:
+        merged["head_dim"] = merged["attention_head_dim"]  # Hunyuan-A13B's config names it so
     return merged
+
+
+HUNYUAN = ("hunyuan_v1_dense", "hunyuan_v1_moe")
+
+
+def hunyuan_alpha_view(view):
+    """HunYuanDenseV1RotaryEmbedding (modeling_hunyuan_v1_dense.py @ v4.56.0, the same in 4.57 and
+    5.1+): with rope_scaling type "dynamic" and an alpha, inv_freq = 1 / (base ** (arange(0, d,
+    2).float() / d)) at init, base = rope_theta * alpha ** (d / (d - 2)) in Python floats, d =
+    head_dim, attention_scaling 1: the default rule over that base, which torch's pow takes as
+    float32 (asserted against the module's own expression)."""
+    rs = view.get("rope_scaling") or {}
+    if rs.get("rope_type", rs.get("type")) != "dynamic" or not rs.get("alpha"):
+        return view
+    d = view["head_dim"]
+    base = view["rope_theta"] * rs["alpha"] ** (d / (d - 2))
+    own = 1.0 / (base ** (torch.arange(0, d, 2).float() / d))
+    view = dict(view, rope_theta=float(np.float32(base)), rope_scaling=None)
+    default = 1.0 / (view["rope_theta"] ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    assert torch.equal(own, default), "torch's pow takes the base as float32"
+    return view
 
 
 class Gemma3TextScaledWordEmbedding(nn.Embedding):
@@ -1914,6 +1939,33 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="hunyuan_v1_dense", seed=94, build=build_lookup_decoder,
+        config={"architectures": ["HunYuanDenseV1ForCausalLM"], "model_type": "hunyuan_v1_dense", "vocab_size": 129,
+                "hidden_size": 32, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                "attention_head_dim": 16, "max_position_embeddings": 64, "pad_token_id": 127, "rope_theta": 10000.0,
+                "rope_scaling": {"type": "dynamic", "alpha": 1000.0, "factor": 1.0, "beta_fast": 32, "beta_slow": 1,
+                                 "mscale": 1.0, "mscale_all_dim": 1.0},
+                "tie_word_embeddings": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="HunYuanDenseV1ForCausalLM (model.embed_tokens, unscaled); Hunyuan-7B-Instruct's rope_scaling: NTK-alpha, base theta * alpha ** (d / (d - 2)) at init",
+        rotary="default",
+    ),
+    dict(
+        name="hunyuan_v1_moe", seed=95, build=build_lookup_decoder,
+        config={"architectures": ["HunYuanMoEV1ForCausalLM"], "model_type": "hunyuan_v1_moe", "vocab_size": 130,
+                "hidden_size": 24, "num_attention_heads": 2, "num_key_value_heads": 1, "attention_head_dim": 8,
+                "max_position_embeddings": 64, "rope_theta": 500000.0,
+                "rope_scaling": {"type": "dynamic", "alpha": 50.0},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="HunYuanMoEV1ForCausalLM (model.embed_tokens, unscaled); head_dim from attention_head_dim (Hunyuan-A13B's key), HunYuanMoEV1Config's pad_token_id 0, NTK-alpha without a factor",
+        rotary="default",
+    ),
+    dict(
         name="olmo3", seed=56, build=build_lookup_decoder,
         config={"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "vocab_size": 124,
                 "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
@@ -2473,6 +2525,8 @@ def rope_view(cfg):
     if cfg["model_type"] == "falcon":
         view.setdefault("max_position_embeddings", 2048)  # FalconConfig's default
     view.setdefault("rope_theta", 10000.0)
+    if cfg["model_type"] in HUNYUAN:
+        view = hunyuan_alpha_view(view)
     return view
 
 
@@ -2865,6 +2919,8 @@ FAMILY_SOURCES = {
     "lfm2_moe": "modeling_lfm2_moe.py and configuration_lfm2_moe.py: LFM2's input stage and layer rule",
     "glm4v": "modeling_glm4v.py @ v4.57.1 8cb5963c (Glm4vTextModel.embed_tokens, Glm4vTextRotaryEmbedding, apply_multimodal_rotary_pos_emb's repeat_interleave), configuration_glm4v.py",
     "glm4v_moe": "modeling_glm4v_moe.py @ v4.57.1 8cb5963c (rotate_half), configuration_glm4v_moe.py (partial_rotary_factor 0.5)",
+    "hunyuan_v1_dense": "modeling_hunyuan_v1_dense.py @ v4.56.0 e7d351ce (HunYuanDenseV1RotaryEmbedding's NTK-alpha, embed_tokens), configuration_hunyuan_v1_dense.py",
+    "hunyuan_v1_moe": "modeling_hunyuan_v1_moe.py @ v4.56.0 e7d351ce (the same rotary module), configuration_hunyuan_v1_moe.py",
     "olmo3": "modular_olmo3.py @ 02e8340b, configuration_olmo3.py @ 008e5743: rotary_embs by layer type",
     "persimmon": "modeling_persimmon.py @ 93a5d5f4: PersimmonAttention (partial rotary)",
     "mistral3": "modeling_mistral3.py @ 00dcc6dd, configuration_mistral3.py @ 0db25542: _checkpoint_conversion_mapping",

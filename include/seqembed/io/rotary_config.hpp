@@ -40,7 +40,7 @@ namespace seqembed::io {
 ///   `rotary_dim` (dimensions, 64 when absent). Layout: interleaved for model_type "gptj" and
 ///   "codegen" (rotate_every_two; base 10000 and no rule, whatever the config says, as
 ///   create_sinusoidal_positions), "cohere", "cohere2", "llama4", "llama4_text", "helium",
-///   "glm", "glm4" (the first half of each head), "ernie4_5", "deepseek_v2" and "deepseek_v3"
+///   "glm", "glm4", "glm4v" (the first half of each head), "ernie4_5", "deepseek_v2" and "deepseek_v3"
 ///   (unless rope_interleave is false; Hugging Face's DeepSeek-V3 reorders each rotated vector
 ///   as the pairs' first values then their second, which no q . k sees), halves for every other
 ///   family.
@@ -56,7 +56,12 @@ namespace seqembed::io {
 ///   (transformers 4.46 to 4.55 replaced it by max_position_embeddings / original when
 ///   original was given, which made Qwen2.5's model-card YaRN block a factor of 1; PR 40320
 ///   changed it back); longrope's is the rule's, else that ratio. Dynamic uses
-///   max_position_embeddings as the trained length.
+///   max_position_embeddings as the trained length. Hunyuan's (model_type "hunyuan_v1_dense",
+///   "hunyuan_v1_moe") dynamic rule with `alpha` is a fixed base instead, theta x
+///   alpha^(head_dim / (head_dim - 2)) rounded to float32, as its rotary module computes it.
+/// - M-RoPE: `mrope_section` of the rule, in blocks (Qwen2-VL, Qwen2.5-VL, GLM-4V, whose default
+///   is [8, 12, 12]) or interleaved (Qwen3-VL, always; [24, 20, 20] by default). The multimodal
+///   checkpoints' keys are read from their text_config.
 ///   Phi-3 and Phi-3.5 (model_type "phi3"): -4k has no rope_scaling (the default rule), -128k
 ///   has {"type": "longrope", short_factor, long_factor} with the lengths at the top level;
 ///   Phi-4-mini adds partial_rotary_factor.
@@ -196,8 +201,9 @@ inline RotaryScaling rope_rule(const std::string& type, const std::string& sourc
 }
 
 /// The language model's keys of a config: its text_config where the multimodal checkpoints keep
-/// them (text_config_of: Gemma 3's, Llama 4's, Mistral 3's, Qwen3-VL's and GLM-4V's always,
-/// Qwen2-VL's when saved by transformers 4.53 and later), under the config's model_type; Gemma 3's
+/// them (text_config_of: Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's always, Qwen2-VL's
+/// when saved by transformers 4.53 and later, GLM-4V's when it has one), under the config's
+/// model_type; Gemma 3's
 /// over Gemma3TextConfig's defaults, which its configs leave out. Other configs as they are.
 inline nlohmann::json language_keys(const nlohmann::json& given, const std::string& model_type) {
     const auto text = given.find("text_config");
@@ -331,6 +337,24 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& whole, const
     }
     options.scaling = detail::rope_rule(type, source, type_key);
     const char* name = type.c_str();
+
+    // Hunyuan's NTK-alpha (HunYuanDenseV1RotaryEmbedding): a dynamic rule with `alpha` is no
+    // dynamic rule but the base theta x alpha^(d / (d - 2)) over the whole head (d = head_dim),
+    // computed once in double and rounded to float32 as torch's pow takes it. transformers
+    // recomputes plain dynamic NTK frequencies (without alpha) for calls past
+    // max_position_embeddings; Tencent's own code and seqembed keep these at every length.
+    if ((model_type == "hunyuan_v1_dense" || model_type == "hunyuan_v1_moe") &&
+        options.scaling == RotaryScaling::dynamic && rule.number("alpha").value_or(0.0) != 0) {
+        const double alpha = *rule.number("alpha");
+        rule.require(alpha > 0, "alpha", alpha, "must be positive");
+        rule.require(options.head_dim > 2, "alpha", alpha, "needs a head_dim above 2");
+        const auto d = static_cast<double>(options.head_dim);
+        const double base = options.base * std::pow(alpha, d / (d - 2));
+        rule.require(base < 1e38, "alpha", alpha, "puts the base past float32's range");
+        options.base = static_cast<double>(static_cast<float>(base));
+        options.scaling = RotaryScaling::none;
+        options.partial_rotary_factor = 1.0;
+    }
 
     switch (options.scaling) {
         case RotaryScaling::none: break;

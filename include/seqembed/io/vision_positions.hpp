@@ -251,7 +251,9 @@ void vision_start_blocks(Index b, std::int64_t n, const Token& token, const Visi
 /// GLM-4V's blocks of one sequence: its tokens typed (image_token_id inside video_start ..
 /// video_end a video frame's, elsewhere an image's, any other text), each run of one type a
 /// group; an image group one image's grid, a frame group one frame of the current video, each
-/// group exactly its grid's tokens (Hugging Face's positions would not fit its ids otherwise).
+/// group exactly its grid's tokens. Hugging Face checks only each sequence's total, so runs that
+/// miss their grids but cancel out get positions from it that belong to no image; here they are
+/// refused, naming the run.
 template <typename Token>
 void image_run_blocks(Index b, std::int64_t n, const Token& token, const VisionTokens& vision, GridCursor& cursor,
                       RopeIndexRow& row) {

@@ -43,17 +43,19 @@ struct DecoderFamily {
 };
 
 /// Where a family's config.json holds its language model's keys: under text_config always
-/// (Gemma 3's, Llama 4's, Mistral 3's, Qwen3-VL's and GLM-4V's multimodal checkpoints), under
-/// text_config when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top
-/// level), or at the top level.
+/// (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's multimodal checkpoints), under text_config
+/// when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top level;
+/// GLM-4V, whose config class builds its text config from the top-level keys without one), or at
+/// the top level.
 enum class TextConfig { top_level, nested, nested_if_present };
 
 /// The TextConfig of `family` (model_type).
 inline TextConfig text_config_of(const std::string& family) {
     if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl" ||
-        family == "qwen3_vl_moe" || family == "glm4v" || family == "glm4v_moe")
+        family == "qwen3_vl_moe")
         return TextConfig::nested;
-    if (family == "qwen2_vl" || family == "qwen2_5_vl") return TextConfig::nested_if_present;
+    if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "glm4v" || family == "glm4v_moe")
+        return TextConfig::nested_if_present;
     return TextConfig::top_level;
 }
 
@@ -108,6 +110,12 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
                   true, LayerRule::every_layer}},
         {"glm4_moe", {R"({"partial_rotary_factor": 0.5, "max_position_embeddings": 131072})", false,
                       LayerRule::every_layer}},
+        // HunYuanDenseV1Config's and HunYuanMoEV1Config's (head_dim None: config.json's, else
+        // attention_head_dim, else hidden_size / num_attention_heads).
+        {"hunyuan_v1_dense", {R"({"rope_theta": 10000.0, "max_position_embeddings": 2048, "pad_token_id": 0})", false,
+                              LayerRule::every_layer}},
+        {"hunyuan_v1_moe", {R"({"rope_theta": 10000.0, "max_position_embeddings": 2048, "pad_token_id": 0})", false,
+                            LayerRule::every_layer}},
         // Glm4vTextConfig's (no partial_rotary_factor: 1 unless config.json gives it, as GLM-4.1V's
         // 0.5) and Glm4vMoeTextConfig's; GLM-4.1V rotates interleaved pairs
         // (apply_multimodal_rotary_pos_emb's repeat_interleave), GLM-4.5V halves.
@@ -213,6 +221,9 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
         config["rope_theta"] = config["theta"];  // Lfm2Config reads `theta` before `rope_theta`
     if (model_type == "deepseek_v2" || model_type == "deepseek_v3") config["head_dim"] = config["qk_rope_head_dim"];
     if (model_type == "cohere2") config.erase("head_dim");
+    if ((model_type == "hunyuan_v1_dense" || model_type == "hunyuan_v1_moe") &&
+        (!config.contains("head_dim") || config["head_dim"].is_null()) && config.contains("attention_head_dim"))
+        config["head_dim"] = config["attention_head_dim"];  // Hunyuan-A13B's config names it so
     return config;
 }
 
