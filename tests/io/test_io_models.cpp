@@ -88,7 +88,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "modernbert") return run(seqembed::io::load_modernbert(directory), c);
     for (const char* encoder : {"longformer", "data2vec_text", "xmod", "xlm_roberta_xl", "big_bird", "megatron_bert",
                                 "ernie", "splinter", "squeezebert", "rembert", "bert_generation", "nystromformer",
-                                "yoso", "mra", "roformer"})
+                                "yoso", "mra", "roformer", "nomic_bert"})
         if (type == encoder) return run(seqembed::io::load_encoder(directory), c);
     if (type == "esm" || type == "esm1b") {
         // io::Model::forward applies ESM's token dropout per sequence.
@@ -117,6 +117,7 @@ std::optional<seqembed::RotaryEmbedding<float>> rotary_of(const std::string& typ
     if (type == "phi") return seqembed::io::load_phi(directory).rotary;
     if (type == "gpt_neox") return seqembed::io::load_gpt_neox(directory).rotary;
     if (type == "modernbert") return seqembed::io::load_modernbert(directory).rotary;
+    if (type == "nomic_bert") return *seqembed::io::load_model(directory).rotary();
     return seqembed::io::load_rotary_decoder(directory).rotary;
 }
 
@@ -178,7 +179,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 50);
+    REQUIRE(fixtures::all_rotary_count == 51);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -388,7 +389,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 100);
+    CHECK(families == 101);
 }
 
 namespace {
@@ -580,7 +581,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"cohere2", 0},   {"smollm3", 122},   {"olmo3", 1},      {"persimmon", {}}, {"mistral3", {}},
         {"apertus", 3},   {"helium", 3},      {"ernie4_5", 0},   {"nemotron", {}},  {"exaone4", {}},
         {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1},      {"lfm2", 0},       {"lfm2_moe", 0},
-        {"glm4v", {}},    {"glm4v_moe", 2},   {"hunyuan_v1_dense", 127}, {"hunyuan_v1_moe", 0},
+        {"glm4v", {}},    {"glm4v_moe", 2},   {"hunyuan_v1_dense", 127}, {"hunyuan_v1_moe", 0}, {"nomic_bert", {}},
         {"longformer", 1}, {"data2vec_text", 1}, {"xmod", 1}, {"xlm_roberta_xl", 1}, {"big_bird", 0},
         {"megatron_bert", 0}, {"ernie", 0}, {"splinter", 0}, {"squeezebert", 0}, {"rembert", 0},
         {"bert_generation", 0}, {"nystromformer", 1}, {"yoso", 1}, {"mra", 1}, {"roformer", 0},
@@ -1088,6 +1089,9 @@ TEST_CASE("Checkpoints saved under each family's other names (base classes witho
         {"xlm_roberta_xl", strip("roberta.")},
         {"rembert", strip("rembert.")},  // RemBertModel: embeddings. and encoder.embedding_hidden_mapping_in.
         {"roformer", strip("roformer.")},
+        // Nomic's BERT: nomic-bert-2048's NomicBertForPreTraining, fine-tunes saved under model.
+        {"nomic_bert", [](const std::string& name) { return "bert." + name; }},
+        {"nomic_bert", [](const std::string& name) { return "model." + name; }},
         {"nystromformer", strip("nystromformer.")},
         {"ernie", strip("ernie.")},
         // Multimodal checkpoints before and after transformers 4.52's layout.
@@ -1428,6 +1432,41 @@ TEST_CASE("The encoders' differences: RoFormer's rotary table, position ids as t
         }
         CHECK_THROWS_AS(rope->forward_into(rope->max_positions(), cos, sin), seqembed::index_error);
         CHECK(roformer.rotary_of_layer(0) == rope);
+    }
+    {
+        // Nomic's BERT: halves over n_embd / n_head from rotary_emb_base, any position; its
+        // vocabulary rounded up to pad_vocab_size_multiple (120 -> 128 rows).
+        const seqembed::io::Model nomic = seqembed::io::load_model(root / "nomic_bert");
+        const seqembed::RotaryEmbedding<float>* rope = nomic.rotary();
+        REQUIRE(rope != nullptr);
+        CHECK(rope->options().layout == seqembed::RotaryLayout::halves);
+        CHECK(rope->head_dim() == 8);
+        CHECK(rope->options().base == 1000.0);
+        CHECK(rope->options().scaling == seqembed::RotaryScaling::none);
+        CHECK(nomic.config().vocab_size == 128);
+        CHECK(nomic.config().layer_norm_eps == 1e-12);
+        RowMatrix<float> cos(1, rope->pairs()), sin(1, rope->pairs());
+        CHECK_NOTHROW(rope->forward_into(100000, cos, sin));
+        // nomic-embed-text-v1.5's config since transformers 5 keys were added beside its own:
+        // n_positions and rotary_emb_* rule; rotary_scaling_factor (as from_pretrained passes
+        // it) is dynamic NTK past max_trained_positions.
+        const BrokenCopy copy("nomic_bert");
+        copy.write_config(R"({"model_type": "nomic_bert", "vocab_size": 128, "n_embd": 16, "n_head": 2,
+            "n_positions": 8192, "max_position_embeddings": 2048, "max_trained_positions": 32,
+            "rope_parameters": {"rope_theta": 1000.0, "rope_type": "default"}, "rotary_emb_fraction": 0.5,
+            "rotary_emb_base": 1000, "rotary_scaling_factor": 2, "layer_norm_epsilon": 1e-12,
+            "type_vocab_size": 2})");
+        const seqembed::io::Model scaled = seqembed::io::load_model(copy.directory);
+        const seqembed::RotaryOptions& options = scaled.rotary()->options();
+        CHECK(scaled.config().max_positions == 8192);
+        CHECK(scaled.rotary()->rotary_dim() == 4);
+        CHECK(options.scaling == seqembed::RotaryScaling::dynamic);
+        CHECK(options.factor == 2.0);
+        CHECK(options.original_max_position_embeddings == 32);
+        copy.write_config(R"({"model_type": "nomic_bert", "vocab_size": 128, "n_embd": 16, "n_head": 2,
+            "rotary_emb_fraction": 0.0, "layer_norm_epsilon": 1e-12})");
+        CHECK_THROWS_WITH(seqembed::io::load_model(copy.directory),
+                          Catch::Contains("'rotary_emb_fraction' gives 0 rotated of 8 dimensions"));
     }
     seqembed::IdMatrix ids(2, 4);
     ids << 5, 6, 7, 8,  //

@@ -917,6 +917,42 @@ class EsmInvFreq(nn.Module):
         self.register_buffer("inv_freq", torch.from_numpy(exact.astype(np.float16).astype(np.float32)))
 
 
+# Nomic's BERT (remote code modeling_hf_nomic_bert.py, nomic-ai/contrastors @ 613ddfd, the Hub's copy
+# the same in these lines: NomicBertEmbeddings.forward, NomicBertModel.__init__ and forward).
+class NomicBertEmbeddings(nn.Module):
+    """word_embeddings (padding_idx pad_token_id); + token_type_embeddings (zeros when not given);
+    no position table when rotary_emb_fraction > 0."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(cfg["vocab_size"], cfg["n_embd"], padding_idx=cfg.get("pad_token_id"))
+        self.token_type_embeddings = nn.Embedding(cfg["type_vocab_size"], cfg["n_embd"])
+        assert cfg["rotary_emb_fraction"] > 0
+
+    def forward(self, input_ids, token_type_ids=None):
+        embeddings = self.word_embeddings(input_ids)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros(input_ids.shape[1], dtype=torch.long)
+        return embeddings + self.token_type_embeddings(token_type_ids)
+
+
+def build_nomic_bert(cfg):
+    """NomicBertModel as nomic-embed-text-v1.5 saves it (no prefix): embeddings, then emb_ln =
+    nn.LayerNorm(n_embd, eps=layer_norm_epsilon); vocab_size rounded up to
+    pad_vocab_size_multiple first."""
+    cfg = dict(cfg)
+    multiple = cfg.get("pad_vocab_size_multiple", 1)
+    if cfg["vocab_size"] % multiple:
+        cfg["vocab_size"] += multiple - cfg["vocab_size"] % multiple
+    root = node()
+    root.embeddings = NomicBertEmbeddings(cfg)
+    root.emb_ln = nn.LayerNorm(cfg["n_embd"], eps=cfg["layer_norm_epsilon"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.emb_ln(root.embeddings(input_ids, token_type_ids)), None, None
+    return root, forward
+
+
 def build_esm(cfg):
     root = node()
     root.esm = node()
@@ -2246,6 +2282,21 @@ FAMILIES = [
         note='RoFormerEmbeddings: word + token type, LayerNorm at embedding_size; embeddings_project; rotary in attention',
     ),
     dict(
+        name="nomic_bert", seed=96, build=build_nomic_bert,
+        # nomic-embed-text-v1.5's keys, scaled down (its vocabulary 30522 padded to 64: 30528).
+        config={"architectures": ["NomicBertModel"], "model_type": "nomic_bert", "vocab_size": 120,
+                "pad_vocab_size_multiple": 64, "n_embd": 16, "n_head": 2, "n_layer": 2, "n_positions": 64,
+                "max_trained_positions": 32, "type_vocab_size": 2, "layer_norm_epsilon": 1e-12,
+                "rotary_emb_fraction": 1.0, "rotary_emb_base": 1000, "rotary_emb_interleaved": False,
+                "rotary_emb_scale_base": None, "rotary_scaling_factor": None, "prenorm": False,
+                "activation_function": "swiglu", "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="none added: rotary in attention, positions 0 .. seq - 1 of the padded batch",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="NomicBertModel: word + token type, emb_ln; vocabulary padded to 64 rows (128); rotary base 1000, halves",
+        rotary="default",
+    ),
+    dict(
         name="esm", seed=82, build=build_esm,
         # ESM-2's config as convert_esm.py writes it (esm2_t6_8M_UR50D's keys), scaled down.
         config={"architectures": ["EsmForMaskedLM"], "model_type": "esm", "vocab_size": 33, "hidden_size": 16,
@@ -2439,6 +2490,10 @@ def numpy_reference(family, tensors, ids, mask, types):
             x = layer_norm(x, f["esm.embeddings.layer_norm.weight"], f["esm.embeddings.layer_norm.bias"],
                            cfg["layer_norm_eps"])
         return x * mask[..., None], None, rows
+    if name == "nomic_bert":
+        tt = types if types is not None else np.zeros_like(ids)
+        x = f["embeddings.word_embeddings.weight"][ids] + f["embeddings.token_type_embeddings.weight"][tt]
+        return layer_norm(x, f["emb_ln.weight"], f["emb_ln.bias"], cfg["layer_norm_epsilon"]), None, None
     if family["build"] is build_encoder:
         prefix, rule, layer_norm_here, order = ENCODER_SPECS[cfg["model_type"]]
         p = prefix + ".embeddings."
@@ -2522,6 +2577,12 @@ def rope_view(cfg):
         view.update(hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
                     max_position_embeddings=cfg["n_positions"],
                     partial_rotary_factor=cfg["rotary_dim"] / (cfg["n_embd"] // cfg["n_head"]))
+    if cfg["model_type"] == "nomic_bert":
+        # NomicBertRotaryEmbedding(dim = n_embd // n_head * rotary_emb_fraction, base =
+        # rotary_emb_base): the default rule's inv_freq over that width.
+        view.update(hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
+                    max_position_embeddings=cfg["n_positions"], partial_rotary_factor=cfg["rotary_emb_fraction"],
+                    rope_theta=float(cfg["rotary_emb_base"]))
     if cfg["model_type"] == "falcon":
         view.setdefault("max_position_embeddings", 2048)  # FalconConfig's default
     view.setdefault("rope_theta", 10000.0)
@@ -2919,6 +2980,7 @@ FAMILY_SOURCES = {
     "lfm2_moe": "modeling_lfm2_moe.py and configuration_lfm2_moe.py: LFM2's input stage and layer rule",
     "glm4v": "modeling_glm4v.py @ v4.57.1 8cb5963c (Glm4vTextModel.embed_tokens, Glm4vTextRotaryEmbedding, apply_multimodal_rotary_pos_emb's repeat_interleave), configuration_glm4v.py",
     "glm4v_moe": "modeling_glm4v_moe.py @ v4.57.1 8cb5963c (rotate_half), configuration_glm4v_moe.py (partial_rotary_factor 0.5)",
+    "nomic_bert": "nomic-ai/contrastors @ 613ddfd src/contrastors/models/huggingface/modeling_hf_nomic_bert.py (NomicBertEmbeddings, NomicBertModel: emb_ln, pad_vocab_size_multiple; NomicBertRotaryEmbedding), configuration_hf_nomic_bert.py",
     "hunyuan_v1_dense": "modeling_hunyuan_v1_dense.py @ v4.56.0 e7d351ce (HunYuanDenseV1RotaryEmbedding's NTK-alpha, embed_tokens), configuration_hunyuan_v1_dense.py",
     "hunyuan_v1_moe": "modeling_hunyuan_v1_moe.py @ v4.56.0 e7d351ce (the same rotary module), configuration_hunyuan_v1_moe.py",
     "olmo3": "modular_olmo3.py @ 02e8340b, configuration_olmo3.py @ 008e5743: rotary_embs by layer type",

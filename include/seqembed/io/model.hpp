@@ -537,6 +537,51 @@ inline LearnedPositionalEmbedding<float> with_task_row(const Checkpoint& checkpo
     return LearnedPositionalEmbedding<float>::from_weights(table, LearnedPositionsOptions::bert());  // ERNIE's: by index
 }
 
+/// The rotary stage of the rotary encoders: RoFormer's interleaved pairs over hidden_size /
+/// num_attention_heads, base 10000, its table's rows and none past them; Nomic's BERT's over
+/// head_dim x rotary_emb_fraction (of n_embd / n_head) from rotary_emb_base, halves unless
+/// rotary_emb_interleaved, any position (its module computes them), dynamic NTK past
+/// max_trained_positions when rotary_scaling_factor is set.
+inline RotaryOptions encoder_rotary_options(const nlohmann::json& config, const ModelConfig& model,
+                                            const std::string& name) {
+    const Index head_dim = model.hidden_size / positive_key(config, name, {"num_attention_heads", "n_head"});
+    if (model.model_type != "nomic_bert") {
+        RotaryOptions rope = RotaryOptions::hugging_face(head_dim, 10000.0);
+        rope.layout = RotaryLayout::interleaved;
+        rope.max_positions = model.max_positions;
+        return rope;
+    }
+    const auto number = [&](const char* key) {
+        const nlohmann::json* value = find_key(config, {key});
+        if (value == nullptr || !value->is_number())
+            seqembed::detail::fail<format_error>(name, ": '", key, "' is ", value == nullptr ? "missing" : value->dump(),
+                                                 ", not a number");
+        return value->get<double>();
+    };
+    // rotary_emb_dim = head_dim * rotary_emb_fraction (a float the module takes as the width).
+    const double rotated = static_cast<double>(head_dim) * number("rotary_emb_fraction");
+    if (!(rotated > 0) || rotated != std::floor(rotated) || rotated > static_cast<double>(head_dim))
+        seqembed::detail::fail<format_error>(name, ": 'rotary_emb_fraction' gives ", rotated, " rotated of ", head_dim,
+                                             " dimensions: Nomic's BERT without rotary positions (its learned "
+                                             "table) has no preset");
+    RotaryOptions rope = RotaryOptions::hugging_face(head_dim, number("rotary_emb_base"));
+    rope.rotary_dim = static_cast<Index>(rotated);
+    rope.layout = boolean_key(config, name, "rotary_emb_interleaved") ? RotaryLayout::interleaved : RotaryLayout::halves;
+    rope.max_positions = model.max_positions;
+    rope.beyond = BeyondTable::compute;
+    if (const nlohmann::json* factor = find_key(config, {"rotary_scaling_factor"}); factor != nullptr && !factor->is_null()) {
+        if (!factor->is_number())
+            seqembed::detail::fail<format_error>(name, ": 'rotary_scaling_factor' is ", factor->dump(),
+                                                 ", not a number or null");
+        if (factor->get<double>() != 0) {  // `if getattr(config, "rotary_scaling_factor", None)`
+            rope.scaling = RotaryScaling::dynamic;
+            rope.factor = factor->get<double>();
+            rope.original_max_position_embeddings = positive_key(config, name, {"max_trained_positions"});
+        }
+    }
+    return rope;
+}
+
 }  // namespace detail
 
 /// @brief The input stage of the encoders whose embeddings are BERT's or RoBERTa's with a
@@ -554,7 +599,14 @@ inline LearnedPositionalEmbedding<float> with_task_row(const Checkpoint& checkpo
 ///        - roformer: word + token type, LayerNorm, its embeddings_project when embedding_size
 ///          differs from hidden_size, and `rotary`: interleaved pairs over hidden_size /
 ///          num_attention_heads, base 10000, max_position_embeddings rows (its sinusoidal table
-///          is an nn.Embedding: positions past it are refused).
+///          is an nn.Embedding: positions past it are refused);
+///        - nomic_bert (Nomic's BERT: nomic-embed-text-v1 and v1.5, nomic-bert-2048, CodeRankEmbed;
+///          remote code, NomicBertConfig's GPT-2 keys): word + token type (0 when not given), its
+///          emb_ln (LayerNorm, layer_norm_epsilon), tensors under `bert.`, `model.` or none, the
+///          vocabulary rounded up to pad_vocab_size_multiple, and `rotary`: halves (unless
+///          rotary_emb_interleaved) over n_embd / n_head x rotary_emb_fraction from
+///          rotary_emb_base, positions 0 .. seq - 1 of the padded batch, any length; dynamic NTK
+///          past max_trained_positions when rotary_scaling_factor is set.
 ///        Word + token type, then the position, then LayerNorm, as BertEmbeddings (Longformer,
 ///        SqueezeBERT and MRA: word + position, then the token type); tensors under the family's
 ///        prefix or none. Longformer, SqueezeBERT, Nystromformer, YOSO and MRA take no past tokens. Explicit position ids are rows of the table for the
@@ -562,7 +614,7 @@ inline LearnedPositionalEmbedding<float> with_task_row(const Checkpoint& checkpo
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert.
-/// @return the model's stage (Model::learned(), or Model::lookup() for RoFormer).
+/// @return the model's stage (Model::learned(), or Model::lookup() for RoFormer and Nomic's BERT).
 /// @throws file_error, format_error as the readers, and for a model_type that is not one of
 ///         these encoders; value_error as load_bert.
 inline Model load_encoder(const std::filesystem::path& directory, const PipelineOptions& options = {},
@@ -576,8 +628,12 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
                                              "' is not one of load_encoder's encoders (load_model reads it)");
     const nlohmann::json json = detail::language_config(detail::read_json_object(directory / "config.json"), name);
     const std::string prefix = family->prefix;
+    // Nomic's fine-tunes may be saved under `model.` too.
+    const bool nomic = config.model_type == "nomic_bert";
     const auto names = [&](const std::string& tail) {
-        return std::vector<std::string>{prefix + "embeddings." + tail, "embeddings." + tail};
+        std::vector<std::string> out{prefix + "embeddings." + tail, "embeddings." + tail};
+        if (nomic) out.push_back("model.embeddings." + tail);
+        return out;
     };
     const Index width = config.embedding_size;
     const bool rescaled = config.model_type == "big_bird" && detail::boolean_key(json, name, "rescale_embeddings");
@@ -589,7 +645,12 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
                                      TokenTypeOptions{family->types_after_positions ? TokenTypeOrder::after_positions
                                                                                     : TokenTypeOrder::before_positions,
                                                       true});
-        if (family->layer_norm) pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
+        if (nomic)  // NomicBertModel's emb_ln, after its embeddings (BERT's name when converted)
+            pipeline.set_layer_norm(checkpoint.layer_norm(
+                {prefix + "emb_ln.", "emb_ln.", "model.emb_ln.", prefix + "embeddings.LayerNorm.", "embeddings.LayerNorm."},
+                width));
+        else if (family->layer_norm)
+            pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
     };
     std::optional<Linear> projection;
     if (config.model_type == "rembert")
@@ -603,10 +664,7 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
             std::move(token), NoPositions<float>(width),
             detail::family_options(options, "load_encoder", PositionNumbering::sequence_index));
         finish(pipeline);
-        RotaryOptions rope = RotaryOptions::hugging_face(
-            config.hidden_size / detail::positive_key(json, name, {"num_attention_heads"}), 10000.0);
-        rope.layout = RotaryLayout::interleaved;
-        rope.max_positions = config.max_positions;
+        const RotaryOptions rope = detail::encoder_rotary_options(json, config, name);
         LookupModelInput stage{config, std::move(pipeline), std::move(projection), std::nullopt};
         stage.rotary = seqembed::detail::run_renaming_error<format_error, value_error>(
             [&] { return RotaryEmbedding<float>(rope); }, name, ": its rotary options are invalid: ");

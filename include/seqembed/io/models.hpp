@@ -934,7 +934,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
             "deberta, deberta-v2, longformer, data2vec-text, xmod, xlm-roberta-xl, big_bird, megatron-bert, "
-            "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, esm, gpt2, "
+            "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, nomic_bert, esm, gpt2, "
             "gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
             "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
             "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, olmo3, olmoe, granite, "
@@ -943,6 +943,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
             "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
+    if (family == "nomic_bert") {  // NomicBertModel rounds its vocabulary up to pad_vocab_size_multiple
+        const Index multiple = detail::positive_key(config, name, {"pad_vocab_size_multiple"});
+        if (result.vocab_size % multiple != 0) result.vocab_size += multiple - result.vocab_size % multiple;
+    }
     result.num_hidden_layers = detail::layer_count(config, name);
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
@@ -966,8 +970,12 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         }
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-7);
     } else {
+        // Nomic's BERT: n_positions, which GPT2Config maps max_position_embeddings to (its
+        // configs saved by transformers 5 carry a max_position_embeddings beside it).
         result.max_positions =
-            positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
+            !positions             ? 0
+            : family == "nomic_bert" ? detail::positive_key(config, name, {"n_positions"})
+                                     : detail::positive_key(config, name, {"max_position_embeddings", "n_positions"});
     }
     const detail::EncoderFamily* encoder = detail::encoder_family(family);
     if (detail::is_bert_family(family) || (encoder != nullptr && encoder->token_types))
@@ -996,7 +1004,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         if (projected != 0) result.embedding_size = projected;
     }
     if (detail::is_bert_family(family) || family == "mpnet" || (encoder != nullptr && encoder->layer_norm))
-        result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
+        result.layer_norm_eps = family == "nomic_bert" ? detail::epsilon_key(config, name, {"layer_norm_epsilon"}, 1e-5)
+                                                       : detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
     if (family == "rembert")  // its tables' width; the encoder's embedding_hidden_mapping_in widens it
         result.embedding_size = detail::positive_key(config, name, {"input_embedding_size"});
     if (family == "roformer") {  // RoFormerConfig's embedding_size: hidden_size when absent

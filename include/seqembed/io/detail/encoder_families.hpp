@@ -16,7 +16,7 @@ enum class EncoderPositions {
     index,         ///< past + t, from row 0 (BERT's position_ids buffer)
     from_ids,      ///< RoBERTa's create_position_ids_from_input_ids: from row pad + 1, pads at row pad
     index_plus_2,  ///< t + 2 (Nystromformer's buffer arange(max_position_embeddings) + 2: max + 2 rows)
-    rotary,        ///< no table: rotary positions in attention (RoFormer)
+    rotary,        ///< no table: rotary positions in attention (RoFormer, Nomic's BERT)
 };
 
 /// One encoder family's embedding stage.
@@ -86,6 +86,13 @@ inline const EncoderFamily* encoder_family(const std::string& model_type) {
         {"roformer", {"roformer.", EncoderPositions::rotary, true, true, false,
                       R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                           "max_position_embeddings": 1536})"}},
+        // Nomic's BERT (remote code modeling_hf_nomic_bert.py; NomicBertConfig over GPT2Config):
+        // word + token type, emb_ln, rotary in attention.
+        {"nomic_bert", {"bert.", EncoderPositions::rotary, true, true, false,
+                        R"({"vocab_size": 50257, "n_positions": 1024, "type_vocab_size": 2,
+                            "layer_norm_epsilon": 1e-5, "rotary_emb_fraction": 0.0, "rotary_emb_base": 10000,
+                            "rotary_emb_interleaved": false, "max_trained_positions": 2048,
+                            "pad_vocab_size_multiple": 1})"}},
     };
     for (const Entry& entry : entries)
         if (model_type == entry.model_type) return &entry.family;
