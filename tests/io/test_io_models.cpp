@@ -179,7 +179,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 51);
+    REQUIRE(fixtures::all_rotary_count == 52);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -389,7 +389,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 101);
+    CHECK(families == 102);
 }
 
 namespace {
@@ -582,6 +582,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"apertus", 3},   {"helium", 3},      {"ernie4_5", 0},   {"nemotron", {}},  {"exaone4", {}},
         {"seed_oss", 1},  {"bitnet", {}},     {"olmoe", 1},      {"lfm2", 0},       {"lfm2_moe", 0},
         {"glm4v", {}},    {"glm4v_moe", 2},   {"hunyuan_v1_dense", 127}, {"hunyuan_v1_moe", 0}, {"nomic_bert", {}},
+        {"kimi_k2", {}},
         {"longformer", 1}, {"data2vec_text", 1}, {"xmod", 1}, {"xlm_roberta_xl", 1}, {"big_bird", 0},
         {"megatron_bert", 0}, {"ernie", 0}, {"splinter", 0}, {"squeezebert", 0}, {"rembert", 0},
         {"bert_generation", 0}, {"nystromformer", 1}, {"yoso", 1}, {"mra", 1}, {"roformer", 0},

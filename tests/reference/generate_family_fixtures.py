@@ -655,6 +655,7 @@ DECODER_DEFAULTS = {
     "bitnet": {"rope_theta": 500000.0, "max_position_embeddings": 2048},
     "deepseek_v2": {"max_position_embeddings": 2048, "qk_rope_head_dim": 64},
     "deepseek_v3": {"max_position_embeddings": 4096, "qk_rope_head_dim": 64},
+    "kimi_k2": {"max_position_embeddings": 4096, "qk_rope_head_dim": 64},
     "qwen2_5_vl": {"rope_theta": 1000000.0, "max_position_embeddings": 32768},
     "qwen3_vl": {"rope_theta": 5000000.0, "head_dim": 128, "max_position_embeddings": 128000},
     "lfm2": {"rope_theta": 1000000.0, "max_position_embeddings": 128000, "pad_token_id": 0},
@@ -691,7 +692,7 @@ def language(cfg):
                       rope_theta=cfg["attn_config"].get("rope_theta", 10000.0))
     if family in ("lfm2", "lfm2_moe") and cfg.get("theta") is not None:
         merged["rope_theta"] = cfg["theta"]  # Lfm2Config: kwargs.get("theta", kwargs.get("rope_theta", 1e6))
-    if family in ("deepseek_v2", "deepseek_v3"):
+    if family in ("deepseek_v2", "deepseek_v3", "kimi_k2"):
         merged["head_dim"] = merged["qk_rope_head_dim"]
     if family == "cohere2":
         merged.pop("head_dim", None)
@@ -1827,6 +1828,22 @@ FAMILIES = [
         rotary="yarn",
     ),
     dict(
+        name="kimi_k2", seed=97, build=build_lookup_decoder,
+        # Kimi-K2-Instruct-0905's rope block (beta_fast = beta_slow = 1, factor 64), scaled down.
+        config={"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", "vocab_size": 118,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2, "qk_rope_head_dim": 8,
+                "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 8, "q_lora_rank": 8,
+                "max_position_embeddings": 64, "rope_theta": 50000.0,
+                "rope_scaling": {"type": "yarn", "factor": 64.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                 "beta_fast": 1.0, "beta_slow": 1.0, "original_max_position_embeddings": 4096},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Kimi K2 (DeepSeek-V3's remote modeling_deepseek.py): embed_tokens; RoPE on qk_rope_head_dim, interleaved pairs; yarn with beta_fast = beta_slow = 1",
+        rotary="yarn",
+    ),
+    dict(
         name="deepseek_v2", seed=49, build=build_lookup_decoder,
         config={"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "vocab_size": 117,
                 "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2, "qk_rope_head_dim": 8,
@@ -2631,7 +2648,7 @@ struct Rotary {
 # The families whose attention rotates interleaved pairs (rotate_every_two, repeat_interleave'd
 # frequencies, or complex products); the others rotate halves.
 INTERLEAVED = ("gptj", "codegen", "cohere", "cohere2", "llama4", "helium", "glm4", "ernie4_5", "deepseek_v2",
-               "deepseek_v3", "glm4v")
+               "deepseek_v3", "glm4v", "kimi_k2")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -2970,6 +2987,7 @@ FAMILY_SOURCES = {
     "dbrx": "modular_dbrx.py @ 05a84051, configuration_dbrx.py @ 032b32ab: DbrxModel.wte, attn_config.rope_theta",
     "deepseek_v3": "modular_deepseek_v3.py, configuration_deepseek_v3.py: head_dim = qk_rope_head_dim, rope_interleave",
     "deepseek_v2": "modular_deepseek_v2.py @ 000c33fd: apply_rotary_emb (view_as_complex)",
+    "kimi_k2": "moonshotai/Kimi-K2-Instruct modeling_deepseek.py (DeepSeek-V3's: DeepseekV3YarnRotaryEmbedding, apply_rotary_pos_emb's interleave): the yarn rule as Hugging Face's",
     "llama4": "modeling_llama4.py @ 000c33fd, configuration_llama4.py @ 008e5743: Llama4ForConditionalGeneration, apply_rotary_emb",
     "qwen2_5_vl": "modeling_qwen2_vl.py @ 00b676f8: _checkpoint_conversion_mapping, apply_multimodal_rotary_pos_emb",
     "qwen3_vl": "modeling_qwen3_vl.py: Qwen3VLTextRotaryEmbedding (apply_interleaved_mrope), Qwen3VLTextConfig",

@@ -941,7 +941,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
-            "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe)");
+            "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     if (family == "nomic_bert") {  // NomicBertModel rounds its vocabulary up to pad_vocab_size_multiple
         const Index multiple = detail::positive_key(config, name, {"pad_vocab_size_multiple"});

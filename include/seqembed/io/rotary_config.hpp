@@ -40,7 +40,7 @@ namespace seqembed::io {
 ///   `rotary_dim` (dimensions, 64 when absent). Layout: interleaved for model_type "gptj" and
 ///   "codegen" (rotate_every_two; base 10000 and no rule, whatever the config says, as
 ///   create_sinusoidal_positions), "cohere", "cohere2", "llama4", "llama4_text", "helium",
-///   "glm", "glm4", "glm4v" (the first half of each head), "ernie4_5", "deepseek_v2" and "deepseek_v3"
+///   "glm", "glm4", "glm4v" (the first half of each head), "ernie4_5", "deepseek_v2", "kimi_k2" and "deepseek_v3"
 ///   (unless rope_interleave is false; Hugging Face's DeepSeek-V3 reorders each rotated vector
 ///   as the pairs' first values then their second, which no q . k sees), halves for every other
 ///   family.

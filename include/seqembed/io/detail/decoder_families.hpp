@@ -140,6 +140,9 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"bitnet", {R"({"rope_theta": 500000.0, "max_position_embeddings": 2048})", false, LayerRule::every_layer}},
         {"deepseek_v2", {R"({"max_position_embeddings": 2048, "qk_rope_head_dim": 64})", true, LayerRule::every_layer}},
         {"deepseek_v3", {R"({"max_position_embeddings": 4096, "qk_rope_head_dim": 64})", true, LayerRule::every_layer}},
+        // Kimi K2 (remote code: DeepSeek-V3's modeling_deepseek.py under model_type kimi_k2): its
+        // input stage and yarn rule, pairs always interleaved.
+        {"kimi_k2", {R"({"max_position_embeddings": 4096, "qk_rope_head_dim": 64})", true, LayerRule::every_layer}},
         {"qwen2_vl", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 32768})", false, LayerRule::every_layer}},
         {"qwen2_5_vl", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 32768})", false,
                         LayerRule::every_layer}},
@@ -219,7 +222,8 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
     }
     if ((model_type == "lfm2" || model_type == "lfm2_moe") && config.contains("theta") && !config["theta"].is_null())
         config["rope_theta"] = config["theta"];  // Lfm2Config reads `theta` before `rope_theta`
-    if (model_type == "deepseek_v2" || model_type == "deepseek_v3") config["head_dim"] = config["qk_rope_head_dim"];
+    if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2")
+        config["head_dim"] = config["qk_rope_head_dim"];
     if (model_type == "cohere2") config.erase("head_dim");
     if ((model_type == "hunyuan_v1_dense" || model_type == "hunyuan_v1_moe") &&
         (!config.contains("head_dim") || config["head_dim"].is_null()) && config.contains("attention_head_dim"))
