@@ -248,7 +248,8 @@ TEST_CASE("GLM-4V's multimodal positions name runs that do not fit their grids",
     grids.video_grid_thw << 1, 2, 2;
     grids.image_grid_thw << 1, 4, 4;
     CHECK_THROWS_WITH(model.multimodal_positions(seqembed::Batch(ids), grids),
-                      Catch::Contains("has a run of 2 image tokens from its real token 2 but its grid (1, 4, 4) covers 4"));
+                      Catch::Contains("has a run of 2 image tokens from its real token 2 but its grid (1, 4, 4) "
+                                      "covers 4"));
 }
 
 TEST_CASE("Qwen-VL's decoding steps continue the prompt's positions by its rope deltas", "[io][mrope]") {

@@ -182,7 +182,8 @@ TEST_CASE("rotary: Hunyuan's NTK-alpha is a fixed base over the whole head, thet
                                "head_dim": 128, "rope_scaling": {"type": "dynamic", "alpha": -2.0}})"),
                       Catch::Contains("'rope_scaling.alpha' is -2, must be positive"));
     CHECK_THROWS_WITH(parse(R"({"model_type": "hunyuan_v1_dense", "hidden_size": 256, "num_attention_heads": 2,
-                               "head_dim": 128, "rope_theta": 1e300, "rope_scaling": {"type": "dynamic", "alpha": 9.0}})"),
+                               "head_dim": 128, "rope_theta": 1e300,
+                               "rope_scaling": {"type": "dynamic", "alpha": 9.0}})"),
                       Catch::Contains("puts the base past float32's range"));
 }
 

@@ -317,7 +317,8 @@ public:
     ///        BERT, GPT-2, GPT-Neo and the rotary decoders; t for the encoders of BART, mBART,
     ///        Marian and Pegasus, DistilBERT, ALBERT, DeBERTa and ModernBERT; the mask's count for
     ///        OPT, -1 for its padded tokens; Qwen-VL's and GLM-4V's the mask's count, 1 for their
-    ///        padded tokens, as get_rope_index; RoBERTa's, MPNet's and M2M100's from the ids, -1 for a pad id).
+    ///        padded tokens, as get_rope_index; RoBERTa's, MPNet's and M2M100's from the ids, -1
+    ///        for a pad id).
     /// @param batch as forward takes it.
     /// @return batch * seq positions, row b * seq + t (a learned table reads row offset +
     ///         position).
@@ -383,8 +384,8 @@ public:
     }
 
     /// @brief The three (equal) position ids of a decoding step's tokens after a multimodal
-    ///        prompt, as Qwen-VL's and GLM-4V's forwards give them: past + t + its sequence's rope delta, past
-    ///        the tokens its mask covers before the step (plus the step offsets).
+    ///        prompt, as Qwen-VL's and GLM-4V's forwards give them: past + t + its sequence's rope
+    ///        delta, past the tokens its mask covers before the step (plus the step offsets).
     /// @param step the new tokens, with a mask over past + current tokens (or step offsets).
     /// @param rope_deltas multimodal_positions(prompt, grids).rope_deltas, one per sequence.
     /// @return 3 x (batch * seq) positions.
@@ -554,7 +555,8 @@ inline RotaryOptions encoder_rotary_options(const nlohmann::json& config, const 
     const auto number = [&](const char* key) {
         const nlohmann::json* value = find_key(config, {key});
         if (value == nullptr || !value->is_number())
-            seqembed::detail::fail<format_error>(name, ": '", key, "' is ", value == nullptr ? "missing" : value->dump(),
+            seqembed::detail::fail<format_error>(name, ": '", key, "' is ",
+                                                 value == nullptr ? std::string("missing") : value->dump(),
                                                  ", not a number");
         return value->get<double>();
     };
@@ -566,10 +568,12 @@ inline RotaryOptions encoder_rotary_options(const nlohmann::json& config, const 
                                              "table) has no preset");
     RotaryOptions rope = RotaryOptions::hugging_face(head_dim, number("rotary_emb_base"));
     rope.rotary_dim = static_cast<Index>(rotated);
-    rope.layout = boolean_key(config, name, "rotary_emb_interleaved") ? RotaryLayout::interleaved : RotaryLayout::halves;
+    rope.layout =
+        boolean_key(config, name, "rotary_emb_interleaved") ? RotaryLayout::interleaved : RotaryLayout::halves;
     rope.max_positions = model.max_positions;
     rope.beyond = BeyondTable::compute;
-    if (const nlohmann::json* factor = find_key(config, {"rotary_scaling_factor"}); factor != nullptr && !factor->is_null()) {
+    const nlohmann::json* factor = find_key(config, {"rotary_scaling_factor"});
+    if (factor != nullptr && !factor->is_null()) {
         if (!factor->is_number())
             seqembed::detail::fail<format_error>(name, ": 'rotary_scaling_factor' is ", factor->dump(),
                                                  ", not a number or null");
@@ -646,9 +650,9 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
                                                                                     : TokenTypeOrder::before_positions,
                                                       true});
         if (nomic)  // NomicBertModel's emb_ln, after its embeddings (BERT's name when converted)
-            pipeline.set_layer_norm(checkpoint.layer_norm(
-                {prefix + "emb_ln.", "emb_ln.", "model.emb_ln.", prefix + "embeddings.LayerNorm.", "embeddings.LayerNorm."},
-                width));
+            pipeline.set_layer_norm(checkpoint.layer_norm({prefix + "emb_ln.", "emb_ln.", "model.emb_ln.",
+                                                           prefix + "embeddings.LayerNorm.", "embeddings.LayerNorm."},
+                                                          width));
         else if (family->layer_norm)
             pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
     };

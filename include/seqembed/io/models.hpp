@@ -934,7 +934,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             name, ": model_type '", family,
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
             "deberta, deberta-v2, longformer, data2vec-text, xmod, xlm-roberta-xl, big_bird, megatron-bert, "
-            "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, nomic_bert, esm, gpt2, "
+            "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, nomic_bert, "
+            "esm, gpt2, "
             "gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
             "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
             "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, olmo3, olmoe, granite, "
