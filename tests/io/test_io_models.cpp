@@ -1449,8 +1449,9 @@ TEST_CASE("The encoders' differences: RoFormer's rotary table, position ids as t
         RowMatrix<float> cos(1, rope->pairs()), sin(1, rope->pairs());
         CHECK_NOTHROW(rope->forward_into(100000, cos, sin));
         // nomic-embed-text-v1.5's config since transformers 5 keys were added beside its own:
-        // n_positions and rotary_emb_* rule; rotary_scaling_factor (as from_pretrained passes
-        // it) is dynamic NTK past max_trained_positions.
+        // rotary_emb_* rule, max_position_embeddings overrides n_positions (GPT2Config's
+        // attribute map); rotary_scaling_factor (as from_pretrained passes it) is dynamic NTK
+        // past max_trained_positions.
         const BrokenCopy copy("nomic_bert");
         copy.write_config(R"({"model_type": "nomic_bert", "vocab_size": 128, "n_embd": 16, "n_head": 2,
             "n_positions": 8192, "max_position_embeddings": 2048, "max_trained_positions": 32,
@@ -1459,7 +1460,7 @@ TEST_CASE("The encoders' differences: RoFormer's rotary table, position ids as t
             "type_vocab_size": 2})");
         const seqembed::io::Model scaled = seqembed::io::load_model(copy.directory);
         const seqembed::RotaryOptions& options = scaled.rotary()->options();
-        CHECK(scaled.config().max_positions == 8192);
+        CHECK(scaled.config().max_positions == 2048);
         CHECK(scaled.rotary()->rotary_dim() == 4);
         CHECK(options.scaling == seqembed::RotaryScaling::dynamic);
         CHECK(options.factor == 2.0);

@@ -165,9 +165,10 @@ TEST_CASE("rotary: Hunyuan's NTK-alpha is a fixed base over the whole head, thet
     REQUIRE(inv.size() == 64);
     // The lowest frequency is plain theta's divided by alpha (to float32 rounding).
     CHECK(std::abs(static_cast<double>(inv[63]) / std::pow(10000.0, -126.0 / 128.0) * 1000.0 - 1.0) < 2e-7);
-    // Hunyuan-A13B's attention_head_dim when head_dim is absent; no factor needed.
+    // Without head_dim (Hunyuan-A13B's config): hidden_size / num_attention_heads, as Tencent's
+    // code takes it, not attention_head_dim; no factor needed.
     const RotaryOptions a13b = parse(R"({"model_type": "hunyuan_v1_moe", "hidden_size": 4096,
-        "num_attention_heads": 32, "attention_head_dim": 128, "rope_scaling": {"type": "dynamic", "alpha": 1000.0}})");
+        "num_attention_heads": 32, "attention_head_dim": 64, "rope_scaling": {"type": "dynamic", "alpha": 1000.0}})");
     CHECK(a13b.head_dim == 128);
     CHECK(a13b.base == 11158840.0);
     // Without alpha it is the dynamic rule; another family's alpha is not read.

@@ -696,8 +696,6 @@ def language(cfg):
         merged["head_dim"] = merged["qk_rope_head_dim"]
     if family == "cohere2":
         merged.pop("head_dim", None)
-    if family in HUNYUAN and merged.get("head_dim") is None and "attention_head_dim" in merged:
-        merged["head_dim"] = merged["attention_head_dim"]  # Hunyuan-A13B's config names it so
     return merged
 
 
@@ -713,7 +711,9 @@ def hunyuan_alpha_view(view):
     rs = view.get("rope_scaling") or {}
     if rs.get("rope_type", rs.get("type")) != "dynamic" or not rs.get("alpha"):
         return view
-    d = view["head_dim"]
+    # config.head_dim in transformers (which fails without it); Tencent's own code, which runs
+    # Hunyuan-A13B's config without one, hidden_size // num_attention_heads.
+    d = view.get("head_dim") or view["hidden_size"] // view["num_attention_heads"]
     base = view["rope_theta"] * rs["alpha"] ** (d / (d - 2))
     own = 1.0 / (base ** (torch.arange(0, d, 2).float() / d))
     view = dict(view, rope_theta=float(np.float32(base)), rope_scaling=None)
@@ -2015,7 +2015,7 @@ FAMILIES = [
         token_types=None,
         position_rule="none: rotary embeddings in attention",
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
-        note="HunYuanMoEV1ForCausalLM (model.embed_tokens, unscaled); head_dim from attention_head_dim (Hunyuan-A13B's key), HunYuanMoEV1Config's pad_token_id 0, NTK-alpha without a factor",
+        note="HunYuanMoEV1ForCausalLM (model.embed_tokens, unscaled); no head_dim (Hunyuan-A13B's config): hidden_size // num_attention_heads as Tencent's code, its attention_head_dim unread; HunYuanMoEV1Config's pad_token_id 0, NTK-alpha without a factor",
         rotary="default",
     ),
     dict(

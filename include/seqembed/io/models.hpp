@@ -971,12 +971,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         }
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-7);
     } else {
-        // Nomic's BERT: n_positions, which GPT2Config maps max_position_embeddings to (its
-        // configs saved by transformers 5 carry a max_position_embeddings beside it).
+        // (Nomic's BERT: GPT2Config maps max_position_embeddings onto n_positions, so where
+        // config.json has both, as nomic-embed-text-v1.5's since 2026, max_position_embeddings
+        // wins.)
         result.max_positions =
-            !positions             ? 0
-            : family == "nomic_bert" ? detail::positive_key(config, name, {"n_positions"})
-                                     : detail::positive_key(config, name, {"max_position_embeddings", "n_positions"});
+            positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
     }
     const detail::EncoderFamily* encoder = detail::encoder_family(family);
     if (detail::is_bert_family(family) || (encoder != nullptr && encoder->token_types))

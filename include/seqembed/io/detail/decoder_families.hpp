@@ -111,7 +111,8 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"glm4_moe", {R"({"partial_rotary_factor": 0.5, "max_position_embeddings": 131072})", false,
                       LayerRule::every_layer}},
         // HunYuanDenseV1Config's and HunYuanMoEV1Config's (head_dim None: config.json's, else
-        // attention_head_dim, else hidden_size / num_attention_heads).
+        // hidden_size / num_attention_heads as Tencent's own code takes it; attention_head_dim is
+        // not read).
         {"hunyuan_v1_dense", {R"({"rope_theta": 10000.0, "max_position_embeddings": 2048, "pad_token_id": 0})", false,
                               LayerRule::every_layer}},
         {"hunyuan_v1_moe", {R"({"rope_theta": 10000.0, "max_position_embeddings": 2048, "pad_token_id": 0})", false,
@@ -225,9 +226,6 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
     if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2")
         config["head_dim"] = config["qk_rope_head_dim"];
     if (model_type == "cohere2") config.erase("head_dim");
-    if ((model_type == "hunyuan_v1_dense" || model_type == "hunyuan_v1_moe") &&
-        (!config.contains("head_dim") || config["head_dim"].is_null()) && config.contains("attention_head_dim"))
-        config["head_dim"] = config["attention_head_dim"];  // Hunyuan-A13B's config names it so
     return config;
 }
 
