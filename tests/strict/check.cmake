@@ -3,10 +3,11 @@
 #         -DWORK=<scratch dir> [-DFLAGS=<flags>] [-DRUN=<launcher or ON>] [-DIO=ON]
 #         [-DSENTENCEPIECE=ON] [-DMPI_INCLUDES=<MPI's include dirs>] -P check.cmake
 # MODE is
-#   compile    core_in_use.cpp (and io_in_use.cpp with IO, with IO_FLAGS added) compiled with
-#              FLAGS plus a user's strictest warnings as errors; linked and run when RUN is set
-#              (ON, or a launcher such as qemu-aarch64); only checked by the front end
-#              (-fsyntax-only, templates instantiated, no code generated) when RUN is SYNTAX
+#   compile    core_in_use.cpp (with IO, io_in_use.cpp, which holds core_in_use.cpp's checks
+#              too) compiled with FLAGS plus a user's strictest warnings as errors; linked and
+#              run when RUN is set (ON, or a launcher such as qemu-aarch64); only checked by the
+#              front end (-fsyntax-only, templates instantiated, no code generated) when RUN is
+#              SYNTAX
 #   headers    every header alone in a translation unit, with the same warnings; with
 #              -DTOGETHER=ON, every header twice in one translation unit instead (the warnings
 #              of the compiler that does not check self-containment)
@@ -39,40 +40,34 @@ function(run what)
 endfunction()
 
 if(MODE STREQUAL "compile")
-  set(programs core_in_use)
+  set(program core_in_use)
   if(IO)
-    list(APPEND programs io_in_use)
+    set(program io_in_use)
   endif()
-  foreach(program IN LISTS programs)
-    set(binary "${WORK}/${program}")
-    set(program_flags ${FLAGS})
-    if(program STREQUAL "io_in_use")
-      list(APPEND program_flags ${IO_FLAGS})
+  set(binary "${WORK}/${program}")
+  if(RUN STREQUAL "SYNTAX")
+    run("${program}: compile (front end)" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} -fsyntax-only
+        "${SOURCE_DIR}/${program}.cpp")
+    message(STATUS "${program}: checked by the front end")
+  elseif(RUN)
+    # Static where a launcher runs it, so that the target's shared libraries are not needed.
+    set(link_flags -pthread)
+    if(NOT RUN STREQUAL "ON")
+      list(APPEND link_flags -static)
     endif()
-    if(RUN STREQUAL "SYNTAX")
-      run("${program}: compile (front end)" ${COMPILER} ${program_flags} ${strict_warnings} ${include_flags} -fsyntax-only
-          "${SOURCE_DIR}/${program}.cpp")
-      message(STATUS "${program}: checked by the front end")
-    elseif(RUN)
-      # Static where a launcher runs it, so that the target's shared libraries are not needed.
-      set(link_flags -pthread)
-      if(NOT RUN STREQUAL "ON")
-        list(APPEND link_flags -static)
-      endif()
-      run("${program}: compile and link" ${COMPILER} ${program_flags} ${strict_warnings} ${include_flags}
-          "${SOURCE_DIR}/${program}.cpp" -o "${binary}" ${link_flags})
-      if(RUN STREQUAL "ON")
-        run("${program}: run" "${binary}")
-      else()
-        run("${program}: run" ${RUN} "${binary}")
-      endif()
-      message(STATUS "${program}: ${run_output}")
+    run("${program}: compile and link" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags}
+        "${SOURCE_DIR}/${program}.cpp" -o "${binary}" ${link_flags})
+    if(RUN STREQUAL "ON")
+      run("${program}: run" "${binary}")
     else()
-      run("${program}: compile" ${COMPILER} ${program_flags} ${strict_warnings} ${include_flags} -c
-          "${SOURCE_DIR}/${program}.cpp" -o "${binary}.o")
-      message(STATUS "${program}: compiled")
+      run("${program}: run" ${RUN} "${binary}")
     endif()
-  endforeach()
+    message(STATUS "${program}: ${run_output}")
+  else()
+    run("${program}: compile" ${COMPILER} ${FLAGS} ${strict_warnings} ${include_flags} -c
+        "${SOURCE_DIR}/${program}.cpp" -o "${binary}.o")
+    message(STATUS "${program}: compiled")
+  endif()
 
 elseif(MODE STREQUAL "headers")
   file(GLOB_RECURSE headers RELATIVE "${seqembed_include}" "${seqembed_include}/seqembed/*.hpp")

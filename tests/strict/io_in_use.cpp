@@ -1,6 +1,11 @@
 // Every public header of seqembed::io, its readers and writers instantiated for every element
-// type, in one program a user could have written: the companion of core_in_use.cpp for the
-// strict-flags matrix of tests/strict/CMakeLists.txt (native builds also run it).
+// type, in one program a user could have written, which runs core_in_use.cpp's checks first: the
+// strict-flags matrix of tests/strict/CMakeLists.txt compiles it in place of core_in_use.cpp
+// where seqembed::io is built (native builds also run it). Compiled as one translation unit, the
+// two instantiate the kernels once.
+#define SEQEMBED_STRICT_CORE_CHECKS_ONLY
+#include "core_in_use.cpp"
+
 #include <seqembed/io/dtype.hpp>
 #include <seqembed/io/errors.hpp>
 #include <seqembed/io/io.hpp>
@@ -45,6 +50,7 @@ void read_back(const seqembed::io::SafetensorsFile& file, const std::string& nam
 }  // namespace
 
 int main(int argc, char** argv) {
+    const int core_failures = core_in_use::run();
     // A model directory on the command line: every family's loader (instantiated here either way).
     if (argc == 2) {
         const std::string type = seqembed::io::ModelConfig::read(std::filesystem::path(argv[1]) / "config.json").model_type;
@@ -153,5 +159,5 @@ int main(int argc, char** argv) {
     } catch (const seqembed::error& error) {
         std::printf("refused as expected: %s\n", error.what());
     }
-    return failures == 0 ? 0 : 1;
+    return failures == 0 && core_failures == 0 ? 0 : 1;
 }
