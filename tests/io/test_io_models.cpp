@@ -99,6 +99,10 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
         batch.padding = seqembed::Padding::from_mask(mask);
         return {model.forward(batch), {}};
     }
+    if (type == "clip" || type == "clip_text_model" || type == "siglip" || type == "siglip2_text_model")
+        return run(seqembed::io::load_clip_text(directory), c);
+    if (type == "whisper") return run(seqembed::io::load_whisper(directory), c);
+    if (type == "mamba" || type == "mamba2" || type == "falcon_mamba") return run(seqembed::io::load_mamba(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
         type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3" ||
         type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere" ||
@@ -389,7 +393,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 102);
+    CHECK(families == 112);
 }
 
 namespace {
@@ -586,7 +590,10 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"longformer", 1}, {"data2vec_text", 1}, {"xmod", 1}, {"xlm_roberta_xl", 1}, {"big_bird", 0},
         {"megatron_bert", 0}, {"ernie", 0}, {"splinter", 0}, {"squeezebert", 0}, {"rembert", 0},
         {"bert_generation", 0}, {"nystromformer", 1}, {"yoso", 1}, {"mra", 1}, {"roformer", 0},
-        {"esm", 1}, {"esm1b", 1}};
+        {"esm", 1}, {"esm1b", 1},
+        // CLIP's and SigLIP's token tables and Mamba's have none; Whisper's is pad_token_id.
+        {"clip", {}}, {"clip_text_model", {}}, {"siglip", {}}, {"siglip2_text_model", {}}, {"whisper", 139},
+        {"mamba", {}}, {"mamba2", {}}, {"falcon_mamba", {}}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -609,6 +616,54 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
                               type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" || type == "esm1b";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
+}
+
+TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder and Mamba load with their config classes' defaults",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    // CLIPModel's text_config leaves max_position_embeddings out: CLIPTextConfig's 77.
+    const seqembed::io::LearnedModelInput clip = seqembed::io::load_clip_text(root / "clip");
+    CHECK(clip.config.model_type == "clip");
+    CHECK(clip.config.vocab_size == 131);
+    CHECK(clip.pipeline.positions().max_positions() == 77);
+    CHECK(seqembed::io::load_clip_text(root / "siglip").pipeline.positions().max_positions() == 24);
+    // A sequence past the table is refused, as CLIPTextEmbeddings refuses it.
+    const seqembed::io::LearnedModelInput text_encoder = seqembed::io::load_clip_text(root / "clip_text_model");
+    const seqembed::IdMatrix long_ids = seqembed::IdMatrix::Constant(1, 33, 5);
+    const seqembed::IdMatrix full_ids = seqembed::IdMatrix::Constant(1, 32, 5);
+    CHECK_THROWS_AS(text_encoder.pipeline.forward(long_ids), seqembed::error);
+    CHECK(text_encoder.pipeline.forward(full_ids).rows() == 32);
+    // Whisper's decoder after 5 decoded tokens reads rows 5, 6, 7 of embed_positions, unscaled.
+    const seqembed::io::LearnedModelInput whisper = seqembed::io::load_whisper(root / "whisper");
+    REQUIRE(whisper.decoder.has_value());
+    CHECK(whisper.config.max_positions == 32);
+    seqembed::IdMatrix ids(1, 3);
+    ids << 138, 7, 139;
+    const seqembed::Batch step(ids, seqembed::Padding::none(), seqembed::StepOffsets(5));
+    const seqembed::RowMatrix<float> out = whisper.decoder->forward(step);
+    for (Index t = 0; t < 3; ++t)
+        for (Index c = 0; c < 16; ++c)
+            CHECK(out(t, c) == whisper.decoder->embedding().table()(ids(0, t), c) +
+                                   whisper.decoder->positions().table()(5 + t, c));
+    // The config classes' defaults where a config says nothing.
+    const auto read = [](const std::string& json) {
+        const test_support::TempDir dir;
+        std::ofstream(dir / "config.json") << json;
+        return seqembed::io::ModelConfig::read(dir / "config.json");
+    };
+    const seqembed::io::ModelConfig bare_clip = read(R"({"model_type": "clip"})");
+    CHECK((bare_clip.vocab_size == 49408 && bare_clip.hidden_size == 512 && bare_clip.max_positions == 77));
+    const seqembed::io::ModelConfig siglip2 = read(R"({"model_type": "siglip2", "text_config": {"hidden_size": 32}})");
+    CHECK((siglip2.vocab_size == 32000 && siglip2.hidden_size == 32 && siglip2.max_positions == 64));
+    const seqembed::io::ModelConfig tiny = read(R"({"model_type": "whisper", "d_model": 384})");
+    CHECK((tiny.vocab_size == 51865 && tiny.max_positions == 448 && tiny.embedding_padding_idx == 50256));
+    const seqembed::io::ModelConfig mamba = read(R"({"model_type": "mamba", "hidden_size": 768})");
+    CHECK((mamba.vocab_size == 50280 && mamba.max_positions == 0 && !mamba.embedding_padding_idx));
+    CHECK(read(R"({"model_type": "mamba2", "hidden_size": 64})").vocab_size == 32768);
+    // load_model reads each of them with its loader.
+    CHECK(seqembed::io::load_model(root / "siglip2_text_model").learned() != nullptr);
+    CHECK(seqembed::io::load_model(root / "mamba2").lookup() != nullptr);
+    CHECK(seqembed::io::load_model(root / "falcon_mamba").lookup()->rotary == std::nullopt);
 }
 
 TEST_CASE("ModelConfig's embedding_padding_idx: pad_token_id, the config class's default, or none", "[io][models]") {

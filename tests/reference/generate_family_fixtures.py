@@ -676,6 +676,11 @@ def language(cfg):
     text_config; each with its config class's defaults and renamed keys (DBRX's attn_config,
     DeepSeek's head_dim = qk_rope_head_dim, Cohere 2's head_dim = hidden_size // heads)."""
     family = cfg["model_type"]
+    if family in LEARNED_DEFAULTS:
+        merged = dict(LEARNED_DEFAULTS[family])
+        merged.update(cfg.get("text_config", cfg))
+        merged["model_type"] = family
+        return merged
     if family in ("gemma3", "gemma3_text"):
         merged = dict(GEMMA3_TEXT_DEFAULTS)
         merged.update(cfg.get("text_config", cfg))
@@ -700,6 +705,83 @@ def language(cfg):
 
 
 HUNYUAN = ("hunyuan_v1_dense", "hunyuan_v1_moe")
+
+# The config classes' defaults of the families of build_clip_text, build_whisper and
+# build_mamba (CLIPTextConfig, SiglipTextConfig, Siglip2TextConfig, WhisperConfig, MambaConfig,
+# Mamba2Config, FalconMambaConfig at v4.57.6 753d6110): CLIPConfig and SiglipConfig build their
+# text config from text_config with these where it says nothing.
+_CLIP_TEXT = {"vocab_size": 49408, "hidden_size": 512, "max_position_embeddings": 77, "pad_token_id": 1}
+_SIGLIP_TEXT = {"vocab_size": 32000, "hidden_size": 768, "max_position_embeddings": 64, "pad_token_id": 1}
+LEARNED_DEFAULTS = {
+    "clip": _CLIP_TEXT, "clip_text_model": _CLIP_TEXT,
+    "siglip": _SIGLIP_TEXT, "siglip_text_model": _SIGLIP_TEXT, "siglip2": _SIGLIP_TEXT, "siglip2_text_model": _SIGLIP_TEXT,
+    "whisper": {"vocab_size": 51865, "d_model": 384, "max_target_positions": 448, "pad_token_id": 50256},
+    "mamba": {"vocab_size": 50280}, "falcon_mamba": {"vocab_size": 50280}, "mamba2": {"vocab_size": 32768},
+}
+
+
+def build_clip_text(cfg):
+    """CLIPTextEmbeddings (SiglipTextEmbeddings and Siglip2TextEmbeddings are copies of it) under
+    text_model.embeddings, as CLIPModel, CLIPTextModel and SigLIP's models save it: token +
+    position_embedding(position_ids[:, :seq]), the non-persistent arange buffer; no scale."""
+    text = language(cfg)
+    root = node()
+    root.text_model = node()
+    e = root.text_model.embeddings = node()
+    e.token_embedding = nn.Embedding(text["vocab_size"], text["hidden_size"])
+    e.position_embedding = nn.Embedding(text["max_position_embeddings"], text["hidden_size"])
+    e.register_buffer("position_ids", torch.arange(text["max_position_embeddings"]).expand((1, -1)),
+                      persistent=False)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        seq_length = input_ids.shape[-1]
+        if seq_length > e.position_embedding.weight.shape[0]:
+            raise ValueError("Sequence length must be less than max_position_embeddings")
+        position_ids = e.position_ids[:, :seq_length]
+        embeddings = e.token_embedding(input_ids) + e.position_embedding(position_ids)
+        return embeddings, None, position_ids.expand(input_ids.shape)
+    return root, forward
+
+
+def build_whisper(cfg):
+    """WhisperDecoder's input stage (WhisperForConditionalGeneration: model.decoder.): embed_tokens
+    with padding_idx pad_token_id, never multiplied by its embed_scale; WhisperPositionalEmbedding
+    read at position_ids = arange(past, past + seq) repeated over the batch (cache_position)."""
+    root = node()
+    root.model = node()
+    d = root.model.decoder = node()
+    d.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["d_model"], cfg["pad_token_id"])
+    d.embed_positions = nn.Embedding(cfg["max_target_positions"], cfg["d_model"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        past_key_values_length = 0
+        cache_position = torch.arange(past_key_values_length, past_key_values_length + input_ids.shape[1])
+        position_ids = cache_position.unsqueeze(0).repeat(input_ids.shape[0], 1)
+        inputs_embeds = d.embed_tokens(input_ids)
+        positions = d.embed_positions.weight[position_ids]
+        return inputs_embeds + positions, None, position_ids
+    return root, forward
+
+
+MAMBA_TABLES = {"mamba": "backbone.embeddings", "mamba2": "backbone.embedding", "falcon_mamba": "embeddings"}
+
+
+def build_mamba(cfg):
+    """MambaModel.embeddings (Mamba2's, FalconMamba's the same): the table alone. Mamba's fixture
+    holds it as MambaForCausalLM saves it; Mamba 2's under the older name `embedding` that its
+    load hook renames; Falcon Mamba's as its base model saves it (no `backbone.`)."""
+    root = node()
+    path = MAMBA_TABLES[cfg["model_type"]].split(".")
+    parent = root
+    for part in path[:-1]:
+        setattr(parent, part, node())
+        parent = getattr(parent, part)
+    table = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"])
+    setattr(parent, path[-1], table)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return table(input_ids), None, None
+    return root, forward
 
 
 def hunyuan_alpha_view(view):
@@ -2314,6 +2396,98 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="clip", seed=98, build=build_clip_text,
+        # openai/clip-vit-base-patch32's layout: CLIPModel, the text tower's keys under text_config
+        # (max_position_embeddings left out: CLIPTextConfig's 77).
+        config={"architectures": ["CLIPModel"], "model_type": "clip", "projection_dim": 16,
+                "text_config": {"vocab_size": 131, "hidden_size": 16, "num_attention_heads": 2,
+                                "num_hidden_layers": 2, "pad_token_id": 1, "bos_token_id": 129,
+                                "eos_token_id": 130},
+                "vision_config": {"hidden_size": 24, "patch_size": 32}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids[:, :seq] of the arange buffer, whatever the mask or padding",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="CLIPTextEmbeddings: token_embedding + position_embedding; no scale, no LayerNorm, "
+             "no padding_idx; 77 rows by CLIPTextConfig's default",
+    ),
+    dict(
+        name="clip_text_model", seed=99, build=build_clip_text,
+        # A Stable Diffusion text_encoder/ folder: CLIPTextModel, its keys at the top level.
+        config={"architectures": ["CLIPTextModel"], "model_type": "clip_text_model", "vocab_size": 133,
+                "hidden_size": 16, "max_position_embeddings": 32, "num_attention_heads": 2,
+                "num_hidden_layers": 2, "pad_token_id": 1, "bos_token_id": 131, "eos_token_id": 132,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="CLIPTextModel: text_model.embeddings, as CLIPModel's",
+    ),
+    dict(
+        name="siglip", seed=100, build=build_clip_text,
+        config={"architectures": ["SiglipModel"], "model_type": "siglip",
+                "text_config": {"vocab_size": 137, "hidden_size": 16, "max_position_embeddings": 24,
+                                "num_attention_heads": 2, "num_hidden_layers": 2, "pad_token_id": 1},
+                "vision_config": {"hidden_size": 24, "patch_size": 16}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="SiglipTextEmbeddings (CLIP's module): token + position, nothing more",
+    ),
+    dict(
+        name="siglip2_text_model", seed=101, build=build_clip_text,
+        config={"architectures": ["Siglip2TextModel"], "model_type": "siglip2_text_model", "vocab_size": 139,
+                "hidden_size": 16, "max_position_embeddings": 16, "num_attention_heads": 2,
+                "num_hidden_layers": 2, "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Siglip2TextEmbeddings (CLIP's module) at the top level of its config",
+    ),
+    dict(
+        name="whisper", seed=102, build=build_whisper,
+        # openai/whisper-tiny's keys, scaled down (its pad_token_id 50257, the last but one row here).
+        config={"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "vocab_size": 141,
+                "d_model": 16, "max_target_positions": 32, "max_source_positions": 30, "decoder_layers": 2,
+                "encoder_layers": 2, "decoder_attention_heads": 2, "scale_embedding": False,
+                "pad_token_id": 139, "bos_token_id": 138, "eos_token_id": 139,
+                "decoder_start_token_id": 140, "num_mel_bins": 8, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: arange(past, past + seq) (cache_position), whatever the mask or padding",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="WhisperDecoder: embed_tokens (padding_idx pad_token_id; embed_scale never applied) + "
+             "embed_positions; no LayerNorm",
+    ),
+    dict(
+        name="mamba", seed=103, build=build_mamba,
+        config={"architectures": ["MambaForCausalLM"], "model_type": "mamba", "vocab_size": 143,
+                "hidden_size": 16, "state_size": 4, "num_hidden_layers": 2, "pad_token_id": 0,
+                "bos_token_id": 0, "eos_token_id": 0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="MambaModel.embeddings: the table alone (backbone.embeddings.weight)",
+    ),
+    dict(
+        name="mamba2", seed=104, build=build_mamba,
+        config={"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", "vocab_size": 145,
+                "hidden_size": 16, "num_heads": 2, "head_dim": 8, "num_hidden_layers": 2, "pad_token_id": 1,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Mamba2Model.embeddings under its older name backbone.embedding.weight (its load hook renames it)",
+    ),
+    dict(
+        name="falcon_mamba", seed=105, build=build_mamba,
+        config={"architectures": ["FalconMambaModel"], "model_type": "falcon_mamba", "vocab_size": 147,
+                "hidden_size": 16, "state_size": 4, "num_hidden_layers": 2, "pad_token_id": 0,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="FalconMambaModel saved alone: embeddings.weight",
+    ),
+    dict(
         name="esm", seed=82, build=build_esm,
         # ESM-2's config as convert_esm.py writes it (esm2_t6_8M_UR50D's keys), scaled down.
         config={"architectures": ["EsmForMaskedLM"], "model_type": "esm", "vocab_size": 33, "hidden_size": 16,
@@ -2507,6 +2681,14 @@ def numpy_reference(family, tensors, ids, mask, types):
             x = layer_norm(x, f["esm.embeddings.layer_norm.weight"], f["esm.embeddings.layer_norm.bias"],
                            cfg["layer_norm_eps"])
         return x * mask[..., None], None, rows
+    if family["build"] is build_clip_text:
+        p = "text_model.embeddings."
+        return f[p + "token_embedding.weight"][ids] + f[p + "position_embedding.weight"][index], None, index
+    if name == "whisper":
+        p = "model.decoder."
+        return f[p + "embed_tokens.weight"][ids] + f[p + "embed_positions.weight"][index], None, index
+    if family["build"] is build_mamba:
+        return f[MAMBA_TABLES[name] + ".weight"][ids], None, None
     if name == "nomic_bert":
         tt = types if types is not None else np.zeros_like(ids)
         x = f["embeddings.word_embeddings.weight"][ids] + f["embeddings.token_type_embeddings.weight"][tt]
@@ -2998,6 +3180,14 @@ FAMILY_SOURCES = {
     "lfm2_moe": "modeling_lfm2_moe.py and configuration_lfm2_moe.py: LFM2's input stage and layer rule",
     "glm4v": "modeling_glm4v.py @ v4.57.1 8cb5963c (Glm4vTextModel.embed_tokens, Glm4vTextRotaryEmbedding, apply_multimodal_rotary_pos_emb's repeat_interleave), configuration_glm4v.py",
     "glm4v_moe": "modeling_glm4v_moe.py @ v4.57.1 8cb5963c (rotate_half), configuration_glm4v_moe.py (partial_rotary_factor 0.5)",
+    "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
+    "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",
+    "siglip": "modeling_siglip.py @ v4.57.6 753d6110: SiglipTextEmbeddings, SiglipModel.text_model; configuration_siglip.py",
+    "siglip2_text_model": "modeling_siglip2.py @ v4.57.6 753d6110: Siglip2TextEmbeddings, Siglip2TextModel.text_model",
+    "whisper": "modeling_whisper.py @ v4.57.6 753d6110: WhisperDecoder.forward (cache_position, embed_scale unused), WhisperPositionalEmbedding",
+    "mamba": "modeling_mamba.py @ v4.57.6 753d6110: MambaModel.embeddings, its load hook (embedding. -> embeddings.)",
+    "mamba2": "modeling_mamba2.py @ v4.57.6 753d6110: Mamba2Model.embeddings, its load hook",
+    "falcon_mamba": "modeling_falcon_mamba.py @ v4.57.6 753d6110: FalconMambaModel.embeddings",
     "nomic_bert": "nomic-ai/contrastors @ 613ddfd src/contrastors/models/huggingface/modeling_hf_nomic_bert.py (NomicBertEmbeddings, NomicBertModel: emb_ln, pad_vocab_size_multiple; NomicBertRotaryEmbedding), configuration_hf_nomic_bert.py",
     "hunyuan_v1_dense": "modeling_hunyuan_v1_dense.py @ v4.56.0 e7d351ce (HunYuanDenseV1RotaryEmbedding's NTK-alpha, embed_tokens), configuration_hunyuan_v1_dense.py",
     "hunyuan_v1_moe": "modeling_hunyuan_v1_moe.py @ v4.56.0 e7d351ce (the same rotary module), configuration_hunyuan_v1_moe.py",

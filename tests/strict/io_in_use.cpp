@@ -50,7 +50,6 @@ void read_back(const seqembed::io::SafetensorsFile& file, const std::string& nam
 }  // namespace
 
 int main(int argc, char** argv) {
-    const int core_failures = core_in_use::run();
     // A model directory on the command line: every family's loader (instantiated here either way).
     if (argc == 2) {
         const std::string type = seqembed::io::ModelConfig::read(std::filesystem::path(argv[1]) / "config.json").model_type;
@@ -71,6 +70,7 @@ int main(int argc, char** argv) {
         std::printf("loaded %s\n", type.c_str());
         return 0;
     }
+    const int core_failures = core_in_use::run();
     seqembed::RowMatrix<float> table(6, 4);
     for (Index k = 0; k < table.size(); ++k) table.data()[k] = static_cast<float>(k) / 8.0f;
     const std::string bytes = seqembed::io::serialize_safetensors(

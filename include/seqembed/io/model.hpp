@@ -785,7 +785,9 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and the 29 of
 ///        detail/decoder_families.hpp), the ALiBi decoders bloom and mpt, the encoders of
-///        load_encoder and esm (load_esm): the family loaders of io/models.hpp and this file.
+///        load_encoder and esm (load_esm), CLIP's and SigLIP's text towers (load_clip_text),
+///        whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
+///        family loaders of io/models.hpp and this file.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
 /// @param options dropout, threads, stores, padded rows; positions left unset (the family's rule).
@@ -817,6 +819,9 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (detail::is_deberta_family(family)) return load_deberta(directory, options, split);
     if (detail::encoder_family(family) != nullptr) return load_encoder(directory, options, split);
     if (family == "esm") return load_esm(directory, options, split);
+    if (detail::is_clip_text_family(family)) return Model(load_clip_text(directory, options, split));
+    if (family == "whisper") return Model(load_whisper(directory, options, split));
+    if (detail::is_mamba_family(family)) return Model(load_mamba(directory, options, split));
     return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 

@@ -58,8 +58,10 @@ struct ModelConfig {
     ///        "olmo2", "granite", "gptj", "codegen", "falcon", "cohere", and those of
     ///        detail/decoder_families.hpp: "gpt_oss", "llama4", "deepseek_v3", "qwen2_vl", ...),
     ///        an ALiBi decoder ("bloom", "mpt"), an encoder of detail/encoder_families.hpp
-    ///        ("longformer", "big_bird", ...) or "esm". The multimodal checkpoints' values (Gemma 3,
-    ///        Llama 4, Mistral 3, Qwen3-VL) are their text_config's.
+    ///        ("longformer", "big_bird", ...), "esm", CLIP's and SigLIP's text towers ("clip",
+    ///        "clip_text_model", "siglip", "siglip_text_model", "siglip2", "siglip2_text_model"),
+    ///        "whisper" or Mamba ("mamba", "mamba2", "falcon_mamba"). The multimodal checkpoints'
+    ///        values (Gemma 3, Llama 4, Mistral 3, Qwen3-VL, CLIP, SigLIP) are their text_config's.
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
@@ -487,6 +489,32 @@ inline bool is_gpt2_family(const std::string& family) {
     return family == "gpt2" || family == "gpt_neo" || family == "gpt_bigcode";
 }
 
+/// CLIP's and SigLIP's text towers: their text models' configs (clip_text_model,
+/// siglip_text_model, siglip2_text_model) and their two-tower models' (text_config).
+inline bool is_clip_text_family(const std::string& family) {
+    return family == "clip" || family == "clip_text_model" || family == "siglip" || family == "siglip_text_model" ||
+           family == "siglip2" || family == "siglip2_text_model";
+}
+
+/// Mamba, Mamba 2 and Falcon Mamba: a token table, no positions.
+inline bool is_mamba_family(const std::string& family) {
+    return family == "mamba" || family == "mamba2" || family == "falcon_mamba";
+}
+
+/// The config classes' values for keys config.json (or its text_config) may leave out, of the
+/// families load_clip_text, load_whisper and load_mamba read (a JSON object; "{}" for others).
+inline const char* learned_family_defaults(const std::string& family) {
+    if (family == "clip" || family == "clip_text_model")  // CLIPTextConfig
+        return R"({"vocab_size": 49408, "hidden_size": 512, "max_position_embeddings": 77})";
+    if (is_clip_text_family(family))  // SiglipTextConfig, Siglip2TextConfig
+        return R"({"vocab_size": 32000, "hidden_size": 768, "max_position_embeddings": 64})";
+    if (family == "whisper")  // WhisperConfig
+        return R"({"vocab_size": 51865, "d_model": 384, "max_target_positions": 448, "pad_token_id": 50256})";
+    if (family == "mamba" || family == "falcon_mamba") return R"({"vocab_size": 50280})";
+    if (family == "mamba2") return R"({"vocab_size": 32768})";
+    return "{}";
+}
+
 /// The families whose positions are ALiBi's alone: BLOOM and MPT.
 inline bool is_alibi_family(const std::string& family) { return family == "bloom" || family == "mpt"; }
 
@@ -620,10 +648,10 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
             seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no 'text_config' object");
         if (nested != nullptr) text = nested;
     }
-    if (text == &config && !is_gemma3(family))
+    const nlohmann::json learned_defaults = nlohmann::json::parse(learned_family_defaults(family));
+    if (text == &config && !is_gemma3(family) && learned_defaults.empty())
         return with_family_defaults(with_encoder_defaults(config, family), family);
-    nlohmann::json merged = nlohmann::json::object();
-    if (is_gemma3(family)) merged = gemma3_text_defaults();
+    nlohmann::json merged = is_gemma3(family) ? gemma3_text_defaults() : learned_defaults;
     merged.update(*text);
     merged["model_type"] = family;
     return with_family_defaults(merged, family);
@@ -928,7 +956,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
                        family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
                        detail::is_deberta_family(family) || family == "m2m_100" || detail::is_alibi_family(family) ||
-                       detail::encoder_family(family) != nullptr || family == "esm";
+                       detail::encoder_family(family) != nullptr || family == "esm" ||
+                       detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family);
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
@@ -942,7 +971,9 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
-            "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2)");
+            "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2, "
+            "clip, clip_text_model, siglip, siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, "
+            "falcon_mamba)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     if (family == "nomic_bert") {  // NomicBertModel rounds its vocabulary up to pad_vocab_size_multiple
         const Index multiple = detail::positive_key(config, name, {"pad_vocab_size_multiple"});
@@ -951,7 +982,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     result.num_hidden_layers = detail::layer_count(config, name);
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
-    const bool positions = !detail::is_t5_family(family) && !detail::is_alibi_family(family);
+    const bool positions =
+        !detail::is_t5_family(family) && !detail::is_alibi_family(family) && !detail::is_mamba_family(family);
     if (detail::is_deberta_family(family)) {
         // DebertaConfig's and DebertaV2Config's defaults: 512 positions, added unless
         // position_biased_input is false; type_vocab_size 0 (no table); layer_norm_eps 1e-7.
@@ -974,8 +1006,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         // (Nomic's BERT: GPT2Config maps max_position_embeddings onto n_positions, so where
         // config.json has both, as nomic-embed-text-v1.5's since 2026, max_position_embeddings
         // wins.)
-        result.max_positions =
-            positions ? detail::positive_key(config, name, {"max_position_embeddings", "n_positions"}) : 0;
+        // (Whisper: its decoder's table, max_target_positions.)
+        const std::initializer_list<const char*> keys = {"max_position_embeddings", "n_positions"};
+        result.max_positions = !positions           ? 0
+                               : family == "whisper" ? detail::positive_key(config, name, {"max_target_positions"})
+                                                     : detail::positive_key(config, name, keys);
     }
     const detail::EncoderFamily* encoder = detail::encoder_family(family);
     if (detail::is_bert_family(family) || (encoder != nullptr && encoder->token_types))
@@ -1047,7 +1082,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     }
     const bool no_padding_idx = detail::is_gpt2_family(family) || family == "gpt_neox" || detail::is_t5_family(family) ||
                                 family == "gptj" || family == "codegen" || family == "falcon" ||
-                                detail::is_alibi_family(family);
+                                detail::is_alibi_family(family) || detail::is_clip_text_family(family) ||
+                                detail::is_mamba_family(family);
     if (!no_padding_idx) {
         if (config.find("pad_token_id") == config.end()) {
             if (family == "bert" || family == "electra" || family == "distilbert" || family == "albert" ||
@@ -1312,6 +1348,64 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
+/// @brief The text tower's input stage of CLIP and SigLIP (clip, clip_text_model; siglip,
+///        siglip_text_model; siglip2, siglip2_text_model): token_embedding + position_embedding
+///        of positions 0 .. seq - 1 whatever the padding (CLIPTextEmbeddings' position_ids
+///        buffer; no past), no scale, no padding_idx, nothing more (CLIP's final_layer_norm
+///        follows the encoder). Keys from text_config where the config has one, with
+///        CLIPTextConfig's (SiglipTextConfig's) defaults for those it leaves out. Tensors
+///        `text_model.embeddings.*` (CLIPModel, CLIPTextModel, CLIPTextModelWithProjection and
+///        SigLIP's models save them so) or `embeddings.*`; the vision tower's are not read, nor
+///        the `position_ids` buffer of files saved before transformers 4.31.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage; a sequence longer than max_position_embeddings (77 for CLIP, 64 for
+///         SigLIP) is refused by its forward, as transformers refuses it.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LearnedModelInput load_clip_text(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                        const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
+                                        "load_clip_text");
+    const ModelConfig& config = checkpoint.config();
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"text_model.embeddings." + tail, "embeddings." + tail};
+    };
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        checkpoint.token_embedding(names("token_embedding.weight"), config.hidden_size, EmbeddingScale::none()),
+        checkpoint.positions(names("position_embedding.weight"), config.max_positions, config.hidden_size, {}),
+        detail::family_options(options, "load_clip_text", PositionNumbering::sequence_index));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// @brief Whisper's decoder input stage (whisper): embed_tokens (its padding_idx
+///        pad_token_id, 50256 by default) + embed_positions at past + t whatever the padding,
+///        rows of max_target_positions (448); no scale (WhisperDecoder defines embed_scale and
+///        never applies it) and no LayerNorm. The encoder's input is the log-mel spectrogram
+///        through two convolutions, not token ids: not read. Tensors `model.decoder.*`
+///        (WhisperForConditionalGeneration, the Hub's files) or `decoder.*` (WhisperModel).
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout (Whisper's `dropout`, 0 by default, is the caller's to give), threads,
+///        stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage, as `pipeline` and as `decoder` (the same tables).
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LearnedModelInput load_whisper(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                      const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
+                                        "load_whisper");
+    const ModelConfig& config = checkpoint.config();
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"model.decoder." + tail, "decoder." + tail};
+    };
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        checkpoint.token_embedding(names("embed_tokens.weight"), config.hidden_size, EmbeddingScale::none()),
+        checkpoint.positions(names("embed_positions.weight"), config.max_positions, config.hidden_size, {}),
+        detail::family_options(options, "load_whisper", PositionNumbering::sequence_index));
+    InputPipeline<float, LearnedPositionalEmbedding<float>> decoder = pipeline;
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
+}
+
 namespace detail {
 
 /// rows x weight^T (OPT's project_in), one row at a time through an aligned copy of it: each
@@ -1564,6 +1658,29 @@ inline LookupModelInput load_t5(const std::filesystem::path& directory, const Pi
         detail::family_options(options, "load_t5", PositionNumbering::sequence_index));
     InputPipeline<float, NoPositions<float>> decoder = pipeline;
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
+}
+
+/// @brief The input stage of Mamba, Mamba 2 and Falcon Mamba (mamba, mamba2, falcon_mamba):
+///        the token table alone, no scale, no positions, no padding_idx (the state-space layers
+///        need none). Tensors `backbone.embeddings.weight` (the ForCausalLM classes) or
+///        `embeddings.weight` (the base models), or the older `embedding.weight` name under
+///        either, which Mamba's and Mamba 2's load hooks rename.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LookupModelInput load_mamba(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_mamba");
+    const ModelConfig& config = checkpoint.config();
+    InputPipeline<float, NoPositions<float>> pipeline(
+        checkpoint.token_embedding({"backbone.embeddings.weight", "embeddings.weight", "backbone.embedding.weight",
+                                    "embedding.weight"},
+                                   config.hidden_size, EmbeddingScale::none()),
+        NoPositions<float>(config.hidden_size),
+        detail::family_options(options, "load_mamba", PositionNumbering::sequence_index));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief BLOOM's input stage: word_embeddings, then word_embeddings_layernorm

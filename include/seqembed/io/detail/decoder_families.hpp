@@ -54,7 +54,9 @@ inline TextConfig text_config_of(const std::string& family) {
     if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl" ||
         family == "qwen3_vl_moe")
         return TextConfig::nested;
-    if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "glm4v" || family == "glm4v_moe")
+    // (CLIP's and SigLIP's two-tower configs: their text tower's, CLIPTextConfig's defaults without it.)
+    if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "glm4v" || family == "glm4v_moe" ||
+        family == "clip" || family == "siglip" || family == "siglip2")
         return TextConfig::nested_if_present;
     return TextConfig::top_level;
 }
