@@ -1,13 +1,13 @@
 # The strict-consumer checks, one per ctest test (registered by tests/strict/CMakeLists.txt):
 #   cmake -DMODE=<mode> -DCOMPILER=<compiler;args> -DINCLUDES=<dirs> -DSOURCE_DIR=<tests/strict>
-#         -DWORK=<scratch dir> [-DFLAGS=<flags>] [-DRUN=<launcher or ON>] [-DIO=ON]
-#         [-DSENTENCEPIECE=ON] [-DMPI_INCLUDES=<MPI's include dirs>] -P check.cmake
+#         -DWORK=<scratch dir> [-DFLAGS=<flags>] [-DRUN=<launcher, ON, OFF or SYNTAX>] [-DIO=ON]
+#         [-DCORE_ONLY=ON] [-DSENTENCEPIECE=ON] [-DMPI_INCLUDES=<MPI's include dirs>] -P check.cmake
 # MODE is
-#   compile    core_in_use.cpp (with IO, io_in_use.cpp, which holds core_in_use.cpp's checks
-#              too) compiled with FLAGS plus a user's strictest warnings as errors; linked and
-#              run when RUN is set (ON, or a launcher such as qemu-aarch64); only checked by the
-#              front end (-fsyntax-only, templates instantiated, no code generated) when RUN is
-#              SYNTAX
+#   compile    core_in_use.cpp (with IO and without CORE_ONLY, io_in_use.cpp, which holds
+#              core_in_use.cpp's checks too) compiled with FLAGS plus a user's strictest
+#              warnings as errors; linked and run when RUN is ON or a launcher (such as
+#              qemu-i386); compiled only when it is OFF; only checked by the front end
+#              (-fsyntax-only, templates instantiated, no code generated) when it is SYNTAX
 #   headers    every header alone in a translation unit, with the same warnings; with
 #              -DTOGETHER=ON, every header twice in one translation unit instead (the warnings
 #              of the compiler that does not check self-containment)
@@ -41,7 +41,7 @@ endfunction()
 
 if(MODE STREQUAL "compile")
   set(program core_in_use)
-  if(IO)
+  if(IO AND NOT CORE_ONLY)
     set(program io_in_use)
   endif()
   set(binary "${WORK}/${program}")
