@@ -183,7 +183,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 52);
+    REQUIRE(fixtures::all_rotary_count == 56);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -393,7 +393,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 112);
+    CHECK(families == 117);
 }
 
 namespace {
@@ -593,7 +593,9 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"esm", 1}, {"esm1b", 1},
         // CLIP's and SigLIP's token tables and Mamba's have none; Whisper's is pad_token_id.
         {"clip", {}}, {"clip_text_model", {}}, {"siglip", {}}, {"siglip2_text_model", {}}, {"whisper", 139},
-        {"mamba", {}}, {"mamba2", {}}, {"falcon_mamba", {}}};
+        {"mamba", {}}, {"mamba2", {}}, {"falcon_mamba", {}},
+        // LLaVA's language model's: text_config's pad_token_id (none here; llava's top-level one is not it).
+        {"llava", {}}, {"llava_next", {}}, {"llava_onevision", {}}, {"paligemma", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -618,7 +620,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
     }
 }
 
-TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder and Mamba load with their config classes' defaults",
+TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba and LLaVA load with their config "
+          "classes' defaults",
           "[io][models]") {
     const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
     // CLIPModel's text_config leaves max_position_embeddings out: CLIPTextConfig's 77.
@@ -660,6 +663,39 @@ TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder and Mamba load wit
     const seqembed::io::ModelConfig mamba = read(R"({"model_type": "mamba", "hidden_size": 768})");
     CHECK((mamba.vocab_size == 50280 && mamba.max_positions == 0 && !mamba.embedding_padding_idx));
     CHECK(read(R"({"model_type": "mamba2", "hidden_size": 64})").vocab_size == 32768);
+    // LLaVA's language model: text_config over its config class's defaults (llava-1.5's text_config
+    // gives no hidden_size: LlamaConfig's 4096), of LlavaOnevisionConfig's Qwen2 without a model_type.
+    const seqembed::io::ModelConfig llava = read(R"({"model_type": "llava", "text_config": {"model_type": "llama",
+        "vocab_size": 32064, "max_position_embeddings": 4096}, "pad_token_id": 32001})");
+    CHECK((llava.vocab_size == 32064 && llava.hidden_size == 4096 && llava.max_positions == 4096));
+    CHECK(!llava.embedding_padding_idx);
+    const seqembed::io::ModelConfig onevision = read(R"({"model_type": "llava_onevision", "text_config": {}})");
+    CHECK((onevision.vocab_size == 151936 && onevision.max_positions == 32768));
+    const seqembed::RotaryOptions llava_rope =
+        seqembed::io::read_rotary_config(root / "llava_onevision" / "config.json");
+    CHECK((llava_rope.base == 1000000.0 && llava_rope.head_dim == 8 && llava_rope.max_positions == 32768));
+    // A language model without a preset under LLaVA (Granite's scale) is named, not read as Llama's.
+    CHECK_THROWS_WITH(read(R"({"model_type": "llava_next", "text_config": {"model_type": "granite"}})"),
+                      Catch::Contains("the language model of model_type 'llava_next' is 'granite'"));
+    // PaliGemma: Gemma's stage (GemmaConfig's defaults; PaliGemmaConfig's own text config without
+    // text_config), its forward numbering from 1 for the rotary stage.
+    const seqembed::io::ModelConfig paligemma = read(R"({"model_type": "paligemma", "vocab_size": 257216})");
+    CHECK((paligemma.vocab_size == 257216 && paligemma.hidden_size == 2048 && paligemma.max_positions == 8192));
+    CHECK(paligemma.embedding_padding_idx == std::optional<seqembed::TokenId>(0));
+    CHECK(read(R"({"model_type": "paligemma", "text_config": {"model_type": "gemma2"}})").hidden_size == 2304);
+    CHECK_THROWS_WITH(read(R"({"model_type": "paligemma", "text_config": {"model_type": "llama"}})"),
+                      Catch::Contains("is 'llama', which has no preset under it (gemma, gemma2)"));
+    const seqembed::io::Model pali = seqembed::io::load_model(root / "paligemma");
+    seqembed::IdMatrix prompt(2, 3);
+    prompt << 156, 156, 7, 0, 156, 9;
+    seqembed::IdMatrix prompt_mask(2, 3);
+    prompt_mask << 1, 1, 1, 0, 1, 1;
+    seqembed::Batch padded(prompt);
+    padded.padding = seqembed::Padding::from_mask(prompt_mask);
+    const auto numbered = pali.positions(padded);
+    CHECK(std::vector<std::int64_t>(numbered.begin(), numbered.end()) == std::vector<std::int64_t>{1, 2, 3, 1, 2, 3});
+    const seqembed::RowMatrix<float> pali_rows = pali.forward(padded);
+    CHECK(pali_rows(0, 0) == pali.lookup()->pipeline.embedding().table()(156, 0) * static_cast<float>(std::sqrt(12.0)));
     // load_model reads each of them with its loader.
     CHECK(seqembed::io::load_model(root / "siglip2_text_model").learned() != nullptr);
     CHECK(seqembed::io::load_model(root / "mamba2").lookup() != nullptr);

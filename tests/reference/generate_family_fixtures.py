@@ -676,6 +676,12 @@ def language(cfg):
     text_config; each with its config class's defaults and renamed keys (DBRX's attn_config,
     DeepSeek's head_dim = qk_rope_head_dim, Cohere 2's head_dim = hidden_size // heads)."""
     family = cfg["model_type"]
+    if family in LLAVA_TEXT_MODEL:
+        text = cfg.get("text_config", {})
+        merged = dict(LLAVA_TEXT_DEFAULTS[text.get("model_type", LLAVA_TEXT_MODEL[family])])
+        merged.update(text)
+        merged["model_type"] = family
+        return merged
     if family in LEARNED_DEFAULTS:
         merged = dict(LEARNED_DEFAULTS[family])
         merged.update(cfg.get("text_config", cfg))
@@ -718,6 +724,43 @@ LEARNED_DEFAULTS = {
     "whisper": {"vocab_size": 51865, "d_model": 384, "max_target_positions": 448, "pad_token_id": 50256},
     "mamba": {"vocab_size": 50280}, "falcon_mamba": {"vocab_size": 50280}, "mamba2": {"vocab_size": 32768},
 }
+
+
+# LLaVA's configs build their language model's config from text_config, of text_config's
+# model_type or the class's default (configuration_llava*.py @ v4.57.6), with that config
+# class's defaults (LlamaConfig, MistralConfig, Qwen2Config).
+LLAVA_TEXT_MODEL = {"llava": "llama", "llava_next": "llama", "llava_next_video": "llama", "llava_onevision": "qwen2",
+                    "paligemma": "gemma"}
+_LLAVA_TEXT = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "rope_theta": 10000.0}
+LLAVA_TEXT_DEFAULTS = {
+    "llama": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=2048),
+    "mistral": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=131072),
+    "qwen2": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768),
+    # PaliGemma's (configuration_paligemma.py: text_config's default model_type gemma; GemmaConfig,
+    # Gemma2Config).
+    "gemma": {"vocab_size": 256000, "hidden_size": 3072, "num_attention_heads": 16, "num_hidden_layers": 28,
+              "head_dim": 256, "max_position_embeddings": 8192, "rope_theta": 10000.0, "pad_token_id": 0},
+    "gemma2": {"vocab_size": 256000, "hidden_size": 2304, "num_attention_heads": 8, "num_hidden_layers": 26,
+               "head_dim": 256, "max_position_embeddings": 8192, "rope_theta": 10000.0, "pad_token_id": 0},
+}
+
+
+def build_paligemma(cfg):
+    """PaliGemmaForConditionalGeneration as saved (language_model.model.embed_tokens): GemmaModel's
+    stage, embed_tokens (padding_idx pad_token_id) times normalizer = torch.tensor(hidden_size**0.5,
+    dtype=hidden_states.dtype); positions cache_position + 1 (1-indexed), for the rotary stage."""
+    text = language(cfg)
+    root = node()
+    root.language_model = node()
+    root.language_model.model = node()
+    table = root.language_model.model.embed_tokens = nn.Embedding(text["vocab_size"], text["hidden_size"],
+                                                                  text.get("pad_token_id"))
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        hidden_states = table(input_ids)
+        normalizer = torch.tensor(text["hidden_size"] ** 0.5, dtype=hidden_states.dtype)
+        return hidden_states * normalizer, None, None
+    return root, forward
 
 
 def build_clip_text(cfg):
@@ -1059,7 +1102,9 @@ def build_esm(cfg):
 DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.embed_tokens",
                   "mistral3": "language_model.model.embed_tokens",
                   "qwen3_vl": "model.language_model.embed_tokens",
-                  "glm4v": "model.language_model.embed_tokens", "glm4v_moe": "model.language_model.embed_tokens"}
+                  "glm4v": "model.language_model.embed_tokens", "glm4v_moe": "model.language_model.embed_tokens",
+                  "llava": "language_model.model.embed_tokens", "llava_next": "language_model.model.embed_tokens",
+                  "llava_onevision": "model.language_model.embed_tokens"}
 
 
 def build_lookup_decoder(cfg):
@@ -2396,6 +2441,69 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="llava", seed=106, build=build_lookup_decoder,
+        # llava-hf/llava-1.5-7b-hf's text_config: a diff against LlamaConfig (no hidden_size in
+        # the real one, 4096; given here to keep the fixture small; no rope_theta: 10000).
+        config={"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+                "text_config": {"model_type": "llama", "vocab_size": 151, "hidden_size": 16,
+                                "num_attention_heads": 2, "max_position_embeddings": 64},
+                "vision_config": {"model_type": "clip_vision_model", "hidden_size": 8},
+                "image_token_index": 150, "pad_token_id": 149, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="LlavaForConditionalGeneration as saved (language_model.model.embed_tokens); LlamaModel's stage "
+             "from text_config over LlamaConfig's defaults",
+        rotary="default",
+    ),
+    dict(
+        name="llava_next", seed=107, build=build_lookup_decoder,
+        # llava-v1.6-mistral-7b-hf's: a Mistral language model.
+        config={"architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
+                "text_config": {"model_type": "mistral", "vocab_size": 153, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1,
+                                "max_position_embeddings": 64, "rope_theta": 1000000.0},
+                "image_token_index": 152, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="LlavaNextForConditionalGeneration; MistralModel's stage from text_config",
+        rotary="default",
+    ),
+    dict(
+        name="llava_onevision", seed=108, build=build_lookup_decoder,
+        # text_config without model_type: LlavaOnevisionConfig's Qwen2 (max_position_embeddings
+        # 32768 by Qwen2Config's default); its table as a raw state_dict of 4.52+ names it.
+        config={"architectures": ["LlavaOnevisionForConditionalGeneration"], "model_type": "llava_onevision",
+                "text_config": {"vocab_size": 155, "hidden_size": 16, "num_attention_heads": 2,
+                                "rope_theta": 1000000.0},
+                "image_token_index": 154, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="LlavaOnevisionForConditionalGeneration (model.language_model.embed_tokens); Qwen2Model's stage "
+             "from text_config over Qwen2Config's defaults",
+        rotary="default",
+    ),
+    dict(
+        name="paligemma", seed=109, build=build_paligemma,
+        # google/paligemma-3b-pt-224's text_config, scaled down: no head_dim (GemmaConfig's 256
+        # there; 8 given here), no rope_theta nor max_position_embeddings (10000, 8192); hidden
+        # 12, so that the normalizer sqrt(12) is rounded.
+        config={"architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma",
+                "text_config": {"model_type": "gemma", "vocab_size": 157, "hidden_size": 12,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                                "num_hidden_layers": 2},
+                "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 8},
+                "image_token_index": 156, "projection_dim": 12, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention, positions from 1 (cache_position + 1)",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="PaliGemma: GemmaModel's stage from text_config over GemmaConfig's defaults, times "
+             "float32(sqrt(hidden_size))",
+        rotary="default",
+    ),
+    dict(
         name="clip", seed=98, build=build_clip_text,
         # openai/clip-vit-base-patch32's layout: CLIPModel, the text tower's keys under text_config
         # (max_position_embeddings left out: CLIPTextConfig's 77).
@@ -2681,6 +2789,8 @@ def numpy_reference(family, tensors, ids, mask, types):
             x = layer_norm(x, f["esm.embeddings.layer_norm.weight"], f["esm.embeddings.layer_norm.bias"],
                            cfg["layer_norm_eps"])
         return x * mask[..., None], None, rows
+    if name == "paligemma":
+        return f["language_model.model.embed_tokens.weight"][ids] * math.sqrt(language(cfg)["hidden_size"]), None, None
     if family["build"] is build_clip_text:
         p = "text_model.embeddings."
         return f[p + "token_embedding.weight"][ids] + f[p + "position_embedding.weight"][index], None, index
@@ -3180,6 +3290,10 @@ FAMILY_SOURCES = {
     "lfm2_moe": "modeling_lfm2_moe.py and configuration_lfm2_moe.py: LFM2's input stage and layer rule",
     "glm4v": "modeling_glm4v.py @ v4.57.1 8cb5963c (Glm4vTextModel.embed_tokens, Glm4vTextRotaryEmbedding, apply_multimodal_rotary_pos_emb's repeat_interleave), configuration_glm4v.py",
     "glm4v_moe": "modeling_glm4v_moe.py @ v4.57.1 8cb5963c (rotate_half), configuration_glm4v_moe.py (partial_rotary_factor 0.5)",
+    "paligemma": "modeling_paligemma.py, configuration_paligemma.py @ v4.57.6 753d6110 (position_ids = cache_position + 1; text_config's default gemma), modeling_gemma.py (normalizer)",
+    "llava": "modeling_llava.py, configuration_llava.py @ v4.57.6 753d6110 (_checkpoint_conversion_mapping, text_config's default llama)",
+    "llava_next": "modeling_llava_next.py, configuration_llava_next.py @ v4.57.6 753d6110",
+    "llava_onevision": "modeling_llava_onevision.py, configuration_llava_onevision.py @ v4.57.6 753d6110 (text_config's default qwen2)",
     "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
     "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",
     "siglip": "modeling_siglip.py @ v4.57.6 753d6110: SiglipTextEmbeddings, SiglipModel.text_model; configuration_siglip.py",

@@ -314,7 +314,8 @@ public:
     /// @brief The position of every token as the family's forward computes it, for the rotary
     ///        stage (rotary()->apply(q, k, q_heads, k_heads, positions)) or to inspect a learned
     ///        table's rows: explicit position ids as given, else the family's rule (past + t for
-    ///        BERT, GPT-2, GPT-Neo and the rotary decoders; t for the encoders of BART, mBART,
+    ///        BERT, GPT-2, GPT-Neo and the rotary decoders, past + t + 1 for PaliGemma, whose
+    ///        forward numbers from 1; t for the encoders of BART, mBART,
     ///        Marian and Pegasus, DistilBERT, ALBERT, DeBERTa and ModernBERT; the mask's count for
     ///        OPT, -1 for its padded tokens; Qwen-VL's and GLM-4V's the mask's count, 1 for their
     ///        padded tokens, as get_rope_index; RoBERTa's, MPNet's and M2M100's from the ids, -1
@@ -336,12 +337,14 @@ public:
                 seqembed::detail::require_batch_fits(family);
                 PositionVector out(family.ids.size());
                 const Index seq = family.ids.cols();
-                // Qwen-VL's and GLM-4V's get_rope_index fills padded tokens' positions with 1.
+                // Qwen-VL's and GLM-4V's get_rope_index fills padded tokens' positions with 1;
+                // PaliGemma's forward numbers from 1 (cache_position + 1).
                 const bool padded_at_one = detail::numbers_by_rope_index(model_type()) && !family.position_ids;
+                const std::int64_t first = model_type() == "paligemma" && !family.position_ids ? 1 : 0;
                 seqembed::detail::for_each_position(
                     family, pipeline.numbering(), pipeline.padding_id(), 0, family.ids.rows(),
                     [&](Index b, Index t, bool real, std::int64_t position) {
-                        out[b * seq + t] = padded_at_one && !real ? 1 : position;
+                        out[b * seq + t] = padded_at_one && !real ? 1 : first + position;
                     });
                 return out;
             },
@@ -783,7 +786,7 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        opt, marian and pegasus, m2m_100 (NLLB), t5, mt5 and umt5, the rotary decoders
 ///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
-///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and the 29 of
+///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and those of
 ///        detail/decoder_families.hpp), the ALiBi decoders bloom and mpt, the encoders of
 ///        load_encoder and esm (load_esm), CLIP's and SigLIP's text towers (load_clip_text),
 ///        whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the

@@ -648,10 +648,19 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
             seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no 'text_config' object");
         if (nested != nullptr) text = nested;
     }
-    const nlohmann::json learned_defaults = nlohmann::json::parse(learned_family_defaults(family));
-    if (text == &config && !is_gemma3(family) && learned_defaults.empty())
+    nlohmann::json defaults = nlohmann::json::parse(learned_family_defaults(family));
+    if (is_gemma3(family)) defaults = gemma3_text_defaults();
+    if (is_vision_language_family(family)) {
+        const std::string language = language_model_type(text == &config ? nullptr : text, family);
+        defaults = language_model_defaults(family, language, text != &config);
+        if (!defaults.is_object())
+            seqembed::detail::fail<format_error>(name, ": the language model of model_type '", family, "' is '",
+                                                 language, "', which has no preset under it (",
+                                                 language_models_of(family), ")");
+    }
+    if (text == &config && defaults.empty())
         return with_family_defaults(with_encoder_defaults(config, family), family);
-    nlohmann::json merged = is_gemma3(family) ? gemma3_text_defaults() : learned_defaults;
+    nlohmann::json merged = defaults;
     merged.update(*text);
     merged["model_type"] = family;
     return with_family_defaults(merged, family);
@@ -748,13 +757,19 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
     // hold it there (no conversion mapping).
     if (is_qwen_vl_family(family)) return {"model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     if (is_glm4v_family(family)) return {"model.language_model.embed_tokens.weight", "model.embed_tokens.weight"};
+    // LLaVA's and PaliGemma's Hub files and those transformers saves (it reverts its conversion
+    // mapping on save), then a raw state_dict of 4.52 and later.
+    if (is_vision_language_family(family))
+        return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     return {"model.embed_tokens.weight", "embed_tokens.weight"};
 }
 
-/// What a rotary decoder's forward multiplies its token rows by: Gemma's and Gemma 2's
-/// sqrt(hidden_size), Granite's (and GraniteMoE's) embedding_multiplier, nothing elsewhere.
+/// What a rotary decoder's forward multiplies its token rows by: Gemma's, Gemma 2's (and so
+/// PaliGemma's) sqrt(hidden_size), Granite's (and GraniteMoE's) embedding_multiplier, nothing
+/// elsewhere.
 inline EmbeddingScale decoder_scale(const ModelConfig& config) {
-    if (config.model_type == "gemma" || config.model_type == "gemma2" || is_gemma3(config.model_type))
+    if (config.model_type == "gemma" || config.model_type == "gemma2" || is_gemma3(config.model_type) ||
+        config.model_type == "paligemma")
         return EmbeddingScale::sqrt_d_model();
     if (config.embedding_multiplier != 1.0) return EmbeddingScale::value(config.embedding_multiplier);
     return EmbeddingScale::none();
@@ -972,8 +987,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
             "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2, "
-            "clip, clip_text_model, siglip, siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, "
-            "falcon_mamba)");
+            "llava, llava_next, llava_next_video, llava_onevision, paligemma, clip, clip_text_model, siglip, "
+            "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     if (family == "nomic_bert") {  // NomicBertModel rounds its vocabulary up to pad_vocab_size_multiple
         const Index multiple = detail::positive_key(config, name, {"pad_vocab_size_multiple"});
@@ -1867,10 +1882,11 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 ///        `model.language_model.`, and text_config, with Gemma3TextConfig's defaults; and
 ///        `local_rotary`, its sliding-window layers' stage), phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon (with `alibi: true`, `alibi`
-///        instead of `rotary`), cohere, and the 29 of detail/decoder_families.hpp (gpt_oss,
+///        instead of `rotary`), cohere, and those of detail/decoder_families.hpp (gpt_oss,
 ///        llama4, deepseek_v3, qwen2_vl, glm4, cohere2, olmo3 with `local_rotary`, DBRX's
-///        `transformer.wte`, ...); each has Llama's input stage but for the scale and the
-///        names (their embedding dropout is PipelineOptions' dropout). `layer_positions` says
+///        `transformer.wte`, LLaVA's four with their language model's rule, ...); each has
+///        Llama's input stage but for the scale and the names (their embedding dropout is
+///        PipelineOptions' dropout). `layer_positions` says
 ///        which stage each layer applies.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.

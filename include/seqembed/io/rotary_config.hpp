@@ -202,15 +202,22 @@ inline RotaryScaling rope_rule(const std::string& type, const std::string& sourc
 
 /// The language model's keys of a config: its text_config where the multimodal checkpoints keep
 /// them (text_config_of: Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's always, Qwen2-VL's
-/// when saved by transformers 4.53 and later, GLM-4V's when it has one), under the config's
-/// model_type; Gemma 3's
-/// over Gemma3TextConfig's defaults, which its configs leave out. Other configs as they are.
+/// when saved by transformers 4.53 and later, GLM-4V's, LLaVA's and PaliGemma's when it has one),
+/// under the config's model_type; Gemma 3's over Gemma3TextConfig's defaults and LLaVA's and
+/// PaliGemma's over their language model's config class's, which their configs leave out. Other
+/// configs as they are.
 inline nlohmann::json language_keys(const nlohmann::json& given, const std::string& model_type) {
     const auto text = given.find("text_config");
     const bool nested = text != given.end() && text->is_object() && text_config_of(model_type) != TextConfig::top_level;
     const bool gemma3 = model_type == "gemma3" || model_type == "gemma3_text";
-    if (!nested && !gemma3) return given;
+    const bool vision_language = is_vision_language_family(model_type);
+    if (!nested && !gemma3 && !vision_language) return given;
     nlohmann::json merged = gemma3 ? gemma3_text_defaults() : nlohmann::json::object();
+    if (vision_language) {
+        const std::string language = language_model_type(nested ? &*text : nullptr, model_type);
+        const nlohmann::json defaults = language_model_defaults(model_type, language, nested);
+        if (defaults.is_object()) merged = defaults;
+    }
     merged.update(nested ? *text : given);
     merged.erase("text_config");
     merged["model_type"] = model_type;
