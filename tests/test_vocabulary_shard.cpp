@@ -305,17 +305,23 @@ TEMPLATE_TEST_CASE("The shards' partial backwards are the unsharded backward, an
                 const seqembed::PipelineGradients<TestType> grads =
                     shards[static_cast<std::size_t>(r)].partial_backward(batch, grad, call, token_rows);
                 CHECK(grads.token.table_rows == part.rows);
-                // The shard's rows are the unsharded gradient's rows in its range, moved to its table.
+                CHECK(grads.token.first_row == part.first);
+                // The shard's rows are the unsharded gradient's rows in its range, by the same ids.
                 std::vector<std::int64_t> held;
+                std::vector<std::int64_t> local;
                 RowMatrix<TestType> values(0, d);
                 for (std::size_t k = 0; k < unsharded.token.rows.size(); ++k) {
                     if (!part.holds(unsharded.token.rows[k])) continue;
-                    held.push_back(unsharded.token.rows[k] - part.first);
+                    held.push_back(unsharded.token.rows[k]);
+                    local.push_back(unsharded.token.rows[k] - part.first);
                     values.conservativeResize(values.rows() + 1, d);
                     values.bottomRows(1) = unsharded.token.values.row(static_cast<Index>(k));
                 }
                 CHECK(grads.token.rows == held);
+                CHECK(grads.token.local_rows() == local);
                 CHECK(bit_equal<TestType>(grads.token.values, values));
+                CHECK(bit_equal<TestType>(grads.token.to_dense(),
+                                          RowMatrix<TestType>(unsharded.token.to_dense().middleRows(part.first, part.rows))));
                 listed += grads.token.rows.size();
                 CHECK(grads.positions.rows == unsharded.positions.rows);
                 CHECK(bit_equal<TestType>(grads.positions.values, unsharded.positions.values));
@@ -399,4 +405,76 @@ TEST_CASE("A pipeline over a shard refuses the unsharded calls, shard mode refus
     CHECK_THROWS_AS(pipeline.partial_backward(batch, RowMatrix<float>::Ones(7, d), std::nullopt, grad),
                     seqembed::shape_error);
     CHECK_THROWS_AS(pipeline.partial_backward(batch, grad, std::uint64_t{0}, grad), seqembed::value_error);
+}
+
+TEST_CASE("A shard's gradient lists global ids: the lazy optimizers step them on the shard's rows, and ids outside "
+          "the shard are refused",
+          "[shard][backward][errors]") {
+    const Index vocab = 40;
+    const Index d = 6;
+    const VocabularyShard part = VocabularyShard::of_rank(vocab, 2, 1);  // ids [20, 40)
+    REQUIRE(part.first == 20);
+    TokenEmbeddingOptions options;
+    options.shard = part;
+    options.seed = 3;
+    using Embedding = TokenEmbedding<float, Eigen::bfloat16>;
+    seqembed::InputPipeline<float, seqembed::NoPositions<float>, Embedding> pipeline(Embedding(vocab, d, options),
+                                                                                     seqembed::NoPositions<float>(d));
+    seqembed::IdMatrix ids(1, 5);
+    ids << 3, 25, 39, 25, 20;  // 3 is another shard's
+    const seqembed::Batch batch(ids);
+    RowMatrix<float> grad(5, d);
+    for (Index k = 0; k < grad.size(); ++k) grad.data()[k] = 0.25f * static_cast<float>(k % 7) - 0.5f;
+    const seqembed::PipelineGradients<float> grads =
+        pipeline.partial_backward(batch, grad, std::nullopt, RowMatrix<float>(0, 0));
+    CHECK(grads.token.rows == std::vector<std::int64_t>{20, 25, 39});
+    CHECK(grads.token.first_row == 20);
+    CHECK(grads.token.table_rows == 20);
+    CHECK(grads.token.local_rows() == std::vector<std::int64_t>{0, 5, 19});
+
+    // step(gradient) is step_rows on the shard's own rows, for each lazy optimizer.
+    const auto same_step = [&](auto by_gradient, auto by_rows) {
+        seqembed::PipelineTables<float> tables = pipeline.trainable();
+        RowMatrix<float> weights = tables.token->weights;
+        RowMatrix<float> expected = weights;
+        by_gradient.step(weights, grads.token, 0.1);
+        by_rows.step_rows(expected, grads.token.local_rows(),
+                          [&](std::size_t k) { return grads.token.values.row(static_cast<Index>(k)).data(); }, 0.1);
+        CHECK(bit_equal<float>(weights, expected));
+        CHECK(!bit_equal<float>(weights, RowMatrix<float>(tables.token->weights)));
+    };
+    same_step(seqembed::optim::SparseAdam<float>("token", 20, d), seqembed::optim::SparseAdam<float>("token", 20, d));
+    same_step(seqembed::optim::LazySgd<float>("token", 20, d, {0.9}), seqembed::optim::LazySgd<float>("token", 20, d, {0.9}));
+    same_step(seqembed::optim::RowwiseAdagrad<float>("token", 20, d),
+              seqembed::optim::RowwiseAdagrad<float>("token", 20, d));
+    seqembed::optim::Adam<float> dense("token", 20, d);
+    RowMatrix<float> weights = pipeline.trainable().token->weights;
+    RowMatrix<float> expected = weights;
+    dense.step(weights, grads.token, 0.1);
+    seqembed::optim::Adam<float>("token", 20, d).step(expected, grads.token.to_dense(), 0.1);
+    CHECK(bit_equal<float>(weights, expected));
+
+    // The stepped master rows go back into the bfloat16 table by id.
+    seqembed::PipelineTables<float> tables = pipeline.trainable();
+    seqembed::optim::SparseAdam<float> token("token", 20, d);
+    token.step(tables.token->weights, grads.token, 0.1);
+    pipeline.round_master_rows(grads.token.rows);
+    CHECK(pipeline.embedding().table().row(5).cast<float>().isApprox(tables.token->weights.row(5), 1e-2f));
+    CHECK_THROWS_WITH(pipeline.round_master_rows({19}), Catch::Matchers::Contains("row 19 is outside the table's ids "
+                                                                                  "[20, 40)"));
+
+    // An id outside the shard, and a gradient of another slice, are refused by name.
+    seqembed::RowGradient<float> outside = grads.token;
+    outside.rows.front() = 19;
+    CHECK_THROWS_WITH(token.step(tables.token->weights, outside, 0.1),
+                      Catch::Matchers::Contains("token: the gradient's row 19 is outside the table's ids [20, 40)"));
+    seqembed::RowGradient<float> other = grads.token;
+    other.first_row = 0;
+    other.rows = other.local_rows();
+    seqembed::RowGradient<float> sum = grads.token;
+    CHECK_THROWS_WITH(sum.add(other), Catch::Matchers::Contains("table from id 0 added to the gradient of a 20 x 6 "
+                                                                "table from id 20"));
+    CHECK(sum.rows == grads.token.rows);
+    sum.add(grads.token);
+    CHECK(bit_equal<float>(sum.values, RowMatrix<float>(grads.token.values * 2.0f)));
 }

@@ -20,46 +20,68 @@ namespace seqembed {
 /// @brief The gradient of a table with respect to the rows a batch read: the sorted, unique
 ///        row ids and one gradient row each, as a coalesced torch.sparse_coo_tensor from
 ///        nn.Embedding(sparse=True). Rows not listed have a zero gradient.
+///
+/// Row ids are global: a vocabulary shard's table (TokenEmbeddingOptions::shard) holds ids
+/// [first_row, first_row + table_rows), and its gradient lists those ids, as the unsharded
+/// table's gradient would; an optimizer built for the shard's rows steps them in place.
 /// @tparam Scalar float or double (a bfloat16 or half table's gradient is float).
 template <typename Scalar = float>
 struct RowGradient {
-    /// @brief Rows of the table the gradient is for (its vocabulary or position count).
+    /// @brief Rows of the table the gradient is for (its vocabulary or position count; a
+    ///        vocabulary shard's rows).
     Index table_rows = 0;
     /// @brief Values per row.
     Index d_model = 0;
-    /// @brief The table rows with a gradient, ascending, each once.
+    /// @brief The id of the table's first row: a vocabulary shard's first id
+    ///        (VocabularyShard::first), 0 for a whole table.
+    std::int64_t first_row = 0;
+    /// @brief The ids with a gradient, ascending, each once, in [first_row, first_row +
+    ///        table_rows).
     std::vector<std::int64_t> rows;
-    /// @brief rows.size() x d_model: values.row(k) is the gradient of table row rows[k].
+    /// @brief rows.size() x d_model: values.row(k) is the gradient of id rows[k].
     RowMatrix<Scalar> values;
 
     /// @brief Whether no row has a gradient.
     /// @return true when rows is empty.
     bool empty() const noexcept { return rows.empty(); }
 
-    /// @brief The gradient as a dense table_rows x d_model matrix (zero where no row is listed).
+    /// @brief The gradient as a dense table_rows x d_model matrix (zero where no row is listed):
+    ///        row r is the gradient of id first_row + r, the table's row r.
     /// @return a new matrix.
     /// @throws value_error if the dense matrix is not addressable.
     RowMatrix<Scalar> to_dense() const {
         detail::require_addressable<Scalar>("dense gradient", table_rows, d_model);
         RowMatrix<Scalar> dense = RowMatrix<Scalar>::Zero(table_rows, d_model);
         for (std::size_t k = 0; k < rows.size(); ++k)
-            dense.row(static_cast<Index>(rows[k])) = values.row(static_cast<Index>(k));
+            dense.row(static_cast<Index>(rows[k] - first_row)) = values.row(static_cast<Index>(k));
         return dense;
+    }
+
+    /// @brief The table rows the gradient lists (rows[k] - first_row), as an optimizer's
+    ///        step_rows takes.
+    /// @return a new vector, rows.size() long.
+    std::vector<std::int64_t> local_rows() const {
+        std::vector<std::int64_t> listed(rows);
+        for (std::int64_t& row : listed) row -= first_row;
+        return listed;
     }
 
     /// @brief Adds another gradient of the same table (accumulation over several backward
     ///        calls): rows in both are summed as this + other, the others are merged in order.
-    /// @param other a gradient of a table of the same shape (or an empty default gradient).
-    /// @throws shape_error if the tables' shapes differ; this gradient is then unchanged.
+    /// @param other a gradient of a table of the same shape and first row (or an empty default
+    ///        gradient).
+    /// @throws shape_error if the tables' shapes or first rows differ; this gradient is then
+    ///         unchanged.
     void add(const RowGradient& other) {
         if (other.table_rows == 0 && other.rows.empty()) return;
         if (table_rows == 0 && rows.empty()) {
             *this = other;
             return;
         }
-        if (other.table_rows != table_rows || other.d_model != d_model)
-            detail::fail<shape_error>("gradient of a ", other.table_rows, " x ", other.d_model,
-                                      " table added to the gradient of a ", table_rows, " x ", d_model, " table");
+        if (other.table_rows != table_rows || other.d_model != d_model || other.first_row != first_row)
+            detail::fail<shape_error>("gradient of a ", other.table_rows, " x ", other.d_model, " table from id ",
+                                      other.first_row, " added to the gradient of a ", table_rows, " x ", d_model,
+                                      " table from id ", first_row);
         std::vector<std::int64_t> merged;
         merged.reserve(rows.size() + other.rows.size());
         std::set_union(rows.begin(), rows.end(), other.rows.begin(), other.rows.end(), std::back_inserter(merged));

@@ -477,7 +477,7 @@ RowMatrix<Scalar> forward_scattered(const InputPipeline<Scalar, Positional, Embe
 }
 
 /// @brief The backward of mpi::forward_into: each rank sums the gradient of the token-table
-///        rows it holds (PipelineGradients::token, by row of its table: id - shard().first) and
+///        rows it holds (PipelineGradients::token, by id; its first_row is shard().first) and
 ///        the whole gradients of the replicated tables (positions, token types, LayerNorm). With
 ///        the same grad_output on every rank (what the layers after an all-reduce give), those
 ///        are the same on every rank and equal bit for bit the unsharded pipeline's backward, so

@@ -430,12 +430,13 @@ public:
 
     /// @brief A vocabulary shard's part of the backward of a sharded forward
     ///        (partial_forward_into, the sum over the shards, finish_forward_into): the token
-    ///        table's gradient for the ids this shard holds, by row of its table (id -
+    ///        table's gradient for the ids this shard holds, by id (RowGradient::first_row is
     ///        embedding().shard().first), and the whole gradients of the other tables
     ///        (positions, token types, LayerNorm), which are the same on every shard for the same
     ///        grad_output. Together the shards' token gradients are backward()'s of the whole
     ///        table, row for row and bit for bit; the others are backward()'s. An optimizer
-    ///        steps the shard's rows through trainable().token, whose rows are the shard's.
+    ///        built for the shard's rows steps them through trainable().token, whose rows are the
+    ///        shard's.
     ///        seqembed/mpi.hpp runs it over MPI.
     /// @param batch the forward's batch.
     /// @param grad_output (batch * seq) x d_model: the gradient of the whole output.
@@ -444,7 +445,8 @@ public:
     ///        (batch * seq) x d_model: the input LayerNorm's backward needs is these rows plus
     ///        types and positions. Read only when the pipeline has a LayerNorm; without one it
     ///        may be empty (0 x 0).
-    /// @return the gradients; `token` has embedding().table().rows() rows.
+    /// @return the gradients; `token` is of a table of embedding().table().rows() rows, from id
+    ///         embedding().shard().first.
     /// @throws as backward (for a shard too); shape_error for token_rows of the wrong shape;
     ///         value_error for a token-type table that reads the token table (GPT-2's).
     PipelineGradients<Scalar> partial_backward(const Batch& batch, const Eigen::Ref<const RowMatrix<Scalar>>& grad_output,
@@ -455,7 +457,11 @@ public:
         if (m_norm || token_rows.size() != 0)
             detail::require_shape("token rows of InputPipeline::partial_backward", token_rows.rows(), token_rows.cols(),
                                   batch.ids.size(), d_model());
-        return gradients_of(batch, grad_output, call, &token_rows);
+        PipelineGradients<Scalar> gradients = gradients_of(batch, grad_output, call, &token_rows);
+        RowGradient<Scalar>& token = gradients.token;
+        token.first_row = m_embedding.shard().first;
+        for (std::int64_t& row : token.rows) row += token.first_row;
+        return gradients;
     }
 
     /// @brief As backward, adding the gradients into `gradients` (accumulation over several
@@ -599,7 +605,7 @@ public:
     /// @brief After an optimizer step on a bfloat16 or half token table's master weights, stores
     ///        the rows it updated back into the table, rounded (TokenEmbedding::round_master_rows);
     ///        nothing for a float or double table, so a training loop may call it either way.
-    /// @param rows the rows the step updated (a lazy step: its gradient's rows).
+    /// @param rows the ids the step updated (a lazy step: its gradient's rows).
     /// @throws as TokenEmbedding::round_master_rows.
     void round_master_rows(const std::vector<std::int64_t>& rows) { m_embedding.round_master_rows(rows); }
     /// @brief As round_master_rows, every row (after a dense step).

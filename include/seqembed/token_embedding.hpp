@@ -337,20 +337,23 @@ public:
     /// @brief Stores rows of the master weights back into a bfloat16 or half table, each value
     ///        rounded to nearest even, after an optimizer step on trainable_table(): the rows a
     ///        lazy step updated (its gradient's rows). Nothing to do for a float or double table.
-    /// @param rows table rows, each in [0, table().rows()) (the vocabulary size, or a shard's rows).
+    /// @param rows token ids the table holds (RowGradient::rows): each in [0, vocab_size()), or
+    ///        a shard's, in [shard().first, shard().end()).
     /// @throws value_error before the first trainable_table() of a narrow table; index_error for
-    ///         a row outside the table (nothing is stored then).
+    ///         an id the table does not hold (nothing is stored then).
     void round_master_rows(const std::vector<std::int64_t>& rows) {
         if constexpr (!std::is_same_v<Storage, Scalar>) {
             require_master();
             for (const std::int64_t row : rows)
-                if (row < 0 || row >= m_table.rows())
-                    detail::fail<index_error>("round_master_rows: row ", row, " is outside the table's ", m_table.rows(),
-                                              " rows");
+                if (!m_shard.holds(row))
+                    detail::fail<index_error>("round_master_rows: row ", row, " is outside the table's ids [",
+                                              m_shard.first, ", ", m_shard.end(), ")");
             m_table.make_own("trainable token table");
             auto table = m_table.writable();
-            for (const std::int64_t row : rows)
-                table.row(static_cast<Index>(row)) = m_master->row(static_cast<Index>(row)).template cast<Storage>();
+            for (const std::int64_t row : rows) {
+                const auto at = static_cast<Index>(row - m_shard.first);
+                table.row(at) = m_master->row(at).template cast<Storage>();
+            }
         } else {
             static_cast<void>(rows);
         }

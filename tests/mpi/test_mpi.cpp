@@ -133,8 +133,8 @@ bool same_vector(const Eigen::Matrix<Scalar, 1, Eigen::Dynamic>& a, const Eigen:
     return same_bytes<Scalar>(seqembed::RowMatrix<Scalar>(a), seqembed::RowMatrix<Scalar>(b));
 }
 
-// Whether a shard's gradients are the unsharded ones: its token rows those of its range, by row
-// of its table, and the replicated tables' whole gradients.
+// Whether a shard's gradients are the unsharded ones: its token rows those of its range, by the
+// same ids, from its first id, and the replicated tables' whole gradients.
 template <typename Scalar>
 bool same_gradients(const seqembed::PipelineGradients<Scalar>& got, const seqembed::PipelineGradients<Scalar>& whole,
                     const seqembed::VocabularyShard& shard) {
@@ -142,12 +142,13 @@ bool same_gradients(const seqembed::PipelineGradients<Scalar>& got, const seqemb
     std::vector<seqembed::Index> at;
     for (std::size_t k = 0; k < whole.token.rows.size(); ++k)
         if (shard.holds(whole.token.rows[k])) {
-            rows.push_back(whole.token.rows[k] - shard.first);
+            rows.push_back(whole.token.rows[k]);
             at.push_back(static_cast<seqembed::Index>(k));
         }
     seqembed::RowMatrix<Scalar> values(static_cast<seqembed::Index>(at.size()), whole.token.d_model);
     for (std::size_t k = 0; k < at.size(); ++k) values.row(static_cast<seqembed::Index>(k)) = whole.token.values.row(at[k]);
-    return got.token.table_rows == shard.rows && got.token.rows == rows && same_bytes(got.token.values, values) &&
+    return got.token.table_rows == shard.rows && got.token.first_row == shard.first && got.token.rows == rows &&
+           same_bytes(got.token.values, values) &&
            got.positions.rows == whole.positions.rows && same_bytes(got.positions.values, whole.positions.values) &&
            got.token_types.rows == whole.token_types.rows &&
            same_bytes(got.token_types.values, whole.token_types.values) && same_vector(got.gamma, whole.gamma) &&

@@ -97,12 +97,18 @@ void require_dense_gradient(const std::string& table, Index rows, Index cols, co
         table, rows, cols, [&](Index r) { return gradient.row(r).data(); }, [](Index r) { return r; });
 }
 
-/// Throws unless `listed` ascends without repeats inside a table of `rows` rows.
-inline void require_rows(const std::string& table, Index rows, const std::vector<std::int64_t>& listed) {
+/// Throws unless `listed` ascends without repeats inside a table of `rows` rows whose first row
+/// is id `first` (a vocabulary shard's first id, else 0).
+inline void require_rows(const std::string& table, Index rows, const std::vector<std::int64_t>& listed,
+                         std::int64_t first = 0) {
     for (std::size_t k = 0; k < listed.size(); ++k) {
         const std::int64_t row = listed[k];
-        if (row < 0 || row >= rows)
-            fail<index_error>(table, ": the gradient's row ", row, " is outside the table's ", rows, " rows");
+        if (row < first || row - first >= rows) {
+            if (first == 0)
+                fail<index_error>(table, ": the gradient's row ", row, " is outside the table's ", rows, " rows");
+            fail<index_error>(table, ": the gradient's row ", row, " is outside the table's ids [", first, ", ",
+                              first + rows, ")");
+        }
         if (k > 0 && row <= listed[k - 1])
             fail<value_error>(table, ": the gradient's rows must ascend without repeats, but ", row, " follows ",
                               listed[k - 1]);
@@ -121,11 +127,21 @@ void require_sparse_gradient(const std::string& table, Index rows, Index cols, c
     if (gradient.values.rows() != static_cast<Index>(gradient.rows.size()) || gradient.values.cols() != cols)
         fail<shape_error>(table, ": the gradient lists ", gradient.rows.size(), " rows but holds ",
                           gradient.values.rows(), " x ", gradient.values.cols(), " values");
-    require_rows(table, rows, gradient.rows);
+    require_rows(table, rows, gradient.rows, gradient.first_row);
     if (!finite) return;
     require_finite_rows(
         table, gradient.values.rows(), cols, [&](Index k) { return gradient.values.row(k).data(); },
         [&](Index k) { return gradient.rows[static_cast<std::size_t>(k)]; });
+}
+
+/// The table rows a row-sparse gradient lists: its rows for a whole table, else its rows less
+/// its first row (RowGradient::local_rows), made in `local`.
+template <typename Scalar>
+const std::vector<std::int64_t>& listed_table_rows(const RowGradient<Scalar>& gradient,
+                                                   std::vector<std::int64_t>& local) {
+    if (gradient.first_row == 0) return gradient.rows;
+    local = gradient.local_rows();
+    return local;
 }
 
 /// Calls visit(r, g) for every row r of a rows-row table in order, g the row's gradient in a
@@ -134,7 +150,7 @@ template <typename Scalar, typename Visit>
 void for_each_dense_row(Index rows, const RowGradient<Scalar>& gradient, Visit&& visit) {
     std::size_t listed = 0;
     for (Index r = 0; r < rows; ++r) {
-        const bool has = listed < gradient.rows.size() && gradient.rows[listed] == r;
+        const bool has = listed < gradient.rows.size() && gradient.rows[listed] - gradient.first_row == r;
         visit(r, has ? gradient.values.row(static_cast<Index>(listed)).data() : static_cast<const Scalar*>(nullptr));
         if (has) ++listed;
     }

@@ -62,15 +62,17 @@ public:
 
     /// @brief One step on the rows `gradient` lists.
     /// @param weights the table, rows x cols.
-    /// @param gradient a row-sparse gradient of a rows x cols table.
+    /// @param gradient a row-sparse gradient of a rows x cols table (of a vocabulary shard: its
+    ///        ids, from RowGradient::first_row).
     /// @param lr the learning rate, finite and >= 0.
     /// @throws shape_error for shapes that differ from the state's; index_error for a listed row
     ///         outside the table; value_error for a bad learning rate or (check_finite) a NaN or
     ///         infinite gradient. Nothing changes then.
     void step(Eigen::Ref<RowMatrix<Scalar>> weights, const RowGradient<Scalar>& gradient, double lr) {
         seqembed::detail::require_sparse_gradient(m_table, m_rows, m_cols, gradient, m_options.check_finite);
+        std::vector<std::int64_t> local;
         step_rows(
-            weights, gradient.rows,
+            weights, seqembed::detail::listed_table_rows(gradient, local),
             [&](std::size_t k) { return gradient.values.row(static_cast<Index>(k)).data(); }, lr);
     }
 
@@ -79,7 +81,8 @@ public:
     ///        gradient is not scanned for NaN or infinity: the caller has checked it.
     /// @tparam GradientRow callable as gradient_row(std::size_t k) -> const Scalar*.
     /// @param weights the table, rows x cols.
-    /// @param rows the rows to update, ascending without repeats.
+    /// @param rows the rows of `weights` to update, ascending without repeats (for a shard's
+    ///        gradient, RowGradient::local_rows).
     /// @param gradient_row the gradient of row rows[k].
     /// @param lr the learning rate, finite and >= 0.
     /// @throws as step; nothing changes then.
@@ -103,7 +106,8 @@ public:
     ///         columns [first, first + count) of rows[k]) and may call step_span.request(k,
     ///         first, count) ahead of it; it must not throw.
     /// @param weights the table, rows x cols.
-    /// @param rows the rows to update, ascending without repeats.
+    /// @param rows the rows of `weights` to update, ascending without repeats (for a shard's
+    ///        gradient, RowGradient::local_rows).
     /// @param lr the learning rate, finite and >= 0.
     /// @param pass the pass that hands out the gradient.
     /// @throws as step; nothing changes then.
