@@ -183,7 +183,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 56);
+    REQUIRE(fixtures::all_rotary_count == 63);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -393,7 +393,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 117);
+    CHECK(families == 124);
 }
 
 namespace {
@@ -595,7 +595,9 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"clip", {}}, {"clip_text_model", {}}, {"siglip", {}}, {"siglip2_text_model", {}}, {"whisper", 139},
         {"mamba", {}}, {"mamba2", {}}, {"falcon_mamba", {}},
         // LLaVA's language model's: text_config's pad_token_id (none here; llava's top-level one is not it).
-        {"llava", {}}, {"llava_next", {}}, {"llava_onevision", {}}, {"paligemma", 0}};
+        {"llava", {}}, {"llava_next", {}}, {"llava_onevision", {}}, {"paligemma", 0}, {"vipllava", 0},
+        // Idefics3's: text_config's 2, not the top-level 128002.
+        {"idefics3", 2}, {"smolvlm", {}}, {"internvl", {}}, {"got_ocr2", {}}, {"qwen2_audio", {}}, {"voxtral", {}}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -620,8 +622,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
     }
 }
 
-TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba and LLaVA load with their config "
-          "classes' defaults",
+TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba, LLaVA, SmolVLM, InternVL and the audio "
+          "models load with their config classes' defaults",
           "[io][models]") {
     const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
     // CLIPModel's text_config leaves max_position_embeddings out: CLIPTextConfig's 77.
@@ -696,6 +698,34 @@ TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba and LLaVA l
     CHECK(std::vector<std::int64_t>(numbered.begin(), numbered.end()) == std::vector<std::int64_t>{1, 2, 3, 1, 2, 3});
     const seqembed::RowMatrix<float> pali_rows = pali.forward(padded);
     CHECK(pali_rows(0, 0) == pali.lookup()->pipeline.embedding().table()(156, 0) * static_cast<float>(std::sqrt(12.0)));
+    // Idefics3 and SmolVLM: LlamaConfig's defaults under text_config, their config classes'
+    // pad_token_id 128002 without one; InternVL's Qwen3, GOT-OCR 2's own text config, Voxtral's
+    // defaults over LlamaConfig's whatever text_config says.
+    const seqembed::io::ModelConfig smolvlm = read(R"({"model_type": "smolvlm", "text_config": {"vocab_size": 49280,
+        "hidden_size": 576, "num_attention_heads": 9, "rope_theta": 100000}})");
+    CHECK((smolvlm.vocab_size == 49280 && smolvlm.max_positions == 2048 && !smolvlm.embedding_padding_idx));
+    const seqembed::io::ModelConfig idefics3 = read(R"({"model_type": "idefics3", "vocab_size": 128259})");
+    CHECK((idefics3.hidden_size == 4096 && idefics3.embedding_padding_idx == std::optional<seqembed::TokenId>(128002)));
+    const seqembed::io::ModelConfig internvl = read(R"({"model_type": "internvl", "text_config": {"model_type": "qwen3",
+        "hidden_size": 1024, "num_attention_heads": 16}})");
+    CHECK((internvl.vocab_size == 151936 && internvl.hidden_size == 1024 && internvl.max_positions == 32768));
+    CHECK(read(R"({"model_type": "got_ocr2"})").vocab_size == 151860);
+    CHECK(read(R"({"model_type": "got_ocr2", "text_config": {}})").vocab_size == 151936);
+    const seqembed::io::ModelConfig voxtral = read(R"({"model_type": "voxtral", "text_config": {"vocab_size": 131072}})");
+    CHECK((voxtral.hidden_size == 3072 && voxtral.max_positions == 131072));
+    const seqembed::RotaryOptions voxtral_rope = seqembed::io::read_rotary_config(root / "voxtral" / "config.json");
+    CHECK((voxtral_rope.base == 1e8 && voxtral_rope.head_dim == 8 && voxtral_rope.max_positions == 64));
+    const seqembed::RotaryOptions qwen3_rope = seqembed::io::read_rotary_config(root / "internvl" / "config.json");
+    CHECK((qwen3_rope.base == 1000000.0 && qwen3_rope.head_dim == 8));
+    CHECK_THROWS_WITH(read(R"({"model_type": "qwen2_audio", "text_config": {"model_type": "llama"}})"),
+                      Catch::Contains("is 'llama', which has no preset under it (qwen2)"));
+    CHECK_THROWS_WITH(read(R"({"model_type": "smolvlm", "text_config": {"model_type": "mistral"}})"),
+                      Catch::Contains("is 'mistral', which has no preset under it (llama)"));
+    // Idefics3's text model is the table under model.text_model., SmolVLM's bare model's under text_model.
+    const seqembed::io::Model smol = seqembed::io::load_model(root / "idefics3");
+    CHECK(smol.lookup()->pipeline.embedding().padding_idx() == std::optional<seqembed::TokenId>(2));
+    CHECK(smol.lookup()->rotary->options().base == 100000.0);
+    CHECK(seqembed::io::load_model(root / "smolvlm").lookup()->pipeline.embedding().table().rows() == 165);
     // load_model reads each of them with its loader.
     CHECK(seqembed::io::load_model(root / "siglip2_text_model").learned() != nullptr);
     CHECK(seqembed::io::load_model(root / "mamba2").lookup() != nullptr);

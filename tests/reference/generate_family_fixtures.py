@@ -679,6 +679,7 @@ def language(cfg):
     if family in LLAVA_TEXT_MODEL:
         text = cfg.get("text_config", {})
         merged = dict(LLAVA_TEXT_DEFAULTS[text.get("model_type", LLAVA_TEXT_MODEL[family])])
+        merged.update(FAMILY_TEXT_DEFAULTS.get(family, {}))
         merged.update(text)
         merged["model_type"] = family
         return merged
@@ -730,12 +731,22 @@ LEARNED_DEFAULTS = {
 # model_type or the class's default (configuration_llava*.py @ v4.57.6), with that config
 # class's defaults (LlamaConfig, MistralConfig, Qwen2Config).
 LLAVA_TEXT_MODEL = {"llava": "llama", "llava_next": "llama", "llava_next_video": "llama", "llava_onevision": "qwen2",
-                    "paligemma": "gemma"}
+                    "paligemma": "gemma", "vipllava": "llama", "idefics3": "llama", "smolvlm": "llama",
+                    "internvl": "qwen2", "got_ocr2": "qwen2", "qwen2_audio": "qwen2", "voxtral": "llama"}
+# What a family's config class puts over its language model's defaults whatever text_config says
+# (VoxtralConfig._default_text_config_kwargs, configuration_voxtral.py @ v4.57.6).
+FAMILY_TEXT_DEFAULTS = {
+    "voxtral": {"vocab_size": 131072, "hidden_size": 3072, "num_hidden_layers": 30, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "rope_theta": 100000000.0, "head_dim": 128},
+}
 _LLAVA_TEXT = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "rope_theta": 10000.0}
 LLAVA_TEXT_DEFAULTS = {
     "llama": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=2048),
     "mistral": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=131072),
     "qwen2": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768),
+    # Qwen3Config's (InternVL 3.5's language model).
+    "qwen3": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768, num_key_value_heads=32,
+                  head_dim=128),
     # PaliGemma's (configuration_paligemma.py: text_config's default model_type gemma; GemmaConfig,
     # Gemma2Config).
     "gemma": {"vocab_size": 256000, "hidden_size": 3072, "num_attention_heads": 16, "num_hidden_layers": 28,
@@ -1104,7 +1115,11 @@ DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.emb
                   "qwen3_vl": "model.language_model.embed_tokens",
                   "glm4v": "model.language_model.embed_tokens", "glm4v_moe": "model.language_model.embed_tokens",
                   "llava": "language_model.model.embed_tokens", "llava_next": "language_model.model.embed_tokens",
-                  "llava_onevision": "model.language_model.embed_tokens"}
+                  "llava_onevision": "model.language_model.embed_tokens",
+                  "vipllava": "language_model.model.embed_tokens", "idefics3": "model.text_model.embed_tokens",
+                  "smolvlm": "text_model.embed_tokens", "internvl": "language_model.model.embed_tokens",
+                  "got_ocr2": "model.language_model.embed_tokens", "qwen2_audio": "language_model.model.embed_tokens",
+                  "voxtral": "language_model.model.embed_tokens"}
 
 
 def build_lookup_decoder(cfg):
@@ -2486,6 +2501,109 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="vipllava", seed=110, build=build_lookup_decoder,
+        # llava-hf/vip-llava-7b-hf's: a Llama language model (text_config a diff against LlamaConfig).
+        config={"architectures": ["VipLlavaForConditionalGeneration"], "model_type": "vipllava",
+                "text_config": {"model_type": "llama", "vocab_size": 159, "hidden_size": 16,
+                                "num_attention_heads": 2, "max_position_embeddings": 64, "pad_token_id": 0},
+                "image_token_index": 158, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="VipLlavaForConditionalGeneration as saved (language_model.model.embed_tokens); LlamaModel's stage",
+        rotary="default",
+    ),
+    dict(
+        name="idefics3", seed=111, build=build_lookup_decoder,
+        # HuggingFaceTB/SmolVLM-256M-Instruct's shape of text_config, scaled down: a Llama with
+        # head_dim, rope_theta 100000 and pad_token_id 2.
+        config={"architectures": ["Idefics3ForConditionalGeneration"], "model_type": "idefics3",
+                "text_config": {"model_type": "llama", "vocab_size": 163, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                                "max_position_embeddings": 64, "rope_theta": 100000.0, "pad_token_id": 2},
+                "image_token_id": 162, "scale_factor": 4, "pad_token_id": 128002, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Idefics3ForConditionalGeneration (model.text_model.embed_tokens); LlamaModel's stage from "
+             "text_config (its pad_token_id, not the top-level one)",
+        rotary="default",
+    ),
+    dict(
+        name="smolvlm", seed=112, build=build_lookup_decoder,
+        # SmolVLM 2's model_type; text_config without model_type (SmolVLMConfig's llama); the
+        # bare SmolVLMModel's names (text_model.embed_tokens).
+        config={"architectures": ["SmolVLMModel"], "model_type": "smolvlm",
+                "text_config": {"vocab_size": 165, "hidden_size": 16, "num_attention_heads": 2,
+                                "max_position_embeddings": 64, "rope_theta": 100000.0},
+                "image_token_id": 164, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="SmolVLMModel (text_model.embed_tokens); LlamaModel's stage from text_config over LlamaConfig's "
+             "defaults",
+        rotary="default",
+    ),
+    dict(
+        name="internvl", seed=113, build=build_lookup_decoder,
+        # OpenGVLab/InternVL3_5-1B-HF's shape: a Qwen3 language model.
+        config={"architectures": ["InternVLForConditionalGeneration"], "model_type": "internvl",
+                "text_config": {"model_type": "qwen3", "vocab_size": 167, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                                "max_position_embeddings": 64, "rope_theta": 1000000.0},
+                "image_token_id": 166, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="InternVLForConditionalGeneration as saved (language_model.model.embed_tokens); Qwen3Model's stage",
+        rotary="default",
+    ),
+    dict(
+        name="got_ocr2", seed=114, build=build_lookup_decoder,
+        # text_config without model_type or max_position_embeddings: GotOcr2Config's Qwen2, with
+        # Qwen2Config's 32768; a raw state_dict of 4.52+ (model.language_model).
+        config={"architectures": ["GotOcr2ForConditionalGeneration"], "model_type": "got_ocr2",
+                "text_config": {"vocab_size": 169, "hidden_size": 16, "num_attention_heads": 2,
+                                "rope_theta": 1000000.0},
+                "image_token_index": 168, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="GotOcr2ForConditionalGeneration (model.language_model.embed_tokens); Qwen2Model's stage",
+        rotary="default",
+    ),
+    dict(
+        name="qwen2_audio", seed=115, build=build_lookup_decoder,
+        # Qwen/Qwen2-Audio-7B's text_config, scaled down (no hidden_size there: Qwen2Config's 4096).
+        config={"architectures": ["Qwen2AudioForConditionalGeneration"], "model_type": "qwen2_audio",
+                "text_config": {"model_type": "qwen2", "vocab_size": 171, "hidden_size": 16,
+                                "num_attention_heads": 2, "max_position_embeddings": 64, "rms_norm_eps": 1e-05},
+                "audio_config": {"model_type": "qwen2_audio_encoder", "d_model": 8},
+                "audio_token_index": 170, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Qwen2AudioForConditionalGeneration as saved (language_model.model.embed_tokens); Qwen2Model's "
+             "stage",
+        rotary="default",
+    ),
+    dict(
+        name="voxtral", seed=116, build=build_lookup_decoder,
+        # mistralai/Voxtral-Mini-3B-2507's text_config leaves rope_theta out: VoxtralConfig's 1e8,
+        # not LlamaConfig's 10000.
+        config={"architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral",
+                "text_config": {"model_type": "llama", "vocab_size": 173, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                                "max_position_embeddings": 64},
+                "audio_token_id": 172, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="VoxtralForConditionalGeneration as saved (language_model.model.embed_tokens); LlamaModel's stage "
+             "from text_config over VoxtralConfig's defaults",
+        rotary="default",
+    ),
+    dict(
         name="paligemma", seed=109, build=build_paligemma,
         # google/paligemma-3b-pt-224's text_config, scaled down: no head_dim (GemmaConfig's 256
         # there; 8 given here), no rope_theta nor max_position_embeddings (10000, 8192); hidden
@@ -3294,6 +3412,13 @@ FAMILY_SOURCES = {
     "llava": "modeling_llava.py, configuration_llava.py @ v4.57.6 753d6110 (_checkpoint_conversion_mapping, text_config's default llama)",
     "llava_next": "modeling_llava_next.py, configuration_llava_next.py @ v4.57.6 753d6110",
     "llava_onevision": "modeling_llava_onevision.py, configuration_llava_onevision.py @ v4.57.6 753d6110 (text_config's default qwen2)",
+    "vipllava": "modeling_vipllava.py, configuration_vipllava.py @ v4.57.6 753d6110 (_checkpoint_conversion_mapping, text_config's default llama)",
+    "idefics3": "modeling_idefics3.py, configuration_idefics3.py @ v4.57.6 753d6110 (model.text_model; text_config's default llama)",
+    "smolvlm": "modeling_smolvlm.py, configuration_smolvlm.py @ v4.57.6 753d6110 (text_model; text_config's default llama)",
+    "internvl": "modeling_internvl.py, configuration_internvl.py @ v4.57.6 753d6110 (text_config's default qwen2)",
+    "got_ocr2": "modeling_got_ocr2.py, configuration_got_ocr2.py @ v4.57.6 753d6110 (text_config's default qwen2)",
+    "qwen2_audio": "modeling_qwen2_audio.py, configuration_qwen2_audio.py @ v4.57.6 753d6110 (language_model: AutoModelForCausalLM; text_config's default qwen2)",
+    "voxtral": "modeling_voxtral.py, configuration_voxtral.py @ v4.57.6 753d6110 (_default_text_config_kwargs over text_config's llama)",
     "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
     "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",
     "siglip": "modeling_siglip.py @ v4.57.6 753d6110: SiglipTextEmbeddings, SiglipModel.text_model; configuration_siglip.py",

@@ -757,8 +757,13 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
     // hold it there (no conversion mapping).
     if (is_qwen_vl_family(family)) return {"model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     if (is_glm4v_family(family)) return {"model.language_model.embed_tokens.weight", "model.embed_tokens.weight"};
-    // LLaVA's and PaliGemma's Hub files and those transformers saves (it reverts its conversion
-    // mapping on save), then a raw state_dict of 4.52 and later.
+    // Idefics3's and SmolVLM's text model, as their ForConditionalGeneration saves it, then their
+    // bare Model.
+    if (family == "idefics3" || family == "smolvlm")
+        return {"model.text_model.embed_tokens.weight", "text_model.embed_tokens.weight"};
+    // LLaVA's, PaliGemma's, InternVL's, GOT-OCR 2's, Qwen2-Audio's and Voxtral's Hub files and
+    // those transformers saves (it reverts its conversion mapping on save), then a raw state_dict
+    // of 4.52 and later (5.x for the audio ones).
     if (is_vision_language_family(family))
         return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     return {"model.embed_tokens.weight", "embed_tokens.weight"};
@@ -987,7 +992,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
             "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2, "
-            "llava, llava_next, llava_next_video, llava_onevision, paligemma, clip, clip_text_model, siglip, "
+            "llava, llava_next, llava_next_video, llava_onevision, vipllava, paligemma, idefics3, smolvlm, "
+            "internvl, got_ocr2, qwen2_audio, voxtral, clip, clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     if (family == "nomic_bert") {  // NomicBertModel rounds its vocabulary up to pad_vocab_size_multiple

@@ -42,19 +42,22 @@ struct DecoderFamily {
     LayerRule layers;
 };
 
-/// The vision-language families whose language model is another family's, its config their
-/// text_config: LLaVA's (llava, llava_next, llava_next_video, llava_onevision) and PaliGemma's
-/// (paligemma, PaliGemma 1 and 2).
+/// The multimodal families whose language model is another family's, its config their
+/// text_config: LLaVA's (llava, llava_next, llava_next_video, llava_onevision, vipllava),
+/// PaliGemma's (paligemma, PaliGemma 1 and 2), Idefics3's and SmolVLM's, InternVL's and
+/// GOT-OCR 2's (their Hugging Face ports), and the audio-language Qwen2-Audio and Voxtral.
 inline bool is_vision_language_family(const std::string& family) {
-    return family == "llava" || family == "llava_next" || family == "llava_next_video" || family == "llava_onevision" ||
-           family == "paligemma";
+    for (const char* name : {"llava", "llava_next", "llava_next_video", "llava_onevision", "vipllava", "paligemma",
+                             "idefics3", "smolvlm", "internvl", "got_ocr2", "qwen2_audio", "voxtral"})
+        if (family == name) return true;
+    return false;
 }
 
 /// Where a family's config.json holds its language model's keys: under text_config always
 /// (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's multimodal checkpoints), under text_config
 /// when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top level;
 /// GLM-4V, whose config class builds its text config from the top-level keys without one; CLIP,
-/// SigLIP, LLaVA and PaliGemma), or at the top level.
+/// SigLIP and the families of is_vision_language_family), or at the top level.
 enum class TextConfig { top_level, nested, nested_if_present };
 
 /// The TextConfig of `family` (model_type).
@@ -170,13 +173,20 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         // Qwen3VLMoeTextConfig's: the same theta, head_dim hidden_size / num_attention_heads.
         {"qwen3_vl_moe", {R"({"rope_theta": 5000000.0, "max_position_embeddings": 128000})", false,
                           LayerRule::every_layer}},
-        // LLaVA's and PaliGemma's: their language model's (Llama, Mistral, Qwen2, Gemma or Gemma 2:
-        // halves, every layer), whose defaults language_model_defaults gives.
+        // The families of is_vision_language_family: their language model's (Llama, Mistral, Qwen2,
+        // Qwen3, Gemma or Gemma 2: halves, every layer), whose defaults language_model_defaults gives.
         {"paligemma", {"{}", false, LayerRule::every_layer}},
         {"llava", {"{}", false, LayerRule::every_layer}},
         {"llava_next", {"{}", false, LayerRule::every_layer}},
         {"llava_next_video", {"{}", false, LayerRule::every_layer}},
         {"llava_onevision", {"{}", false, LayerRule::every_layer}},
+        {"vipllava", {"{}", false, LayerRule::every_layer}},
+        {"idefics3", {"{}", false, LayerRule::every_layer}},
+        {"smolvlm", {"{}", false, LayerRule::every_layer}},
+        {"internvl", {"{}", false, LayerRule::every_layer}},
+        {"got_ocr2", {"{}", false, LayerRule::every_layer}},
+        {"qwen2_audio", {"{}", false, LayerRule::every_layer}},
+        {"voxtral", {"{}", false, LayerRule::every_layer}},
     };
     for (const Entry& entry : entries)
         if (model_type == entry.model_type) return &entry.family;
@@ -208,50 +218,72 @@ inline nlohmann::json gemma3_text_defaults() {
 
 /// The language models a vision-language family has a preset for, as the error names them.
 inline const char* language_models_of(const std::string& family) {
-    return family == "paligemma" ? "gemma, gemma2" : "llama, mistral, qwen2";
+    if (family == "paligemma") return "gemma, gemma2";
+    if (family == "idefics3" || family == "smolvlm" || family == "voxtral") return "llama";
+    if (family == "qwen2_audio" || family == "got_ocr2") return "qwen2";
+    if (family == "internvl") return "qwen2, qwen3, llama";
+    return "llama, mistral, qwen2";
 }
 
 /// The model_type of a vision-language config's language model: text_config's, else the config
-/// class's (LlavaConfig's "llama", LlavaOnevisionConfig's "qwen2", PaliGemmaConfig's "gemma").
+/// class's (LlavaConfig's "llama", LlavaOnevisionConfig's, InternVLConfig's, GotOcr2Config's and
+/// Qwen2AudioConfig's "qwen2", PaliGemmaConfig's "gemma").
 inline std::string language_model_type(const nlohmann::json* text, const std::string& family) {
     if (text != nullptr && text->is_object()) {
         const auto type = text->find("model_type");
         if (type != text->end() && type->is_string()) return type->get<std::string>();
     }
-    return family == "llava_onevision" ? "qwen2" : family == "paligemma" ? "gemma" : "llama";
+    if (family == "llava_onevision" || family == "internvl" || family == "got_ocr2" || family == "qwen2_audio")
+        return "qwen2";
+    return family == "paligemma" ? "gemma" : "llama";
 }
 
 /// The config class's values (transformers 4.57 and 5.x) of a vision-language family's language
 /// model of model_type `language`, for the keys its text_config leaves out (llava-1.5's gives no
-/// hidden_size: LlamaConfig's 4096; paligemma-3b's no head_dim: GemmaConfig's 256), and
-/// PaliGemmaConfig's own text config where it has no text_config; null for a language model
-/// without a preset under `family`.
+/// hidden_size: LlamaConfig's 4096; paligemma-3b's no head_dim: GemmaConfig's 256), over which
+/// the family's config class puts its own: VoxtralConfig's always; Idefics3Config's and
+/// SmolVLMConfig's pad_token_id 128002, PaliGemmaConfig's and GotOcr2Config's text configs where
+/// there is no text_config. Null for a language model without a preset under `family`.
 inline nlohmann::json language_model_defaults(const std::string& family, const std::string& language,
                                               bool has_text_config) {
-    const bool paligemma = family == "paligemma";
-    if (paligemma && !has_text_config)
+    const std::string listed = std::string(", ") + language_models_of(family) + ",";
+    if (listed.find(", " + language + ",") == std::string::npos) return nullptr;
+    if (family == "paligemma" && !has_text_config)
         return {{"vocab_size", 257152}, {"hidden_size", 2048}, {"num_attention_heads", 8},
                 {"num_key_value_heads", 1}, {"num_hidden_layers", 18}, {"head_dim", 256},
                 {"max_position_embeddings", 8192}, {"rope_theta", 10000.0}, {"pad_token_id", 0}};
-    if (paligemma && language == "gemma")
-        return {{"vocab_size", 256000}, {"hidden_size", 3072}, {"num_attention_heads", 16},
-                {"num_hidden_layers", 28}, {"head_dim", 256}, {"max_position_embeddings", 8192},
-                {"rope_theta", 10000.0}, {"pad_token_id", 0}};
-    if (paligemma && language == "gemma2")
-        return {{"vocab_size", 256000}, {"hidden_size", 2304}, {"num_attention_heads", 8},
-                {"num_hidden_layers", 26}, {"head_dim", 256}, {"max_position_embeddings", 8192},
-                {"rope_theta", 10000.0}, {"pad_token_id", 0}};
-    if (paligemma) return nullptr;
+    if (family == "got_ocr2" && !has_text_config)
+        return {{"vocab_size", 151860}, {"hidden_size", 1024}, {"num_attention_heads", 16},
+                {"num_key_value_heads", 16}, {"num_hidden_layers", 24}, {"max_position_embeddings", 32768},
+                {"rope_theta", 1000000.0}};
+    nlohmann::json defaults;
+    if (language == "gemma")
+        defaults = {{"vocab_size", 256000}, {"hidden_size", 3072}, {"num_attention_heads", 16},
+                    {"num_hidden_layers", 28}, {"head_dim", 256}, {"max_position_embeddings", 8192},
+                    {"rope_theta", 10000.0}, {"pad_token_id", 0}};
+    if (language == "gemma2")
+        defaults = {{"vocab_size", 256000}, {"hidden_size", 2304}, {"num_attention_heads", 8},
+                    {"num_hidden_layers", 26}, {"head_dim", 256}, {"max_position_embeddings", 8192},
+                    {"rope_theta", 10000.0}, {"pad_token_id", 0}};
     if (language == "llama")
-        return {{"vocab_size", 32000}, {"hidden_size", 4096}, {"num_attention_heads", 32},
-                {"num_hidden_layers", 32}, {"max_position_embeddings", 2048}, {"rope_theta", 10000.0}};
+        defaults = {{"vocab_size", 32000}, {"hidden_size", 4096}, {"num_attention_heads", 32},
+                    {"num_hidden_layers", 32}, {"max_position_embeddings", 2048}, {"rope_theta", 10000.0}};
     if (language == "mistral")
-        return {{"vocab_size", 32000}, {"hidden_size", 4096}, {"num_attention_heads", 32},
-                {"num_hidden_layers", 32}, {"max_position_embeddings", 131072}, {"rope_theta", 10000.0}};
+        defaults = {{"vocab_size", 32000}, {"hidden_size", 4096}, {"num_attention_heads", 32},
+                    {"num_hidden_layers", 32}, {"max_position_embeddings", 131072}, {"rope_theta", 10000.0}};
     if (language == "qwen2")
-        return {{"vocab_size", 151936}, {"hidden_size", 4096}, {"num_attention_heads", 32},
-                {"num_hidden_layers", 32}, {"max_position_embeddings", 32768}, {"rope_theta", 10000.0}};
-    return nullptr;
+        defaults = {{"vocab_size", 151936}, {"hidden_size", 4096}, {"num_attention_heads", 32},
+                    {"num_hidden_layers", 32}, {"max_position_embeddings", 32768}, {"rope_theta", 10000.0}};
+    if (language == "qwen3")
+        defaults = {{"vocab_size", 151936}, {"hidden_size", 4096}, {"num_attention_heads", 32},
+                    {"num_key_value_heads", 32}, {"num_hidden_layers", 32}, {"head_dim", 128},
+                    {"max_position_embeddings", 32768}, {"rope_theta", 10000.0}};
+    if (family == "voxtral")
+        defaults.update({{"vocab_size", 131072}, {"hidden_size", 3072}, {"num_hidden_layers", 30},
+                         {"num_key_value_heads", 8}, {"max_position_embeddings", 131072}, {"rope_theta", 100000000.0},
+                         {"head_dim", 128}});
+    if ((family == "idefics3" || family == "smolvlm") && !has_text_config) defaults["pad_token_id"] = 128002;
+    return defaults;
 }
 
 /// `config` with the family's config-class defaults where config.json leaves a key out (absent:
