@@ -183,7 +183,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 63);
+    REQUIRE(fixtures::all_rotary_count == 64);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -393,7 +393,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 124);
+    CHECK(families == 125);
 }
 
 namespace {
@@ -597,7 +597,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         // LLaVA's language model's: text_config's pad_token_id (none here; llava's top-level one is not it).
         {"llava", {}}, {"llava_next", {}}, {"llava_onevision", {}}, {"paligemma", 0}, {"vipllava", 0},
         // Idefics3's: text_config's 2, not the top-level 128002.
-        {"idefics3", 2}, {"smolvlm", {}}, {"internvl", {}}, {"got_ocr2", {}}, {"qwen2_audio", {}}, {"voxtral", {}}};
+        {"idefics3", 2}, {"smolvlm", {}}, {"internvl", {}}, {"got_ocr2", {}}, {"qwen2_audio", {}}, {"voxtral", {}},
+        {"mllama", 174}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -622,8 +623,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
     }
 }
 
-TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba, LLaVA, SmolVLM, InternVL and the audio "
-          "models load with their config classes' defaults",
+TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba, LLaVA, SmolVLM, InternVL, Mllama and the "
+          "audio models load with their config classes' defaults",
           "[io][models]") {
     const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
     // CLIPModel's text_config leaves max_position_embeddings out: CLIPTextConfig's 77.
@@ -726,6 +727,17 @@ TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba, LLaVA, Smo
     CHECK(smol.lookup()->pipeline.embedding().padding_idx() == std::optional<seqembed::TokenId>(2));
     CHECK(smol.lookup()->rotary->options().base == 100000.0);
     CHECK(seqembed::io::load_model(root / "smolvlm").lookup()->pipeline.embedding().table().rows() == 165);
+    // Mllama (Llama 3.2 Vision): vocab_size + 8 rows, the image token's (vocab_size) a learned row
+    // its forward reads; no positions in the cross-attention layers; MllamaTextConfig's defaults.
+    const seqembed::io::Model mllama = seqembed::io::load_model(root / "mllama");
+    CHECK(mllama.config().vocab_size == 183);
+    seqembed::IdMatrix image_prompt(1, 3);
+    image_prompt << 175, 3, 182;
+    const seqembed::RowMatrix<float> image_rows = mllama.forward(seqembed::Batch(image_prompt));
+    CHECK(image_rows.row(0) == mllama.lookup()->pipeline.embedding().table().row(175));
+    const seqembed::io::ModelConfig bare_mllama = read(R"({"model_type": "mllama"})");
+    CHECK((bare_mllama.vocab_size == 128264 && bare_mllama.hidden_size == 4096 &&
+           bare_mllama.embedding_padding_idx == std::optional<seqembed::TokenId>(128004)));
     // load_model reads each of them with its loader.
     CHECK(seqembed::io::load_model(root / "siglip2_text_model").learned() != nullptr);
     CHECK(seqembed::io::load_model(root / "mamba2").lookup() != nullptr);
@@ -1288,6 +1300,8 @@ TEST_CASE("Each attention layer takes the rotary stage its family's rule gives i
     // convolutions have none.
     CHECK(layer_letters(seqembed::io::load_model(root / "lfm2")) == "-R-R");
     CHECK(layer_letters(seqembed::io::load_model(root / "lfm2_moe")) == "--R");
+    // Mllama: none in the layers cross_attention_layers lists (they attend to the image).
+    CHECK(layer_letters(seqembed::io::load_model(root / "mllama")) == "R-R-R");
     CHECK(seqembed::io::load_model(root / "lfm2").rotary()->options().base == 250000.0);  // `theta`
     // EXAONE 4 with sliding_window: RoPE on its sliding layers alone (layer_types).
     CHECK(layer_letters(seqembed::io::load_model(root / "exaone4")) == "RRR-");
@@ -1327,6 +1341,12 @@ TEST_CASE("Each attention layer takes the rotary stage its family's rule gives i
     smol.write_config(smol_config.dump());
     CHECK_THROWS_WITH(seqembed::io::load_model(smol.directory),
                       Catch::Contains("'no_rope_layers' is not a list of at least 4 values"));
+    BrokenCopy vision("mllama");
+    nlohmann::json vision_config = nlohmann::json::parse(std::ifstream(vision.directory / "config.json"));
+    vision_config["text_config"]["cross_attention_layers"] = 3;
+    vision.write_config(vision_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(vision.directory),
+                      Catch::Contains("'cross_attention_layers' is not a list of layer indices"));
     // Cohere 2 with a null sliding_window: no layer has a window, so none rotates.
     BrokenCopy windowless("cohere2");
     nlohmann::json cohere_config = nlohmann::json::parse(std::ifstream(windowless.directory / "config.json"));

@@ -637,6 +637,9 @@ DECODER_DEFAULTS = {
                                  "truncate": False, "original_max_position_embeddings": 4096}},
     "smollm3": {"rope_theta": 2000000.0, "max_position_embeddings": 32768, "pad_token_id": 128004},
     "llama4": {"rope_theta": 500000.0, "head_dim": 128, "max_position_embeddings": 131072},
+    # MllamaTextConfig's (configuration_mllama.py @ v4.57.6).
+    "mllama": {"rope_theta": 500000.0, "max_position_embeddings": 131072, "pad_token_id": 128004,
+               "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]},
     "olmoe": {"rope_theta": 10000.0, "max_position_embeddings": 4096, "pad_token_id": 1},
     "olmo3": {"rope_theta": 500000.0, "max_position_embeddings": 2048, "pad_token_id": 1},
     "granitemoe": {"max_position_embeddings": 2048},
@@ -667,7 +670,7 @@ DECODER_DEFAULTS = {
     "mistral3": {},
 }
 # Multimodal checkpoints whose language model's keys are under text_config.
-NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl", "glm4v", "glm4v_moe")
+NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl", "glm4v", "glm4v_moe", "mllama")
 
 
 def language(cfg):
@@ -1119,7 +1122,7 @@ DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.emb
                   "vipllava": "language_model.model.embed_tokens", "idefics3": "model.text_model.embed_tokens",
                   "smolvlm": "text_model.embed_tokens", "internvl": "language_model.model.embed_tokens",
                   "got_ocr2": "model.language_model.embed_tokens", "qwen2_audio": "language_model.model.embed_tokens",
-                  "voxtral": "language_model.model.embed_tokens"}
+                  "voxtral": "language_model.model.embed_tokens", "mllama": "language_model.model.embed_tokens"}
 
 
 def build_lookup_decoder(cfg):
@@ -1133,7 +1136,9 @@ def build_lookup_decoder(cfg):
     for part in path[:-1]:
         setattr(parent, part, node())
         parent = getattr(parent, part)
-    table = nn.Embedding(text["vocab_size"], text["hidden_size"], text.get("pad_token_id"))
+    # MllamaTextModel: nn.Embedding(vocab_size + 8, ...), the image token's row among the 8.
+    rows = text["vocab_size"] + (8 if cfg["model_type"] == "mllama" else 0)
+    table = nn.Embedding(rows, text["hidden_size"], text.get("pad_token_id"))
     setattr(parent, path[-1], table)
     multiplier = text.get("embedding_multiplier")
 
@@ -2015,6 +2020,26 @@ FAMILIES = [
         position_rule="none: rotary embeddings in attention",
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
         note="Llama4ForConditionalGeneration's language model (language_model.model.embed_tokens); text_config with Llama4TextConfig's rope_theta 500000; complex products on interleaved pairs",
+        rotary="llama3",
+    ),
+    dict(
+        name="mllama", seed=117, build=build_lookup_decoder,
+        # meta-llama/Llama-3.2-11B-Vision's text_config, scaled down: llama3's rule, cross-attention
+        # layers listed, pad_token_id 128004 there (given here inside the small vocabulary).
+        config={"architectures": ["MllamaForConditionalGeneration"], "model_type": "mllama",
+                "text_config": {"model_type": "mllama_text_model", "vocab_size": 175, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1,
+                                "max_position_embeddings": 64, "num_hidden_layers": 5,
+                                "cross_attention_layers": [1, 3], "pad_token_id": 174,
+                                "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 16}},
+                "vision_config": {"model_type": "mllama_vision_model", "hidden_size": 8},
+                "image_token_index": 175, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention (not in the cross-attention layers)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="MllamaForConditionalGeneration as saved (language_model.model.embed_tokens, vocab_size + 8 rows); "
+             "MllamaTextConfig's rope_theta 500000",
         rotary="llama3",
     ),
     dict(
@@ -3418,6 +3443,7 @@ FAMILY_SOURCES = {
     "internvl": "modeling_internvl.py, configuration_internvl.py @ v4.57.6 753d6110 (text_config's default qwen2)",
     "got_ocr2": "modeling_got_ocr2.py, configuration_got_ocr2.py @ v4.57.6 753d6110 (text_config's default qwen2)",
     "qwen2_audio": "modeling_qwen2_audio.py, configuration_qwen2_audio.py @ v4.57.6 753d6110 (language_model: AutoModelForCausalLM; text_config's default qwen2)",
+    "mllama": "modeling_mllama.py, configuration_mllama.py @ v4.57.6 753d6110 (embed_tokens of vocab_size + 8 rows; cross_attention_layers without rotary)",
     "voxtral": "modeling_voxtral.py, configuration_voxtral.py @ v4.57.6 753d6110 (_default_text_config_kwargs over text_config's llama)",
     "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
     "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",

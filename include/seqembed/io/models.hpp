@@ -750,7 +750,7 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
     if (family == "dbrx") return {"transformer.wte.weight", "wte.weight"};
     // Multimodal checkpoints: transformers 4.50's layout (Gemma 3, Llama 4, Mistral 3's first
     // files), then 4.52's (model.language_model, Qwen3-VL's own).
-    if (family == "gemma3" || family == "llama4" || family == "mistral3")
+    if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "mllama")
         return {"language_model.model.embed_tokens.weight", "model.language_model.embed_tokens.weight"};
     // Qwen2-VL's and Qwen2.5-VL's Hub files keep the text model at `model.` (transformers
     // 4.52 renames it on load); files saved since may hold `model.language_model.`. GLM-4V's
@@ -834,6 +834,18 @@ inline LayerPositions layer_position(const nlohmann::json& language, const std::
                 seqembed::detail::fail<format_error>(name, ": 'no_rope_layers'[", layer, "] is ", value.dump(),
                                                      ", not 0 or 1");
             return value.get<std::int64_t>() == 1 ? LayerPositions::rotary : LayerPositions::none;
+        }
+        case LayerRule::cross_attention: {
+            const nlohmann::json* listed = find_key(language, {"cross_attention_layers"});
+            if (listed == nullptr || !listed->is_array())
+                seqembed::detail::fail<format_error>(name, ": 'cross_attention_layers' is not a list of layer indices");
+            for (const nlohmann::json& index : *listed) {
+                if (!index.is_number_integer())
+                    seqembed::detail::fail<format_error>(name, ": 'cross_attention_layers' holds ", index.dump(),
+                                                         ", not a layer index");
+                if (index.get<std::int64_t>() == layer) return LayerPositions::none;
+            }
+            return LayerPositions::rotary;
         }
         case LayerRule::attention_only: {
             if (find_key(language, {"layer_types"}) != nullptr)
@@ -992,10 +1004,13 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "llama4_text, nemotron, persimmon, helium, glm, glm4, glm4_moe, dbrx, ernie4_5, exaone4, seed_oss, "
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
             "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2, "
-            "llava, llava_next, llava_next_video, llava_onevision, vipllava, paligemma, idefics3, smolvlm, "
+            "llava, llava_next, llava_next_video, llava_onevision, vipllava, paligemma, idefics3, smolvlm, mllama, "
             "internvl, got_ocr2, qwen2_audio, voxtral, clip, clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
+    // MllamaTextModel's table has 8 rows past vocab_size: the image token's (image_token_index,
+    // vocab_size itself), a learned row its forward reads like any other, and 7 more.
+    if (family == "mllama") result.vocab_size += 8;
     if (family == "nomic_bert") {  // NomicBertModel rounds its vocabulary up to pad_vocab_size_multiple
         const Index multiple = detail::positive_key(config, name, {"pad_vocab_size_multiple"});
         if (result.vocab_size % multiple != 0) result.vocab_size += multiple - result.vocab_size % multiple;

@@ -29,6 +29,8 @@ enum class LayerRule {
     no_rope_layers,  ///< no_rope_layers[i] == 1 rotates, 0 does not (SmolLM3, Llama 4)
     attention_only,  ///< full_attention layers rotate, the others (LFM2's convolutions) have none;
                      ///< without layer_types, those full_attn_idxs lists (default: every layer)
+    cross_attention, ///< the layers cross_attention_layers lists (Mllama's, which attend to the image)
+                     ///< have no positions, the others rotate
 };
 
 /// A family's config-class defaults and rotary conventions.
@@ -65,6 +67,8 @@ inline TextConfig text_config_of(const std::string& family) {
     if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "qwen3_vl" ||
         family == "qwen3_vl_moe")
         return TextConfig::nested;
+    // (Mllama's: MllamaConfig builds MllamaTextConfig() without one.)
+    if (family == "mllama") return TextConfig::nested_if_present;
     // (CLIP's and SigLIP's two-tower configs: their text tower's; LLaVA's and PaliGemma's: its
     // language model's. Without text_config, their config classes build it from defaults.)
     if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "glm4v" || family == "glm4v_moe" ||
@@ -173,6 +177,11 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         // Qwen3VLMoeTextConfig's: the same theta, head_dim hidden_size / num_attention_heads.
         {"qwen3_vl_moe", {R"({"rope_theta": 5000000.0, "max_position_embeddings": 128000})", false,
                           LayerRule::every_layer}},
+        // MllamaTextConfig's (Llama 3.2 Vision); its cross-attention layers have no positions.
+        {"mllama", {R"({"vocab_size": 128256, "hidden_size": 4096, "num_hidden_layers": 40, "num_attention_heads": 32,
+                        "num_key_value_heads": 8, "rope_theta": 500000.0, "max_position_embeddings": 131072,
+                        "pad_token_id": 128004, "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]})",
+                    false, LayerRule::cross_attention}},
         // The families of is_vision_language_family: their language model's (Llama, Mistral, Qwen2,
         // Qwen3, Gemma or Gemma 2: halves, every layer), whose defaults language_model_defaults gives.
         {"paligemma", {"{}", false, LayerRule::every_layer}},
