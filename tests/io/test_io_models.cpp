@@ -1346,7 +1346,7 @@ TEST_CASE("Each attention layer takes the rotary stage its family's rule gives i
     vision_config["text_config"]["cross_attention_layers"] = 3;
     vision.write_config(vision_config.dump());
     CHECK_THROWS_WITH(seqembed::io::load_model(vision.directory),
-                      Catch::Contains("'cross_attention_layers' is not a list of layer indices"));
+                      Catch::Contains("'cross_attention_layers' is 3, not a list of layer indices"));
     // Cohere 2 with a null sliding_window: no layer has a window, so none rotates.
     BrokenCopy windowless("cohere2");
     nlohmann::json cohere_config = nlohmann::json::parse(std::ifstream(windowless.directory / "config.json"));

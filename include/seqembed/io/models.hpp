@@ -792,6 +792,22 @@ void set_wte_token_types(const Checkpoint& checkpoint, InputPipeline<float, Posi
         TokenTypeOptions{TokenTypeOrder::after_positions, false});
 }
 
+/// Whether the list of layer indices at `key` holds `layer`.
+/// @throws format_error naming the key when it is missing or not a list of integers.
+inline bool lists_layer(const nlohmann::json& language, const std::string& name, const char* key, Index layer) {
+    const nlohmann::json* listed = find_key(language, {key});
+    if (listed == nullptr || !listed->is_array())
+        seqembed::detail::fail<format_error>(name, ": '", key, "' is ", listed == nullptr ? "missing" : listed->dump(),
+                                             ", not a list of layer indices");
+    bool found = false;
+    for (const nlohmann::json& index : *listed) {
+        if (!index.is_number_integer())
+            seqembed::detail::fail<format_error>(name, ": '", key, "' holds ", index.dump(), ", not a layer index");
+        found = found || index.get<std::int64_t>() == layer;
+    }
+    return found;
+}
+
 /// What layer `layer` of `layers` applies, by the family's rule (decoder_families.hpp's LayerRule).
 inline LayerPositions layer_position(const nlohmann::json& language, const std::string& family,
                                      const std::string& name, Index layer, Index layers) {
@@ -835,34 +851,15 @@ inline LayerPositions layer_position(const nlohmann::json& language, const std::
                                                      ", not 0 or 1");
             return value.get<std::int64_t>() == 1 ? LayerPositions::rotary : LayerPositions::none;
         }
-        case LayerRule::cross_attention: {
-            const nlohmann::json* listed = find_key(language, {"cross_attention_layers"});
-            if (listed == nullptr || !listed->is_array())
-                seqembed::detail::fail<format_error>(name, ": 'cross_attention_layers' is not a list of layer indices");
-            for (const nlohmann::json& index : *listed) {
-                if (!index.is_number_integer())
-                    seqembed::detail::fail<format_error>(name, ": 'cross_attention_layers' holds ", index.dump(),
-                                                         ", not a layer index");
-                if (index.get<std::int64_t>() == layer) return LayerPositions::none;
-            }
-            return LayerPositions::rotary;
-        }
+        case LayerRule::cross_attention:
+            return lists_layer(language, name, "cross_attention_layers", layer) ? LayerPositions::none
+                                                                                 : LayerPositions::rotary;
         case LayerRule::attention_only: {
             if (find_key(language, {"layer_types"}) != nullptr)
                 return is_full_attention_layer(language, name, layer, layers, "layer_types", 1) ? LayerPositions::rotary
                                                                                                 : LayerPositions::none;
-            const nlohmann::json* listed = find_key(language, {"full_attn_idxs"});
-            if (listed == nullptr) return LayerPositions::rotary;  // Lfm2Config: every layer attends
-            if (!listed->is_array())
-                seqembed::detail::fail<format_error>(name, ": 'full_attn_idxs' is ", listed->dump(),
-                                                     ", not a list of layer indices");
-            for (const nlohmann::json& index : *listed) {
-                if (!index.is_number_integer())
-                    seqembed::detail::fail<format_error>(name, ": 'full_attn_idxs' holds ", index.dump(),
-                                                         ", not a layer index");
-                if (index.get<std::int64_t>() == layer) return LayerPositions::rotary;
-            }
-            return LayerPositions::none;
+            if (find_key(language, {"full_attn_idxs"}) == nullptr) return LayerPositions::rotary;  // Lfm2Config's
+            return lists_layer(language, name, "full_attn_idxs", layer) ? LayerPositions::rotary : LayerPositions::none;
         }
     }
     return LayerPositions::rotary;
