@@ -183,7 +183,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 64);
+    REQUIRE(fixtures::all_rotary_count == 65);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -393,7 +393,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 125);
+    CHECK(families == 126);
 }
 
 namespace {
@@ -598,7 +598,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"llava", {}}, {"llava_next", {}}, {"llava_onevision", {}}, {"paligemma", 0}, {"vipllava", 0},
         // Idefics3's: text_config's 2, not the top-level 128002.
         {"idefics3", 2}, {"smolvlm", {}}, {"internvl", {}}, {"got_ocr2", {}}, {"qwen2_audio", {}}, {"voxtral", {}},
-        {"mllama", 174}};
+        {"mllama", 174}, {"aya_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -1300,6 +1300,12 @@ TEST_CASE("Each attention layer takes the rotary stage its family's rule gives i
     // convolutions have none.
     CHECK(layer_letters(seqembed::io::load_model(root / "lfm2")) == "-R-R");
     CHECK(layer_letters(seqembed::io::load_model(root / "lfm2_moe")) == "--R");
+    // Aya Vision: its Cohere 2 language model's rule and pairs (Cohere2Config's head_dim).
+    const seqembed::io::Model aya = seqembed::io::load_model(root / "aya_vision");
+    CHECK(layer_letters(aya) == "RRR-");
+    CHECK((aya.rotary()->options().layout == seqembed::RotaryLayout::interleaved && aya.rotary()->options().head_dim == 8));
+    const seqembed::RotaryOptions aya_rope = seqembed::io::read_rotary_config(root / "aya_vision" / "config.json");
+    CHECK((aya_rope.layout == seqembed::RotaryLayout::interleaved && aya_rope.base == 50000.0 && aya_rope.head_dim == 8));
     // Mllama: none in the layers cross_attention_layers lists (they attend to the image).
     CHECK(layer_letters(seqembed::io::load_model(root / "mllama")) == "R-R-R");
     CHECK(seqembed::io::load_model(root / "lfm2").rotary()->options().base == 250000.0);  // `theta`

@@ -684,6 +684,8 @@ def language(cfg):
         merged = dict(LLAVA_TEXT_DEFAULTS[text.get("model_type", LLAVA_TEXT_MODEL[family])])
         merged.update(FAMILY_TEXT_DEFAULTS.get(family, {}))
         merged.update(text)
+        if text.get("model_type", LLAVA_TEXT_MODEL[family]) == "cohere2":
+            merged.pop("head_dim", None)  # Cohere2Config sets hidden_size // num_attention_heads
         merged["model_type"] = family
         return merged
     if family in LEARNED_DEFAULTS:
@@ -735,7 +737,8 @@ LEARNED_DEFAULTS = {
 # class's defaults (LlamaConfig, MistralConfig, Qwen2Config).
 LLAVA_TEXT_MODEL = {"llava": "llama", "llava_next": "llama", "llava_next_video": "llama", "llava_onevision": "qwen2",
                     "paligemma": "gemma", "vipllava": "llama", "idefics3": "llama", "smolvlm": "llama",
-                    "internvl": "qwen2", "got_ocr2": "qwen2", "qwen2_audio": "qwen2", "voxtral": "llama"}
+                    "internvl": "qwen2", "got_ocr2": "qwen2", "qwen2_audio": "qwen2", "voxtral": "llama",
+                    "aya_vision": "cohere2"}
 # What a family's config class puts over its language model's defaults whatever text_config says
 # (VoxtralConfig._default_text_config_kwargs, configuration_voxtral.py @ v4.57.6).
 FAMILY_TEXT_DEFAULTS = {
@@ -747,6 +750,9 @@ LLAVA_TEXT_DEFAULTS = {
     "llama": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=2048),
     "mistral": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=131072),
     "qwen2": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768),
+    # Cohere2Config's (Aya Vision's language model; head_dim hidden_size // heads whatever it says).
+    "cohere2": {"vocab_size": 256000, "hidden_size": 8192, "num_attention_heads": 64, "num_hidden_layers": 40,
+                "rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0, "sliding_window": 4096},
     # Qwen3Config's (InternVL 3.5's language model).
     "qwen3": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768, num_key_value_heads=32,
                   head_dim=128),
@@ -1122,7 +1128,8 @@ DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.emb
                   "vipllava": "language_model.model.embed_tokens", "idefics3": "model.text_model.embed_tokens",
                   "smolvlm": "text_model.embed_tokens", "internvl": "language_model.model.embed_tokens",
                   "got_ocr2": "model.language_model.embed_tokens", "qwen2_audio": "language_model.model.embed_tokens",
-                  "voxtral": "language_model.model.embed_tokens", "mllama": "language_model.model.embed_tokens"}
+                  "voxtral": "language_model.model.embed_tokens", "mllama": "language_model.model.embed_tokens",
+                  "aya_vision": "language_model.model.embed_tokens"}
 
 
 def build_lookup_decoder(cfg):
@@ -2598,6 +2605,22 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="aya_vision", seed=118, build=build_lookup_decoder,
+        # CohereLabs/aya-vision-8b's shape: a Cohere 2 language model (interleaved pairs, RoPE in
+        # its sliding-window layers alone); a head_dim Cohere2Config overrides; pad_token_id 0.
+        config={"architectures": ["AyaVisionForConditionalGeneration"], "model_type": "aya_vision",
+                "text_config": {"model_type": "cohere2", "vocab_size": 179, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 99,
+                                "max_position_embeddings": 64, "num_hidden_layers": 4, "rope_theta": 50000.0},
+                "image_token_index": 178, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention (its sliding-window layers)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="AyaVisionForConditionalGeneration as saved (language_model.model.embed_tokens); Cohere2Model's stage "
+             "over Cohere2Config's defaults",
+        rotary="default",
+    ),
+    dict(
         name="qwen2_audio", seed=115, build=build_lookup_decoder,
         # Qwen/Qwen2-Audio-7B's text_config, scaled down (no hidden_size there: Qwen2Config's 4096).
         config={"architectures": ["Qwen2AudioForConditionalGeneration"], "model_type": "qwen2_audio",
@@ -3083,7 +3106,7 @@ struct Rotary {
 # The families whose attention rotates interleaved pairs (rotate_every_two, repeat_interleave'd
 # frequencies, or complex products); the others rotate halves.
 INTERLEAVED = ("gptj", "codegen", "cohere", "cohere2", "llama4", "helium", "glm4", "ernie4_5", "deepseek_v2",
-               "deepseek_v3", "glm4v", "kimi_k2")
+               "deepseek_v3", "glm4v", "kimi_k2", "aya_vision")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -3444,6 +3467,7 @@ FAMILY_SOURCES = {
     "got_ocr2": "modeling_got_ocr2.py, configuration_got_ocr2.py @ v4.57.6 753d6110 (text_config's default qwen2)",
     "qwen2_audio": "modeling_qwen2_audio.py, configuration_qwen2_audio.py @ v4.57.6 753d6110 (language_model: AutoModelForCausalLM; text_config's default qwen2)",
     "mllama": "modeling_mllama.py, configuration_mllama.py @ v4.57.6 753d6110 (embed_tokens of vocab_size + 8 rows; cross_attention_layers without rotary)",
+    "aya_vision": "modeling_aya_vision.py, configuration_aya_vision.py @ v4.57.6 753d6110 (text_config's default cohere2; Cohere2Config's head_dim)",
     "voxtral": "modeling_voxtral.py, configuration_voxtral.py @ v4.57.6 753d6110 (_default_text_config_kwargs over text_config's llama)",
     "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
     "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",

@@ -650,8 +650,9 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     }
     nlohmann::json defaults = nlohmann::json::parse(learned_family_defaults(family));
     if (is_gemma3(family)) defaults = gemma3_text_defaults();
+    std::string language;
     if (is_vision_language_family(family)) {
-        const std::string language = language_model_type(text == &config ? nullptr : text, family);
+        language = language_model_type(text == &config ? nullptr : text, family);
         defaults = language_model_defaults(family, language, text != &config);
         if (!defaults.is_object())
             seqembed::detail::fail<format_error>(name, ": the language model of model_type '", family, "' is '",
@@ -663,6 +664,7 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     nlohmann::json merged = defaults;
     merged.update(*text);
     merged["model_type"] = family;
+    if (!language.empty()) merged["language_model_type"] = language;  // whose conventions it follows
     return with_family_defaults(merged, family);
 }
 
@@ -811,7 +813,7 @@ inline bool lists_layer(const nlohmann::json& language, const std::string& name,
 /// What layer `layer` of `layers` applies, by the family's rule (decoder_families.hpp's LayerRule).
 inline LayerPositions layer_position(const nlohmann::json& language, const std::string& family,
                                      const std::string& name, Index layer, Index layers) {
-    const DecoderFamily* entry = decoder_family(family);
+    const DecoderFamily* entry = decoder_family(rules_family(language, family));
     switch (entry != nullptr ? entry->layers : LayerRule::every_layer) {
         case LayerRule::every_layer: return LayerPositions::rotary;
         case LayerRule::gemma3:
@@ -1002,7 +1004,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
             "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2, "
             "llava, llava_next, llava_next_video, llava_onevision, vipllava, paligemma, idefics3, smolvlm, mllama, "
-            "internvl, got_ocr2, qwen2_audio, voxtral, clip, clip_text_model, siglip, "
+            "internvl, got_ocr2, aya_vision, qwen2_audio, voxtral, clip, clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     // MllamaTextModel's table has 8 rows past vocab_size: the image token's (image_token_index,

@@ -213,14 +213,18 @@ inline nlohmann::json language_keys(const nlohmann::json& given, const std::stri
     const bool vision_language = is_vision_language_family(model_type);
     if (!nested && !gemma3 && !vision_language) return given;
     nlohmann::json merged = gemma3 ? gemma3_text_defaults() : nlohmann::json::object();
+    std::string language;
     if (vision_language) {
-        const std::string language = language_model_type(nested ? &*text : nullptr, model_type);
+        const auto kept = given.find("language_model_type");  // a config language_config has merged
+        language = kept != given.end() && kept->is_string() ? kept->get<std::string>()
+                                                            : language_model_type(nested ? &*text : nullptr, model_type);
         const nlohmann::json defaults = language_model_defaults(model_type, language, nested);
         if (defaults.is_object()) merged = defaults;
     }
     merged.update(nested ? *text : given);
     merged.erase("text_config");
     merged["model_type"] = model_type;
+    if (!language.empty()) merged["language_model_type"] = language;  // whose conventions it follows
     return merged;
 }
 

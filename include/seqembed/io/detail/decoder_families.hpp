@@ -47,10 +47,11 @@ struct DecoderFamily {
 /// The multimodal families whose language model is another family's, its config their
 /// text_config: LLaVA's (llava, llava_next, llava_next_video, llava_onevision, vipllava),
 /// PaliGemma's (paligemma, PaliGemma 1 and 2), Idefics3's and SmolVLM's, InternVL's and
-/// GOT-OCR 2's (their Hugging Face ports), and the audio-language Qwen2-Audio and Voxtral.
+/// GOT-OCR 2's (their Hugging Face ports), Aya Vision's, and the audio-language Qwen2-Audio and
+/// Voxtral.
 inline bool is_vision_language_family(const std::string& family) {
     for (const char* name : {"llava", "llava_next", "llava_next_video", "llava_onevision", "vipllava", "paligemma",
-                             "idefics3", "smolvlm", "internvl", "got_ocr2", "qwen2_audio", "voxtral"})
+                             "idefics3", "smolvlm", "internvl", "got_ocr2", "aya_vision", "qwen2_audio", "voxtral"})
         if (family == name) return true;
     return false;
 }
@@ -182,8 +183,9 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
                         "num_key_value_heads": 8, "rope_theta": 500000.0, "max_position_embeddings": 131072,
                         "pad_token_id": 128004, "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]})",
                     false, LayerRule::cross_attention}},
-        // The families of is_vision_language_family: their language model's (Llama, Mistral, Qwen2,
-        // Qwen3, Gemma or Gemma 2: halves, every layer), whose defaults language_model_defaults gives.
+        // The families of is_vision_language_family: their own conventions are their language
+        // model's (rules_family), whose defaults language_model_defaults gives; these entries say
+        // only that they are rotary decoders.
         {"paligemma", {"{}", false, LayerRule::every_layer}},
         {"llava", {"{}", false, LayerRule::every_layer}},
         {"llava_next", {"{}", false, LayerRule::every_layer}},
@@ -194,6 +196,7 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"smolvlm", {"{}", false, LayerRule::every_layer}},
         {"internvl", {"{}", false, LayerRule::every_layer}},
         {"got_ocr2", {"{}", false, LayerRule::every_layer}},
+        {"aya_vision", {"{}", false, LayerRule::every_layer}},
         {"qwen2_audio", {"{}", false, LayerRule::every_layer}},
         {"voxtral", {"{}", false, LayerRule::every_layer}},
     };
@@ -202,12 +205,22 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
     return nullptr;
 }
 
+/// The model_type whose conventions (its entry's defaults, pairing and layer rule) a language
+/// config follows: for a vision-language family its language model's, which language_config and
+/// language_keys keep in the merged config as "language_model_type" (Aya Vision's Cohere 2
+/// rotates interleaved pairs in its sliding-window layers alone); `model_type` itself elsewhere.
+inline std::string rules_family(const nlohmann::json& config, const std::string& model_type) {
+    if (!is_vision_language_family(model_type) || !config.is_object()) return model_type;
+    const auto language = config.find("language_model_type");
+    return language != config.end() && language->is_string() ? language->get<std::string>() : model_type;
+}
+
 /// Whether the family rotates interleaved pairs. DeepSeek-V3 does unless rope_interleave is false;
 /// Hugging Face's DeepSeek-V3 then reorders each rotated vector (the pairs' first values, then
 /// their second), which changes no q . k: seqembed keeps the pairs in place, as DeepSeek's own
 /// code and Hugging Face's DeepSeek-V2 do.
 inline bool rotates_interleaved(const nlohmann::json& config, const std::string& model_type) {
-    const DecoderFamily* family = decoder_family(model_type);
+    const DecoderFamily* family = decoder_family(rules_family(config, model_type));
     if (family == nullptr || !family->interleaved) return false;
     if (model_type == "deepseek_v3") {
         const auto found = config.find("rope_interleave");
@@ -230,13 +243,14 @@ inline const char* language_models_of(const std::string& family) {
     if (family == "paligemma") return "gemma, gemma2";
     if (family == "idefics3" || family == "smolvlm" || family == "voxtral") return "llama";
     if (family == "qwen2_audio" || family == "got_ocr2") return "qwen2";
+    if (family == "aya_vision") return "cohere2";
     if (family == "internvl") return "qwen2, qwen3, llama";
     return "llama, mistral, qwen2";
 }
 
 /// The model_type of a vision-language config's language model: text_config's, else the config
 /// class's (LlavaConfig's "llama", LlavaOnevisionConfig's, InternVLConfig's, GotOcr2Config's and
-/// Qwen2AudioConfig's "qwen2", PaliGemmaConfig's "gemma").
+/// Qwen2AudioConfig's "qwen2", PaliGemmaConfig's "gemma", AyaVisionConfig's "cohere2").
 inline std::string language_model_type(const nlohmann::json* text, const std::string& family) {
     if (text != nullptr && text->is_object()) {
         const auto type = text->find("model_type");
@@ -244,6 +258,7 @@ inline std::string language_model_type(const nlohmann::json* text, const std::st
     }
     if (family == "llava_onevision" || family == "internvl" || family == "got_ocr2" || family == "qwen2_audio")
         return "qwen2";
+    if (family == "aya_vision") return "cohere2";
     return family == "paligemma" ? "gemma" : "llama";
 }
 
@@ -287,6 +302,9 @@ inline nlohmann::json language_model_defaults(const std::string& family, const s
         defaults = {{"vocab_size", 151936}, {"hidden_size", 4096}, {"num_attention_heads", 32},
                     {"num_key_value_heads", 32}, {"num_hidden_layers", 32}, {"head_dim", 128},
                     {"max_position_embeddings", 32768}, {"rope_theta", 10000.0}};
+    if (language == "cohere2")  // the rest from Cohere 2's entry (with_family_defaults)
+        defaults = {{"vocab_size", 256000}, {"hidden_size", 8192}, {"num_attention_heads", 64},
+                    {"num_hidden_layers", 40}};
     if (family == "voxtral")
         defaults.update({{"vocab_size", 131072}, {"hidden_size", 3072}, {"num_hidden_layers", 30},
                          {"num_key_value_heads", 8}, {"max_position_embeddings", 131072}, {"rope_theta", 100000000.0},
@@ -300,8 +318,11 @@ inline nlohmann::json language_model_defaults(const std::string& family, const s
 /// renamed or forced as the config class does: DBRX's d_model, n_heads, n_layers, max_seq_len and
 /// attn_config.rope_theta; DeepSeek's head_dim = qk_rope_head_dim; Cohere 2's head_dim =
 /// hidden_size / num_attention_heads whatever head_dim says; LFM2's theta as rope_theta. A rule
-/// given in rope_parameters (transformers 5) is not overridden by a default rope_scaling.
+/// given in rope_parameters (transformers 5) is not overridden by a default rope_scaling. A
+/// vision-language family's config takes its language model's (rules_family) first.
 inline nlohmann::json with_family_defaults(nlohmann::json config, const std::string& model_type) {
+    if (const std::string rules = rules_family(config, model_type); rules != model_type)
+        config = with_family_defaults(std::move(config), rules);  // a vision-language family's language model's
     const DecoderFamily* family = decoder_family(model_type);
     if (family == nullptr || !config.is_object()) return config;
     const nlohmann::json defaults = nlohmann::json::parse(family->defaults);
