@@ -105,7 +105,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "mamba" || type == "mamba2" || type == "falcon_mamba") return run(seqembed::io::load_mamba(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
         type == "olmo2" || type == "stablelm" || type == "granite" || type == "gemma3_text" || type == "gemma3" ||
-        type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere" ||
+        type == "gptj" || type == "codegen" || type == "falcon" || type == "cohere" || type == "granite_vision" ||
         seqembed::io::detail::is_rotary_family(type))
         return run(seqembed::io::load_rotary_decoder(directory), c);
     FAIL("no preset for " << type);
@@ -183,7 +183,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 65);
+    REQUIRE(fixtures::all_rotary_count == 66);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -598,7 +598,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"llava", {}}, {"llava_next", {}}, {"llava_onevision", {}}, {"paligemma", 0}, {"vipllava", 0},
         // Idefics3's: text_config's 2, not the top-level 128002.
         {"idefics3", 2}, {"smolvlm", {}}, {"internvl", {}}, {"got_ocr2", {}}, {"qwen2_audio", {}}, {"voxtral", {}},
-        {"mllama", 174}, {"aya_vision", 0}};
+        {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -677,9 +677,14 @@ TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba, LLaVA, Smo
     const seqembed::RotaryOptions llava_rope =
         seqembed::io::read_rotary_config(root / "llava_onevision" / "config.json");
     CHECK((llava_rope.base == 1000000.0 && llava_rope.head_dim == 8 && llava_rope.max_positions == 32768));
-    // A language model without a preset under LLaVA (Granite's scale) is named, not read as Llama's.
-    CHECK_THROWS_WITH(read(R"({"model_type": "llava_next", "text_config": {"model_type": "granite"}})"),
-                      Catch::Contains("the language model of model_type 'llava_next' is 'granite'"));
+    // A language model without a preset under LLaVA is named, not read as Llama's; granite-vision's
+    // Granite under LLaVA-NeXT keeps its embedding_multiplier.
+    CHECK_THROWS_WITH(read(R"({"model_type": "llava", "text_config": {"model_type": "granite"}})"),
+                      Catch::Contains("the language model of model_type 'llava' is 'granite'"));
+    CHECK(read(R"({"model_type": "llava_next", "text_config": {"model_type": "granite", "embedding_multiplier": 12.0}})")
+              .embedding_multiplier == 12.0);
+    const seqembed::io::Model granite_vision = seqembed::io::load_model(root / "granite_vision");
+    CHECK(granite_vision.lookup()->pipeline.embedding().scale() == 12.0f);
     // PaliGemma: Gemma's stage (GemmaConfig's defaults; PaliGemmaConfig's own text config without
     // text_config), its forward numbering from 1 for the rotary stage.
     const seqembed::io::ModelConfig paligemma = read(R"({"model_type": "paligemma", "vocab_size": 257216})");

@@ -750,6 +750,8 @@ LLAVA_TEXT_DEFAULTS = {
     "llama": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=2048),
     "mistral": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=131072),
     "qwen2": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768),
+    # GraniteConfig's (granite-vision's language model; embedding_multiplier 1.0).
+    "granite": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=2048),
     # Cohere2Config's (Aya Vision's language model; head_dim hidden_size // heads whatever it says).
     "cohere2": {"vocab_size": 256000, "hidden_size": 8192, "num_attention_heads": 64, "num_hidden_layers": 40,
                 "rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0, "sliding_window": 4096},
@@ -2533,6 +2535,21 @@ FAMILIES = [
         rotary="default",
     ),
     dict(
+        name="granite_vision", seed=119, build=build_lookup_decoder,
+        # ibm-granite/granite-vision-3.2-2b's: LLaVA-NeXT over a Granite language model, whose
+        # forward multiplies the token rows by embedding_multiplier (12.0 there).
+        config={"architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
+                "text_config": {"model_type": "granite", "vocab_size": 181, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 64,
+                                "rope_theta": 300000.0, "embedding_multiplier": 12.0, "pad_token_id": 0},
+                "image_token_index": 180, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=12.0, position_offset=0,
+        note="LlavaNextForConditionalGeneration over GraniteModel: embed_tokens times embedding_multiplier",
+        rotary="default",
+    ),
+    dict(
         name="vipllava", seed=110, build=build_lookup_decoder,
         # llava-hf/vip-llava-7b-hf's: a Llama language model (text_config a diff against LlamaConfig).
         config={"architectures": ["VipLlavaForConditionalGeneration"], "model_type": "vipllava",
@@ -3000,7 +3017,7 @@ def numpy_reference(family, tensors, ids, mask, types):
             projected = x @ f[q + "weight"].T + f[q + "bias"]
         return x, projected, (None if rule == "rotary" else rows)
     if family["build"] is build_lookup_decoder:
-        table = DECODER_TABLES.get(name, "model.embed_tokens") + ".weight"
+        table = DECODER_TABLES.get(cfg["model_type"], "model.embed_tokens") + ".weight"
         return f[table][ids] * language(cfg).get("embedding_multiplier", 1.0), None, None
     if name == "modernbert":
         x = f["model.embeddings.tok_embeddings.weight"][ids]
@@ -3468,6 +3485,7 @@ FAMILY_SOURCES = {
     "qwen2_audio": "modeling_qwen2_audio.py, configuration_qwen2_audio.py @ v4.57.6 753d6110 (language_model: AutoModelForCausalLM; text_config's default qwen2)",
     "mllama": "modeling_mllama.py, configuration_mllama.py @ v4.57.6 753d6110 (embed_tokens of vocab_size + 8 rows; cross_attention_layers without rotary)",
     "aya_vision": "modeling_aya_vision.py, configuration_aya_vision.py @ v4.57.6 753d6110 (text_config's default cohere2; Cohere2Config's head_dim)",
+    "granite_vision": "modeling_llava_next.py @ v4.57.6 753d6110 over modeling_granite.py (embedding_multiplier)",
     "voxtral": "modeling_voxtral.py, configuration_voxtral.py @ v4.57.6 753d6110 (_default_text_config_kwargs over text_config's llama)",
     "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
     "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",

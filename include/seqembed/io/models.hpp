@@ -1151,7 +1151,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                                                  ", outside the token table's rows [", -rows, ", ", rows,
                                                  ") (nn.Embedding refuses it as padding_idx)");
     }
-    if (detail::is_granite_family(family)) {
+    if (detail::is_granite_family(detail::rules_family(config, family))) {  // granite-vision's language model too
         if (const nlohmann::json* multiplier = detail::find_key(config, {"embedding_multiplier"})) {
             if (!multiplier->is_number() || !std::isfinite(multiplier->get<double>()))
                 seqembed::detail::fail<format_error>(name, ": 'embedding_multiplier' is ", multiplier->dump(),

@@ -245,6 +245,7 @@ inline const char* language_models_of(const std::string& family) {
     if (family == "qwen2_audio" || family == "got_ocr2") return "qwen2";
     if (family == "aya_vision") return "cohere2";
     if (family == "internvl") return "qwen2, qwen3, llama";
+    if (family == "llava_next") return "llama, mistral, qwen2, granite";  // granite-vision's
     return "llama, mistral, qwen2";
 }
 
@@ -302,6 +303,9 @@ inline nlohmann::json language_model_defaults(const std::string& family, const s
         defaults = {{"vocab_size", 151936}, {"hidden_size", 4096}, {"num_attention_heads", 32},
                     {"num_key_value_heads", 32}, {"num_hidden_layers", 32}, {"head_dim", 128},
                     {"max_position_embeddings", 32768}, {"rope_theta", 10000.0}};
+    if (language == "granite")  // its embedding_multiplier (1.0 by default) read as Granite's
+        defaults = {{"vocab_size", 32000}, {"hidden_size", 4096}, {"num_attention_heads", 32},
+                    {"num_hidden_layers", 32}, {"max_position_embeddings", 2048}, {"rope_theta", 10000.0}};
     if (language == "cohere2")  // the rest from Cohere 2's entry (with_family_defaults)
         defaults = {{"vocab_size", 256000}, {"hidden_size", 8192}, {"num_attention_heads", 64},
                     {"num_hidden_layers", 40}};
