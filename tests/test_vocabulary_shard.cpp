@@ -468,6 +468,9 @@ TEST_CASE("A shard's gradient lists global ids: the lazy optimizers step them on
     outside.rows.front() = 19;
     CHECK_THROWS_WITH(token.step(tables.token->weights, outside, 0.1),
                       Catch::Matchers::Contains("token: the gradient's row 19 is outside the table's ids [20, 40)"));
+    CHECK_THROWS_WITH(outside.to_dense(), Catch::Matchers::Contains("id 19 is outside the table's ids [20, 40)"));
+    outside.values.conservativeResize(2, d);
+    CHECK_THROWS_AS(outside.to_dense(), seqembed::shape_error);
     seqembed::RowGradient<float> other = grads.token;
     other.first_row = 0;
     other.rows = other.local_rows();

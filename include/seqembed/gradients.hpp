@@ -48,9 +48,17 @@ struct RowGradient {
     /// @brief The gradient as a dense table_rows x d_model matrix (zero where no row is listed):
     ///        row r is the gradient of id first_row + r, the table's row r.
     /// @return a new matrix.
-    /// @throws value_error if the dense matrix is not addressable.
+    /// @throws value_error if the dense matrix is not addressable; shape_error if values has not
+    ///         one row of d_model values per listed id; index_error for an id outside the table.
     RowMatrix<Scalar> to_dense() const {
         detail::require_addressable<Scalar>("dense gradient", table_rows, d_model);
+        if (values.rows() != static_cast<Index>(rows.size()) || values.cols() != d_model)
+            detail::fail<shape_error>("RowGradient::to_dense: ", rows.size(), " ids listed but ", values.rows(), " x ",
+                                      values.cols(), " values (d_model ", d_model, ")");
+        for (const std::int64_t row : rows)
+            if (row < first_row || row - first_row >= table_rows)
+                detail::fail<index_error>("RowGradient::to_dense: id ", row, " is outside the table's ids [", first_row,
+                                          ", ", first_row + table_rows, ")");
         RowMatrix<Scalar> dense = RowMatrix<Scalar>::Zero(table_rows, d_model);
         for (std::size_t k = 0; k < rows.size(); ++k)
             dense.row(static_cast<Index>(rows[k] - first_row)) = values.row(static_cast<Index>(k));
