@@ -472,12 +472,16 @@ TEST_CASE("A shard's gradient lists global ids: the lazy optimizers step them on
     outside.values.conservativeResize(2, d);
     CHECK_THROWS_AS(outside.to_dense(), seqembed::shape_error);
     seqembed::RowGradient<float> other = grads.token;
-    other.first_row = 0;
     other.rows = other.local_rows();
+    other.first_row = 0;
     seqembed::RowGradient<float> sum = grads.token;
     CHECK_THROWS_WITH(sum.add(other), Catch::Matchers::Contains("table from id 0 added to the gradient of a 20 x 6 "
                                                                 "table from id 20"));
     CHECK(sum.rows == grads.token.rows);
+    seqembed::RowGradient<float> unsorted = grads.token;
+    std::swap(unsorted.rows[0], unsorted.rows[1]);
+    CHECK_THROWS_WITH(sum.add(unsorted), Catch::Matchers::Contains("RowGradient::add (the gradient added): the ids "
+                                                                   "must ascend without repeats, but 20 follows 25"));
     sum.add(grads.token);
     CHECK(bit_equal<float>(sum.values, RowMatrix<float>(grads.token.values * 2.0f)));
 }

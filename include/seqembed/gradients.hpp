@@ -48,17 +48,10 @@ struct RowGradient {
     /// @brief The gradient as a dense table_rows x d_model matrix (zero where no row is listed):
     ///        row r is the gradient of id first_row + r, the table's row r.
     /// @return a new matrix.
-    /// @throws value_error if the dense matrix is not addressable; shape_error if values has not
-    ///         one row of d_model values per listed id; index_error for an id outside the table.
+    /// @throws value_error if the dense matrix is not addressable; as require_well_formed.
     RowMatrix<Scalar> to_dense() const {
         detail::require_addressable<Scalar>("dense gradient", table_rows, d_model);
-        if (values.rows() != static_cast<Index>(rows.size()) || values.cols() != d_model)
-            detail::fail<shape_error>("RowGradient::to_dense: ", rows.size(), " ids listed but ", values.rows(), " x ",
-                                      values.cols(), " values (d_model ", d_model, ")");
-        for (const std::int64_t row : rows)
-            if (row < first_row || row - first_row >= table_rows)
-                detail::fail<index_error>("RowGradient::to_dense: id ", row, " is outside the table's ids [", first_row,
-                                          ", ", first_row + table_rows, ")");
+        require_well_formed("RowGradient::to_dense");
         RowMatrix<Scalar> dense = RowMatrix<Scalar>::Zero(table_rows, d_model);
         for (std::size_t k = 0; k < rows.size(); ++k)
             dense.row(static_cast<Index>(rows[k] - first_row)) = values.row(static_cast<Index>(k));
@@ -74,13 +67,35 @@ struct RowGradient {
         return listed;
     }
 
+    /// @brief Checks that the gradient is one: values holds one row of d_model values per listed
+    ///        id, and the ids ascend without repeats inside the table's, [first_row, first_row +
+    ///        table_rows).
+    /// @param what the caller, as the error names it.
+    /// @throws shape_error for values of another shape; value_error for ids out of order;
+    ///         index_error for an id outside the table's.
+    void require_well_formed(const char* what) const {
+        if (values.rows() != static_cast<Index>(rows.size()) || values.cols() != d_model)
+            detail::fail<shape_error>(what, ": ", rows.size(), " ids listed but ", values.rows(), " x ", values.cols(),
+                                      " values (d_model ", d_model, ")");
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+            if (rows[k] < first_row || rows[k] - first_row >= table_rows)
+                detail::fail<index_error>(what, ": id ", rows[k], " is outside the table's ids [", first_row, ", ",
+                                          first_row + table_rows, ")");
+            if (k > 0 && rows[k] <= rows[k - 1])
+                detail::fail<value_error>(what, ": the ids must ascend without repeats, but ", rows[k], " follows ",
+                                          rows[k - 1]);
+        }
+    }
+
     /// @brief Adds another gradient of the same table (accumulation over several backward
     ///        calls): rows in both are summed as this + other, the others are merged in order.
     /// @param other a gradient of a table of the same shape and first row (or an empty default
     ///        gradient).
-    /// @throws shape_error if the tables' shapes or first rows differ; this gradient is then
-    ///         unchanged.
+    /// @throws shape_error if the tables' shapes or first rows differ; as require_well_formed for
+    ///         either gradient. This gradient is then unchanged.
     void add(const RowGradient& other) {
+        other.require_well_formed("RowGradient::add (the gradient added)");
+        require_well_formed("RowGradient::add");
         if (other.table_rows == 0 && other.rows.empty()) return;
         if (table_rows == 0 && rows.empty()) {
             *this = other;
