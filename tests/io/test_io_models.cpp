@@ -183,7 +183,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 66);
+    REQUIRE(fixtures::all_rotary_count == 80);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -393,7 +393,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 126);
+    CHECK(families == 142);
 }
 
 namespace {
@@ -598,6 +598,11 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"llava", {}}, {"llava_next", {}}, {"llava_onevision", {}}, {"paligemma", 0}, {"vipllava", 0},
         // Idefics3's: text_config's 2, not the top-level 128002.
         {"idefics3", 2}, {"smolvlm", {}}, {"internvl", {}}, {"got_ocr2", {}}, {"qwen2_audio", {}}, {"voxtral", {}},
+        // The config classes' pad_token_id: Falcon-H1's, Bamba's, Jamba's, Zamba's, Zamba 2's, ERNIE 4.5
+        // MoE's, VaultGemma's and LFM2's and Cohere 2's (under their VLMs) 0; the others' None.
+        {"granitemoehybrid", {}}, {"falcon_h1", 0}, {"bamba", 0}, {"jamba", 0}, {"zamba", 0}, {"zamba2", 0},
+        {"qwen3_next", {}}, {"ernie4_5_moe", 0}, {"dots1", {}}, {"phimoe", {}}, {"minimax", {}}, {"vaultgemma", 0},
+        {"lfm2_vl", 0}, {"cohere2_vision", 0}, {"perception_lm", {}}, {"ovis2", {}},
         {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
@@ -1378,6 +1383,112 @@ TEST_CASE("Each attention layer takes the rotary stage its family's rule gives i
     smol_config["num_hidden_layers"] = 8;
     smol.write_config(smol_config.dump());
     CHECK(layer_letters(seqembed::io::load_model(smol.directory)) == "RRR-RRR-");
+}
+
+TEST_CASE("The hybrid and linear-attention families rotate in their attention layers alone, as their configs say",
+          "[io][models][rotary]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    // Granite 4.0 with position_embedding_type "rope": its attention layers (layer_types); its
+    // Mamba 2 layers have none.
+    CHECK(layer_letters(seqembed::io::load_model(root / "granitemoehybrid")) == "-R-R");
+    // Bamba: the layers attn_layer_indices lists, half of each head (BambaConfig's factor).
+    const seqembed::io::Model bamba = seqembed::io::load_model(root / "bamba");
+    CHECK(layer_letters(bamba) == "-R-R");
+    CHECK(bamba.rotary()->rotary_dim() == 4);
+    // Qwen3-Next: every full_attention_interval-th layer (4 by default), a quarter of each head.
+    const seqembed::io::Model next = seqembed::io::load_model(root / "qwen3_next");
+    CHECK(layer_letters(next) == "---R---R");
+    CHECK(next.rotary()->rotary_dim() == 4);
+    // MiniMax: the even layers by default, each whole head whatever rotary_dim says.
+    const seqembed::io::Model minimax = seqembed::io::load_model(root / "minimax");
+    CHECK(layer_letters(minimax) == "R-R-");
+    CHECK(minimax.rotary()->rotary_dim() == 8);
+    // Zamba 2: the hybrid layers' shared blocks, over heads of 2 x hidden / heads, with
+    // use_long_context's 16384 positions and theta x 8^(d / (d - 2)).
+    const seqembed::io::Model zamba2 = seqembed::io::load_model(root / "zamba2");
+    CHECK(layer_letters(zamba2) == "-R-R");
+    CHECK(zamba2.rotary()->head_dim() == 16);
+    CHECK(zamba2.rotary()->max_positions() == 16384);
+    CHECK(zamba2.rotary()->options().base == 10000.0 * std::pow(8.0, 16.0 / 14.0));
+    // LFM2-VL's and Command A Vision's language models' rules; VaultGemma's every layer.
+    CHECK(layer_letters(seqembed::io::load_model(root / "lfm2_vl")) == "-R-");
+    const seqembed::io::Model command = seqembed::io::load_model(root / "cohere2_vision");
+    CHECK(layer_letters(command) == "RRR-");
+    CHECK(command.rotary()->options().layout == seqembed::RotaryLayout::interleaved);
+    CHECK(layer_letters(seqembed::io::load_model(root / "vaultgemma")) == "RR");
+    CHECK(seqembed::io::load_model(root / "ernie4_5_moe").rotary()->options().layout ==
+          seqembed::RotaryLayout::interleaved);
+    // Jamba and Zamba have no positions anywhere: no rotary stage.
+    for (const char* family : {"jamba", "zamba"}) {
+        INFO(family);
+        const seqembed::io::Model model = seqembed::io::load_model(root / family);
+        CHECK(model.rotary() == nullptr);
+        CHECK(layer_letters(model) == std::string(static_cast<std::size_t>(model.layers()), '-'));
+        CHECK(model.layers() > 0);
+    }
+    // Granite 4.0 without position_embedding_type "rope" (GraniteMoeHybridConfig's None, or
+    // "nope" as the H models say): no rotary module at all.
+    BrokenCopy granite("granitemoehybrid");
+    nlohmann::json granite_config = nlohmann::json::parse(std::ifstream(granite.directory / "config.json"));
+    for (const nlohmann::json& type : {nlohmann::json("nope"), nlohmann::json(nullptr)}) {
+        granite_config["position_embedding_type"] = type;
+        granite.write_config(granite_config.dump());
+        const seqembed::io::Model nope = seqembed::io::load_model(granite.directory);
+        CHECK(nope.rotary() == nullptr);
+        CHECK(layer_letters(nope) == "----");
+    }
+    granite_config["position_embedding_type"] = "alibi";
+    granite.write_config(granite_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(granite.directory),
+                      Catch::Contains("'position_embedding_type' is \"alibi\", not \"rope\" or \"nope\""));
+    // Granite 4.0's layer_types in transformers 5's names; without layer_types, all Mamba 2.
+    granite_config["position_embedding_type"] = "rope";
+    granite_config["layer_types"] = {"linear_attention", "full_attention", "full_attention", "linear_attention"};
+    granite.write_config(granite_config.dump());
+    CHECK(layer_letters(seqembed::io::load_model(granite.directory)) == "-RR-");
+    granite_config.erase("layer_types");
+    granite.write_config(granite_config.dump());
+    CHECK(layer_letters(seqembed::io::load_model(granite.directory)) == "----");
+    // Zamba 2 without use_mem_rope: no rotary module; Bamba without attn_layer_indices: no
+    // attention layer.
+    BrokenCopy memoryless("zamba2");
+    nlohmann::json zamba_config = nlohmann::json::parse(std::ifstream(memoryless.directory / "config.json"));
+    zamba_config["use_mem_rope"] = false;
+    memoryless.write_config(zamba_config.dump());
+    CHECK(seqembed::io::load_model(memoryless.directory).rotary() == nullptr);
+    zamba_config["use_mem_rope"] = "yes";
+    memoryless.write_config(zamba_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(memoryless.directory),
+                      Catch::Contains("'use_mem_rope' is \"yes\", not a boolean"));
+    zamba_config["use_mem_rope"] = true;
+    zamba_config["layers_block_type"] = {"mamba", "hybrid"};
+    memoryless.write_config(zamba_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(memoryless.directory),
+                      Catch::Contains("'layers_block_type' is not a list of 4 layer types"));
+    BrokenCopy attentionless("bamba");
+    nlohmann::json bamba_config = nlohmann::json::parse(std::ifstream(attentionless.directory / "config.json"));
+    bamba_config.erase("attn_layer_indices");
+    attentionless.write_config(bamba_config.dump());
+    CHECK(layer_letters(seqembed::io::load_model(attentionless.directory)) == "----");
+    // Qwen3-Next's layer_types, when given, win over the interval.
+    BrokenCopy typed("qwen3_next");
+    nlohmann::json next_config = nlohmann::json::parse(std::ifstream(typed.directory / "config.json"));
+    next_config["num_hidden_layers"] = 4;
+    next_config["layer_types"] = {"full_attention", "linear_attention", "linear_attention", "full_attention"};
+    typed.write_config(next_config.dump());
+    CHECK(layer_letters(seqembed::io::load_model(typed.directory)) == "R--R");
+    // PhiMoE: its LongRoPE's attention factor is the mscale; unequal ones are refused by name.
+    const seqembed::io::Model phimoe = seqembed::io::load_model(root / "phimoe");
+    CHECK(phimoe.rotary()->attention_scaling() == 1.243163121016122);
+    BrokenCopy uneven("phimoe");
+    nlohmann::json phimoe_config = nlohmann::json::parse(std::ifstream(uneven.directory / "config.json"));
+    phimoe_config["rope_scaling"]["long_mscale"] = 1.5;
+    uneven.write_config(phimoe_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(uneven.directory),
+                      Catch::Contains("'rope_scaling.short_mscale' (1.24316) and 'long_mscale' (1.5) differ"));
+    phimoe_config["rope_scaling"].erase("long_mscale");
+    uneven.write_config(phimoe_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(uneven.directory), Catch::Contains("long_mscale"));
 }
 
 TEST_CASE("A config that leaves keys out takes its config class's defaults, and the keys each class renames",

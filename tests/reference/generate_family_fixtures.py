@@ -668,6 +668,24 @@ DECODER_DEFAULTS = {
     "hunyuan_v1_moe": {"rope_theta": 10000.0, "max_position_embeddings": 2048, "pad_token_id": 0},
     "glm4v_moe": {"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 65536},
     "mistral3": {},
+    # v4.57.6 753d6110: GraniteMoeHybridConfig, FalconH1Config, BambaConfig (its forced theta and
+    # partial_rotary_factor, which config.json's keys override), JambaConfig, ZambaConfig,
+    # Zamba2Config, Qwen3NextConfig, Ernie4_5_MoeConfig, Dots1Config, PhimoeConfig, MiniMaxConfig,
+    # VaultGemmaConfig.
+    "granitemoehybrid": {"max_position_embeddings": 2048},
+    "falcon_h1": {"rope_theta": 100000.0, "max_position_embeddings": 8192, "pad_token_id": 0},
+    "bamba": {"rope_theta": 10000.0, "partial_rotary_factor": 0.5, "max_position_embeddings": 262144,
+              "pad_token_id": 0},
+    "jamba": {"max_position_embeddings": 262144, "pad_token_id": 0},
+    "zamba": {"max_position_embeddings": 4096, "pad_token_id": 0},
+    "zamba2": {"rope_theta": 10000.0, "max_position_embeddings": 4096, "pad_token_id": 0},
+    "qwen3_next": {"head_dim": 256, "partial_rotary_factor": 0.25, "rope_theta": 10000.0,
+                   "max_position_embeddings": 32768},
+    "ernie4_5_moe": {"rope_theta": 500000.0, "max_position_embeddings": 131072, "pad_token_id": 0},
+    "dots1": {"rope_theta": 10000.0, "max_position_embeddings": 2048},
+    "phimoe": {"rope_theta": 1000000.0, "max_position_embeddings": 131072},
+    "minimax": {"rope_theta": 1000000.0, "max_position_embeddings": 131072},
+    "vaultgemma": {"head_dim": 256, "rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0},
 }
 # Multimodal checkpoints whose language model's keys are under text_config.
 NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl", "glm4v", "glm4v_moe", "mllama")
@@ -686,6 +704,8 @@ def language(cfg):
         merged.update(text)
         if text.get("model_type", LLAVA_TEXT_MODEL[family]) == "cohere2":
             merged.pop("head_dim", None)  # Cohere2Config sets hidden_size // num_attention_heads
+        if text.get("model_type") == "lfm2" and text.get("theta") is not None:
+            merged["rope_theta"] = text["theta"]
         merged["model_type"] = family
         return merged
     if family in LEARNED_DEFAULTS:
@@ -713,6 +733,21 @@ def language(cfg):
         merged["head_dim"] = merged["qk_rope_head_dim"]
     if family == "cohere2":
         merged.pop("head_dim", None)
+    if family == "minimax":
+        # MiniMaxAttention's apply_rotary_pos_emb rotates the whole head (4.57 fails on a
+        # partial_rotary_factor; 5.x's default rule ignores it).
+        merged.pop("partial_rotary_factor", None)
+        merged.pop("rotary_dim", None)
+    if family == "zamba2":
+        # Zamba2Config: attention_head_dim = 2 * hidden_size // num_attention_heads (config.json's
+        # when given), head_dim its attribute map's; with use_long_context max_position_embeddings
+        # 16384 and, with use_mem_rope, rope_theta * 8 ** (d / (d - 2)).
+        d = merged.get("attention_head_dim") or 2 * merged["hidden_size"] // merged["num_attention_heads"]
+        merged["head_dim"] = d
+        if merged.get("use_long_context"):
+            merged["max_position_embeddings"] = 16384
+            if merged.get("use_mem_rope"):
+                merged["rope_theta"] = merged["rope_theta"] * 8 ** (d / (d - 2))
     return merged
 
 
@@ -738,7 +773,8 @@ LEARNED_DEFAULTS = {
 LLAVA_TEXT_MODEL = {"llava": "llama", "llava_next": "llama", "llava_next_video": "llama", "llava_onevision": "qwen2",
                     "paligemma": "gemma", "vipllava": "llama", "idefics3": "llama", "smolvlm": "llama",
                     "internvl": "qwen2", "got_ocr2": "qwen2", "qwen2_audio": "qwen2", "voxtral": "llama",
-                    "aya_vision": "cohere2"}
+                    "aya_vision": "cohere2", "lfm2_vl": "lfm2", "cohere2_vision": "cohere2",
+                    "perception_lm": "llama", "ovis2": "qwen2"}
 # What a family's config class puts over its language model's defaults whatever text_config says
 # (VoxtralConfig._default_text_config_kwargs, configuration_voxtral.py @ v4.57.6).
 FAMILY_TEXT_DEFAULTS = {
@@ -752,6 +788,10 @@ LLAVA_TEXT_DEFAULTS = {
     "qwen2": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768),
     # GraniteConfig's (granite-vision's language model; embedding_multiplier 1.0).
     "granite": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=2048),
+    # Lfm2Config's (LFM2-VL's language model; `theta` read before rope_theta).
+    "lfm2": {"vocab_size": 65536, "hidden_size": 2560, "num_attention_heads": 32, "num_key_value_heads": 8,
+             "num_hidden_layers": 32, "rope_theta": 1000000.0, "max_position_embeddings": 128000,
+             "pad_token_id": 0},
     # Cohere2Config's (Aya Vision's language model; head_dim hidden_size // heads whatever it says).
     "cohere2": {"vocab_size": 256000, "hidden_size": 8192, "num_attention_heads": 64, "num_hidden_layers": 40,
                 "rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0, "sliding_window": 4096},
@@ -1131,7 +1171,9 @@ DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.emb
                   "smolvlm": "text_model.embed_tokens", "internvl": "language_model.model.embed_tokens",
                   "got_ocr2": "model.language_model.embed_tokens", "qwen2_audio": "language_model.model.embed_tokens",
                   "voxtral": "language_model.model.embed_tokens", "mllama": "language_model.model.embed_tokens",
-                  "aya_vision": "language_model.model.embed_tokens"}
+                  "aya_vision": "language_model.model.embed_tokens",
+                  "lfm2_vl": "model.language_model.embed_tokens", "cohere2_vision": "model.language_model.embed_tokens",
+                  "perception_lm": "model.language_model.embed_tokens", "ovis2": "model.language_model.embed_tokens"}
 
 
 def build_lookup_decoder(cfg):
@@ -2805,6 +2847,219 @@ FAMILIES = [
         note="EsmEmbeddings: token dropout, + position, layer_norm, times the attention mask",
         mask_tokens=[1, 2, 1],
     ),
+    dict(
+        name="granitemoehybrid", seed=120, build=build_lookup_decoder,
+        # ibm-granite/granite-4.0-micro's kind: attention layers with RoPE ("rope"), multiplier 12.
+        config={"architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid",
+                "vocab_size": 190, "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 4,
+                "layer_types": ["mamba", "attention", "mamba", "attention"], "position_embedding_type": "rope",
+                "embedding_multiplier": 12.0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in its attention layers (position_embedding_type rope)",
+        layer_norm_eps=0.0, embed_scale=12.0, position_offset=0,
+        note="GraniteMoeHybridModel: embed_tokens(ids) * embedding_multiplier; RoPE only with "
+             "position_embedding_type 'rope', only in the attention layers",
+        rotary="default",
+    ),
+    dict(
+        name="falcon_h1", seed=121, build=build_lookup_decoder,
+        # tiiuae/Falcon-H1-0.5B's kind: theta 1e11, head_dim 4 where hidden / heads is 8,
+        # embedding_multiplier sqrt(32) (rounded to float32 by torch).
+        config={"architectures": ["FalconH1ForCausalLM"], "model_type": "falcon_h1", "vocab_size": 191,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+                "max_position_embeddings": 64, "num_hidden_layers": 2, "rope_theta": 100000000000.0,
+                "embedding_multiplier": 5.656854249492381, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=5.656854249492381, position_offset=0,
+        note="FalconH1Model: embed_tokens(ids) * embedding_multiplier (a Python float); every layer's attention "
+             "branch rotates",
+        rotary="default",
+    ),
+    dict(
+        name="bamba", seed=122, build=build_lookup_decoder,
+        config={"architectures": ["BambaForCausalLM"], "model_type": "bamba", "vocab_size": 192,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "num_hidden_layers": 4, "attn_layer_indices": [1, 3],
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in its attention layers",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="BambaModel: embed_tokens; BambaConfig's theta 10000 and partial_rotary_factor 0.5; RoPE in the "
+             "layers attn_layer_indices lists",
+        rotary="default",
+    ),
+    dict(
+        name="jamba", seed=123, build=build_lookup_decoder,
+        config={"architectures": ["JambaForCausalLM"], "model_type": "jamba", "vocab_size": 193,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 8,
+                "attn_layer_period": 8, "attn_layer_offset": 4, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no positions (its attention layers have no RoPE)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="JambaModel: embed_tokens (padding_idx 0 by default); no positional encoding anywhere",
+    ),
+    dict(
+        name="zamba", seed=124, build=build_lookup_decoder,
+        config={"architectures": ["ZambaForCausalLM"], "model_type": "zamba", "vocab_size": 194,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 6,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: no positions",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="ZambaModel: embed_tokens (padding_idx 0 by default); no positional encoding anywhere",
+    ),
+    dict(
+        name="zamba2", seed=125, build=build_lookup_decoder,
+        # Zyphra/Zamba2-7B's keys: use_mem_rope; use_long_context too here, whose theta rescale
+        # and 16384 positions Zamba2Config applies.
+        config={"architectures": ["Zamba2ForCausalLM"], "model_type": "zamba2", "vocab_size": 195,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 4,
+                "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"], "use_mem_rope": True,
+                "use_long_context": True, "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in the shared blocks of its hybrid layers",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Zamba2Model: embed_tokens; RoPE (use_mem_rope) over heads of 2 * hidden / heads in the hybrid "
+             "layers; use_long_context: 16384 positions, theta * 8 ** (d / (d - 2))",
+        rotary="default",
+    ),
+    dict(
+        name="qwen3_next", seed=126, build=build_lookup_decoder,
+        # Qwen/Qwen3-Next-80B-A3B's kind: a quarter of each head rotated, theta 1e7, a full-attention
+        # layer every 4th (full_attention_interval's default).
+        config={"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "vocab_size": 196,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                "max_position_embeddings": 64, "num_hidden_layers": 8, "rope_theta": 10000000.0,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in its full-attention layers",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Qwen3NextModel: embed_tokens; partial_rotary_factor 0.25 by default; RoPE in the full_attention "
+             "layers alone (every full_attention_interval-th)",
+        rotary="default",
+    ),
+    dict(
+        name="ernie4_5_moe", seed=127, build=build_lookup_decoder,
+        config={"architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "vocab_size": 197,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Ernie4_5_MoeModel: embed_tokens (padding_idx 0 by default); interleaved pairs; theta 500000; "
+             "head_dim hidden / heads",
+        rotary="default",
+    ),
+    dict(
+        name="dots1", seed=128, build=build_lookup_decoder,
+        config={"architectures": ["Dots1ForCausalLM"], "model_type": "dots1", "vocab_size": 198,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,
+                "max_position_embeddings": 64, "rope_theta": 10000000.0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Dots1Model: embed_tokens; RoPE in every layer, sliding or not",
+        rotary="default",
+    ),
+    dict(
+        name="phimoe", seed=129, build=build_lookup_decoder,
+        # microsoft/Phi-3.5-MoE-instruct's kind: LongRoPE with equal short and long mscale.
+        config={"architectures": ["PhimoeForCausalLM"], "model_type": "phimoe", "vocab_size": 199,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 256, "original_max_position_embeddings": 64, "rope_theta": 10000.0,
+                "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.25, 1.5, 2.0],
+                                 "long_factor": [1.5, 2.5, 4.0, 8.0], "short_mscale": 1.243163121016122,
+                                 "long_mscale": 1.243163121016122, "original_max_position_embeddings": 64},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="PhimoeModel: embed_tokens; LongRoPE whose cos and sin are multiplied by short_mscale or "
+             "long_mscale",
+        rotary="longrope",
+    ),
+    dict(
+        name="minimax", seed=130, build=build_lookup_decoder,
+        # rotary_dim (MiniMax's own key) is not read by Hugging Face's port: the whole head rotates.
+        config={"architectures": ["MiniMaxForCausalLM"], "model_type": "minimax", "vocab_size": 200,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                "rotary_dim": 4, "max_position_embeddings": 64, "num_hidden_layers": 4,
+                "rope_theta": 10000000.0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in its softmax-attention layers",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="MiniMaxModel: embed_tokens; RoPE over the whole head in the full_attention layers (even ones by "
+             "default), none in the lightning-attention layers",
+        rotary="default",
+    ),
+    dict(
+        name="vaultgemma", seed=131, build=build_gemma,
+        config={"architectures": ["VaultGemmaForCausalLM"], "model_type": "vaultgemma", "vocab_size": 201,
+                "hidden_size": 24, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                "max_position_embeddings": 64, "num_hidden_layers": 2, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=24**0.5, position_offset=0,
+        note="VaultGemmaModel: embed_tokens(ids) * torch.tensor(hidden_size**0.5, dtype=float32); one theta in "
+             "every layer",
+        rotary="default",
+    ),
+    dict(
+        name="lfm2_vl", seed=132, build=build_lookup_decoder,
+        config={"architectures": ["Lfm2VlForConditionalGeneration"], "model_type": "lfm2_vl",
+                "text_config": {"model_type": "lfm2", "vocab_size": 202, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 64,
+                                "num_hidden_layers": 3, "full_attn_idxs": [1]},
+                "image_token_id": 201, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in its full_attention layers",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Lfm2VlForConditionalGeneration (model.language_model.embed_tokens); Lfm2Model's stage",
+        rotary="default",
+    ),
+    dict(
+        name="cohere2_vision", seed=133, build=build_lookup_decoder,
+        config={"architectures": ["Cohere2VisionForConditionalGeneration"], "model_type": "cohere2_vision",
+                "text_config": {"model_type": "cohere2", "vocab_size": 203, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 64,
+                                "num_hidden_layers": 4, "rope_theta": 50000.0},
+                "image_token_id": 202, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention (its sliding-window layers)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Cohere2VisionForConditionalGeneration (model.language_model.embed_tokens); Cohere2Model's stage",
+        rotary="default",
+    ),
+    dict(
+        name="perception_lm", seed=134, build=build_lookup_decoder,
+        config={"architectures": ["PerceptionLMForConditionalGeneration"], "model_type": "perception_lm",
+                "text_config": {"model_type": "llama", "vocab_size": 204, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 64,
+                                "rope_theta": 500000.0},
+                "image_token_id": 202, "video_token_id": 203, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="PerceptionLMForConditionalGeneration (model.language_model.embed_tokens); LlamaModel's stage",
+        rotary="default",
+    ),
+    dict(
+        name="ovis2", seed=135, build=build_lookup_decoder,
+        config={"architectures": ["Ovis2ForConditionalGeneration"], "model_type": "ovis2", "vocab_size": 151643,
+                "hidden_size": 16,
+                "text_config": {"model_type": "qwen2", "vocab_size": 205, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 64,
+                                "rope_theta": 1000000.0},
+                "image_token_id": 204, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Ovis2ForConditionalGeneration (model.language_model.embed_tokens); Qwen2Model's stage from "
+             "Qwen2Config(**text_config)",
+        rotary="default",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -3028,7 +3283,7 @@ def numpy_reference(family, tensors, ids, mask, types):
         # The scale is a float32 buffer, so the float64 run multiplies by float32(sqrt(d)) too.
         table = "model.embed_tokens.weight" if name == "gemma3_text" else "language_model.model.embed_tokens.weight"
         return f[table][ids] * float(np.float32(math.sqrt(language(cfg)["hidden_size"]))), None, None
-    if name in ("gemma", "gemma2"):
+    if name in ("gemma", "gemma2", "vaultgemma"):
         return f["model.embed_tokens.weight"][ids] * math.sqrt(cfg["hidden_size"]), None, None
     if name == "gpt_neox":
         return f["gpt_neox.embed_in.weight"][ids], None, None
@@ -3095,6 +3350,12 @@ def rotary_stage(family):
     dim, head_dim = rope.hf_dim(rope.config_obj(cfg))
     assert len(inv) == dim // 2 and t_inv.dtype == torch.float32
     assert float(t_att) == float(att), (family["name"], t_att, att)
+    if cfg["model_type"] == "phimoe" and rule == "longrope":
+        # PhimoeRotaryEmbedding.forward: mscale = long_mscale past original_max_position_embeddings,
+        # else short_mscale, in place of the rule's attention factor.
+        scaling = cfg["rope_scaling"]
+        assert scaling["short_mscale"] == scaling["long_mscale"]
+        att = scaling["short_mscale"]
     differ = [rope.ulps32(a, b) for a, b in zip(inv, t_inv.numpy()) if a != b]
     print(f"{family['name']:8s} rotary {rule:8s} head_dim {head_dim} rotary_dim {dim} "
           f"attention_scaling {float(att)!r}; torch's inv_freq differs in {len(differ)}/{dim // 2} "
@@ -3123,7 +3384,7 @@ struct Rotary {
 # The families whose attention rotates interleaved pairs (rotate_every_two, repeat_interleave'd
 # frequencies, or complex products); the others rotate halves.
 INTERLEAVED = ("gptj", "codegen", "cohere", "cohere2", "llama4", "helium", "glm4", "ernie4_5", "deepseek_v2",
-               "deepseek_v3", "glm4v", "kimi_k2", "aya_vision")
+               "deepseek_v3", "glm4v", "kimi_k2", "aya_vision", "ernie4_5_moe", "cohere2_vision")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -3294,7 +3555,7 @@ def generate():
                 # The float32 buffer torch.tensor(sqrt(d)), one float32 multiply: Gemma's numbers.
                 w = state[[k for k in state if k.endswith("embed_tokens.weight")][0]].numpy()
                 assert np.array_equal(w[ids] * np.float32(math.sqrt(24)), out32.numpy()), name
-            if name in ("gemma", "gemma2"):
+            if name in ("gemma", "gemma2", "vaultgemma"):
                 # torch.tensor(hidden_size**0.5, dtype=float32): the Python double (equal to the
                 # correctly rounded sqrt) rounded to float32, then one float32 multiply.
                 assert cfg["hidden_size"]**0.5 == math.sqrt(cfg["hidden_size"])
@@ -3486,6 +3747,28 @@ FAMILY_SOURCES = {
     "mllama": "modeling_mllama.py, configuration_mllama.py @ v4.57.6 753d6110 (embed_tokens of vocab_size + 8 rows; cross_attention_layers without rotary)",
     "aya_vision": "modeling_aya_vision.py, configuration_aya_vision.py @ v4.57.6 753d6110 (text_config's default cohere2; Cohere2Config's head_dim)",
     "granite_vision": "modeling_llava_next.py @ v4.57.6 753d6110 over modeling_granite.py (embedding_multiplier)",
+    "granitemoehybrid": "modeling_granitemoehybrid.py, configuration_granitemoehybrid.py @ v4.57.6 753d6110 "
+                        "(embedding_multiplier; rotary_emb only for position_embedding_type rope; layer_types)",
+    "falcon_h1": "modeling_falcon_h1.py, configuration_falcon_h1.py @ v4.57.6 753d6110 (embedding_multiplier, "
+                 "head_dim)",
+    "bamba": "modeling_bamba.py, configuration_bamba.py @ v4.57.6 753d6110 (partial_rotary_factor 0.5, "
+             "attn_layer_indices)",
+    "jamba": "modeling_jamba.py, configuration_jamba.py @ v4.57.6 753d6110 (no rotary code)",
+    "zamba": "modeling_zamba.py, configuration_zamba.py @ v4.57.6 753d6110 (no rotary code)",
+    "zamba2": "modeling_zamba2.py, configuration_zamba2.py @ v4.57.6 753d6110 (use_mem_rope, attention_head_dim, "
+              "use_long_context)",
+    "qwen3_next": "modeling_qwen3_next.py, configuration_qwen3_next.py @ v4.57.6 753d6110 (partial_rotary_factor, "
+                  "layer_types from full_attention_interval)",
+    "ernie4_5_moe": "modeling_ernie4_5_moe.py @ v4.57.6 753d6110: apply_rotary_pos_emb (interleaved, float32)",
+    "dots1": "modeling_dots1.py, configuration_dots1.py @ v4.57.6 753d6110",
+    "phimoe": "modeling_phimoe.py @ v4.57.6 753d6110: PhimoeRotaryEmbedding (short_mscale / long_mscale)",
+    "minimax": "modeling_minimax.py, configuration_minimax.py @ v4.57.6 753d6110 (whole-head RoPE in "
+               "MiniMaxAttention; layer_types)",
+    "vaultgemma": "modeling_vaultgemma.py @ v4.57.6 753d6110: VaultGemmaModel.forward (normalizer)",
+    "lfm2_vl": "modeling_lfm2_vl.py, configuration_lfm2_vl.py @ v4.57.6 753d6110",
+    "cohere2_vision": "modeling_cohere2_vision.py, configuration_cohere2_vision.py @ v4.57.6 753d6110",
+    "perception_lm": "modeling_perception_lm.py, configuration_perception_lm.py @ v4.57.6 753d6110",
+    "ovis2": "modeling_ovis2.py, configuration_ovis2.py @ v4.57.6 753d6110 (text_config always Qwen2Config)",
     "voxtral": "modeling_voxtral.py, configuration_voxtral.py @ v4.57.6 753d6110 (_default_text_config_kwargs over text_config's llama)",
     "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
     "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",

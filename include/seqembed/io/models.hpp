@@ -581,10 +581,40 @@ inline bool is_rotary_family(const std::string& family) {
     return family != "modernbert" && decoder_family(family) != nullptr;
 }
 
-/// Granite's family: the token rows times embedding_multiplier (Granite, GraniteMoE,
-/// GraniteMoE with shared experts).
-inline bool is_granite_family(const std::string& family) {
-    return family == "granite" || family == "granitemoe" || family == "granitemoeshared";
+/// Whether a Granite 4.0 config (granitemoehybrid) gives its attention layers rotary positions:
+/// position_embedding_type "rope"; absent or null (the config class's None) or "nope", none.
+/// @throws format_error naming the key when it is neither.
+inline bool uses_rope_positions(const nlohmann::json& language, const std::string& name) {
+    const nlohmann::json* type = find_key(language, {"position_embedding_type"});
+    if (type == nullptr || type->is_null()) return false;
+    if (!type->is_string() || (*type != "rope" && *type != "nope"))
+        seqembed::detail::fail<format_error>(name, ": 'position_embedding_type' is ", type->dump(),
+                                             ", not \"rope\" or \"nope\"");
+    return *type == "rope";
+}
+
+/// The families whose forward multiplies the token rows by config.json's embedding_multiplier (a
+/// Python float, 1.0 by default): Granite, GraniteMoE, GraniteMoE with shared experts, Granite 4.0
+/// (granitemoehybrid) and Falcon-H1.
+inline bool reads_embedding_multiplier(const std::string& family) {
+    return family == "granite" || family == "granitemoe" || family == "granitemoeshared" ||
+           family == "granitemoehybrid" || family == "falcon_h1";
+}
+
+/// Whether the family's model builds a rotary module from `language` (its config): not Jamba's
+/// nor Zamba's (no positions anywhere), nor Granite 4.0's without position_embedding_type "rope",
+/// nor Zamba 2's without use_mem_rope.
+inline bool has_rotary_module(const nlohmann::json& language, const std::string& family, const std::string& name) {
+    if (family == "jamba" || family == "zamba") return false;
+    if (family == "granitemoehybrid") return uses_rope_positions(language, name);
+    if (family == "zamba2") {
+        const nlohmann::json* flag = find_key(language, {"use_mem_rope"});
+        if (flag == nullptr || flag->is_null()) return false;
+        if (!flag->is_boolean())
+            seqembed::detail::fail<format_error>(name, ": 'use_mem_rope' is ", flag->dump(), ", not a boolean");
+        return flag->get<bool>();
+    }
+    return true;
 }
 
 /// Qwen2-VL, Qwen2.5-VL and Qwen3-VL.
@@ -772,11 +802,11 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
 }
 
 /// What a rotary decoder's forward multiplies its token rows by: Gemma's, Gemma 2's (and so
-/// PaliGemma's) sqrt(hidden_size), Granite's (and GraniteMoE's) embedding_multiplier, nothing
-/// elsewhere.
+/// PaliGemma's) and VaultGemma's sqrt(hidden_size), the embedding_multiplier of Granite's family
+/// (reads_embedding_multiplier), nothing elsewhere.
 inline EmbeddingScale decoder_scale(const ModelConfig& config) {
     if (config.model_type == "gemma" || config.model_type == "gemma2" || is_gemma3(config.model_type) ||
-        config.model_type == "paligemma")
+        config.model_type == "paligemma" || config.model_type == "vaultgemma")
         return EmbeddingScale::sqrt_d_model();
     if (config.embedding_multiplier != 1.0) return EmbeddingScale::value(config.embedding_multiplier);
     return EmbeddingScale::none();
@@ -792,6 +822,23 @@ void set_wte_token_types(const Checkpoint& checkpoint, InputPipeline<float, Posi
     pipeline.set_token_types(
         TokenTypeEmbedding<float>::view(table.data(), config.vocab_size, config.hidden_size, table.owner()),
         TokenTypeOptions{TokenTypeOrder::after_positions, false});
+}
+
+/// Zamba 2's block type of layer `layer` of `layers`: layers_block_type (or transformers 5's
+/// layer_types) when the config gives it, else Zamba2Config's 54 (a hybrid layer every sixth,
+/// then at 47 and 51).
+/// @throws format_error when the list is not one string per layer, or the config gives neither
+///         and has not 54 layers.
+inline std::string zamba2_block_type(const nlohmann::json& language, const std::string& name, Index layer,
+                                     Index layers) {
+    const nlohmann::json* types = find_key(language, {"layers_block_type", "layer_types"});
+    if (types == nullptr || types->is_null()) {
+        if (layers != 54)
+            seqembed::detail::fail<format_error>(name, ": has no 'layers_block_type', whose default is for 54 layers, "
+                                                 "not ", layers);
+        return (layer % 6 == 0 && layer > 0 && layer <= 42) || layer == 47 || layer == 51 ? "hybrid" : "mamba";
+    }
+    return layer_type(*types, name, "layers_block_type", layer, layers);
 }
 
 /// Whether the list of layer indices at `key` holds `layer`.
@@ -856,6 +903,33 @@ inline LayerPositions layer_position(const nlohmann::json& language, const std::
         case LayerRule::cross_attention:
             return lists_layer(language, name, "cross_attention_layers", layer) ? LayerPositions::none
                                                                                  : LayerPositions::rotary;
+        case LayerRule::interval_attention:
+            return is_full_attention_layer(language, name, layer, layers, "full_attention_interval", 4)
+                       ? LayerPositions::rotary
+                       : LayerPositions::none;
+        case LayerRule::listed_attention: {
+            const nlohmann::json* listed = find_key(language, {"attn_layer_indices"});
+            if (listed == nullptr || listed->is_null()) return LayerPositions::none;  // BambaConfig's: all Mamba 2
+            return lists_layer(language, name, "attn_layer_indices", layer) ? LayerPositions::rotary
+                                                                            : LayerPositions::none;
+        }
+        case LayerRule::granite_hybrid: {
+            if (!uses_rope_positions(language, name)) return LayerPositions::none;
+            const nlohmann::json* types = find_key(language, {"layer_types"});
+            if (types == nullptr) return LayerPositions::none;  // GraniteMoeHybridConfig's: all Mamba 2
+            const std::string type = layer_type(*types, name, "layer_types", layer, layers);
+            return type == "attention" || type == "full_attention" ? LayerPositions::rotary : LayerPositions::none;
+        }
+        case LayerRule::even_layers:
+            if (find_key(language, {"layer_types"}) != nullptr)
+                return is_full_attention_layer(language, name, layer, layers, "layer_types", 1) ? LayerPositions::rotary
+                                                                                                : LayerPositions::none;
+            return layer % 2 == 0 ? LayerPositions::rotary : LayerPositions::none;  // MiniMaxConfig's
+        case LayerRule::zamba2_hybrid:
+            if (!has_rotary_module(language, family, name)) return LayerPositions::none;
+            return zamba2_block_type(language, name, layer, layers) == "hybrid" ? LayerPositions::rotary
+                                                                                : LayerPositions::none;
+        case LayerRule::no_layer: return LayerPositions::none;
         case LayerRule::attention_only: {
             if (find_key(language, {"layer_types"}) != nullptr)
                 return is_full_attention_layer(language, name, layer, layers, "layer_types", 1) ? LayerPositions::rotary
@@ -958,12 +1032,13 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
             rotary_stage(layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 500000.0, false}), name);
         stage.local_rotary =
             rotary_stage(layer_rope_config(language, {"sliding_attention", "rope_theta", nullptr, 500000.0, true}), name);
-    } else if (config.model_type == "lfm2" || config.model_type == "lfm2_moe") {
+    } else if (const std::string rules = rules_family(language, config.model_type);
+               rules == "lfm2" || rules == "lfm2_moe") {  // LFM2-VL's language model too
         // Its attention layers' theta (transformers 5 keys rope_parameters by layer type: the
         // convolutions' entry is null).
         stage.rotary =
             rotary_stage(layer_rope_config(language, {"full_attention", "rope_theta", nullptr, 1000000.0, false}), name);
-    } else {
+    } else if (has_rotary_module(language, config.model_type, name)) {
         stage.rotary = rotary_stage(language, name);
     }
     stage.layer_positions = layer_positions(language, config.model_type, name);
@@ -1004,7 +1079,9 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "arcee, apertus, ministral, mistral3, bitnet, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, "
             "qwen3_vl, qwen3_vl_moe, glm4v, glm4v_moe, lfm2, lfm2_moe, hunyuan_v1_dense, hunyuan_v1_moe, kimi_k2, "
             "llava, llava_next, llava_next_video, llava_onevision, vipllava, paligemma, idefics3, smolvlm, mllama, "
-            "internvl, got_ocr2, aya_vision, qwen2_audio, voxtral, clip, clip_text_model, siglip, "
+            "internvl, got_ocr2, aya_vision, qwen2_audio, voxtral, lfm2_vl, cohere2_vision, perception_lm, ovis2, "
+            "granitemoehybrid, falcon_h1, bamba, jamba, zamba, zamba2, qwen3_next, ernie4_5_moe, dots1, phimoe, "
+            "minimax, vaultgemma, clip, clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     // MllamaTextModel's table has 8 rows past vocab_size: the image token's (image_token_index,
@@ -1151,7 +1228,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                                                  ", outside the token table's rows [", -rows, ", ", rows,
                                                  ") (nn.Embedding refuses it as padding_idx)");
     }
-    if (detail::is_granite_family(detail::rules_family(config, family))) {  // granite-vision's language model too
+    if (detail::reads_embedding_multiplier(detail::rules_family(config, family))) {  // granite-vision's too
         if (const nlohmann::json* multiplier = detail::find_key(config, {"embedding_multiplier"})) {
             if (!multiplier->is_number() || !std::isfinite(multiplier->get<double>()))
                 seqembed::detail::fail<format_error>(name, ": 'embedding_multiplier' is ", multiplier->dump(),
@@ -1904,15 +1981,19 @@ inline LookupModelInput load_gpt_neox(const std::filesystem::path& directory, co
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon (with `alibi: true`, `alibi`
 ///        instead of `rotary`), cohere, and those of detail/decoder_families.hpp (gpt_oss,
 ///        llama4, deepseek_v3, qwen2_vl, glm4, cohere2, olmo3 with `local_rotary`, DBRX's
-///        `transformer.wte`, LLaVA's four with their language model's rule, ...); each has
-///        Llama's input stage but for the scale and the names (their embedding dropout is
-///        PipelineOptions' dropout). `layer_positions` says
-///        which stage each layer applies.
+///        `transformer.wte`, LLaVA's four with their language model's rule, Granite 4.0's and
+///        Falcon-H1's embedding_multiplier, VaultGemma's sqrt(hidden_size), the hybrid families
+///        whose attention layers alone rotate, ...); each has Llama's input stage but for the
+///        scale and the names (their embedding dropout is PipelineOptions' dropout).
+///        `layer_positions` says which stage each layer applies; `rotary` is empty for the
+///        families without a rotary module (Jamba, Zamba, Granite 4.0 without
+///        position_embedding_type "rope", Zamba 2 without use_mem_rope).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert (GPT-J's and CodeGen's
 ///        token types, which read wte whole, are not set for a split).
-/// @return the stage; `rotary` is set (ALiBi Falcon: `alibi`), and for Gemma 3 `local_rotary`.
+/// @return the stage; `rotary` is set (ALiBi Falcon: `alibi`; none for the families above
+///         without a rotary module), and for Gemma 3 `local_rotary`.
 /// @throws file_error, format_error as load_llama, and for a model_type that is not a rotary
 ///         decoder; value_error as load_bert.
 inline LookupModelInput load_rotary_decoder(const std::filesystem::path& directory, const PipelineOptions& options = {},

@@ -40,7 +40,8 @@ namespace seqembed::io {
 ///   `rotary_dim` (dimensions, 64 when absent). Layout: interleaved for model_type "gptj" and
 ///   "codegen" (rotate_every_two; base 10000 and no rule, whatever the config says, as
 ///   create_sinusoidal_positions), "cohere", "cohere2", "llama4", "llama4_text", "helium",
-///   "glm", "glm4", "glm4v" (the first half of each head), "ernie4_5", "deepseek_v2", "kimi_k2" and "deepseek_v3"
+///   "glm", "glm4", "glm4v" (the first half of each head), "ernie4_5", "ernie4_5_moe", "cohere2_vision",
+///   "deepseek_v2", "kimi_k2" and "deepseek_v3"
 ///   (unless rope_interleave is false; Hugging Face's DeepSeek-V3 reorders each rotated vector
 ///   as the pairs' first values then their second, which no q . k sees), halves for every other
 ///   family.
@@ -64,7 +65,12 @@ namespace seqembed::io {
 ///   checkpoints' keys are read from their text_config.
 ///   Phi-3 and Phi-3.5 (model_type "phi3"): -4k has no rope_scaling (the default rule), -128k
 ///   has {"type": "longrope", short_factor, long_factor} with the lengths at the top level;
-///   Phi-4-mini adds partial_rotary_factor.
+///   Phi-4-mini adds partial_rotary_factor. PhiMoE (model_type "phimoe"): its LongRoPE's
+///   attention factor is short_mscale, which must equal long_mscale (Phi-3.5-MoE's do).
+/// - Zamba 2 (model_type "zamba2"): head_dim is attention_head_dim (2 x hidden_size /
+///   num_attention_heads); with use_long_context and use_mem_rope, the base is rope_theta x
+///   8^(d / (d - 2)) as Zamba2Config sets it. MiniMax: the whole head (rotary_dim and
+///   partial_rotary_factor are not read, as Hugging Face's port).
 /// - max_positions (table rows): `max_position_embeddings` (`n_positions`) when present.
 ///
 /// sequence_length is left at 0: dynamic NTK and LongRoPE choose their frequencies per call,
@@ -289,6 +295,13 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& whole, const
         const Index heads = detail::positive_key(config, source, {"num_attention_heads", "n_head"});
         options.head_dim = hidden / heads;  // Python's hidden_size // num_attention_heads
     }
+    // Zamba2Config with use_long_context and use_mem_rope: rope_theta x 8^(d / (d - 2)), d its
+    // attention_head_dim, in Python's double arithmetic.
+    if (model_type == "zamba2" && top.boolean("use_long_context").value_or(false) &&
+        top.boolean("use_mem_rope").value_or(false) && options.head_dim > 2) {
+        const auto d = static_cast<double>(options.head_dim);
+        options.base *= std::pow(8.0, d / (d - 2));
+    }
 
     if (rotate_every_two) {
         // GPTJConfig's and CodeGenConfig's default: 64.
@@ -400,6 +413,19 @@ inline RotaryOptions rotary_options_from_json(const nlohmann::json& whole, const
             options.attention_factor = rule.number("attention_factor");
             options.original_max_position_embeddings = original_length(name);
             options.factor = factor_or_ratio(name, options.original_max_position_embeddings);
+            if (model_type == "phimoe") {
+                // PhimoeRotaryEmbedding multiplies cos and sin by short_mscale, or long_mscale past
+                // original_max_position_embeddings, in place of the rule's attention factor: one
+                // factor at every length when they are equal (Phi-3.5-MoE's are).
+                const double short_mscale = rule.required_number("short_mscale", name);
+                const double long_mscale = rule.required_number("long_mscale", name);
+                if (short_mscale != long_mscale)
+                    seqembed::detail::fail<format_error>(
+                        source, ": '", scaling_key, ".short_mscale' (", short_mscale, ") and 'long_mscale' (",
+                        long_mscale, ") differ: the attention factor would change with the call's length, which "
+                        "the rotary stage does not model");
+                options.attention_factor = short_mscale;
+            }
             break;
         }
     }

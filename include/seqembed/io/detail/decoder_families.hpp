@@ -31,6 +31,18 @@ enum class LayerRule {
                      ///< without layer_types, those full_attn_idxs lists (default: every layer)
     cross_attention, ///< the layers cross_attention_layers lists (Mllama's, which attend to the image)
                      ///< have no positions, the others rotate
+    interval_attention,  ///< full_attention layers rotate, the others (Qwen3-Next's linear attention) have
+                         ///< none; without layer_types, every full_attention_interval-th layer (default 4)
+    listed_attention,    ///< the layers attn_layer_indices lists rotate, the others (Bamba's Mamba 2
+                         ///< layers) have none; without the list, no layer
+    granite_hybrid,      ///< with position_embedding_type "rope", the attention layers of layer_types
+                         ///< ("attention", or transformers 5's "full_attention") rotate; otherwise, or
+                         ///< without layer_types (all Mamba 2), no layer (Granite 4.0)
+    even_layers,         ///< full_attention layers rotate, the others (MiniMax's lightning attention)
+                         ///< have none; without layer_types, the even layers (0, 2, ...)
+    zamba2_hybrid,       ///< with use_mem_rope, the hybrid layers of layers_block_type (their shared
+                         ///< transformer block) rotate; without it, no layer (Zamba 2)
+    no_layer,            ///< no layer has positions (Jamba's and Zamba's attention, Mamba's none)
 };
 
 /// A family's config-class defaults and rotary conventions.
@@ -47,11 +59,13 @@ struct DecoderFamily {
 /// The multimodal families whose language model is another family's, its config their
 /// text_config: LLaVA's (llava, llava_next, llava_next_video, llava_onevision, vipllava),
 /// PaliGemma's (paligemma, PaliGemma 1 and 2), Idefics3's and SmolVLM's, InternVL's and
-/// GOT-OCR 2's (their Hugging Face ports), Aya Vision's, and the audio-language Qwen2-Audio and
-/// Voxtral.
+/// GOT-OCR 2's (their Hugging Face ports), Aya Vision's, Command A Vision's (cohere2_vision),
+/// LFM2-VL's (lfm2_vl, or lfm2-vl as transformers 4.57's class names it), Perception LM's and
+/// Ovis2's Hugging Face port, and the audio-language Qwen2-Audio and Voxtral.
 inline bool is_vision_language_family(const std::string& family) {
     for (const char* name : {"llava", "llava_next", "llava_next_video", "llava_onevision", "vipllava", "paligemma",
-                             "idefics3", "smolvlm", "internvl", "got_ocr2", "aya_vision", "qwen2_audio", "voxtral"})
+                             "idefics3", "smolvlm", "internvl", "got_ocr2", "aya_vision", "qwen2_audio", "voxtral",
+                             "lfm2_vl", "lfm2-vl", "cohere2_vision", "perception_lm", "ovis2"})
         if (family == name) return true;
     return false;
 }
@@ -183,6 +197,47 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
                         "num_key_value_heads": 8, "rope_theta": 500000.0, "max_position_embeddings": 131072,
                         "pad_token_id": 128004, "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]})",
                     false, LayerRule::cross_attention}},
+        // GraniteMoeHybridConfig's (Granite 4.0): position_embedding_type None (no positions)
+        // unless config.json says "rope".
+        {"granitemoehybrid", {R"({"max_position_embeddings": 2048})", false, LayerRule::granite_hybrid}},
+        // FalconH1Config's (transformers 5 takes theta 10000 where config.json gives none; its
+        // checkpoints give one): every layer's attention branch rotates.
+        {"falcon_h1", {R"({"rope_theta": 100000.0, "max_position_embeddings": 8192, "pad_token_id": 0})", false,
+                       LayerRule::every_layer}},
+        // BambaConfig's: theta 10000 and half of each head rotated unless config.json says.
+        {"bamba", {R"({"rope_theta": 10000.0, "partial_rotary_factor": 0.5, "max_position_embeddings": 262144,
+                       "pad_token_id": 0})",
+                   false, LayerRule::listed_attention}},
+        // Qwen3NextConfig's: a quarter of each 256-wide head rotated, in the full-attention layers.
+        {"qwen3_next", {R"({"head_dim": 256, "partial_rotary_factor": 0.25, "rope_theta": 10000.0,
+                            "max_position_embeddings": 32768})",
+                        false, LayerRule::interval_attention}},
+        // Ernie4_5_MoeConfig's (no head_dim: hidden_size / num_attention_heads), interleaved pairs
+        // as the dense model's.
+        {"ernie4_5_moe", {R"({"rope_theta": 500000.0, "max_position_embeddings": 131072, "pad_token_id": 0})", true,
+                          LayerRule::every_layer}},
+        // Dots1Config's: its sliding-window layers rotate as its full ones.
+        {"dots1", {R"({"rope_theta": 10000.0, "max_position_embeddings": 2048})", false, LayerRule::every_layer}},
+        // PhimoeConfig's; its LongRoPE's attention factor is short_mscale or long_mscale
+        // (rotary_config.hpp).
+        {"phimoe", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 131072})", false,
+                    LayerRule::every_layer}},
+        // JambaConfig's and ZambaConfig's: no positions anywhere.
+        {"jamba", {R"({"max_position_embeddings": 262144, "pad_token_id": 0})", false, LayerRule::no_layer}},
+        {"zamba", {R"({"max_position_embeddings": 4096, "pad_token_id": 0})", false, LayerRule::no_layer}},
+        // Zamba2Config's: its shared blocks attend over [x, the input rows] (2 x hidden_size), in
+        // heads of 2 x hidden_size / num_attention_heads (with_family_defaults).
+        {"zamba2", {R"({"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 54, "rope_theta": 10000.0,
+                        "max_position_embeddings": 4096, "pad_token_id": 0})",
+                    false, LayerRule::zamba2_hybrid}},
+        // MiniMaxConfig's: RoPE over the whole head in its softmax-attention layers, as Hugging
+        // Face's port computes it (with_family_defaults).
+        {"minimax", {R"({"rope_theta": 1000000.0, "max_position_embeddings": 131072})", false,
+                     LayerRule::even_layers}},
+        // VaultGemmaConfig's: one theta in every layer, sliding or not.
+        {"vaultgemma", {R"({"head_dim": 256, "rope_theta": 10000.0, "max_position_embeddings": 8192,
+                            "pad_token_id": 0})",
+                        false, LayerRule::every_layer}},
         // The families of is_vision_language_family: their own conventions are their language
         // model's (rules_family), whose defaults language_model_defaults gives; these entries say
         // only that they are rotary decoders.
@@ -199,6 +254,11 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"aya_vision", {"{}", false, LayerRule::every_layer}},
         {"qwen2_audio", {"{}", false, LayerRule::every_layer}},
         {"voxtral", {"{}", false, LayerRule::every_layer}},
+        {"lfm2_vl", {"{}", false, LayerRule::every_layer}},
+        {"lfm2-vl", {"{}", false, LayerRule::every_layer}},
+        {"cohere2_vision", {"{}", false, LayerRule::every_layer}},
+        {"perception_lm", {"{}", false, LayerRule::every_layer}},
+        {"ovis2", {"{}", false, LayerRule::every_layer}},
     };
     for (const Entry& entry : entries)
         if (model_type == entry.model_type) return &entry.family;
@@ -243,7 +303,10 @@ inline const char* language_models_of(const std::string& family) {
     if (family == "paligemma") return "gemma, gemma2";
     if (family == "idefics3" || family == "smolvlm" || family == "voxtral") return "llama";
     if (family == "qwen2_audio" || family == "got_ocr2") return "qwen2";
-    if (family == "aya_vision") return "cohere2";
+    if (family == "aya_vision" || family == "cohere2_vision") return "cohere2";
+    if (family == "lfm2_vl" || family == "lfm2-vl") return "lfm2";
+    if (family == "perception_lm") return "llama";
+    if (family == "ovis2") return "qwen2";
     if (family == "internvl") return "qwen2, qwen3, llama";
     if (family == "llava_next") return "llama, mistral, qwen2, granite";  // granite-vision's
     return "llama, mistral, qwen2";
@@ -251,15 +314,18 @@ inline const char* language_models_of(const std::string& family) {
 
 /// The model_type of a vision-language config's language model: text_config's, else the config
 /// class's (LlavaConfig's "llama", LlavaOnevisionConfig's, InternVLConfig's, GotOcr2Config's and
-/// Qwen2AudioConfig's "qwen2", PaliGemmaConfig's "gemma", AyaVisionConfig's "cohere2").
+/// Qwen2AudioConfig's "qwen2", PaliGemmaConfig's "gemma", AyaVisionConfig's and
+/// Cohere2VisionConfig's "cohere2", Lfm2VlConfig's "lfm2"; Ovis2Config's "qwen2" always).
 inline std::string language_model_type(const nlohmann::json* text, const std::string& family) {
+    if (family == "ovis2") return "qwen2";  // Ovis2Config builds Qwen2Config(**text_config) whatever it says
     if (text != nullptr && text->is_object()) {
         const auto type = text->find("model_type");
         if (type != text->end() && type->is_string()) return type->get<std::string>();
     }
     if (family == "llava_onevision" || family == "internvl" || family == "got_ocr2" || family == "qwen2_audio")
         return "qwen2";
-    if (family == "aya_vision") return "cohere2";
+    if (family == "aya_vision" || family == "cohere2_vision") return "cohere2";
+    if (family == "lfm2_vl" || family == "lfm2-vl") return "lfm2";
     return family == "paligemma" ? "gemma" : "llama";
 }
 
@@ -306,6 +372,9 @@ inline nlohmann::json language_model_defaults(const std::string& family, const s
     if (language == "granite")  // its embedding_multiplier (1.0 by default) read as Granite's
         defaults = {{"vocab_size", 32000}, {"hidden_size", 4096}, {"num_attention_heads", 32},
                     {"num_hidden_layers", 32}, {"max_position_embeddings", 2048}, {"rope_theta", 10000.0}};
+    if (language == "lfm2")  // the rest from LFM2's entry (with_family_defaults)
+        defaults = {{"vocab_size", 65536}, {"hidden_size", 2560}, {"num_attention_heads", 32},
+                    {"num_key_value_heads", 8}, {"num_hidden_layers", 32}};
     if (language == "cohere2")  // the rest from Cohere 2's entry (with_family_defaults)
         defaults = {{"vocab_size", 256000}, {"hidden_size", 8192}, {"num_attention_heads", 64},
                     {"num_hidden_layers", 40}};
@@ -315,6 +384,28 @@ inline nlohmann::json language_model_defaults(const std::string& family, const s
                          {"head_dim", 128}});
     if ((family == "idefics3" || family == "smolvlm") && !has_text_config) defaults["pad_token_id"] = 128002;
     return defaults;
+}
+
+/// Zamba2Config's attention keys: head_dim is attention_head_dim (its attribute map's), which
+/// config.json may give (the class sets 2 x hidden_size / num_attention_heads, and a saved config
+/// holds it); with use_long_context, max_position_embeddings 16384 (its theta rescale is
+/// rotary_options_from_json's, applied once).
+inline void zamba2_attention_keys(nlohmann::json& config) {
+    const auto flag = [&](const char* key) {
+        const auto found = config.find(key);
+        return found != config.end() && found->is_boolean() && found->get<bool>();
+    };
+    const auto number = [&](const char* key) {
+        const auto found = config.find(key);
+        return found != config.end() && found->is_number() ? found->get<double>() : 0.0;
+    };
+    const auto hidden = static_cast<std::int64_t>(number("hidden_size"));
+    const auto heads = static_cast<std::int64_t>(number("num_attention_heads"));
+    double head_dim = heads > 0 ? static_cast<double>(2 * hidden / heads) : 0.0;
+    if (config.contains("attention_head_dim") && number("attention_head_dim") > 0)
+        head_dim = number("attention_head_dim");
+    if (head_dim > 0) config["head_dim"] = static_cast<std::int64_t>(head_dim);
+    if (flag("use_long_context")) config["max_position_embeddings"] = 16384;
 }
 
 /// `config` with the family's config-class defaults where config.json leaves a key out (absent:
@@ -358,6 +449,13 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
     if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2")
         config["head_dim"] = config["qk_rope_head_dim"];
     if (model_type == "cohere2") config.erase("head_dim");
+    if (model_type == "minimax") {
+        // Hugging Face's MiniMax rotates each whole head whatever the config says (transformers 4.5x
+        // fails on a partial_rotary_factor, 5.x ignores it); MiniMax's own code rotates rotary_dim.
+        config.erase("partial_rotary_factor");
+        config.erase("rotary_dim");
+    }
+    if (model_type == "zamba2") zamba2_attention_keys(config);
     return config;
 }
 
@@ -367,20 +465,25 @@ inline Index layer_count(const nlohmann::json& config, const std::string& name) 
     return positive_key(config, name, {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, false);
 }
 
+/// Layer `layer`'s entry of `types`, the config's list at `key` (layer_types, layers_block_type).
+/// @throws format_error naming the key when it is not one string per layer (`layers` of them).
+inline std::string layer_type(const nlohmann::json& types, const std::string& name, const char* key, Index layer,
+                              Index layers) {
+    if (!types.is_array() || static_cast<Index>(types.size()) != layers)
+        seqembed::detail::fail<format_error>(name, ": '", key, "' is not a list of ", layers,
+                                             " layer types (num_hidden_layers)");
+    const nlohmann::json& type = types[static_cast<std::size_t>(layer)];
+    if (!type.is_string())
+        seqembed::detail::fail<format_error>(name, ": '", key, "'[", layer, "] is ", type.dump(), ", not a string");
+    return type.get<std::string>();
+}
+
 /// Whether layer i is a full-attention layer: layer_types[i] when the config lists them, else the
 /// family's period rule (`period_key`, default `period`): every period-th layer (i + 1 a multiple).
 inline bool is_full_attention_layer(const nlohmann::json& config, const std::string& name, Index layer,
                                     Index layers, const char* period_key, Index period) {
-    if (const nlohmann::json* types = find_key(config, {"layer_types"})) {
-        if (!types->is_array() || static_cast<Index>(types->size()) != layers)
-            seqembed::detail::fail<format_error>(name, ": 'layer_types' is not a list of ", layers,
-                                                 " layer types (num_hidden_layers)");
-        const nlohmann::json& type = (*types)[static_cast<std::size_t>(layer)];
-        if (!type.is_string())
-            seqembed::detail::fail<format_error>(name, ": 'layer_types'[", layer, "] is ", type.dump(),
-                                                 ", not a string");
-        return type.get<std::string>() == "full_attention";
-    }
+    if (const nlohmann::json* types = find_key(config, {"layer_types"}))
+        return layer_type(*types, name, "layer_types", layer, layers) == "full_attention";
     if (const nlohmann::json* pattern = find_key(config, {period_key}); pattern != nullptr && pattern->is_string()) {
         // EXAONE 4's "LLLG": one letter per layer, repeated; G is global (full) attention.
         const std::string letters = pattern->get<std::string>();
