@@ -183,7 +183,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
 
 TEST_CASE("Each rotary model family takes its rotary stage from config.json, with Hugging Face's inverse frequencies",
           "[io][models][rotary]") {
-    REQUIRE(fixtures::all_rotary_count == 80);
+    REQUIRE(fixtures::all_rotary_count == 88);
     for (long r = 0; r < fixtures::all_rotary_count; ++r) {
         const fixtures::Rotary& want = fixtures::all_rotary[r];
         INFO(want.family << " (" << want.rule << ")");
@@ -393,7 +393,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 142);
+    CHECK(families == 150);
 }
 
 namespace {
@@ -603,6 +603,9 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"granitemoehybrid", {}}, {"falcon_h1", 0}, {"bamba", 0}, {"jamba", 0}, {"zamba", 0}, {"zamba2", 0},
         {"qwen3_next", {}}, {"ernie4_5_moe", 0}, {"dots1", {}}, {"phimoe", {}}, {"minimax", {}}, {"vaultgemma", 0},
         {"lfm2_vl", 0}, {"cohere2_vision", 0}, {"perception_lm", {}}, {"ovis2", {}},
+        // Emu3's text_config's 206 (Emu3TextConfig's 151643 without it); RecurrentGemma's 0.
+        {"chameleon", {}}, {"emu3", 206}, {"janus", {}}, {"fuyu", {}}, {"jetmoe", {}}, {"diffllama", {}},
+        {"doge", {}}, {"recurrent_gemma", 0},
         {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
@@ -1477,6 +1480,24 @@ TEST_CASE("The hybrid and linear-attention families rotate in their attention la
     next_config["layer_types"] = {"full_attention", "linear_attention", "linear_attention", "full_attention"};
     typed.write_config(next_config.dump());
     CHECK(layer_letters(seqembed::io::load_model(typed.directory)) == "R--R");
+    // RecurrentGemma: the attention blocks of block_types, repeated; half of each head; the table's
+    // rows attention_window_size. Its scale is sqrt(hidden_size) in bfloat16 (24: 4.90625).
+    const seqembed::io::Model recurrent = seqembed::io::load_model(root / "recurrent_gemma");
+    CHECK(layer_letters(recurrent) == "--R-");
+    CHECK((recurrent.rotary()->rotary_dim() == 6 && recurrent.rotary()->max_positions() == 32));
+    CHECK(recurrent.lookup()->pipeline.embedding().scale() == 4.90625f);
+    // JetMoE's heads are kv_channels wide; Emu3's 128 unless its text_config says; Fuyu's
+    // Persimmon from the top-level keys (half of each head, theta 25000).
+    CHECK(seqembed::io::load_model(root / "jetmoe").rotary()->head_dim() == 4);
+    CHECK(seqembed::io::load_model(root / "emu3").rotary()->head_dim() == 128);
+    const seqembed::io::Model fuyu = seqembed::io::load_model(root / "fuyu");
+    CHECK((fuyu.rotary()->rotary_dim() == 4 && fuyu.rotary()->options().base == 25000.0));
+    BrokenCopy blockless("recurrent_gemma");
+    nlohmann::json recurrent_config = nlohmann::json::parse(std::ifstream(blockless.directory / "config.json"));
+    recurrent_config["block_types"] = nlohmann::json::array();
+    blockless.write_config(recurrent_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(blockless.directory),
+                      Catch::Contains("'block_types' is [], not a list of block types"));
     // PhiMoE: its LongRoPE's attention factor is the mscale; unequal ones are refused by name.
     const seqembed::io::Model phimoe = seqembed::io::load_model(root / "phimoe");
     CHECK(phimoe.rotary()->attention_scaling() == 1.243163121016122);

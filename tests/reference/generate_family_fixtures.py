@@ -686,9 +686,19 @@ DECODER_DEFAULTS = {
     "phimoe": {"rope_theta": 1000000.0, "max_position_embeddings": 131072},
     "minimax": {"rope_theta": 1000000.0, "max_position_embeddings": 131072},
     "vaultgemma": {"head_dim": 256, "rope_theta": 10000.0, "max_position_embeddings": 8192, "pad_token_id": 0},
+    # ChameleonConfig, Emu3TextConfig, DiffLlamaConfig, DogeConfig, JetMoeConfig,
+    # RecurrentGemmaConfig (v4.57.6 753d6110).
+    "chameleon": {"rope_theta": 10000.0, "max_position_embeddings": 4096},
+    "emu3": {"vocab_size": 184622, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+             "head_dim": 128, "max_position_embeddings": 9216, "rope_theta": 1000000.0, "pad_token_id": 151643},
+    "diffllama": {"max_position_embeddings": 2048},
+    "doge": {"max_position_embeddings": 2048},
+    "jetmoe": {"kv_channels": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096},
+    "recurrent_gemma": {"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "attention_window_size": 2048,
+                        "pad_token_id": 0, "block_types": ["recurrent", "recurrent", "attention"]},
 }
 # Multimodal checkpoints whose language model's keys are under text_config.
-NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl", "glm4v", "glm4v_moe", "mllama")
+NESTED_TEXT_CONFIG = ("llama4", "mistral3", "qwen3_vl", "glm4v", "glm4v_moe", "mllama", "emu3")
 
 
 def language(cfg):
@@ -699,6 +709,9 @@ def language(cfg):
     family = cfg["model_type"]
     if family in LLAVA_TEXT_MODEL:
         text = cfg.get("text_config", {})
+        if family == "fuyu" and "text_config" not in cfg:
+            # FuyuConfig builds its Persimmon config from its top-level keys.
+            text = {k: v for k, v in cfg.items() if k != "model_type"}
         merged = dict(LLAVA_TEXT_DEFAULTS[text.get("model_type", LLAVA_TEXT_MODEL[family])])
         merged.update(FAMILY_TEXT_DEFAULTS.get(family, {}))
         merged.update(text)
@@ -738,6 +751,14 @@ def language(cfg):
         # partial_rotary_factor; 5.x's default rule ignores it).
         merged.pop("partial_rotary_factor", None)
         merged.pop("rotary_dim", None)
+    if family == "jetmoe":
+        merged.setdefault("head_dim", merged["kv_channels"])  # JetMoeConfig's attribute map
+        merged["num_attention_heads"] = merged["num_key_value_heads"] * merged.get("num_experts_per_tok", 2)
+    if family == "recurrent_gemma":
+        # RecurrentGemmaConfig.head_dim = hidden_size // num_attention_heads; its rotary table's
+        # rows here: attention_window_size.
+        merged.pop("head_dim", None)
+        merged.setdefault("max_position_embeddings", merged["attention_window_size"])
     if family == "zamba2":
         # Zamba2Config: attention_head_dim = 2 * hidden_size // num_attention_heads (config.json's
         # when given), head_dim its attribute map's; with use_long_context max_position_embeddings
@@ -774,7 +795,7 @@ LLAVA_TEXT_MODEL = {"llava": "llama", "llava_next": "llama", "llava_next_video":
                     "paligemma": "gemma", "vipllava": "llama", "idefics3": "llama", "smolvlm": "llama",
                     "internvl": "qwen2", "got_ocr2": "qwen2", "qwen2_audio": "qwen2", "voxtral": "llama",
                     "aya_vision": "cohere2", "lfm2_vl": "lfm2", "cohere2_vision": "cohere2",
-                    "perception_lm": "llama", "ovis2": "qwen2"}
+                    "perception_lm": "llama", "ovis2": "qwen2", "janus": "llama", "fuyu": "persimmon"}
 # What a family's config class puts over its language model's defaults whatever text_config says
 # (VoxtralConfig._default_text_config_kwargs, configuration_voxtral.py @ v4.57.6).
 FAMILY_TEXT_DEFAULTS = {
@@ -788,6 +809,9 @@ LLAVA_TEXT_DEFAULTS = {
     "qwen2": dict(_LLAVA_TEXT, vocab_size=151936, max_position_embeddings=32768),
     # GraniteConfig's (granite-vision's language model; embedding_multiplier 1.0).
     "granite": dict(_LLAVA_TEXT, vocab_size=32000, max_position_embeddings=2048),
+    # PersimmonConfig's, as FuyuConfig's text config.
+    "persimmon": {"vocab_size": 262144, "hidden_size": 4096, "num_attention_heads": 64, "num_hidden_layers": 36,
+                  "max_position_embeddings": 16384, "rope_theta": 25000.0, "partial_rotary_factor": 0.5},
     # Lfm2Config's (LFM2-VL's language model; `theta` read before rope_theta).
     "lfm2": {"vocab_size": 65536, "hidden_size": 2560, "num_attention_heads": 32, "num_key_value_heads": 8,
              "num_hidden_layers": 32, "rope_theta": 1000000.0, "max_position_embeddings": 128000,
@@ -1173,7 +1197,9 @@ DECODER_TABLES = {"dbrx": "transformer.wte", "llama4": "language_model.model.emb
                   "voxtral": "language_model.model.embed_tokens", "mllama": "language_model.model.embed_tokens",
                   "aya_vision": "language_model.model.embed_tokens",
                   "lfm2_vl": "model.language_model.embed_tokens", "cohere2_vision": "model.language_model.embed_tokens",
-                  "perception_lm": "model.language_model.embed_tokens", "ovis2": "model.language_model.embed_tokens"}
+                  "perception_lm": "model.language_model.embed_tokens", "ovis2": "model.language_model.embed_tokens",
+                  "emu3": "text_model.model.embed_tokens", "janus": "model.language_model.embed_tokens",
+                  "fuyu": "language_model.model.embed_tokens"}
 
 
 def build_lookup_decoder(cfg):
@@ -1196,6 +1222,20 @@ def build_lookup_decoder(cfg):
     def forward(input_ids, attention_mask, token_type_ids):
         x = table(input_ids)
         return (x if multiplier is None else x * multiplier), None, None
+    return root, forward
+
+
+def build_recurrent_gemma(cfg):
+    """RecurrentGemmaModel.forward: hidden_states = inputs_embeds * normalizer.type(dtype), the
+    buffer torch.tensor(hidden_size**0.5, dtype=torch.bfloat16)."""
+    root = node()
+    root.model = node()
+    root.model.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], cfg.get("pad_token_id", 0))
+    normalizer = torch.tensor(cfg["hidden_size"] ** 0.5, dtype=torch.bfloat16)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        x = root.model.embed_tokens(input_ids)
+        return x * normalizer.type(x.dtype), None, None
     return root, forward
 
 
@@ -3060,6 +3100,105 @@ FAMILIES = [
              "Qwen2Config(**text_config)",
         rotary="default",
     ),
+    dict(
+        name="chameleon", seed=136, build=build_lookup_decoder,
+        config={"architectures": ["ChameleonForConditionalGeneration"], "model_type": "chameleon",
+                "vocab_size": 206, "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="ChameleonModel: embed_tokens; the image tokens' rows too",
+        rotary="default",
+    ),
+    dict(
+        name="emu3", seed=137, build=build_lookup_decoder,
+        # BAAI/Emu3-Chat-hf's layout: text_config (Emu3TextConfig), the text model at text_model.model.
+        config={"architectures": ["Emu3ForConditionalGeneration"], "model_type": "emu3",
+                "text_config": {"model_type": "emu3_text_model", "vocab_size": 207, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 64,
+                                "pad_token_id": 206},
+                "vq_config": {"embed_dim": 4}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Emu3 as saved (text_model.model.embed_tokens); Emu3TextConfig's head_dim 128 where the config "
+             "gives none (as here), whatever hidden_size / num_attention_heads is",
+        rotary="default",
+    ),
+    dict(
+        name="janus", seed=138, build=build_lookup_decoder,
+        config={"architectures": ["JanusForConditionalGeneration"], "model_type": "janus",
+                "text_config": {"model_type": "llama", "vocab_size": 208, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 64},
+                "image_token_id": 207, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="JanusForConditionalGeneration (model.language_model.embed_tokens); LlamaModel's stage",
+        rotary="default",
+    ),
+    dict(
+        name="fuyu", seed=139, build=build_lookup_decoder,
+        # adept/fuyu-8b's layout: no text_config (FuyuConfig builds Persimmon's from the top level).
+        config={"architectures": ["FuyuForCausalLM"], "model_type": "fuyu", "vocab_size": 209, "hidden_size": 16,
+                "num_attention_heads": 2, "max_position_embeddings": 64, "num_hidden_layers": 2,
+                "image_token_id": 208, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="FuyuForCausalLM as saved (language_model.model.embed_tokens); Persimmon's stage: half of each "
+             "head, theta 25000",
+        rotary="default",
+    ),
+    dict(
+        name="jetmoe", seed=140, build=build_lookup_decoder,
+        config={"architectures": ["JetMoeForCausalLM"], "model_type": "jetmoe", "vocab_size": 210,
+                "hidden_size": 16, "num_key_value_heads": 2, "num_experts_per_tok": 2, "kv_channels": 4,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="JetMoeModel: embed_tokens; RoPE over kv_channels (its head_dim)",
+        rotary="default",
+    ),
+    dict(
+        name="diffllama", seed=141, build=build_lookup_decoder,
+        config={"architectures": ["DiffLlamaForCausalLM"], "model_type": "diffllama", "vocab_size": 211,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="DiffLlamaModel: embed_tokens, as Llama",
+        rotary="default",
+    ),
+    dict(
+        name="doge", seed=142, build=build_lookup_decoder,
+        config={"architectures": ["DogeForCausalLM"], "model_type": "doge", "vocab_size": 212,
+                "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1,
+                "max_position_embeddings": 64, "rope_theta": 50000.0, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="DogeModel: embed_tokens, as Llama",
+        rotary="default",
+    ),
+    dict(
+        name="recurrent_gemma", seed=143, build=build_recurrent_gemma,
+        # google/recurrentgemma-2b's keys (no max_position_embeddings), scaled down: hidden 24, so
+        # that sqrt(24) = 4.899 is 4.90625 in bfloat16.
+        config={"architectures": ["RecurrentGemmaForCausalLM"], "model_type": "recurrent_gemma", "vocab_size": 213,
+                "hidden_size": 24, "num_attention_heads": 2, "num_hidden_layers": 4, "attention_window_size": 32,
+                "block_types": ["recurrent", "recurrent", "attention"], "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary embeddings in its attention blocks",
+        layer_norm_eps=0.0, embed_scale=float(torch.tensor(24 ** 0.5, dtype=torch.bfloat16).float()),
+        position_offset=0,
+        note="RecurrentGemmaModel: embed_tokens(ids) * torch.tensor(hidden_size**0.5, dtype=bfloat16); RoPE on "
+             "half of each head in the attention blocks",
+        rotary="default",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -3285,6 +3424,9 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f[table][ids] * float(np.float32(math.sqrt(language(cfg)["hidden_size"]))), None, None
     if name in ("gemma", "gemma2", "vaultgemma"):
         return f["model.embed_tokens.weight"][ids] * math.sqrt(cfg["hidden_size"]), None, None
+    if name == "recurrent_gemma":
+        normalizer = float(torch.tensor(math.sqrt(cfg["hidden_size"]), dtype=torch.bfloat16).float())
+        return f["model.embed_tokens.weight"][ids] * normalizer, None, None
     if name == "gpt_neox":
         return f["gpt_neox.embed_in.weight"][ids], None, None
     raise AssertionError(name)
@@ -3769,6 +3911,15 @@ FAMILY_SOURCES = {
     "cohere2_vision": "modeling_cohere2_vision.py, configuration_cohere2_vision.py @ v4.57.6 753d6110",
     "perception_lm": "modeling_perception_lm.py, configuration_perception_lm.py @ v4.57.6 753d6110",
     "ovis2": "modeling_ovis2.py, configuration_ovis2.py @ v4.57.6 753d6110 (text_config always Qwen2Config)",
+    "chameleon": "modeling_chameleon.py, configuration_chameleon.py @ v4.57.6 753d6110",
+    "emu3": "modeling_emu3.py, configuration_emu3.py @ v4.57.6 753d6110 (Emu3TextConfig; text_model.model)",
+    "janus": "modeling_janus.py, configuration_janus.py @ v4.57.6 753d6110",
+    "fuyu": "modeling_fuyu.py, configuration_fuyu.py @ v4.57.6 753d6110 (Persimmon from the top-level keys)",
+    "jetmoe": "modeling_jetmoe.py, configuration_jetmoe.py @ v4.57.6 753d6110 (head_dim: kv_channels)",
+    "diffllama": "modeling_diffllama.py, configuration_diffllama.py @ v4.57.6 753d6110",
+    "doge": "modeling_doge.py, configuration_doge.py @ v4.57.6 753d6110",
+    "recurrent_gemma": "modeling_recurrent_gemma.py, configuration_recurrent_gemma.py @ v4.57.6 753d6110 "
+                       "(bfloat16 normalizer, partial_rotary_factor 0.5, block_types)",
     "voxtral": "modeling_voxtral.py, configuration_voxtral.py @ v4.57.6 753d6110 (_default_text_config_kwargs over text_config's llama)",
     "clip": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextEmbeddings, CLIPModel.text_model; configuration_clip.py (CLIPTextConfig's defaults)",
     "clip_text_model": "modeling_clip.py @ v4.57.6 753d6110: CLIPTextModel.text_model",

@@ -780,6 +780,8 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
     if (family == "gptj" || family == "codegen") return {"transformer.wte.weight", "wte.weight"};
     if (family == "falcon") return {"transformer.word_embeddings.weight", "word_embeddings.weight"};
     if (family == "dbrx") return {"transformer.wte.weight", "wte.weight"};
+    // Emu3's Hub files hold the text model at text_model.model. (transformers renames it on load).
+    if (family == "emu3") return {"text_model.model.embed_tokens.weight", "model.text_model.embed_tokens.weight"};
     // Multimodal checkpoints: transformers 4.50's layout (Gemma 3, Llama 4, Mistral 3's first
     // files), then 4.52's (model.language_model, Qwen3-VL's own).
     if (family == "gemma3" || family == "llama4" || family == "mistral3" || family == "mllama")
@@ -802,12 +804,18 @@ inline std::vector<std::string> decoder_token_names(const std::string& family) {
 }
 
 /// What a rotary decoder's forward multiplies its token rows by: Gemma's, Gemma 2's (and so
-/// PaliGemma's) and VaultGemma's sqrt(hidden_size), the embedding_multiplier of Granite's family
-/// (reads_embedding_multiplier), nothing elsewhere.
+/// PaliGemma's) and VaultGemma's sqrt(hidden_size), RecurrentGemma's sqrt(hidden_size) in
+/// bfloat16, the embedding_multiplier of Granite's family (reads_embedding_multiplier), nothing
+/// elsewhere.
 inline EmbeddingScale decoder_scale(const ModelConfig& config) {
     if (config.model_type == "gemma" || config.model_type == "gemma2" || is_gemma3(config.model_type) ||
         config.model_type == "paligemma" || config.model_type == "vaultgemma")
         return EmbeddingScale::sqrt_d_model();
+    // RecurrentGemma's normalizer: torch.tensor(hidden_size**0.5, dtype=torch.bfloat16), cast to
+    // the activations' type (sqrt(2560) = 50.596... is 50.5 there).
+    if (config.model_type == "recurrent_gemma")
+        return EmbeddingScale::value(static_cast<double>(static_cast<float>(
+            Eigen::bfloat16(static_cast<float>(std::sqrt(static_cast<double>(config.hidden_size)))))));
     if (config.embedding_multiplier != 1.0) return EmbeddingScale::value(config.embedding_multiplier);
     return EmbeddingScale::none();
 }
@@ -930,6 +938,17 @@ inline LayerPositions layer_position(const nlohmann::json& language, const std::
             return zamba2_block_type(language, name, layer, layers) == "hybrid" ? LayerPositions::rotary
                                                                                 : LayerPositions::none;
         case LayerRule::no_layer: return LayerPositions::none;
+        case LayerRule::attention_blocks: {
+            const nlohmann::json* blocks = find_key(language, {"block_types"});
+            if (blocks == nullptr || !blocks->is_array() || blocks->empty())
+                seqembed::detail::fail<format_error>(name, ": 'block_types' is ",
+                                                     blocks == nullptr ? "missing" : blocks->dump(),
+                                                     ", not a list of block types");
+            const auto period = static_cast<Index>(blocks->size());
+            return layer_type(*blocks, name, "block_types", layer % period, period) == "attention"
+                       ? LayerPositions::rotary
+                       : LayerPositions::none;
+        }
         case LayerRule::attention_only: {
             if (find_key(language, {"layer_types"}) != nullptr)
                 return is_full_attention_layer(language, name, layer, layers, "layer_types", 1) ? LayerPositions::rotary
@@ -1081,7 +1100,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "llava, llava_next, llava_next_video, llava_onevision, vipllava, paligemma, idefics3, smolvlm, mllama, "
             "internvl, got_ocr2, aya_vision, qwen2_audio, voxtral, lfm2_vl, cohere2_vision, perception_lm, ovis2, "
             "granitemoehybrid, falcon_h1, bamba, jamba, zamba, zamba2, qwen3_next, ernie4_5_moe, dots1, phimoe, "
-            "minimax, vaultgemma, clip, clip_text_model, siglip, "
+            "minimax, vaultgemma, chameleon, emu3, janus, fuyu, jetmoe, diffllama, doge, recurrent_gemma, clip, "
+            "clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba)");
     result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     // MllamaTextModel's table has 8 rows past vocab_size: the image token's (image_token_index,

@@ -43,6 +43,8 @@ enum class LayerRule {
     zamba2_hybrid,       ///< with use_mem_rope, the hybrid layers of layers_block_type (their shared
                          ///< transformer block) rotate; without it, no layer (Zamba 2)
     no_layer,            ///< no layer has positions (Jamba's and Zamba's attention, Mamba's none)
+    attention_blocks,    ///< the attention blocks of block_types, repeated over the layers, rotate; the
+                         ///< others (RecurrentGemma's recurrent blocks) have none
 };
 
 /// A family's config-class defaults and rotary conventions.
@@ -61,11 +63,11 @@ struct DecoderFamily {
 /// PaliGemma's (paligemma, PaliGemma 1 and 2), Idefics3's and SmolVLM's, InternVL's and
 /// GOT-OCR 2's (their Hugging Face ports), Aya Vision's, Command A Vision's (cohere2_vision),
 /// LFM2-VL's (lfm2_vl, or lfm2-vl as transformers 4.57's class names it), Perception LM's and
-/// Ovis2's Hugging Face port, and the audio-language Qwen2-Audio and Voxtral.
+/// Ovis2's Hugging Face port, Janus's and Fuyu's, and the audio-language Qwen2-Audio and Voxtral.
 inline bool is_vision_language_family(const std::string& family) {
     for (const char* name : {"llava", "llava_next", "llava_next_video", "llava_onevision", "vipllava", "paligemma",
                              "idefics3", "smolvlm", "internvl", "got_ocr2", "aya_vision", "qwen2_audio", "voxtral",
-                             "lfm2_vl", "lfm2-vl", "cohere2_vision", "perception_lm", "ovis2"})
+                             "lfm2_vl", "lfm2-vl", "cohere2_vision", "perception_lm", "ovis2", "janus", "fuyu"})
         if (family == name) return true;
     return false;
 }
@@ -86,6 +88,7 @@ inline TextConfig text_config_of(const std::string& family) {
     if (family == "mllama") return TextConfig::nested_if_present;
     // (CLIP's and SigLIP's two-tower configs: their text tower's; LLaVA's and PaliGemma's: its
     // language model's. Without text_config, their config classes build it from defaults.)
+    if (family == "emu3") return TextConfig::nested_if_present;  // Emu3Config: Emu3TextConfig() without one
     if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "glm4v" || family == "glm4v_moe" ||
         family == "clip" || family == "siglip" || family == "siglip2" || is_vision_language_family(family))
         return TextConfig::nested_if_present;
@@ -238,6 +241,24 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"vaultgemma", {R"({"head_dim": 256, "rope_theta": 10000.0, "max_position_embeddings": 8192,
                             "pad_token_id": 0})",
                         false, LayerRule::every_layer}},
+        // ChameleonConfig's, Emu3TextConfig's (head_dim 128 unless given), DiffLlamaConfig's,
+        // DogeConfig's; every layer.
+        {"chameleon", {R"({"rope_theta": 10000.0, "max_position_embeddings": 4096})", false, LayerRule::every_layer}},
+        {"emu3", {R"({"vocab_size": 184622, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+                      "head_dim": 128, "max_position_embeddings": 9216, "rope_theta": 1000000.0,
+                      "pad_token_id": 151643, "num_hidden_layers": 32})",
+                  false, LayerRule::every_layer}},
+        {"diffllama", {R"({"max_position_embeddings": 2048})", false, LayerRule::every_layer}},
+        {"doge", {R"({"max_position_embeddings": 2048})", false, LayerRule::every_layer}},
+        // JetMoeConfig's: heads of kv_channels (its attribute map's head_dim), 128 by default.
+        {"jetmoe", {R"({"kv_channels": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096})", false,
+                    LayerRule::every_layer}},
+        // RecurrentGemmaConfig's: half of each head rotated in its attention blocks; no
+        // max_position_embeddings (the table's rows: attention_window_size; positions past them
+        // are computed).
+        {"recurrent_gemma", {R"({"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "attention_window_size": 2048,
+                                 "pad_token_id": 0, "block_types": ["recurrent", "recurrent", "attention"]})",
+                             false, LayerRule::attention_blocks}},
         // The families of is_vision_language_family: their own conventions are their language
         // model's (rules_family), whose defaults language_model_defaults gives; these entries say
         // only that they are rotary decoders.
@@ -259,6 +280,8 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"cohere2_vision", {"{}", false, LayerRule::every_layer}},
         {"perception_lm", {"{}", false, LayerRule::every_layer}},
         {"ovis2", {"{}", false, LayerRule::every_layer}},
+        {"janus", {"{}", false, LayerRule::every_layer}},
+        {"fuyu", {"{}", false, LayerRule::every_layer}},
     };
     for (const Entry& entry : entries)
         if (model_type == entry.model_type) return &entry.family;
@@ -305,7 +328,8 @@ inline const char* language_models_of(const std::string& family) {
     if (family == "qwen2_audio" || family == "got_ocr2") return "qwen2";
     if (family == "aya_vision" || family == "cohere2_vision") return "cohere2";
     if (family == "lfm2_vl" || family == "lfm2-vl") return "lfm2";
-    if (family == "perception_lm") return "llama";
+    if (family == "perception_lm" || family == "janus") return "llama";
+    if (family == "fuyu") return "persimmon";
     if (family == "ovis2") return "qwen2";
     if (family == "internvl") return "qwen2, qwen3, llama";
     if (family == "llava_next") return "llama, mistral, qwen2, granite";  // granite-vision's
@@ -326,6 +350,7 @@ inline std::string language_model_type(const nlohmann::json* text, const std::st
         return "qwen2";
     if (family == "aya_vision" || family == "cohere2_vision") return "cohere2";
     if (family == "lfm2_vl" || family == "lfm2-vl") return "lfm2";
+    if (family == "fuyu") return "persimmon";
     return family == "paligemma" ? "gemma" : "llama";
 }
 
@@ -372,6 +397,10 @@ inline nlohmann::json language_model_defaults(const std::string& family, const s
     if (language == "granite")  // its embedding_multiplier (1.0 by default) read as Granite's
         defaults = {{"vocab_size", 32000}, {"hidden_size", 4096}, {"num_attention_heads", 32},
                     {"num_hidden_layers", 32}, {"max_position_embeddings", 2048}, {"rope_theta", 10000.0}};
+    if (language == "persimmon")  // FuyuConfig's text config (from its top-level keys without text_config)
+        defaults = {{"vocab_size", 262144}, {"hidden_size", 4096}, {"num_attention_heads", 64},
+                    {"num_hidden_layers", 36}, {"max_position_embeddings", 16384}, {"rope_theta", 25000.0},
+                    {"partial_rotary_factor", 0.5}};
     if (language == "lfm2")  // the rest from LFM2's entry (with_family_defaults)
         defaults = {{"vocab_size", 65536}, {"hidden_size", 2560}, {"num_attention_heads", 32},
                     {"num_key_value_heads", 8}, {"num_hidden_layers", 32}};
@@ -456,6 +485,11 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
         config.erase("rotary_dim");
     }
     if (model_type == "zamba2") zamba2_attention_keys(config);
+    if (model_type == "jetmoe" && !config.contains("head_dim")) config["head_dim"] = config["kv_channels"];
+    if (model_type == "recurrent_gemma") {
+        config.erase("head_dim");  // RecurrentGemmaConfig: hidden_size // num_attention_heads
+        if (!config.contains("max_position_embeddings")) config["max_position_embeddings"] = config["attention_window_size"];
+    }
     return config;
 }
 
