@@ -315,10 +315,12 @@ def build_gpt2(cfg):
 
 
 def build_bart(cfg):
+    """BartEncoder (mBART's, PLBart's, MVP's): shared lookup x sqrt(d_model) when scale_embedding
+    (PLBartConfig's default true, the others' false), + positions at offset 2, layernorm_embedding."""
     root = node()
     root.model = node()
     d = cfg["d_model"]
-    embed_scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
+    embed_scale = math.sqrt(d) if cfg.get("scale_embedding", cfg["model_type"] == "plbart") else 1.0
     root.model.shared = ScaledWordEmbedding(cfg["vocab_size"], d, cfg["pad_token_id"], embed_scale=embed_scale)
     root.model.encoder = node()
     root.model.encoder.embed_tokens = root.model.shared  # tied, as BartModel passes self.shared
@@ -575,12 +577,13 @@ class M2M100Positions(nn.Module):
 
 
 def build_m2m_100(cfg):
-    """M2M100Encoder: embed_tokens (M2M100ScaledWordEmbedding: shared lookup x sqrt(d_model), a
-    Python float) + embed_positions(input_ids), dropout; no LayerNorm."""
+    """M2M100Encoder (NLLB-MoE's): embed_tokens (M2M100ScaledWordEmbedding: shared lookup x
+    sqrt(d_model), a Python float; scale_embedding true by default) + embed_positions(input_ids),
+    dropout; no LayerNorm."""
     root = node()
     root.model = node()
     d = cfg["d_model"]
-    embed_scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
+    embed_scale = math.sqrt(d) if cfg.get("scale_embedding", True) else 1.0
     root.model.shared = ScaledWordEmbedding(cfg["vocab_size"], d, cfg["pad_token_id"], embed_scale=embed_scale)
     root.model.encoder = node()
     enc = root.model.encoder
@@ -3199,11 +3202,46 @@ FAMILIES = [
              "half of each head in the attention blocks",
         rotary="default",
     ),
+    dict(
+        name="plbart", seed=144, build=build_bart,
+        # uclanlp/plbart-base's keys, scaled down; PLBartConfig's scale_embedding true by default.
+        config={"architectures": ["PLBartForConditionalGeneration"], "model_type": "plbart",
+                "vocab_size": 214, "d_model": 12, "max_position_embeddings": 32, "pad_token_id": 1,
+                "bos_token_id": 0, "eos_token_id": 2, "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index + 2, as bart",
+        layer_norm_eps=1e-5, embed_scale=math.sqrt(12), position_offset=2,
+        note="PLBartScaledWordEmbedding and PLBartLearnedPositionalEmbedding are BART's (modular_plbart); "
+             "scale_embedding true by PLBartConfig's default",
+    ),
+    dict(
+        name="mvp", seed=145, build=build_bart,
+        config={"architectures": ["MvpForConditionalGeneration"], "model_type": "mvp",
+                "vocab_size": 215, "d_model": 12, "max_position_embeddings": 32, "pad_token_id": 1,
+                "bos_token_id": 0, "eos_token_id": 2, "dropout": 0.1, "use_prompt": False,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index + 2, as bart",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=2,
+        note="MvpEncoder: BART's stage (scale_embedding false by default); its prompts act in attention",
+    ),
+    dict(
+        name="nllb_moe", seed=146, build=build_m2m_100,
+        config={"architectures": ["NllbMoeForConditionalGeneration"], "model_type": "nllb-moe",
+                "vocab_size": 216, "d_model": 12, "max_position_embeddings": 32,
+                "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids, as m2m_100",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="NllbMoeScaledWordEmbedding and NllbMoeSinusoidalPositionalEmbedding are M2M100's "
+             "(scale_embedding true by NllbMoeConfig's default)",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
 LEFT_OUT = {"bart": ["model.encoder.embed_tokens.weight"], "marian": ["model.shared.weight"],
-            "m2m_100": ["model.encoder.embed_tokens.weight"],
+            "m2m_100": ["model.encoder.embed_tokens.weight"], "nllb_moe": ["model.encoder.embed_tokens.weight"],
+            "plbart": ["model.encoder.embed_tokens.weight"], "mvp": ["model.encoder.embed_tokens.weight"],
             "mbart": ["model.encoder.embed_tokens.weight"], "pegasus": ["model.encoder.embed_tokens.weight"]}
 
 
@@ -3310,7 +3348,7 @@ def numpy_reference(family, tensors, ids, mask, types):
             x = x + f[p + "token_type_embeddings.weight"][types if types is not None else np.zeros_like(ids)]
         x = layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], cfg["layer_norm_eps"])
         return x * mask[..., None], None, rows
-    if name == "m2m_100":
+    if name in ("m2m_100", "nllb_moe"):
         table = M2M100Positions.get_embedding(cfg["max_position_embeddings"] + 2, cfg["d_model"], pad)
         m = (ids != pad).astype(np.int64)
         rows = np.cumsum(m, axis=1) * m + pad
@@ -3328,9 +3366,10 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f["transformer.wte.weight"][ids], None, None
     if name == "falcon":
         return f["transformer.word_embeddings.weight"][ids], None, None
-    if name in ("bart", "mbart"):
+    if name in ("bart", "mbart", "plbart", "mvp"):
         rows = index + 2
-        x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"]) + f["model.encoder.embed_positions.weight"][rows]
+        scale = math.sqrt(cfg["d_model"]) if cfg.get("scale_embedding", name == "plbart") else 1.0
+        x = f["model.shared.weight"][ids] * scale + f["model.encoder.embed_positions.weight"][rows]
         x = layer_norm(x, f["model.encoder.layernorm_embedding.weight"],
                        f["model.encoder.layernorm_embedding.bias"], 1e-5)
         return x, None, rows
@@ -3911,6 +3950,9 @@ FAMILY_SOURCES = {
     "cohere2_vision": "modeling_cohere2_vision.py, configuration_cohere2_vision.py @ v4.57.6 753d6110",
     "perception_lm": "modeling_perception_lm.py, configuration_perception_lm.py @ v4.57.6 753d6110",
     "ovis2": "modeling_ovis2.py, configuration_ovis2.py @ v4.57.6 753d6110 (text_config always Qwen2Config)",
+    "plbart": "modeling_plbart.py, configuration_plbart.py @ v4.57.6 753d6110 (BART's modules)",
+    "mvp": "modeling_mvp.py, configuration_mvp.py @ v4.57.6 753d6110 (BART's stage)",
+    "nllb_moe": "modeling_nllb_moe.py, configuration_nllb_moe.py @ v4.57.6 753d6110 (M2M100's modules)",
     "chameleon": "modeling_chameleon.py, configuration_chameleon.py @ v4.57.6 753d6110",
     "emu3": "modeling_emu3.py, configuration_emu3.py @ v4.57.6 753d6110 (Emu3TextConfig; text_model.model)",
     "janus": "modeling_janus.py, configuration_janus.py @ v4.57.6 753d6110",

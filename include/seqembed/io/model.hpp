@@ -217,7 +217,7 @@ public:
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
         return !detail::is_bart_family(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
-               family != "distilbert" && family != "m2m_100" && !detail::is_alibi_family(family);
+               family != "distilbert" && !detail::is_m2m100_family(family) && !detail::is_alibi_family(family);
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa
     ///        from their table; GPT-2, GPT-Neo, GPT-J and CodeGen from their token table). A
@@ -450,7 +450,8 @@ private:
                                   type == "esm" || type == "longformer" || type == "squeezebert" ||
                                   type == "nystromformer" || type == "yoso" || type == "mra" ||
                                   detail::is_deberta_family(type);
-        if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type) && type != "m2m_100")
+        if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type) &&
+            !detail::is_m2m100_family(type))
             return;
         bool past = batch.padding.past_length(batch.ids) > 0;
         for (Index b = 0; b < batch.ids.rows(); ++b) past = past || batch.offsets.of(b) != 0;
@@ -782,8 +783,9 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
-///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart and mbart,
-///        opt, marian and pegasus, m2m_100 (NLLB), t5, mt5 and umt5, the rotary decoders
+///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart, mbart,
+///        plbart and mvp, opt, marian and pegasus, m2m_100 (NLLB) and nllb-moe, t5, mt5 and umt5,
+///        the rotary decoders
 ///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and those of
@@ -812,7 +814,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "opt") return Model(load_opt(directory, options, split));
     if (detail::is_marian_family(family)) return Model(load_marian(directory, options, split));
     if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
-    if (family == "m2m_100") return Model(load_m2m100(directory, options, split));
+    if (detail::is_m2m100_family(family)) return Model(load_m2m100(directory, options, split));
     if (family == "bloom") return Model(load_bloom(directory, options, split));
     if (family == "mpt") return Model(load_mpt(directory, options, split));
     if (family == "distilbert") return Model(load_distilbert(directory, options, split));

@@ -474,9 +474,15 @@ inline bool is_roberta_family(const std::string& family) {
     return family == "roberta" || family == "xlm-roberta" || family == "camembert";
 }
 
-/// BART's input stage: BART's and mBART's (MBartScaledWordEmbedding and
-/// MBartLearnedPositionalEmbedding are BART's).
-inline bool is_bart_family(const std::string& family) { return family == "bart" || family == "mbart"; }
+/// BART's input stage: BART's, mBART's, PLBart's and MVP's (their scaled word embeddings and
+/// learned positional embeddings are BART's; MVP's prompts act in attention).
+inline bool is_bart_family(const std::string& family) {
+    return family == "bart" || family == "mbart" || family == "plbart" || family == "mvp";
+}
+
+/// M2M100's input stage: M2M100's and NLLB's (m2m_100) and NLLB-MoE's (nllb-moe), whose
+/// embeddings are M2M100's module for module.
+inline bool is_m2m100_family(const std::string& family) { return family == "m2m_100" || family == "nllb-moe"; }
 
 /// Marian's input stage: Marian's and Pegasus's (a saved sinusoidal parameter, [sin | cos]).
 inline bool is_marian_family(const std::string& family) { return family == "marian" || family == "pegasus"; }
@@ -642,7 +648,7 @@ inline std::optional<Index> default_max_positions(const std::string& family) {
     if (family == "falcon" || family == "gpt_neo" || family == "gptj" || family == "codegen") return 2048;
     if (family == "cohere") return 8192;
     if (family == "esm") return 1026;
-    if (family == "mbart" || family == "pegasus" || family == "m2m_100" || family == "bart" || family == "marian")
+    if (is_bart_family(family) || family == "pegasus" || is_m2m100_family(family) || family == "marian")
         return 1024;
     return std::nullopt;
 }
@@ -1080,7 +1086,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
                        family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
                        family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
-                       detail::is_deberta_family(family) || family == "m2m_100" || detail::is_alibi_family(family) ||
+                       detail::is_deberta_family(family) || detail::is_m2m100_family(family) || detail::is_alibi_family(family) ||
                        detail::encoder_family(family) != nullptr || family == "esm" ||
                        detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family);
     if (!known)
@@ -1090,7 +1096,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "deberta, deberta-v2, longformer, data2vec-text, xmod, xlm-roberta-xl, big_bird, megatron-bert, "
             "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, nomic_bert, "
             "esm, gpt2, "
-            "gpt_neo, gpt_bigcode, bart, mbart, opt, marian, pegasus, m2m_100, t5, "
+            "gpt_neo, gpt_bigcode, bart, mbart, plbart, mvp, opt, marian, pegasus, m2m_100, nllb-moe, t5, "
             "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
             "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, olmo3, olmoe, granite, "
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
@@ -1223,7 +1229,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 detail::is_deberta_family(family))
                 result.embedding_padding_idx = 0;
             else if (detail::is_roberta_family(family) || detail::is_bart_family(family) || family == "opt" ||
-                     family == "olmo" || family == "olmo2" || family == "m2m_100")
+                     family == "olmo" || family == "olmo2" || detail::is_m2m100_family(family))
                 result.embedding_padding_idx = 1;
             else if (family == "marian")
                 result.embedding_padding_idx = 58100;
@@ -1256,7 +1262,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             result.embedding_multiplier = multiplier->get<double>();
         }
     }
-    result.scale_embedding = family == "m2m_100";  // M2M100Config's default: true; the others' false
+    // M2M100Config's, NllbMoeConfig's and PLBartConfig's default: true; the others' false.
+    result.scale_embedding = detail::is_m2m100_family(family) || family == "plbart";
     if (const nlohmann::json* scale = detail::find_key(config, {"scale_embedding"})) {
         if (!scale->is_boolean())
             seqembed::detail::fail<format_error>(name, ": 'scale_embedding' is ", scale->dump(), ", not a boolean");
@@ -1731,7 +1738,8 @@ inline LearnedPositionalEmbedding<float> m2m100_positions(const ModelConfig& con
 
 }  // namespace detail
 
-/// @brief M2M100's and NLLB's input stages (model_type m2m_100): the shared token table x
+/// @brief M2M100's and NLLB's input stages (model_type m2m_100, and NLLB-MoE's nllb-moe, whose
+///        embeddings are the same modules): the shared token table x
 ///        sqrt(d_model) (scale_embedding, true by default), + the sinusoidal table Hugging Face
 ///        computes (fairseq's: [sin | cos], exponent i/(d/2 - 1), float32 arithmetic, row
 ///        padding_idx zero; not in the checkpoint), positions from the ids as RoBERTa's
