@@ -67,8 +67,11 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "electra") return run(seqembed::io::load_electra(directory), c);
     if (type == "roberta") return run(seqembed::io::load_roberta(directory), c);
     if (type == "gpt2") return run(seqembed::io::load_gpt2(directory), c);
-    if (type == "bart" || type == "mbart" || type == "plbart" || type == "mvp")
+    if (type == "bart" || type == "mbart" || type == "plbart" || type == "mvp" || type == "blenderbot" ||
+        type == "bigbird_pegasus" || type == "led")
         return run(seqembed::io::load_bart(directory), c);
+    if (type == "biogpt") return run(seqembed::io::load_opt(directory), c);
+    if (type == "xglm") return run(seqembed::io::load_xglm(directory), c);
     if (type == "opt") return run(seqembed::io::load_opt(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
@@ -89,6 +92,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "modernbert") return run(seqembed::io::load_modernbert(directory), c);
     for (const char* encoder : {"longformer", "data2vec_text", "xmod", "xlm_roberta_xl", "big_bird", "megatron_bert",
                                 "ernie", "splinter", "squeezebert", "rembert", "bert_generation", "nystromformer",
+                                "roberta_prelayernorm", "ibert", "convbert", "funnel",
                                 "yoso", "mra", "roformer", "nomic_bert"})
         if (type == encoder) return run(seqembed::io::load_encoder(directory), c);
     if (type == "esm" || type == "esm1b") {
@@ -152,10 +156,10 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
         const fixtures::Family& family = *fixtures::all_families[f];
         // Exact where the stage is lookups, products by a float scale and sums: PyTorch's float32
         // kernels round each of them once, as seqembed's do.
-        // Not OPT (a matrix product) nor M2M100, whose table torch computes with its own exp, sin
-        // and cos (not correctly rounded).
+        // Not OPT (a matrix product) nor M2M100 (and NLLB-MoE, XGLM), whose table torch computes
+        // with its own exp, sin and cos (not correctly rounded).
         const std::string name = family.name;
-        const bool exact = !family.layer_norm && name != "opt" && name != "m2m_100" && name != "nllb_moe";
+        const bool exact = !family.layer_norm && name != "opt" && name != "m2m_100" && name != "nllb_moe" && name != "xglm";
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
@@ -395,7 +399,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 153);
+    CHECK(families == 162);
 }
 
 namespace {
@@ -610,6 +614,9 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"doge", {}}, {"recurrent_gemma", 0},
         // PLBartConfig's, MvpConfig's and NllbMoeConfig's 1.
         {"plbart", 1}, {"mvp", 1}, {"nllb_moe", 1},
+        {"blenderbot", 0}, {"bigbird_pegasus", 0}, {"led", 1}, {"biogpt", 1}, {"xglm", 1},
+        // FunnelConfig sets none.
+        {"roberta_prelayernorm", 1}, {"ibert", 1}, {"convbert", 0}, {"funnel", {}},
         {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
@@ -630,7 +637,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         // The position tables of RoBERTa's kin have padding_idx too (LongformerEmbeddings, ...).
         const std::string type = family.name;
         const bool from_ids = type == "roberta" || type == "mpnet" || type == "m2m_100" || type == "nllb_moe" ||
-                              type == "longformer" ||
+                              type == "longformer" || type == "roberta_prelayernorm" || type == "ibert" ||
                               type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" || type == "esm1b";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
@@ -1515,6 +1522,50 @@ TEST_CASE("The hybrid and linear-attention families rotate in their attention la
     phimoe_config["rope_scaling"].erase("long_mscale");
     uneven.write_config(phimoe_config.dump());
     CHECK_THROWS_WITH(seqembed::io::load_model(uneven.directory), Catch::Contains("long_mscale"));
+}
+
+TEST_CASE("Blenderbot, BigBird-Pegasus and LED are BART's stage in their layouts, BioGPT OPT's with a scale, Funnel a "
+          "lookup and LayerNorm",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    // LED: led. tensors, positions from row 0, each side's own number of rows.
+    const seqembed::io::LearnedModelInput led = seqembed::io::load_bart(root / "led");
+    CHECK(led.pipeline.positions().max_positions() == 40);
+    REQUIRE(led.decoder.has_value());
+    CHECK(led.decoder->positions().max_positions() == 24);
+    CHECK(led.pipeline.positions().offset() == 0);
+    CHECK((led.pipeline.layer_norm() != nullptr && led.decoder->layer_norm() != nullptr));
+    CHECK(led.pipeline.embedding().scale() == 1.0f);
+    // Blenderbot and BigBird-Pegasus: no LayerNorm in the stage; BigBirdPegasusConfig's scale.
+    for (const char* family : {"blenderbot", "bigbird_pegasus"}) {
+        INFO(family);
+        const seqembed::io::LearnedModelInput stage = seqembed::io::load_bart(root / family);
+        CHECK(stage.pipeline.layer_norm() == nullptr);
+        CHECK(stage.pipeline.positions().offset() == 0);
+        CHECK(stage.pipeline.embedding().scale() == static_cast<float>(std::sqrt(12.0)));
+    }
+    // BioGPT: OPT's rows from the mask, times sqrt(hidden_size) by BioGptConfig's default.
+    const seqembed::io::LearnedModelInput biogpt = seqembed::io::load_opt(root / "biogpt");
+    CHECK(biogpt.pipeline.embedding().scale() == static_cast<float>(std::sqrt(12.0)));
+    CHECK(biogpt.pipeline.numbering() == seqembed::PositionNumbering::real_tokens);
+    // XGLM: by index from row 2 of a table Hugging Face computes; its forward takes position_ids.
+    const seqembed::io::Model xglm = seqembed::io::load_model(root / "xglm");
+    CHECK(xglm.takes_position_ids());
+    CHECK(xglm.learned()->pipeline.positions().max_positions() == 34);
+    // Funnel: no position table, no rotary stage, no position ids; ConvBERT's embeddings_project.
+    const seqembed::io::Model funnel = seqembed::io::load_model(root / "funnel");
+    CHECK((funnel.lookup() != nullptr && funnel.rotary() == nullptr && !funnel.takes_position_ids()));
+    CHECK(seqembed::io::load_model(root / "convbert").projection() != nullptr);
+    // I-BERT's integer-only mode is refused by name.
+    BrokenCopy quantized("ibert");
+    nlohmann::json ibert_config = nlohmann::json::parse(std::ifstream(quantized.directory / "config.json"));
+    ibert_config["quant_mode"] = true;
+    quantized.write_config(ibert_config.dump());
+    CHECK_THROWS_WITH(seqembed::io::load_model(quantized.directory),
+                      Catch::Contains("'quant_mode' is true: I-BERT's integer-only embeddings have no preset"));
+    // A family loader refuses another family's checkpoint.
+    CHECK_THROWS_WITH(seqembed::io::load_bart(root / "llama"),
+                      Catch::Contains("model_type 'llama' has another input stage than load_bart builds"));
 }
 
 TEST_CASE("A config that leaves keys out takes its config class's defaults, and the keys each class renames",

@@ -598,6 +598,95 @@ def build_m2m_100(cfg):
     return root, forward
 
 
+class IndexPositions(nn.Embedding):
+    """BlenderbotLearnedPositionalEmbedding, BigBirdPegasusLearnedPositionalEmbedding,
+    LEDLearnedPositionalEmbedding: num_positions rows, row = index (after the past)."""
+
+    def __init__(self, num_positions, width):
+        super().__init__(num_positions, width)
+        self.rows_read = None
+
+    def forward(self, input_ids, past_key_values_length=0):
+        batch, seq = input_ids.shape[:2]
+        positions = torch.arange(past_key_values_length, past_key_values_length + seq,
+                                 dtype=torch.long).expand(batch, -1)
+        self.rows_read = positions
+        return super().forward(positions)
+
+
+def build_bart_offset0(cfg):
+    """BlenderbotEncoder and BigBirdPegasusEncoder: shared lookup x sqrt(d_model) when
+    scale_embedding (a Python float) + positions from row 0, dropout (no input LayerNorm);
+    LEDEncoder: the same without a scale (LED has none), then layernorm_embedding."""
+    family = cfg["model_type"]
+    led = family == "led"
+    root = node()
+    top = node()
+    setattr(root, "led" if led else "model", top)
+    d = cfg["d_model"]
+    scale_default = family == "bigbird_pegasus"
+    embed_scale = math.sqrt(d) if (not led and cfg.get("scale_embedding", scale_default)) else 1.0
+    top.shared = ScaledWordEmbedding(cfg["vocab_size"], d, cfg["pad_token_id"], embed_scale=embed_scale)
+    top.encoder = node()
+    enc = top.encoder
+    enc.embed_tokens = top.shared
+    rows = cfg["max_encoder_position_embeddings"] if led else cfg["max_position_embeddings"]
+    enc.embed_positions = IndexPositions(rows, d)
+    if led:
+        enc.layernorm_embedding = nn.LayerNorm(d)
+        # The decoder's own table (max_decoder_position_embeddings rows) and LayerNorm, which the
+        # loader's decoder stage reads.
+        top.decoder = node()
+        top.decoder.embed_positions = IndexPositions(cfg["max_decoder_position_embeddings"], d)
+        top.decoder.layernorm_embedding = nn.LayerNorm(d)
+    dropout = cfg["dropout"]
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        hidden_states = enc.embed_tokens(input_ids) + enc.embed_positions(input_ids)
+        if led:
+            hidden_states = enc.layernorm_embedding(hidden_states)
+        hidden_states = nn.functional.dropout(hidden_states, p=dropout, training=root.training)
+        return hidden_states, None, enc.embed_positions.rows_read
+    return root, forward
+
+
+def build_biogpt(cfg):
+    """BioGptModel: BioGptScaledWordEmbedding (x sqrt(hidden_size), a Python float) + OPT's
+    mask-counted positions at offset 2, dropout."""
+    root = node()
+    root.biogpt = node()
+    b = root.biogpt
+    d = cfg["hidden_size"]
+    embed_scale = math.sqrt(d) if cfg.get("scale_embedding", True) else 1.0
+    b.embed_tokens = ScaledWordEmbedding(cfg["vocab_size"], d, cfg["pad_token_id"], embed_scale=embed_scale)
+    b.embed_positions = MaskPositionsOffset2(cfg["max_position_embeddings"], d)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        hidden_states = b.embed_tokens(input_ids) + b.embed_positions(attention_mask, 0)
+        return hidden_states, None, b.embed_positions.rows_read
+    return root, forward
+
+
+def build_xglm(cfg):
+    """XGLMModel: embed_tokens (XGLMScaledWordEmbedding, x sqrt(d_model)) + the M2M100 sinusoid
+    table (XGLMSinusoidalPositionalEmbedding) at rows arange(past, past + seq) + 2, dropout."""
+    root = node()
+    root.model = node()
+    d = cfg["d_model"]
+    embed_scale = math.sqrt(d) if cfg.get("scale_embedding", True) else 1.0
+    root.model.embed_tokens = ScaledWordEmbedding(cfg["vocab_size"], d, cfg["pad_token_id"], embed_scale=embed_scale)
+    weights = M2M100Positions.get_embedding(cfg["max_position_embeddings"] + 2, d, cfg["pad_token_id"])
+    state = {"rows": None}
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        batch, seq = input_ids.shape
+        rows = torch.arange(0, seq, dtype=torch.long).expand(batch, -1) + 2
+        state["rows"] = rows
+        positions = weights.index_select(0, rows.reshape(-1)).view(batch, seq, -1).to(root.model.embed_tokens.weight.dtype)
+        return root.model.embed_tokens(input_ids) + positions, None, rows
+    return root, forward
+
+
 def build_bloom(cfg):
     """BloomModel as bigscience's checkpoints hold it (no "transformer." prefix):
     word_embeddings (no padding_idx) then word_embeddings_layernorm (layer_norm_epsilon); ALiBi
@@ -991,13 +1080,17 @@ ENCODER_SPECS = {
     "yoso": ("yoso", "plus2", True, "wtp"),
     "mra": ("mra", "plus2", True, "wpt"),
     "roformer": ("roformer", "rotary", True, "wt"),
+    "roberta-prelayernorm": ("roberta_prelayernorm", "ids", True, "wtp"),
+    "ibert": ("ibert", "ids", True, "wtp"),
+    "convbert": ("convbert", "index", True, "wpt"),
+    "funnel": ("funnel", "none", True, "w"),
 }
 
 
 def encoder_width(cfg):
     if cfg["model_type"] == "rembert":
         return cfg["input_embedding_size"]
-    return cfg.get("embedding_size", cfg["hidden_size"])
+    return cfg.get("embedding_size", cfg.get("hidden_size", cfg.get("d_model")))  # Funnel's d_model
 
 
 class EncoderEmbeddings(nn.Module):
@@ -1009,9 +1102,10 @@ class EncoderEmbeddings(nn.Module):
         super().__init__()
         _, self.rule, layer_norm, self.order = ENCODER_SPECS[cfg["model_type"]]
         width = encoder_width(cfg)
-        self.pad = cfg["pad_token_id"]
+        self.pad = cfg.get("pad_token_id")  # FunnelConfig's None
         self.word_embeddings = nn.Embedding(cfg["vocab_size"], width, padding_idx=self.pad)
-        if self.rule != "rotary":
+        self.family = cfg["model_type"]
+        if self.rule not in ("rotary", "none"):
             rows = cfg["max_position_embeddings"] + (2 if self.rule == "plus2" else 0)
             self.position_embeddings = nn.Embedding(rows, width, padding_idx=self.pad if self.rule == "ids" else None)
         if "t" in self.order:
@@ -1019,8 +1113,11 @@ class EncoderEmbeddings(nn.Module):
         self.task = cfg.get("use_task_id", False)
         if self.task:
             self.task_type_embeddings = nn.Embedding(cfg["task_type_vocab_size"], width)
-        if layer_norm:
+        if layer_norm and self.family == "funnel":
+            self.layer_norm = nn.LayerNorm(width, eps=cfg["layer_norm_eps"])  # FunnelEmbeddings' name
+        elif layer_norm:
             self.LayerNorm = nn.LayerNorm(width, eps=cfg["layer_norm_eps"])
+        self.eps = cfg.get("layer_norm_eps")
         self.scale = cfg["hidden_size"] ** 0.5 if cfg.get("rescale_embeddings") else None
         self.rows_read = None
 
@@ -1033,7 +1130,7 @@ class EncoderEmbeddings(nn.Module):
             rows = index + 2
         else:
             rows = index
-        self.rows_read = None if self.rule == "rotary" else rows
+        self.rows_read = None if self.rule in ("rotary", "none") else rows
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         x = self.word_embeddings(input_ids)
@@ -1046,11 +1143,21 @@ class EncoderEmbeddings(nn.Module):
             x = x + self.position_embeddings(rows) + self.token_type_embeddings(token_type_ids)
         elif self.order == "wp":
             x = x + self.position_embeddings(rows)
-        else:
+        elif self.order == "wt":
             x = x + self.token_type_embeddings(token_type_ids)
         if self.task:
             x += self.task_type_embeddings(torch.zeros_like(input_ids))
-        if hasattr(self, "LayerNorm"):
+        if hasattr(self, "layer_norm"):
+            x = self.layer_norm(x)
+        elif self.family == "ibert":
+            # IntLayerNorm with quant_mode false (quant_modules.py @ v4.57.6): written out, not
+            # nn.LayerNorm's kernel.
+            mean = x.mean(axis=2, keepdim=True)
+            y = x - mean
+            var = torch.mean(y ** 2, axis=2, keepdim=True)
+            x = y / torch.sqrt(self.eps + var)
+            x = x * self.LayerNorm.weight + self.LayerNorm.bias
+        elif hasattr(self, "LayerNorm"):
             x = self.LayerNorm(x)
         return x
 
@@ -1069,6 +1176,9 @@ def build_encoder(cfg):
         base.encoder = node()
         base.encoder.embedding_hidden_mapping_in = nn.Linear(cfg["input_embedding_size"], cfg["hidden_size"])
         project = base.encoder.embedding_hidden_mapping_in
+    if cfg["model_type"] == "convbert" and encoder_width(cfg) != cfg["hidden_size"]:
+        base.embeddings_project = nn.Linear(encoder_width(cfg), cfg["hidden_size"])
+        project = base.embeddings_project
     if cfg["model_type"] == "roformer":
         base.encoder = node()
         base.encoder.embed_positions = SinusoidalTable(cfg["max_position_embeddings"],
@@ -3236,12 +3346,112 @@ FAMILIES = [
         note="NllbMoeScaledWordEmbedding and NllbMoeSinusoidalPositionalEmbedding are M2M100's "
              "(scale_embedding true by NllbMoeConfig's default)",
     ),
+    dict(
+        name="blenderbot", seed=147, build=build_bart_offset0,
+        # facebook/blenderbot-400M-distill's keys (scale_embedding true there), scaled down.
+        config={"architectures": ["BlenderbotForConditionalGeneration"], "model_type": "blenderbot",
+                "vocab_size": 217, "d_model": 12, "max_position_embeddings": 32, "scale_embedding": True,
+                "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "dropout": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: row = arange(0, seq) (BlenderbotLearnedPositionalEmbedding, no offset)",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="BlenderbotEncoder: shared lookup x sqrt(d_model) + positions from row 0, dropout; no input LayerNorm",
+    ),
+    dict(
+        name="bigbird_pegasus", seed=148, build=build_bart_offset0,
+        config={"architectures": ["BigBirdPegasusForConditionalGeneration"], "model_type": "bigbird_pegasus",
+                "vocab_size": 218, "d_model": 12, "max_position_embeddings": 32, "pad_token_id": 0,
+                "bos_token_id": 2, "eos_token_id": 1, "dropout": 0.1, "attention_type": "original_full",
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: row = arange(0, seq), no offset",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="BigBirdPegasusEncoder: shared lookup x sqrt(d_model) (scale_embedding true by default) + learned "
+             "positions from row 0; its layernorm_embedding is the last layer's",
+    ),
+    dict(
+        name="led", seed=149, build=build_bart_offset0,
+        config={"architectures": ["LEDForConditionalGeneration"], "model_type": "led", "vocab_size": 219,
+                "d_model": 12, "max_encoder_position_embeddings": 40, "max_decoder_position_embeddings": 24,
+                "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "dropout": 0.1, "attention_window": [4],
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: row = arange(0, seq), no offset (max_encoder_position_embeddings rows)",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="LEDEncoder: led.shared lookup (no scale) + positions from row 0, layernorm_embedding (eps 1e-5)",
+    ),
+    dict(
+        name="biogpt", seed=150, build=build_biogpt,
+        config={"architectures": ["BioGptForCausalLM"], "model_type": "biogpt", "vocab_size": 220,
+                "hidden_size": 12, "max_position_embeddings": 32, "pad_token_id": 1, "bos_token_id": 0,
+                "eos_token_id": 2, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="mask: row = (cumsum(mask) * mask - 1) + 2, as opt",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=2,
+        note="BioGptModel: biogpt.embed_tokens x sqrt(hidden_size) (scale_embedding true by default) + OPT's "
+             "positions",
+    ),
+    dict(
+        name="xglm", seed=151, build=build_xglm,
+        config={"architectures": ["XGLMForCausalLM"], "model_type": "xglm", "vocab_size": 221, "d_model": 12,
+                "max_position_embeddings": 32, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index + 2 of M2M100's sinusoid table (not in the checkpoint), whatever the padding",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=2,
+        note="XGLMModel: embed_tokens x sqrt(d_model) + XGLMSinusoidalPositionalEmbedding (M2M100's float32 "
+             "table, row pad_token_id zero) at arange + 2",
+    ),
+    dict(
+        name="roberta_prelayernorm", seed=152, build=build_encoder,
+        config={"architectures": ["RobertaPreLayerNormForMaskedLM"], "model_type": "roberta-prelayernorm",
+                "vocab_size": 222, "hidden_size": 16, "num_attention_heads": 2, "max_position_embeddings": 34,
+                "type_vocab_size": 1, "layer_norm_eps": 1e-05, "pad_token_id": 1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: RoBERTa's create_position_ids_from_input_ids",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="RobertaPreLayerNormEmbeddings: RoBERTa's (word + token type + position, LayerNorm)",
+    ),
+    dict(
+        name="ibert", seed=153, build=build_encoder,
+        config={"architectures": ["IBertForMaskedLM"], "model_type": "ibert", "vocab_size": 223,
+                "hidden_size": 16, "num_attention_heads": 2, "max_position_embeddings": 34, "type_vocab_size": 1,
+                "layer_norm_eps": 1e-05, "pad_token_id": 1, "quant_mode": False, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: RoBERTa's create_position_ids_from_input_ids",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="IBertEmbeddings with quant_mode false: word + token type + position (QuantAct sums), "
+             "IntLayerNorm written out (mean, biased variance, / sqrt(eps + var))",
+    ),
+    dict(
+        name="convbert", seed=154, build=build_encoder,
+        config={"architectures": ["ConvBertForMaskedLM"], "model_type": "convbert", "vocab_size": 224,
+                "hidden_size": 16, "embedding_size": 8, "num_attention_heads": 2, "max_position_embeddings": 32,
+                "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index: position_ids[:, :seq]",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="ConvBertEmbeddings: word + position + token type at embedding_size, LayerNorm; ConvBertModel's "
+             "embeddings_project",
+    ),
+    dict(
+        name="funnel", seed=155, build=build_encoder,
+        config={"architectures": ["FunnelForMaskedLM"], "model_type": "funnel", "vocab_size": 225,
+                "d_model": 16, "n_head": 2, "d_head": 8, "block_sizes": [1, 1], "layer_norm_eps": 1e-9,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: relative positions in attention",
+        layer_norm_eps=1e-9, embed_scale=1.0, position_offset=0,
+        note="FunnelEmbeddings: word, then layer_norm (eps 1e-9); no position or token-type table",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
 LEFT_OUT = {"bart": ["model.encoder.embed_tokens.weight"], "marian": ["model.shared.weight"],
             "m2m_100": ["model.encoder.embed_tokens.weight"], "nllb_moe": ["model.encoder.embed_tokens.weight"],
             "plbart": ["model.encoder.embed_tokens.weight"], "mvp": ["model.encoder.embed_tokens.weight"],
+            "blenderbot": ["model.encoder.embed_tokens.weight"], "bigbird_pegasus": ["model.encoder.embed_tokens.weight"],
+            "led": ["led.encoder.embed_tokens.weight"],
             "mbart": ["model.encoder.embed_tokens.weight"], "pegasus": ["model.encoder.embed_tokens.weight"]}
 
 
@@ -3373,6 +3583,22 @@ def numpy_reference(family, tensors, ids, mask, types):
         x = layer_norm(x, f["model.encoder.layernorm_embedding.weight"],
                        f["model.encoder.layernorm_embedding.bias"], 1e-5)
         return x, None, rows
+    if name in ("blenderbot", "bigbird_pegasus"):
+        x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"]) + f["model.encoder.embed_positions.weight"][index]
+        return x, None, index
+    if name == "led":
+        x = f["led.shared.weight"][ids] + f["led.encoder.embed_positions.weight"][index]
+        x = layer_norm(x, f["led.encoder.layernorm_embedding.weight"], f["led.encoder.layernorm_embedding.bias"], 1e-5)
+        return x, None, index
+    if name == "biogpt":
+        rows = np.cumsum(mask, axis=1) * mask - 1 + 2
+        x = f["biogpt.embed_tokens.weight"][ids] * math.sqrt(cfg["hidden_size"])
+        return x + f["biogpt.embed_positions.weight"][rows], None, rows
+    if name == "xglm":
+        table = M2M100Positions.get_embedding(cfg["max_position_embeddings"] + 2, cfg["d_model"], pad)
+        rows = index + 2
+        x = f["model.embed_tokens.weight"][ids] * math.sqrt(cfg["d_model"])
+        return x + table.numpy().astype(np.float64)[rows], None, rows
     if name == "opt":
         rows = np.cumsum(mask, axis=1) * mask - 1 + 2
         x = f["model.decoder.embed_tokens.weight"][ids] @ f["model.decoder.project_in.weight"].T
@@ -3440,15 +3666,19 @@ def numpy_reference(family, tensors, ids, mask, types):
         if cfg.get("use_task_id"):
             x = x + f[p + "task_type_embeddings.weight"][0]
         if layer_norm_here:
-            x = layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], cfg["layer_norm_eps"])
+            ln = "layer_norm." if cfg["model_type"] == "funnel" else "LayerNorm."
+            x = layer_norm(x, f[p + ln + "weight"], f[p + ln + "bias"], cfg["layer_norm_eps"])
         projected = None
+        if cfg["model_type"] == "convbert" and encoder_width(cfg) != cfg["hidden_size"]:
+            q = prefix + ".embeddings_project."
+            projected = x @ f[q + "weight"].T + f[q + "bias"]
         if cfg["model_type"] == "rembert":
             q = prefix + ".encoder.embedding_hidden_mapping_in."
             projected = x @ f[q + "weight"].T + f[q + "bias"]
         if cfg["model_type"] == "roformer" and encoder_width(cfg) != cfg["hidden_size"]:
             q = prefix + ".embeddings_project."
             projected = x @ f[q + "weight"].T + f[q + "bias"]
-        return x, projected, (None if rule == "rotary" else rows)
+        return x, projected, (None if rule in ("rotary", "none") else rows)
     if family["build"] is build_lookup_decoder:
         table = DECODER_TABLES.get(cfg["model_type"], "model.embed_tokens") + ".weight"
         return f[table][ids] * language(cfg).get("embedding_multiplier", 1.0), None, None
@@ -3950,7 +4180,17 @@ FAMILY_SOURCES = {
     "cohere2_vision": "modeling_cohere2_vision.py, configuration_cohere2_vision.py @ v4.57.6 753d6110",
     "perception_lm": "modeling_perception_lm.py, configuration_perception_lm.py @ v4.57.6 753d6110",
     "ovis2": "modeling_ovis2.py, configuration_ovis2.py @ v4.57.6 753d6110 (text_config always Qwen2Config)",
+    "roberta_prelayernorm": "modeling_roberta_prelayernorm.py @ v4.57.6 753d6110: RobertaPreLayerNormEmbeddings",
+    "ibert": "modeling_ibert.py, quant_modules.py @ v4.57.6 753d6110: IBertEmbeddings (quant_mode false)",
+    "convbert": "modeling_convbert.py @ v4.57.6 753d6110: ConvBertEmbeddings, ConvBertModel.embeddings_project",
+    "funnel": "modeling_funnel.py @ v4.57.6 753d6110: FunnelEmbeddings",
     "plbart": "modeling_plbart.py, configuration_plbart.py @ v4.57.6 753d6110 (BART's modules)",
+    "blenderbot": "modeling_blenderbot.py @ v4.57.6 753d6110: BlenderbotLearnedPositionalEmbedding, BlenderbotEncoder",
+    "bigbird_pegasus": "modeling_bigbird_pegasus.py @ v4.57.6 753d6110: BigBirdPegasusLearnedPositionalEmbedding, "
+                       "BigBirdPegasusEncoder",
+    "led": "modeling_led.py @ v4.57.6 753d6110: LEDLearnedPositionalEmbedding, LEDEncoder (no scale)",
+    "biogpt": "modeling_biogpt.py @ v4.57.6 753d6110: BioGptScaledWordEmbedding, BioGptLearnedPositionalEmbedding",
+    "xglm": "modeling_xglm.py @ v4.57.6 753d6110: XGLMScaledWordEmbedding, XGLMSinusoidalPositionalEmbedding",
     "mvp": "modeling_mvp.py, configuration_mvp.py @ v4.57.6 753d6110 (BART's stage)",
     "nllb_moe": "modeling_nllb_moe.py, configuration_nllb_moe.py @ v4.57.6 753d6110 (M2M100's modules)",
     "chameleon": "modeling_chameleon.py, configuration_chameleon.py @ v4.57.6 753d6110",

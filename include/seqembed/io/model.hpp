@@ -212,12 +212,13 @@ public:
         return std::visit([](const auto& stage) { return stage.decoder.has_value(); }, m_stage);
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
-    ///        BART, mBART, Marian, Pegasus, M2M100, the T5s, DistilBERT, BLOOM, MPT).
+    ///        BART and its kin, Marian, Pegasus, M2M100, the T5s, DistilBERT, BLOOM, MPT, Funnel).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
-        return !detail::is_bart_family(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
-               family != "distilbert" && !detail::is_m2m100_family(family) && !detail::is_alibi_family(family);
+        return !detail::is_bart_like(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
+               family != "distilbert" && !detail::is_m2m100_family(family) && !detail::is_alibi_family(family) &&
+               family != "funnel";
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa
     ///        from their table; GPT-2, GPT-Neo, GPT-J and CodeGen from their token table). A
@@ -445,12 +446,13 @@ private:
     /// ModernBERT and DeBERTa, whose forwards take no cache.
     void require_no_past(const Batch& batch, const char* call) const {
         const std::string& type = model_type();
-        // Longformer, SqueezeBERT and the Nystromformer kin take no cache either.
+        // Longformer, SqueezeBERT, the Nystromformer kin, Funnel, ConvBERT and I-BERT take no cache either.
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||
                                   type == "esm" || type == "longformer" || type == "squeezebert" ||
-                                  type == "nystromformer" || type == "yoso" || type == "mra" ||
+                                  type == "nystromformer" || type == "yoso" || type == "mra" || type == "funnel" ||
+                                  type == "convbert" || type == "ibert" ||
                                   detail::is_deberta_family(type);
-        if (!encoder_only && !detail::is_bart_family(type) && !detail::is_marian_family(type) &&
+        if (!encoder_only && !detail::is_bart_like(type) && !detail::is_marian_family(type) &&
             !detail::is_m2m100_family(type))
             return;
         bool past = batch.padding.past_length(batch.ids) > 0;
@@ -604,6 +606,11 @@ inline RotaryOptions encoder_rotary_options(const nlohmann::json& config, const 
 ///          embedding_hidden_mapping_in as `projection`), bert-generation (`bert.`, no token
 ///          types);
 ///        - t + 2 in a table of max_position_embeddings + 2 rows: nystromformer, yoso, mra;
+///        - roberta-prelayernorm (`roberta_prelayernorm.`), ibert (`ibert.`; quant_mode false):
+///          RoBERTa's; convbert (`convbert.`): BERT's, embedding_size wide, then its
+///          embeddings_project when embedding_size differs from hidden_size; funnel (`funnel.`):
+///          word, then its layer_norm (eps 1e-9), no table (its relative positions and token
+///          types act in attention);
 ///        - roformer: word + token type, LayerNorm, its embeddings_project when embedding_size
 ///          differs from hidden_size, and `rotary`: interleaved pairs over hidden_size /
 ///          num_attention_heads, base 10000, max_position_embeddings rows (its sinusoidal table
@@ -622,7 +629,8 @@ inline RotaryOptions encoder_rotary_options(const nlohmann::json& config, const 
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert.
-/// @return the model's stage (Model::learned(), or Model::lookup() for RoFormer and Nomic's BERT).
+/// @return the model's stage (Model::learned(), or Model::lookup() for RoFormer, Nomic's BERT and
+///         Funnel).
 /// @throws file_error, format_error as the readers, and for a model_type that is not one of
 ///         these encoders; value_error as load_bert.
 inline Model load_encoder(const std::filesystem::path& directory, const PipelineOptions& options = {},
@@ -657,15 +665,25 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
             pipeline.set_layer_norm(checkpoint.layer_norm({prefix + "emb_ln.", "emb_ln.", "model.emb_ln.",
                                                            prefix + "embeddings.LayerNorm.", "embeddings.LayerNorm."},
                                                           width));
-        else if (family->layer_norm)
-            pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), width));
+        else if (family->layer_norm)  // (Funnel's is layer_norm)
+            pipeline.set_layer_norm(checkpoint.layer_norm(
+                names(config.model_type == "funnel" ? "layer_norm." : "LayerNorm."), width));
     };
     std::optional<Linear> projection;
     if (config.model_type == "rembert")
         projection = detail::linear(checkpoint, {prefix + "encoder.embedding_hidden_mapping_in.",
                                                  "encoder.embedding_hidden_mapping_in."});
-    if (config.model_type == "roformer" && config.embedding_size != config.hidden_size)
+    if ((config.model_type == "roformer" || config.model_type == "convbert") &&
+        config.embedding_size != config.hidden_size)
         projection = detail::linear(checkpoint, {prefix + "embeddings_project.", "embeddings_project."});
+
+    if (family->positions == detail::EncoderPositions::none) {
+        InputPipeline<float, NoPositions<float>> pipeline(
+            std::move(token), NoPositions<float>(width),
+            detail::family_options(options, "load_encoder", PositionNumbering::sequence_index));
+        finish(pipeline);
+        return Model(LookupModelInput{config, std::move(pipeline), std::move(projection), std::nullopt});
+    }
 
     if (family->positions == detail::EncoderPositions::rotary) {
         InputPipeline<float, NoPositions<float>> pipeline(
@@ -784,8 +802,9 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 /// @brief Loads a Hugging Face model's input stage by its config.json's model_type: bert,
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
 ///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart, mbart,
-///        plbart and mvp, opt, marian and pegasus, m2m_100 (NLLB) and nllb-moe, t5, mt5 and umt5,
-///        the rotary decoders
+///        plbart, mvp, blenderbot, bigbird_pegasus and led (load_bart), opt and biogpt
+///        (load_opt), xglm (load_xglm), marian and pegasus, m2m_100 (NLLB) and nllb-moe, t5, mt5
+///        and umt5, the rotary decoders
 ///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and those of
@@ -810,8 +829,9 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "electra") return Model(load_electra(directory, options, split));
     if (detail::is_roberta_family(family)) return Model(load_roberta(directory, options, split));
     if (detail::is_gpt2_family(family)) return Model(load_gpt2(directory, options, split));
-    if (detail::is_bart_family(family)) return Model(load_bart(directory, options, split));
-    if (family == "opt") return Model(load_opt(directory, options, split));
+    if (detail::is_bart_like(family)) return Model(load_bart(directory, options, split));
+    if (family == "opt" || family == "biogpt") return Model(load_opt(directory, options, split));
+    if (family == "xglm") return Model(load_xglm(directory, options, split));
     if (detail::is_marian_family(family)) return Model(load_marian(directory, options, split));
     if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
     if (detail::is_m2m100_family(family)) return Model(load_m2m100(directory, options, split));

@@ -480,6 +480,12 @@ inline bool is_bart_family(const std::string& family) {
     return family == "bart" || family == "mbart" || family == "plbart" || family == "mvp";
 }
 
+/// The encoder-decoders load_bart reads: BART's family and those whose stage differs from it only
+/// in its layout (BartLayout): Blenderbot's, BigBird-Pegasus's and LED's.
+inline bool is_bart_like(const std::string& family) {
+    return is_bart_family(family) || family == "blenderbot" || family == "bigbird_pegasus" || family == "led";
+}
+
 /// M2M100's input stage: M2M100's and NLLB's (m2m_100) and NLLB-MoE's (nllb-moe), whose
 /// embeddings are M2M100's module for module.
 inline bool is_m2m100_family(const std::string& family) { return family == "m2m_100" || family == "nllb-moe"; }
@@ -508,7 +514,8 @@ inline bool is_mamba_family(const std::string& family) {
 }
 
 /// The config classes' values for keys config.json (or its text_config) may leave out, of the
-/// families load_clip_text, load_whisper and load_mamba read (a JSON object; "{}" for others).
+/// families load_clip_text, load_whisper, load_mamba, load_bart (Blenderbot's, BigBird-Pegasus's,
+/// LED's), load_opt (BioGPT's) and load_xglm read (a JSON object; "{}" for others).
 inline const char* learned_family_defaults(const std::string& family) {
     if (family == "clip" || family == "clip_text_model")  // CLIPTextConfig
         return R"({"vocab_size": 49408, "hidden_size": 512, "max_position_embeddings": 77})";
@@ -518,6 +525,21 @@ inline const char* learned_family_defaults(const std::string& family) {
         return R"({"vocab_size": 51865, "d_model": 384, "max_target_positions": 448, "pad_token_id": 50256})";
     if (family == "mamba" || family == "falcon_mamba") return R"({"vocab_size": 50280})";
     if (family == "mamba2") return R"({"vocab_size": 32768})";
+    // BlenderbotConfig, BigBirdPegasusConfig, LEDConfig, BioGptConfig, XGLMConfig.
+    if (family == "blenderbot")
+        return R"({"vocab_size": 8008, "d_model": 2560, "max_position_embeddings": 128, "pad_token_id": 0})";
+    if (family == "bigbird_pegasus")
+        return R"({"vocab_size": 96103, "d_model": 1024, "max_position_embeddings": 4096, "pad_token_id": 0,
+                   "scale_embedding": true})";
+    if (family == "led")
+        return R"({"vocab_size": 50265, "d_model": 1024, "max_encoder_position_embeddings": 16384,
+                   "max_decoder_position_embeddings": 1024, "pad_token_id": 1})";
+    if (family == "biogpt")
+        return R"({"vocab_size": 42384, "hidden_size": 1024, "max_position_embeddings": 1024, "pad_token_id": 1,
+                   "scale_embedding": true})";
+    if (family == "xglm")
+        return R"({"vocab_size": 256008, "d_model": 1024, "max_position_embeddings": 2048, "pad_token_id": 1,
+                   "scale_embedding": true})";
     return "{}";
 }
 
@@ -1084,9 +1106,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const std::string& family = result.model_type;
     const bool rotary = detail::is_rotary_family(family);
     const bool known = rotary || detail::is_bert_family(family) || detail::is_typeless_encoder(family) ||
-                       family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_family(family) ||
-                       family == "opt" || detail::is_marian_family(family) || detail::is_t5_family(family) ||
-                       detail::is_deberta_family(family) || detail::is_m2m100_family(family) || detail::is_alibi_family(family) ||
+                       family == "modernbert" || detail::is_gpt2_family(family) || detail::is_bart_like(family) ||
+                       family == "opt" || family == "biogpt" || family == "xglm" || detail::is_marian_family(family) ||
+                       detail::is_t5_family(family) || detail::is_deberta_family(family) ||
+                       detail::is_m2m100_family(family) || detail::is_alibi_family(family) ||
                        detail::encoder_family(family) != nullptr || family == "esm" ||
                        detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family);
     if (!known)
@@ -1095,8 +1118,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "' has no preset (bert, electra, roberta, xlm-roberta, camembert, distilbert, albert, mpnet, modernbert, "
             "deberta, deberta-v2, longformer, data2vec-text, xmod, xlm-roberta-xl, big_bird, megatron-bert, "
             "ernie, splinter, squeezebert, rembert, bert-generation, nystromformer, yoso, mra, roformer, nomic_bert, "
+            "roberta-prelayernorm, ibert, convbert, funnel, "
             "esm, gpt2, "
-            "gpt_neo, gpt_bigcode, bart, mbart, plbart, mvp, opt, marian, pegasus, m2m_100, nllb-moe, t5, "
+            "gpt_neo, gpt_bigcode, bart, mbart, plbart, mvp, blenderbot, bigbird_pegasus, led, opt, biogpt, xglm, "
+            "marian, pegasus, m2m_100, nllb-moe, t5, "
             "mt5, umt5, bloom, mpt, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
             "gemma3, gemma3_text, phi, phi3, gpt_neox, stablelm, starcoder2, olmo, olmo2, olmo3, olmoe, granite, "
             "granitemoe, granitemoeshared, gptj, codegen, falcon, cohere, cohere2, gpt_oss, smollm3, llama4, "
@@ -1120,8 +1145,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     result.num_hidden_layers = detail::layer_count(config, name);
     result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
-    const bool positions =
-        !detail::is_t5_family(family) && !detail::is_alibi_family(family) && !detail::is_mamba_family(family);
+    const detail::EncoderFamily* encoder_entry = detail::encoder_family(family);
+    const bool positions = !detail::is_t5_family(family) && !detail::is_alibi_family(family) &&
+                           !detail::is_mamba_family(family) &&
+                           !(encoder_entry != nullptr && encoder_entry->positions == detail::EncoderPositions::none);
     if (detail::is_deberta_family(family)) {
         // DebertaConfig's and DebertaV2Config's defaults: 512 positions, added unless
         // position_biased_input is false; type_vocab_size 0 (no table); layer_norm_eps 1e-7.
@@ -1146,15 +1173,18 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         // wins.)
         // (Whisper: its decoder's table, max_target_positions.)
         const std::initializer_list<const char*> keys = {"max_position_embeddings", "n_positions"};
+        // (LED: its encoder's table, max_encoder_position_embeddings.)
         result.max_positions = !positions           ? 0
                                : family == "whisper" ? detail::positive_key(config, name, {"max_target_positions"})
+                               : family == "led" ? detail::positive_key(config, name, {"max_encoder_position_embeddings"})
                                                      : detail::positive_key(config, name, keys);
     }
     const detail::EncoderFamily* encoder = detail::encoder_family(family);
     if (detail::is_bert_family(family) || (encoder != nullptr && encoder->token_types))
         result.type_vocab_size = detail::positive_key(config, name, {"type_vocab_size"});
     if (detail::is_bert_family(family) ||
-        (encoder != nullptr && encoder->positions != detail::EncoderPositions::rotary)) {
+        (encoder != nullptr && encoder->positions != detail::EncoderPositions::rotary &&
+         encoder->positions != detail::EncoderPositions::none)) {
         // Relative position types (relative_key, relative_key_query) add no absolute positions
         // in the embeddings in the releases that have them: not this stage.
         if (const nlohmann::json* kind = detail::find_key(config, {"position_embedding_type"});
@@ -1181,11 +1211,18 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                                                        : detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
     if (family == "rembert")  // its tables' width; the encoder's embedding_hidden_mapping_in widens it
         result.embedding_size = detail::positive_key(config, name, {"input_embedding_size"});
+    if (family == "convbert")  // its tables' width (ConvBertConfig's 768); embeddings_project widens it
+        result.embedding_size = detail::positive_key(config, name, {"embedding_size"});
+    if (family == "ibert" && detail::find_key(config, {"quant_mode"}) != nullptr &&
+        *detail::find_key(config, {"quant_mode"}) != false)
+        seqembed::detail::fail<format_error>(name, ": 'quant_mode' is ", detail::find_key(config, {"quant_mode"})->dump(),
+                                             ": I-BERT's integer-only embeddings have no preset (quant_mode false "
+                                             "has: a lookup, sums and a LayerNorm)");
     if (family == "roformer") {  // RoFormerConfig's embedding_size: hidden_size when absent
         const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
         if (embedding_size != 0) result.embedding_size = embedding_size;
     }
-    if (detail::is_bart_family(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
+    if (detail::is_bart_like(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
     if (family == "bloom") result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_epsilon"}, 1e-5);
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
     if (family == "esm") {  // EsmConfig's defaults: token_dropout false, layer_norm_eps 1e-12
@@ -1568,22 +1605,58 @@ inline TokenEmbedding<float> shared_tokens(const Checkpoint& checkpoint, const s
                                       config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none());
 }
 
-/// BART's encoder or decoder stage ("encoder" or "decoder"): the shared token table times
-/// sqrt(d_model) when scale_embedding, its learned positions at offset 2, its
-/// layernorm_embedding (eps 1e-5).
+/// Where a BART-like family's stage differs from BART's: the tensors' prefix, the rows before
+/// position 0, whether layernorm_embedding follows the sum, and each side's positions.
+struct BartLayout {
+    std::string prefix = "model.";   ///< of shared, encoder.* and decoder.* (LED's "led.")
+    Index offset = 2;                ///< BART's 2; Blenderbot's, BigBird-Pegasus's and LED's 0
+    bool layer_norm = true;          ///< BART's and LED's layernorm_embedding; Blenderbot's and
+                                     ///< BigBird-Pegasus's none (BigBird-Pegasus's is its last layer's)
+    Index encoder_positions = 0;     ///< max_position_embeddings (LED's max_encoder_position_embeddings)
+    Index decoder_positions = 0;     ///< max_position_embeddings (LED's max_decoder_position_embeddings)
+};
+
+/// The BartLayout of a family of is_bart_like (Blenderbot, BigBird-Pegasus and LED from their
+/// v4.57.6 modules: learned positions from row 0, by index after the past tokens).
+inline BartLayout bart_layout(const ModelConfig& config, const nlohmann::json& json, const std::string& name) {
+    BartLayout layout;
+    layout.encoder_positions = layout.decoder_positions = config.max_positions;
+    const std::string& family = config.model_type;
+    if (family == "blenderbot" || family == "bigbird_pegasus") {
+        layout.offset = 0;
+        layout.layer_norm = false;
+    }
+    if (family == "led") {
+        layout.prefix = "led.";
+        layout.offset = 0;
+        const Index decoder = positive_key(json, name, {"max_decoder_position_embeddings"}, false);
+        layout.decoder_positions = decoder != 0 ? decoder : 1024;  // LEDConfig's
+    }
+    return layout;
+}
+
+/// BART's encoder or decoder stage ("encoder" or "decoder") in `layout`: the shared token table
+/// times sqrt(d_model) when scale_embedding, its learned positions (BART's at offset 2), its
+/// layernorm_embedding (eps 1e-5) where the family has one.
 inline InputPipeline<float, LearnedPositionalEmbedding<float>> bart_stage(const Checkpoint& checkpoint,
                                                                            const std::string& side,
+                                                                           const BartLayout& layout,
                                                                            const PipelineOptions& options) {
     const ModelConfig& config = checkpoint.config();
     const Index width = config.hidden_size;
+    const std::string& p = layout.prefix;
+    LearnedPositionsOptions rows;
+    rows.offset = layout.offset;
+    const Index positions = side == "encoder" ? layout.encoder_positions : layout.decoder_positions;
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
-        shared_tokens(checkpoint, {"model.shared.weight", "model." + side + ".embed_tokens.weight", "shared.weight",
-                                   side + ".embed_tokens.weight"}),
-        checkpoint.positions({"model." + side + ".embed_positions.weight", side + ".embed_positions.weight"},
-                             config.max_positions + 2, width, LearnedPositionsOptions::bart()),
+        shared_tokens(checkpoint,
+                      {p + "shared.weight", p + side + ".embed_tokens.weight", "shared.weight", side + ".embed_tokens.weight"}),
+        checkpoint.positions({p + side + ".embed_positions.weight", side + ".embed_positions.weight"},
+                             seqembed::detail::checked_add("BART's position rows", positions, layout.offset), width, rows),
         options);
-    pipeline.set_layer_norm(
-        checkpoint.layer_norm({"model." + side + ".layernorm_embedding.", side + ".layernorm_embedding."}, width));
+    if (layout.layer_norm)
+        pipeline.set_layer_norm(
+            checkpoint.layer_norm({p + side + ".layernorm_embedding.", side + ".layernorm_embedding."}, width));
     return pipeline;
 }
 
@@ -1603,7 +1676,11 @@ inline LearnedPositionalEmbedding<float> marian_positions(const Checkpoint& chec
 
 }  // namespace detail
 
-/// @brief BART's (and mBART's) input stages. The encoder's (`pipeline`): tokens x sqrt(d_model) when
+/// @brief BART's (and mBART's, PLBart's, MVP's) input stages, and in their layouts Blenderbot's,
+///        BigBird-Pegasus's (positions from row 0, no layernorm_embedding: BigBird-Pegasus's
+///        module of that name is its last layer's) and LED's (`led.` tensors, positions from
+///        row 0, max_encoder_position_embeddings and max_decoder_position_embeddings rows).
+///        The encoder's (`pipeline`): tokens x sqrt(d_model) when
 ///        scale_embedding, + learned positions at offset 2 (by index), layernorm_embedding (eps
 ///        1e-5). The decoder's (`decoder`): the same shared token table, the decoder's own
 ///        position table (offset 2, positions after the past tokens) and layernorm_embedding.
@@ -1620,15 +1697,22 @@ inline LearnedPositionalEmbedding<float> marian_positions(const Checkpoint& chec
 inline LearnedModelInput load_bart(const std::filesystem::path& directory, const PipelineOptions& options = {},
                                    const VocabularySplit& split = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_bart");
+    const std::string name = detail::path_name(directory / "config.json");
+    if (!detail::is_bart_like(checkpoint.config().model_type))
+        seqembed::detail::fail<format_error>(name, ": model_type '", checkpoint.config().model_type,
+                                             "' has another input stage than load_bart builds; load_model reads it");
+    const detail::BartLayout layout = detail::bart_layout(
+        checkpoint.config(), detail::language_config(detail::read_json_object(directory / "config.json"), name), name);
     const PipelineOptions family = detail::family_options(options, "load_bart", PositionNumbering::sequence_index);
-    LearnedModelInput stage{checkpoint.config(), detail::bart_stage(checkpoint, "encoder", family), std::nullopt,
+    LearnedModelInput stage{checkpoint.config(), detail::bart_stage(checkpoint, "encoder", layout, family), std::nullopt,
                             std::nullopt, std::nullopt, std::nullopt};
-    if (checkpoint.has({"model.decoder.embed_positions.weight", "decoder.embed_positions.weight"}))
-        stage.decoder = detail::bart_stage(checkpoint, "decoder", family);
+    if (checkpoint.has({layout.prefix + "decoder.embed_positions.weight", "decoder.embed_positions.weight"}))
+        stage.decoder = detail::bart_stage(checkpoint, "decoder", layout, family);
     return stage;
 }
 
-/// @brief OPT's decoder input stage: tokens (through project_in when word_embed_proj_dim differs
+/// @brief OPT's (and BioGPT's) decoder input stage: tokens (BioGPT's `biogpt.embed_tokens.weight`
+///        x sqrt(hidden_size) when scale_embedding, true by default; OPT's through project_in when word_embed_proj_dim differs
 ///        from hidden_size: the projected table is computed once, at load) + learned positions at
 ///        offset 2, counted over real tokens of the attention mask, past ones included
 ///        (PositionNumbering::real_tokens: padded tokens read row 1), no scale, no LayerNorm.
@@ -1646,6 +1730,18 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_opt");
     const ModelConfig& config = checkpoint.config();
     const Index width = config.hidden_size;
+    if (config.model_type == "biogpt") {
+        // BioGptModel: BioGptScaledWordEmbedding (x sqrt(hidden_size) when scale_embedding, true
+        // by default) + OPT's positions (BioGptLearnedPositionalEmbedding, offset 2, the mask's
+        // cumsum in transformers 4.57; 5.x numbers by index, the same without left padding).
+        InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+            detail::shared_tokens(checkpoint, {"biogpt.embed_tokens.weight", "embed_tokens.weight"}),
+            checkpoint.positions({"biogpt.embed_positions.weight", "embed_positions.weight"},
+                                 seqembed::detail::checked_add("BioGPT's position rows", config.max_positions, 2), width,
+                                 LearnedPositionsOptions::bart()),
+            detail::family_options(options, "load_opt", PositionNumbering::real_tokens));
+        return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    }
     const std::vector<std::string> tokens = {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"};
     std::optional<TokenEmbedding<float>> embedding;
     TokenEmbeddingOptions unscaled;
@@ -1776,6 +1872,30 @@ inline LearnedModelInput load_m2m100(const std::filesystem::path& directory, con
                             std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     stage.decoder.emplace(stage.pipeline.embedding(), positions, family);
     return stage;
+}
+
+/// @brief XGLM's decoder input stage: `model.embed_tokens.weight` (or `embed_tokens.weight`) x
+///        sqrt(d_model) (scale_embedding, true by default), + M2M100's sinusoidal table
+///        (XGLMSinusoidalPositionalEmbedding: max_position_embeddings + 2 rows, float32, row
+///        pad_token_id zero; not in the checkpoint) numbered by index from row 2, after the past
+///        tokens, whatever the padding; no LayerNorm.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LearnedModelInput load_xglm(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_xglm");
+    const ModelConfig& config = checkpoint.config();
+    const std::int64_t padding_idx = config.embedding_padding_idx.value_or(1);
+    const LearnedPositionalEmbedding<float> table = detail::m2m100_positions(config, padding_idx);
+    const RowMatrix<float> rows = table.table();
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        detail::shared_tokens(checkpoint, {"model.embed_tokens.weight", "embed_tokens.weight"}),
+        LearnedPositionalEmbedding<float>::from_weights(rows, LearnedPositionsOptions::bart()),
+        detail::family_options(options, "load_xglm", PositionNumbering::sequence_index));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief T5's (and mT5's, UMT5's) input stages: the shared token table, no scale, no positions (T5's relative bias

@@ -17,6 +17,7 @@ enum class EncoderPositions {
     from_ids,      ///< RoBERTa's create_position_ids_from_input_ids: from row pad + 1, pads at row pad
     index_plus_2,  ///< t + 2 (Nystromformer's buffer arange(max_position_embeddings) + 2: max + 2 rows)
     rotary,        ///< no table: rotary positions in attention (RoFormer, Nomic's BERT)
+    none,          ///< no table and no rotary stage (Funnel's relative positions act in attention)
 };
 
 /// One encoder family's embedding stage.
@@ -83,6 +84,22 @@ inline const EncoderFamily* encoder_family(const std::string& model_type) {
         {"mra", {"mra.", EncoderPositions::index_plus_2, true, true, true,
                  R"({"pad_token_id": 1, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
                      "max_position_embeddings": 512})"}},
+        {"roberta-prelayernorm", {"roberta_prelayernorm.", EncoderPositions::from_ids, true, true, false,
+                                  R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                                      "max_position_embeddings": 512})"}},
+        // I-BERT with quant_mode false (its QuantEmbedding, QuantAct and IntLayerNorm are then a
+        // lookup, a sum and a LayerNorm); quant_mode true is refused.
+        {"ibert", {"ibert.", EncoderPositions::from_ids, true, true, false,
+                   R"({"vocab_size": 30522, "pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                       "max_position_embeddings": 512, "quant_mode": false})"}},
+        // ConvBERT: embedding_size wide (768 by default), then its embeddings_project.
+        {"convbert", {"convbert.", EncoderPositions::index, true, true, false,
+                      R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+                          "max_position_embeddings": 512, "embedding_size": 768})"}},
+        // Funnel: word, then its layer_norm (eps 1e-9); relative positions and token types act in
+        // attention.
+        {"funnel", {"funnel.", EncoderPositions::none, false, true, false,
+                    R"({"vocab_size": 30522, "d_model": 768, "layer_norm_eps": 1e-9})"}},
         {"roformer", {"roformer.", EncoderPositions::rotary, true, true, false,
                       R"({"pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                           "max_position_embeddings": 1536})"}},
