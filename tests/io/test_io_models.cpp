@@ -1501,7 +1501,19 @@ TEST_CASE("The hybrid and linear-attention families rotate in their attention la
     // JetMoE's heads are kv_channels wide; Emu3's 128 unless its text_config says; Fuyu's
     // Persimmon from the top-level keys (half of each head, theta 25000).
     CHECK(seqembed::io::load_model(root / "jetmoe").rotary()->head_dim() == 4);
-    CHECK(seqembed::io::load_model(root / "emu3").rotary()->head_dim() == 128);
+    CHECK(seqembed::io::load_model(root / "emu3").rotary()->head_dim() == 8);
+    // The config classes that set head_dim after reading config.json override the file's
+    // (Chameleon's attention, Zamba2Config); RecurrentGemmaConfig's is the file's when given.
+    const auto with_head_dim = [&](const char* family, const char* key, Index head_dim) {
+        BrokenCopy copy(family);
+        nlohmann::json config = nlohmann::json::parse(std::ifstream(copy.directory / "config.json"));
+        config[key] = head_dim;
+        copy.write_config(config.dump());
+        return seqembed::io::load_model(copy.directory).rotary()->head_dim();
+    };
+    CHECK(with_head_dim("chameleon", "head_dim", 4) == 8);
+    CHECK(with_head_dim("zamba2", "attention_head_dim", 4) == 16);
+    CHECK(with_head_dim("recurrent_gemma", "head_dim", 8) == 8);
     const seqembed::io::Model fuyu = seqembed::io::load_model(root / "fuyu");
     CHECK((fuyu.rotary()->rotary_dim() == 4 && fuyu.rotary()->options().base == 25000.0));
     BrokenCopy blockless("recurrent_gemma");
@@ -1536,6 +1548,11 @@ TEST_CASE("Blenderbot, BigBird-Pegasus and LED are BART's stage in their layouts
     CHECK(led.pipeline.positions().offset() == 0);
     CHECK((led.pipeline.layer_norm() != nullptr && led.decoder->layer_norm() != nullptr));
     CHECK(led.pipeline.embedding().scale() == 1.0f);
+    BrokenCopy scaled("led");  // LEDConfig has no scale_embedding: a config that says so is not read
+    nlohmann::json led_config = nlohmann::json::parse(std::ifstream(scaled.directory / "config.json"));
+    led_config["scale_embedding"] = true;
+    scaled.write_config(led_config.dump());
+    CHECK(seqembed::io::load_bart(scaled.directory).pipeline.embedding().scale() == 1.0f);
     // Blenderbot and BigBird-Pegasus: no LayerNorm in the stage; BigBirdPegasusConfig's scale.
     for (const char* family : {"blenderbot", "bigbird_pegasus"}) {
         INFO(family);

@@ -782,7 +782,7 @@ DECODER_DEFAULTS = {
     # RecurrentGemmaConfig (v4.57.6 753d6110).
     "chameleon": {"rope_theta": 10000.0, "max_position_embeddings": 4096},
     "emu3": {"vocab_size": 184622, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
-             "head_dim": 128, "max_position_embeddings": 9216, "rope_theta": 1000000.0, "pad_token_id": 151643},
+             "max_position_embeddings": 9216, "rope_theta": 1000000.0, "pad_token_id": 151643},
     "diffllama": {"max_position_embeddings": 2048},
     "doge": {"max_position_embeddings": 2048},
     "jetmoe": {"kv_channels": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096},
@@ -847,15 +847,18 @@ def language(cfg):
         merged.setdefault("head_dim", merged["kv_channels"])  # JetMoeConfig's attribute map
         merged["num_attention_heads"] = merged["num_key_value_heads"] * merged.get("num_experts_per_tok", 2)
     if family == "recurrent_gemma":
-        # RecurrentGemmaConfig.head_dim = hidden_size // num_attention_heads; its rotary table's
-        # rows here: attention_window_size.
-        merged.pop("head_dim", None)
+        # RecurrentGemmaConfig.head_dim = hidden_size // num_attention_heads, unless config.json's
+        # (PretrainedConfig sets the file's keys after); its rotary table's rows here:
+        # attention_window_size.
+        merged.setdefault("head_dim", merged["hidden_size"] // merged["num_attention_heads"])
         merged.setdefault("max_position_embeddings", merged["attention_window_size"])
+    if family == "chameleon":
+        merged.pop("head_dim", None)  # ChameleonAttention: hidden_size // num_attention_heads
     if family == "zamba2":
-        # Zamba2Config: attention_head_dim = 2 * hidden_size // num_attention_heads (config.json's
-        # when given), head_dim its attribute map's; with use_long_context max_position_embeddings
-        # 16384 and, with use_mem_rope, rope_theta * 8 ** (d / (d - 2)).
-        d = merged.get("attention_head_dim") or 2 * merged["hidden_size"] // merged["num_attention_heads"]
+        # Zamba2Config: attention_head_dim = 2 * hidden_size // num_attention_heads (set after
+        # config.json's keys), head_dim its attribute map's; with use_long_context
+        # max_position_embeddings 16384 and, with use_mem_rope, rope_theta * 8 ** (d / (d - 2)).
+        d = 2 * merged["hidden_size"] // merged["num_attention_heads"]
         merged["head_dim"] = d
         if merged.get("use_long_context"):
             merged["max_position_embeddings"] = 16384
@@ -3235,8 +3238,8 @@ FAMILIES = [
         token_types=None,
         position_rule="none: rotary embeddings in attention",
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
-        note="Emu3 as saved (text_model.model.embed_tokens); Emu3TextConfig's head_dim 128 where the config "
-             "gives none (as here), whatever hidden_size / num_attention_heads is",
+        note="Emu3 as saved (text_model.model.embed_tokens); head_dim hidden_size / num_attention_heads where "
+             "the config gives none (as here)",
         rotary="default",
     ),
     dict(

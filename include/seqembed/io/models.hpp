@@ -1306,6 +1306,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             seqembed::detail::fail<format_error>(name, ": 'scale_embedding' is ", scale->dump(), ", not a boolean");
         result.scale_embedding = scale->get<bool>();
     }
+    if (family == "led") result.scale_embedding = false;  // LEDConfig has no such key: LED never scales
     return result;
 }
 
@@ -1605,6 +1606,15 @@ inline TokenEmbedding<float> shared_tokens(const Checkpoint& checkpoint, const s
                                       config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none());
 }
 
+/// The rows of a position table of `positions` positions after `offset` rows.
+/// @throws format_error naming the family (`whose`) when they do not fit an Index.
+inline Index table_rows(const char* whose, Index positions, Index offset) {
+    if (positions > std::numeric_limits<Index>::max() - offset)
+        seqembed::detail::fail<format_error>(whose, " max_position_embeddings ", positions, " + ", offset,
+                                             " rows do not fit an index");
+    return positions + offset;
+}
+
 /// Where a BART-like family's stage differs from BART's: the tensors' prefix, the rows before
 /// position 0, whether layernorm_embedding follows the sum, and each side's positions.
 struct BartLayout {
@@ -1652,7 +1662,7 @@ inline InputPipeline<float, LearnedPositionalEmbedding<float>> bart_stage(const 
         shared_tokens(checkpoint,
                       {p + "shared.weight", p + side + ".embed_tokens.weight", "shared.weight", side + ".embed_tokens.weight"}),
         checkpoint.positions({p + side + ".embed_positions.weight", side + ".embed_positions.weight"},
-                             seqembed::detail::checked_add("BART's position rows", positions, layout.offset), width, rows),
+                             table_rows("BART's", positions, layout.offset), width, rows),
         options);
     if (layout.layer_norm)
         pipeline.set_layer_norm(
@@ -1737,7 +1747,7 @@ inline LearnedModelInput load_opt(const std::filesystem::path& directory, const 
         InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
             detail::shared_tokens(checkpoint, {"biogpt.embed_tokens.weight", "embed_tokens.weight"}),
             checkpoint.positions({"biogpt.embed_positions.weight", "embed_positions.weight"},
-                                 seqembed::detail::checked_add("BioGPT's position rows", config.max_positions, 2), width,
+                                 detail::table_rows("BioGPT's", config.max_positions, 2), width,
                                  LearnedPositionsOptions::bart()),
             detail::family_options(options, "load_opt", PositionNumbering::real_tokens));
         return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};

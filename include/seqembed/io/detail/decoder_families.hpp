@@ -241,19 +241,20 @@ inline const DecoderFamily* decoder_family(const std::string& model_type) {
         {"vaultgemma", {R"({"head_dim": 256, "rope_theta": 10000.0, "max_position_embeddings": 8192,
                             "pad_token_id": 0})",
                         false, LayerRule::every_layer}},
-        // ChameleonConfig's, Emu3TextConfig's (head_dim 128 unless given), DiffLlamaConfig's,
-        // DogeConfig's; every layer.
+        // ChameleonConfig's (heads of hidden_size / num_attention_heads whatever head_dim says),
+        // Emu3TextConfig's, DiffLlamaConfig's, DogeConfig's; every layer.
         {"chameleon", {R"({"rope_theta": 10000.0, "max_position_embeddings": 4096})", false, LayerRule::every_layer}},
         {"emu3", {R"({"vocab_size": 184622, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
-                      "head_dim": 128, "max_position_embeddings": 9216, "rope_theta": 1000000.0,
-                      "pad_token_id": 151643, "num_hidden_layers": 32})",
+                      "max_position_embeddings": 9216, "rope_theta": 1000000.0, "pad_token_id": 151643,
+                      "num_hidden_layers": 32})",
                   false, LayerRule::every_layer}},
         {"diffllama", {R"({"max_position_embeddings": 2048})", false, LayerRule::every_layer}},
         {"doge", {R"({"max_position_embeddings": 2048})", false, LayerRule::every_layer}},
         // JetMoeConfig's: heads of kv_channels (its attribute map's head_dim), 128 by default.
         {"jetmoe", {R"({"kv_channels": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096})", false,
                     LayerRule::every_layer}},
-        // RecurrentGemmaConfig's: half of each head rotated in its attention blocks; no
+        // RecurrentGemmaConfig's: half of each head (hidden_size / num_attention_heads unless
+        // config.json gives head_dim) rotated in its attention blocks; no
         // max_position_embeddings (the table's rows: attention_window_size; positions past them
         // are computed).
         {"recurrent_gemma", {R"({"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "attention_window_size": 2048,
@@ -415,9 +416,9 @@ inline nlohmann::json language_model_defaults(const std::string& family, const s
     return defaults;
 }
 
-/// Zamba2Config's attention keys: head_dim is attention_head_dim (its attribute map's), which
-/// config.json may give (the class sets 2 x hidden_size / num_attention_heads, and a saved config
-/// holds it); with use_long_context, max_position_embeddings 16384 (its theta rescale is
+/// Zamba2Config's attention keys: head_dim is attention_head_dim (its attribute map's), which the
+/// class sets to 2 x hidden_size / num_attention_heads after reading config.json, whatever the
+/// file says; with use_long_context, max_position_embeddings 16384 (its theta rescale is
 /// rotary_options_from_json's, applied once).
 inline void zamba2_attention_keys(nlohmann::json& config) {
     const auto flag = [&](const char* key) {
@@ -430,10 +431,7 @@ inline void zamba2_attention_keys(nlohmann::json& config) {
     };
     const auto hidden = static_cast<std::int64_t>(number("hidden_size"));
     const auto heads = static_cast<std::int64_t>(number("num_attention_heads"));
-    double head_dim = heads > 0 ? static_cast<double>(2 * hidden / heads) : 0.0;
-    if (config.contains("attention_head_dim") && number("attention_head_dim") > 0)
-        head_dim = number("attention_head_dim");
-    if (head_dim > 0) config["head_dim"] = static_cast<std::int64_t>(head_dim);
+    if (heads > 0) config["head_dim"] = 2 * hidden / heads;
     if (flag("use_long_context")) config["max_position_embeddings"] = 16384;
 }
 
@@ -486,10 +484,9 @@ inline nlohmann::json with_family_defaults(nlohmann::json config, const std::str
     }
     if (model_type == "zamba2") zamba2_attention_keys(config);
     if (model_type == "jetmoe" && !config.contains("head_dim")) config["head_dim"] = config["kv_channels"];
-    if (model_type == "recurrent_gemma") {
-        config.erase("head_dim");  // RecurrentGemmaConfig: hidden_size // num_attention_heads
-        if (!config.contains("max_position_embeddings")) config["max_position_embeddings"] = config["attention_window_size"];
-    }
+    if (model_type == "recurrent_gemma" && !config.contains("max_position_embeddings"))
+        config["max_position_embeddings"] = config["attention_window_size"];
+    if (model_type == "chameleon") config.erase("head_dim");  // ChameleonAttention: hidden_size // heads
     return config;
 }
 

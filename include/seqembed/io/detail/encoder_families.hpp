@@ -31,7 +31,7 @@ struct EncoderFamily {
     /// into the layers).
     bool layer_norm;
     /// The token-type row added after the position (word + position + token type: Longformer,
-    /// SqueezeBERT, MRA) rather than before it.
+    /// SqueezeBERT, MRA, ConvBERT) rather than before it.
     bool types_after_positions;
     /// The config class's values for keys config.json may leave out (a JSON object).
     const char* defaults;
@@ -92,8 +92,9 @@ inline const EncoderFamily* encoder_family(const std::string& model_type) {
         {"ibert", {"ibert.", EncoderPositions::from_ids, true, true, false,
                    R"({"vocab_size": 30522, "pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                        "max_position_embeddings": 512, "quant_mode": false})"}},
-        // ConvBERT: embedding_size wide (768 by default), then its embeddings_project.
-        {"convbert", {"convbert.", EncoderPositions::index, true, true, false,
+        // ConvBERT: word + position + token type, embedding_size wide (768 by default), then its
+        // embeddings_project.
+        {"convbert", {"convbert.", EncoderPositions::index, true, true, true,
                       R"({"pad_token_id": 1, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
                           "max_position_embeddings": 512, "embedding_size": 768})"}},
         // Funnel: word, then its layer_norm (eps 1e-9); relative positions and token types act in
