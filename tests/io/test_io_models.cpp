@@ -72,6 +72,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
         return run(seqembed::io::load_bart(directory), c);
     if (type == "biogpt") return run(seqembed::io::load_opt(directory), c);
     if (type == "xglm") return run(seqembed::io::load_xglm(directory), c);
+    if (type == "xlm" || type == "flaubert") return run(seqembed::io::load_xlm(directory), c);
     if (type == "opt") return run(seqembed::io::load_opt(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
@@ -399,7 +400,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 162);
+    CHECK(families == 164);
 }
 
 namespace {
@@ -617,6 +618,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"blenderbot", 0}, {"bigbird_pegasus", 0}, {"led", 1}, {"biogpt", 1}, {"xglm", 1},
         // FunnelConfig sets none.
         {"roberta_prelayernorm", 1}, {"ibert", 1}, {"convbert", 0}, {"funnel", {}},
+        // XLMModel's and FlaubertModel's nn.Embedding take pad_index.
+        {"xlm", 2}, {"flaubert", 2},
         {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
@@ -1965,4 +1968,58 @@ TEST_CASE("ESM-2's rotary stage takes its checkpoint's float16-rounded inv_freq,
     CHECK(esm1b.forward(by_rows) == ruled);
     rows_given << 5, 4, 3, 2;
     CHECK(esm1b.forward(by_rows) != ruled);
+}
+
+TEST_CASE("XLM and FlauBERT: langs through the language table, else token types through the word table, padded "
+          "rows zero, pad_index and the config's older keys",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    // XLM with two languages: its token types are the langs, rows of lang_embeddings.
+    const seqembed::io::Model xlm = seqembed::io::load_model(root / "xlm");
+    REQUIRE(xlm.learned() != nullptr);
+    REQUIRE(xlm.learned()->pipeline.token_types() != nullptr);
+    CHECK(xlm.learned()->pipeline.token_types()->type_vocab_size() == 2);
+    CHECK(xlm.takes_position_ids());
+    CHECK(xlm.config().layer_norm_eps == 1e-12);
+    // FlauBERT with one language: token_type_ids are rows of the word table.
+    const seqembed::io::Model flaubert = seqembed::io::load_model(root / "flaubert");
+    REQUIRE(flaubert.learned()->pipeline.token_types() != nullptr);
+    CHECK(flaubert.learned()->pipeline.token_types()->type_vocab_size() == 227);
+
+    // Padded rows are zero whatever the options ask: XLMModel multiplies by the mask.
+    seqembed::PipelineOptions computed;
+    computed.padded_rows = seqembed::PaddedRows::computed;
+    const seqembed::io::LearnedModelInput whole = seqembed::io::load_xlm(root / "xlm", computed);
+    CHECK(whole.pipeline.padded_rows() == seqembed::PaddedRows::zero);
+
+    {
+        // XLMConfig's older keys and defaults: n_words, emb_dim, pad_index 2; use_lang_emb false
+        // leaves the model without a language table.
+        const BrokenCopy copy("xlm");
+        copy.write_config(R"({"model_type": "xlm", "n_words": 226, "emb_dim": 16, "max_position_embeddings": 32,
+                              "n_langs": 2, "use_lang_emb": false})");
+        const seqembed::io::Model model = seqembed::io::load_model(copy.directory);
+        CHECK(model.config().vocab_size == 226);
+        CHECK(model.config().hidden_size == 16);
+        CHECK(model.config().type_vocab_size == 0);
+        CHECK(model.learned()->pipeline.embedding().padding_idx() == 2);
+        CHECK(model.learned()->pipeline.token_types()->type_vocab_size() == 226);
+    }
+    {
+        const BrokenCopy copy("xlm");
+        copy.write_config(R"({"model_type": "xlm", "vocab_size": 226, "emb_dim": 16, "max_position_embeddings": 32,
+                              "n_langs": 2, "use_lang_emb": "yes"})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("'use_lang_emb' is \"yes\", not a boolean") != std::string::npos);
+        copy.write_config(R"({"model_type": "xlm", "vocab_size": 226, "emb_dim": 16, "max_position_embeddings": 32,
+                              "pad_index": 2.5})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("'pad_index' is 2.5, not an integer") != std::string::npos);
+        // No max_position_embeddings: XLMConfig's 512 rows, which the file's 32 do not have.
+        copy.write_config(R"({"model_type": "xlm", "vocab_size": 226, "emb_dim": 16, "n_langs": 2})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("transformer.position_embeddings.weight") != std::string::npos);
+    }
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_xlm(root / "bert"); })
+              .find("has another input stage than load_xlm builds") != std::string::npos);
 }

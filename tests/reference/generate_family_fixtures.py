@@ -687,6 +687,44 @@ def build_xglm(cfg):
     return root, forward
 
 
+def build_xlm(cfg):
+    """XLMModel (FlaubertModel's embeddings are the same lines) as its head models save it
+    (`transformer.`): embeddings(input_ids) (nn.Embedding, padding_idx pad_index) +
+    position_embeddings(position_ids[:, :slen]) expanded, + lang_embeddings(langs) when the model
+    has the table (n_langs > 1 and use_lang_emb) and langs are given, + embeddings(token_type_ids)
+    when they are given, layer_norm_emb, dropout, then tensor *= mask (get_masks: the attention
+    mask itself when given). The fixtures' token types are langs where the model has a language
+    table, token_type_ids otherwise."""
+    root = node()
+    t = root.transformer = node()
+    d = cfg["emb_dim"]
+    t.position_embeddings = nn.Embedding(cfg["max_position_embeddings"], d)
+    lang_table = cfg.get("n_langs", 1) > 1 and cfg.get("use_lang_emb", True)
+    if lang_table:
+        t.lang_embeddings = nn.Embedding(cfg["n_langs"], d)
+    t.embeddings = nn.Embedding(cfg["vocab_size"], d, padding_idx=cfg.get("pad_index", 2))
+    t.layer_norm_emb = nn.LayerNorm(d, eps=cfg.get("layer_norm_eps", 1e-12))
+    dropout = cfg["dropout"]
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        slen = input_ids.shape[1]
+        langs = token_type_ids if lang_table else None
+        types = None if lang_table else token_type_ids
+        mask = attention_mask
+        position_ids = torch.arange(cfg["max_position_embeddings"]).expand((1, -1))[:, :slen]
+        inputs_embeds = t.embeddings(input_ids)
+        tensor = inputs_embeds + t.position_embeddings(position_ids).expand_as(inputs_embeds)
+        if langs is not None:
+            tensor = tensor + t.lang_embeddings(langs)
+        if types is not None:
+            tensor = tensor + t.embeddings(types)
+        tensor = t.layer_norm_emb(tensor)
+        tensor = nn.functional.dropout(tensor, p=dropout, training=root.training)
+        tensor *= mask.unsqueeze(-1).to(tensor.dtype)
+        return tensor, None, position_ids.expand(input_ids.shape)
+    return root, forward
+
+
 def build_bloom(cfg):
     """BloomModel as bigscience's checkpoints hold it (no "transformer." prefix):
     word_embeddings (no padding_idx) then word_embeddings_layernorm (layer_norm_epsilon); ALiBi
@@ -3447,6 +3485,30 @@ FAMILIES = [
         layer_norm_eps=1e-9, embed_scale=1.0, position_offset=0,
         note="FunnelEmbeddings: word, then layer_norm (eps 1e-9); no position or token-type table",
     ),
+    dict(
+        name="xlm", seed=156, build=build_xlm,
+        config={"architectures": ["XLMWithLMHeadModel"], "model_type": "xlm", "vocab_size": 226, "emb_dim": 16,
+                "n_layers": 2, "n_heads": 2, "max_position_embeddings": 32, "n_langs": 2, "use_lang_emb": True,
+                "pad_index": 2, "pad_token_id": 2, "layer_norm_eps": 1e-12, "dropout": 0.1,
+                "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index: position_ids[:, :slen], whatever the padding",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="XLMModel: embeddings + position_embeddings + lang_embeddings (the langs, passed as token types), "
+             "layer_norm_emb, then * mask",
+    ),
+    dict(
+        name="flaubert", seed=157, build=build_xlm,
+        config={"architectures": ["FlaubertWithLMHeadModel"], "model_type": "flaubert", "vocab_size": 227,
+                "emb_dim": 16, "n_layers": 2, "n_heads": 2, "max_position_embeddings": 32, "n_langs": 1,
+                "pad_index": 2, "pad_token_id": 2, "layer_norm_eps": 1e-12, "pre_norm": True, "dropout": 0.1,
+                "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index: position_ids[:, :slen], whatever the padding",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="FlaubertModel: embeddings + position_embeddings + embeddings(token_type_ids) (the word table), "
+             "layer_norm_emb, then * mask",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -3567,6 +3629,13 @@ def numpy_reference(family, tensors, ids, mask, types):
         rows = np.cumsum(m, axis=1) * m + pad
         x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"])
         return x + table.numpy().astype(np.float64)[rows], None, rows
+    if name in ("xlm", "flaubert"):
+        p = "transformer."
+        x = f[p + "embeddings.weight"][ids] + f[p + "position_embeddings.weight"][index]
+        if types is not None:
+            x = x + f[p + "lang_embeddings.weight" if p + "lang_embeddings.weight" in f else p + "embeddings.weight"][types]
+        x = layer_norm(x, f[p + "layer_norm_emb.weight"], f[p + "layer_norm_emb.bias"], cfg["layer_norm_eps"])
+        return x * mask[..., None], None, index
     if name == "bloom":
         x = f["word_embeddings.weight"][ids]
         return layer_norm(x, f["word_embeddings_layernorm.weight"], f["word_embeddings_layernorm.bias"],
@@ -4187,6 +4256,8 @@ FAMILY_SOURCES = {
     "ibert": "modeling_ibert.py, quant_modules.py @ v4.57.6 753d6110: IBertEmbeddings (quant_mode false)",
     "convbert": "modeling_convbert.py @ v4.57.6 753d6110: ConvBertEmbeddings, ConvBertModel.embeddings_project",
     "funnel": "modeling_funnel.py @ v4.57.6 753d6110: FunnelEmbeddings",
+    "xlm": "modeling_xlm.py @ v4.57.6 753d6110: XLMModel.forward's embeddings",
+    "flaubert": "modeling_flaubert.py @ v4.57.6 753d6110: FlaubertModel.forward's embeddings",
     "plbart": "modeling_plbart.py, configuration_plbart.py @ v4.57.6 753d6110 (BART's modules)",
     "blenderbot": "modeling_blenderbot.py @ v4.57.6 753d6110: BlenderbotLearnedPositionalEmbedding, BlenderbotEncoder",
     "bigbird_pegasus": "modeling_bigbird_pegasus.py @ v4.57.6 753d6110: BigBirdPegasusLearnedPositionalEmbedding, "

@@ -803,7 +803,7 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
 ///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart, mbart,
 ///        plbart, mvp, blenderbot, bigbird_pegasus and led (load_bart), opt and biogpt
-///        (load_opt), xglm (load_xglm), marian and pegasus, m2m_100 (NLLB) and nllb-moe, t5, mt5
+///        (load_opt), xglm (load_xglm), xlm and flaubert (load_xlm), marian and pegasus, m2m_100 (NLLB) and nllb-moe, t5, mt5
 ///        and umt5, the rotary decoders
 ///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
@@ -832,6 +832,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (detail::is_bart_like(family)) return Model(load_bart(directory, options, split));
     if (family == "opt" || family == "biogpt") return Model(load_opt(directory, options, split));
     if (family == "xglm") return Model(load_xglm(directory, options, split));
+    if (detail::is_xlm_family(family)) return Model(load_xlm(directory, options, split));
     if (detail::is_marian_family(family)) return Model(load_marian(directory, options, split));
     if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
     if (detail::is_m2m100_family(family)) return Model(load_m2m100(directory, options, split));

@@ -490,6 +490,9 @@ inline bool is_bart_like(const std::string& family) {
 /// embeddings are M2M100's module for module.
 inline bool is_m2m100_family(const std::string& family) { return family == "m2m_100" || family == "nllb-moe"; }
 
+/// XLM's input stage: XLM's and FlauBERT's (the same module and tensor names).
+inline bool is_xlm_family(const std::string& family) { return family == "xlm" || family == "flaubert"; }
+
 /// Marian's input stage: Marian's and Pegasus's (a saved sinusoidal parameter, [sin | cos]).
 inline bool is_marian_family(const std::string& family) { return family == "marian" || family == "pegasus"; }
 
@@ -1111,7 +1114,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        detail::is_t5_family(family) || detail::is_deberta_family(family) ||
                        detail::is_m2m100_family(family) || detail::is_alibi_family(family) ||
                        detail::encoder_family(family) != nullptr || family == "esm" ||
-                       detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family);
+                       detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family) ||
+                       detail::is_xlm_family(family);
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
@@ -1133,8 +1137,20 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoehybrid, falcon_h1, bamba, jamba, zamba, zamba2, qwen3_next, ernie4_5_moe, dots1, phimoe, "
             "minimax, vaultgemma, chameleon, emu3, janus, fuyu, jetmoe, diffllama, doge, recurrent_gemma, clip, "
             "clip_text_model, siglip, "
-            "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba)");
-    result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
+            "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert)");
+    const bool xlm = detail::is_xlm_family(family);
+    if (xlm) {
+        // XLMConfig's and FlaubertConfig's keys (n_words and emb_dim, their older names for
+        // vocab_size and hidden_size) and defaults: 30145 words of 2048, 512 positions.
+        const Index words = detail::positive_key(config, name, {"vocab_size", "n_words"}, false);
+        const Index width = detail::positive_key(config, name, {"emb_dim", "hidden_size"}, false);
+        const Index rows = detail::positive_key(config, name, {"max_position_embeddings"}, false);
+        result.vocab_size = words != 0 ? words : 30145;
+        result.hidden_size = width != 0 ? width : 2048;
+        result.max_positions = rows != 0 ? rows : 512;
+    } else {
+        result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
+    }
     // MllamaTextModel's table has 8 rows past vocab_size: the image token's (image_token_index,
     // vocab_size itself), a learned row its forward reads like any other, and 7 more.
     if (family == "mllama") result.vocab_size += 8;
@@ -1143,7 +1159,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         if (result.vocab_size % multiple != 0) result.vocab_size += multiple - result.vocab_size % multiple;
     }
     result.num_hidden_layers = detail::layer_count(config, name);
-    result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
+    if (!xlm)
+        result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
     const detail::EncoderFamily* encoder_entry = detail::encoder_family(family);
     const bool positions = !detail::is_t5_family(family) && !detail::is_alibi_family(family) &&
@@ -1177,6 +1194,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.max_positions = !positions           ? 0
                                : family == "whisper" ? detail::positive_key(config, name, {"max_target_positions"})
                                : family == "led" ? detail::positive_key(config, name, {"max_encoder_position_embeddings"})
+                               : xlm             ? result.max_positions
                                                      : detail::positive_key(config, name, keys);
     }
     const detail::EncoderFamily* encoder = detail::encoder_family(family);
@@ -1223,6 +1241,16 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         if (embedding_size != 0) result.embedding_size = embedding_size;
     }
     if (detail::is_bart_like(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
+    if (xlm) {
+        result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
+        // The language table (lang_embeddings, added for the `langs` ids as token types), which
+        // the model has when n_langs > 1 and use_lang_emb (true by default).
+        const Index languages = detail::positive_key(config, name, {"n_langs"}, false);
+        const nlohmann::json* uses = detail::find_key(config, {"use_lang_emb"});
+        if (uses != nullptr && !uses->is_boolean())
+            seqembed::detail::fail<format_error>(name, ": 'use_lang_emb' is ", uses->dump(), ", not a boolean");
+        if (languages > 1 && (uses == nullptr || uses->get<bool>())) result.type_vocab_size = languages;
+    }
     if (family == "bloom") result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_epsilon"}, 1e-5);
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
     if (family == "esm") {  // EsmConfig's defaults: token_dropout false, layer_norm_eps 1e-12
@@ -1279,6 +1307,12 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         }
     }
     if (family == "mpnet") result.embedding_padding_idx = 1;  // MPNetEmbeddings fixes it, whatever the config
+    if (xlm) {  // XLMModel's nn.Embedding takes pad_index (2 by default) in transformers 4.57
+        const nlohmann::json* pad = detail::find_key(config, {"pad_index"});
+        if (pad != nullptr && !pad->is_number_integer())
+            seqembed::detail::fail<format_error>(name, ": 'pad_index' is ", pad->dump(), ", not an integer");
+        result.embedding_padding_idx = pad != nullptr ? pad->get<std::int64_t>() : 2;
+    }
     result.decoder_vocab_size = result.vocab_size;
     if (family == "marian") {
         const Index decoder_vocab_size = detail::positive_key(config, name, {"decoder_vocab_size"}, false);
@@ -1522,6 +1556,52 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
         detail::family_options(options, "load_gpt2", PositionNumbering::sequence_index));
     // A shard holds part of wte, which token types read whole: shard mode refuses them.
     if (!checkpoint.is_split()) detail::set_wte_token_types(checkpoint, pipeline, wte);
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// @brief XLM's and FlauBERT's input stage (model_type xlm, flaubert): `embeddings` (no scale;
+///        padding_idx pad_index, 2 by default) + `position_embeddings` by index after the past
+///        tokens whatever the padding (XLMModel's position_ids buffer; the table is the
+///        checkpoint's, learned or, with sinusoidal_embeddings, the sinusoid its init wrote), then
+///        the token types, then `layer_norm_emb` (layer_norm_eps, 1e-12 by default); padded rows
+///        zero whatever options.padded_rows asks, as the module multiplies its output by the
+///        mask. The token types are XLM's `langs`, rows of `lang_embeddings` (n_langs rows) when
+///        the model has one (n_langs > 1 and use_lang_emb); otherwise its `token_type_ids`, which
+///        it looks up in the word table (a view of it: not for a split checkpoint, as GPT-2's).
+///        Nothing is added without them, as XLMModel adds neither when not given. A model with a
+///        language table also adds word rows for token_type_ids: that second input is not
+///        supported. Tensors under `transformer.` (the head models') or none. Hugging Face
+///        counts the mask from the pad ids when no attention mask is given, which marks the
+///        first tokens, not the real ones, of a left-padded sequence: give the batch its mask.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores; padded rows are zero.
+/// @param split which rows of the token table to read, as load_bert; with more than one rank
+///        a model without a language table has no token-type stage.
+/// @return the stage.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LearnedModelInput load_xlm(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                  const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_xlm");
+    const ModelConfig& config = checkpoint.config();
+    const std::string name = detail::path_name(directory / "config.json");
+    if (!detail::is_xlm_family(config.model_type))
+        seqembed::detail::fail<format_error>(name, ": model_type '", config.model_type,
+                                             "' has another input stage than load_xlm builds; load_model reads it");
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"transformer." + tail, tail};
+    };
+    PipelineOptions family = detail::family_options(options, "load_xlm", PositionNumbering::sequence_index);
+    family.padded_rows = PaddedRows::zero;  // tensor *= mask
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        checkpoint.token_embedding(names("embeddings.weight"), config.hidden_size, EmbeddingScale::none()),
+        checkpoint.positions(names("position_embeddings.weight"), config.max_positions, config.hidden_size, {}),
+        family);
+    if (config.type_vocab_size > 0)
+        pipeline.set_token_types(checkpoint.token_types(names("lang_embeddings.weight"), config.hidden_size),
+                                 TokenTypeOptions{TokenTypeOrder::after_positions, false});
+    else if (!checkpoint.is_split())
+        detail::set_wte_token_types(checkpoint, pipeline, names("embeddings.weight"));
+    pipeline.set_layer_norm(checkpoint.layer_norm(names("layer_norm_emb."), config.hidden_size));
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
