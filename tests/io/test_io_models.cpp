@@ -73,6 +73,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "biogpt") return run(seqembed::io::load_opt(directory), c);
     if (type == "xglm") return run(seqembed::io::load_xglm(directory), c);
     if (type == "xlm" || type == "flaubert") return run(seqembed::io::load_xlm(directory), c);
+    if (type == "fsmt") return run(seqembed::io::load_fsmt(directory), c);
     if (type == "opt") return run(seqembed::io::load_opt(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
@@ -157,10 +158,11 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
         const fixtures::Family& family = *fixtures::all_families[f];
         // Exact where the stage is lookups, products by a float scale and sums: PyTorch's float32
         // kernels round each of them once, as seqembed's do.
-        // Not OPT (a matrix product) nor M2M100 (and NLLB-MoE, XGLM), whose table torch computes
+        // Not OPT (a matrix product) nor M2M100 (and NLLB-MoE, XGLM, FSMT), whose table torch computes
         // with its own exp, sin and cos (not correctly rounded).
         const std::string name = family.name;
-        const bool exact = !family.layer_norm && name != "opt" && name != "m2m_100" && name != "nllb_moe" && name != "xglm";
+        const bool exact = !family.layer_norm && name != "opt" && name != "m2m_100" && name != "nllb_moe" &&
+                           name != "xglm" && name != "fsmt";
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
@@ -400,7 +402,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 164);
+    CHECK(families == 165);
 }
 
 namespace {
@@ -619,7 +621,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         // FunnelConfig sets none.
         {"roberta_prelayernorm", 1}, {"ibert", 1}, {"convbert", 0}, {"funnel", {}},
         // XLMModel's and FlaubertModel's nn.Embedding take pad_index.
-        {"xlm", 2}, {"flaubert", 2},
+        {"xlm", 2}, {"flaubert", 2}, {"fsmt", 1},
         {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
@@ -641,7 +643,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         const std::string type = family.name;
         const bool from_ids = type == "roberta" || type == "mpnet" || type == "m2m_100" || type == "nllb_moe" ||
                               type == "longformer" || type == "roberta_prelayernorm" || type == "ibert" ||
-                              type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" || type == "esm1b";
+                              type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" || type == "esm1b" ||
+                              type == "fsmt";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
 }
@@ -2022,4 +2025,72 @@ TEST_CASE("XLM and FlauBERT: langs through the language table, else token types 
     }
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_xlm(root / "bert"); })
               .find("has another input stage than load_xlm builds") != std::string::npos);
+}
+
+TEST_CASE("FSMT: two token tables, the decoder's under its output projection's name, fairseq's positions after the "
+          "past",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const seqembed::io::Model model = seqembed::io::load_model(root / "fsmt");
+    REQUIRE(model.has_decoder());
+    CHECK_FALSE(model.takes_position_ids());
+    const seqembed::io::LearnedModelInput& stage = *model.learned();
+    CHECK(model.config().vocab_size == 228);
+    CHECK(model.config().decoder_vocab_size == 229);
+    CHECK(stage.pipeline.embedding().vocab_size() == 228);
+    REQUIRE(stage.decoder);
+    CHECK(stage.decoder->embedding().vocab_size() == 229);
+    // max_position_embeddings + pad_token_id + 1 rows, row 1 zero.
+    CHECK(stage.pipeline.positions().max_positions() == 34);
+    CHECK(stage.pipeline.positions().table().row(1).isZero(0));
+    CHECK(stage.decoder->positions().table() == stage.pipeline.positions().table());
+
+    // The decoder's rows: its own table (the file's output_projection) x sqrt(12) + the row of
+    // each real token counted after the past, from pad_token_id + 1.
+    const seqembed::io::SafetensorsFile file = seqembed::io::SafetensorsFile::open(root / "fsmt" / "model.safetensors");
+    const seqembed::io::Tensor<float> table = file.matrix<float>("model.decoder.output_projection.weight");
+    const auto word = [&](Index id) {
+        return RowMatrix<float>(Eigen::Map<const RowMatrix<float>>(table.data(), 229, 12).row(id) *
+                                static_cast<float>(std::sqrt(12.0)));
+    };
+    const auto position = [&](Index row) { return RowMatrix<float>(stage.pipeline.positions().table().row(row)); };
+    seqembed::IdMatrix next(1, 1);
+    next << 228;  // past the encoder's vocabulary
+    const RowMatrix<float> step = model.forward_decoder(seqembed::Batch(next, seqembed::Padding::none(), 3));
+    CHECK(step.row(0) == (word(228) + position(1 + 3 + 1)).row(0));
+    CHECK_THROWS_WITH(model.forward(seqembed::Batch(next)), Catch::Contains("228"));
+    CHECK_THROWS_WITH(model.forward(seqembed::Batch(next, seqembed::Padding::none(), 2)),
+                      Catch::Contains("takes no past tokens"));
+
+    {
+        // tie_word_embeddings: the decoder reads the encoder's table.
+        const BrokenCopy copy("fsmt");
+        copy.write_config(R"({"model_type": "fsmt", "src_vocab_size": 228, "tgt_vocab_size": 228, "d_model": 12,
+                              "max_position_embeddings": 32, "pad_token_id": 1, "tie_word_embeddings": true})");
+        const seqembed::io::Model tied = seqembed::io::load_model(copy.directory);
+        CHECK(tied.learned()->decoder->embedding().table() == tied.learned()->pipeline.embedding().table());
+        // FSMTConfig's defaults: 42024 words on each side, which the file's tables do not have.
+        copy.write_config(R"({"model_type": "fsmt", "d_model": 12, "max_position_embeddings": 32})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("src_vocab_size x d_model = 42024 x 12") != std::string::npos);
+        copy.write_config(R"({"model_type": "fsmt", "src_vocab_size": 228, "tgt_vocab_size": 229, "d_model": 12,
+                              "max_position_embeddings": 32, "pad_token_id": null})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("'pad_token_id' is null, which FSMT's positions need") != std::string::npos);
+    }
+    {
+        // A file save_pretrained wrote holds the tables' weights: those are read, whatever they hold.
+        std::vector<seqembed::io::NamedTensor> tensors;
+        for (const auto& info : file.tensors()) tensors.emplace_back(info.name, file.tensor<float>(info.name));
+        const RowMatrix<float> saved = RowMatrix<float>::Constant(34, 12, 0.5f);
+        tensors.emplace_back("model.encoder.embed_positions.weight", saved);
+        test_support::TempDir dir;
+        std::filesystem::copy(root / "fsmt" / "config.json", dir / "config.json");
+        seqembed::io::save_safetensors(dir / "model.safetensors", tensors);
+        const seqembed::io::Model read = seqembed::io::load_model(dir.path());
+        CHECK(read.learned()->pipeline.positions().table() == saved);
+        CHECK(read.learned()->decoder->positions().table() == stage.decoder->positions().table());
+    }
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_fsmt(root / "bert"); })
+              .find("has another input stage than load_fsmt builds") != std::string::npos);
 }

@@ -667,6 +667,56 @@ def build_biogpt(cfg):
     return root, forward
 
 
+class FsmtPositions(nn.Module):
+    """FSMT's SinusoidalPositionalEmbedding: fairseq's get_embedding (M2M100's code) over
+    max_position_embeddings + padding_idx + 1 rows, looked up at make_positions(input_ids):
+    (cumsum(mask) * mask) + padding_idx, mask = input_ids != padding_idx. Its weight is an
+    nn.Embedding's, which files converted from fairseq do not hold: a plain tensor here, so the
+    checkpoint has none, as those files."""
+
+    def __init__(self, num_positions, width, padding_idx):
+        super().__init__()
+        self.padding_idx = padding_idx
+        self.weights = M2M100Positions.get_embedding(num_positions, width, padding_idx)
+        self.rows_read = None
+
+    def forward(self, input_ids):
+        mask = input_ids.ne(self.padding_idx).int()
+        positions = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + self.padding_idx
+        self.rows_read = positions
+        return nn.functional.embedding(positions, self.weights)
+
+
+def build_fsmt(cfg):
+    """FSMTEncoder: embed_tokens (its own table, src_vocab_size rows, padding_idx pad_token_id) x
+    embed_scale (math.sqrt(d_model) when scale_embedding, true by default) + embed_positions
+    (FsmtPositions), dropout. The decoder's table (tgt_vocab_size rows) is shared with its
+    output_projection, which a deduplicating save keeps instead."""
+    root = node()
+    m = root.model = node()
+    d = cfg["d_model"]
+    pad = cfg["pad_token_id"]
+    embed_scale = math.sqrt(d) if cfg.get("scale_embedding", True) else 1.0
+    m.encoder = node()
+    m.decoder = node()
+    m.encoder.embed_tokens = nn.Embedding(cfg["src_vocab_size"], d, pad)
+    m.decoder.embed_tokens = nn.Embedding(cfg["tgt_vocab_size"], d, pad)
+    m.decoder.output_projection = nn.Linear(d, cfg["tgt_vocab_size"], bias=False)
+    m.decoder.output_projection.weight = m.decoder.embed_tokens.weight
+    rows = cfg["max_position_embeddings"] + pad + 1
+    m.encoder.embed_positions = FsmtPositions(rows, d, pad)
+    m.decoder.embed_positions = FsmtPositions(rows, d, pad)
+    dropout = cfg["dropout"]
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = m.encoder.embed_tokens(input_ids) * embed_scale
+        embed_pos = m.encoder.embed_positions(input_ids)
+        x = inputs_embeds + embed_pos
+        x = nn.functional.dropout(x, p=dropout, training=root.training)
+        return x, None, m.encoder.embed_positions.rows_read
+    return root, forward
+
+
 def build_xglm(cfg):
     """XGLMModel: embed_tokens (XGLMScaledWordEmbedding, x sqrt(d_model)) + the M2M100 sinusoid
     table (XGLMSinusoidalPositionalEmbedding) at rows arange(past, past + seq) + 2, dropout."""
@@ -3486,6 +3536,18 @@ FAMILIES = [
         note="FunnelEmbeddings: word, then layer_norm (eps 1e-9); no position or token-type table",
     ),
     dict(
+        name="fsmt", seed=158, build=build_fsmt,
+        config={"architectures": ["FSMTForConditionalGeneration"], "model_type": "fsmt", "langs": ["en", "de"],
+                "src_vocab_size": 228, "tgt_vocab_size": 229, "d_model": 12, "max_position_embeddings": 32,
+                "pad_token_id": 1, "scale_embedding": True, "tie_word_embeddings": False, "dropout": 0.1,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: row = cumsum(ids != pad) * (ids != pad) + pad of fairseq's table (not in the checkpoint)",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=2,
+        note="FSMTEncoder: embed_tokens x sqrt(d_model) + SinusoidalPositionalEmbedding (fairseq's float32 table, "
+             "max_position_embeddings + pad + 1 rows, row pad zero) at make_positions",
+    ),
+    dict(
         name="xlm", seed=156, build=build_xlm,
         config={"architectures": ["XLMWithLMHeadModel"], "model_type": "xlm", "vocab_size": 226, "emb_dim": 16,
                 "n_layers": 2, "n_heads": 2, "max_position_embeddings": 32, "n_langs": 2, "use_lang_emb": True,
@@ -3516,7 +3578,7 @@ LEFT_OUT = {"bart": ["model.encoder.embed_tokens.weight"], "marian": ["model.sha
             "m2m_100": ["model.encoder.embed_tokens.weight"], "nllb_moe": ["model.encoder.embed_tokens.weight"],
             "plbart": ["model.encoder.embed_tokens.weight"], "mvp": ["model.encoder.embed_tokens.weight"],
             "blenderbot": ["model.encoder.embed_tokens.weight"], "bigbird_pegasus": ["model.encoder.embed_tokens.weight"],
-            "led": ["led.encoder.embed_tokens.weight"],
+            "led": ["led.encoder.embed_tokens.weight"], "fsmt": ["model.decoder.embed_tokens.weight"],
             "mbart": ["model.encoder.embed_tokens.weight"], "pegasus": ["model.encoder.embed_tokens.weight"]}
 
 
@@ -3628,6 +3690,12 @@ def numpy_reference(family, tensors, ids, mask, types):
         m = (ids != pad).astype(np.int64)
         rows = np.cumsum(m, axis=1) * m + pad
         x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"])
+        return x + table.numpy().astype(np.float64)[rows], None, rows
+    if name == "fsmt":
+        table = M2M100Positions.get_embedding(cfg["max_position_embeddings"] + pad + 1, cfg["d_model"], pad)
+        m = (ids != pad).astype(np.int64)
+        rows = np.cumsum(m, axis=1) * m + pad
+        x = f["model.encoder.embed_tokens.weight"][ids] * math.sqrt(cfg["d_model"])
         return x + table.numpy().astype(np.float64)[rows], None, rows
     if name in ("xlm", "flaubert"):
         p = "transformer."
@@ -4000,7 +4068,8 @@ def generate():
         has_types = family["token_types"] is not None
         case_entries = []
         for case in CASE_NAMES:
-            ids, mask = make_case(case, text["vocab_size"], pad, rng)
+            ids, mask = make_case(case, text["vocab_size"] if "vocab_size" in text else text["src_vocab_size"], pad,
+                                  rng)
             if "mask_tokens" in family:  # ESM: mask tokens among the real ones, for its token dropout
                 for row, count in enumerate(family["mask_tokens"]):
                     real = np.flatnonzero(mask[row])
@@ -4257,6 +4326,7 @@ FAMILY_SOURCES = {
     "convbert": "modeling_convbert.py @ v4.57.6 753d6110: ConvBertEmbeddings, ConvBertModel.embeddings_project",
     "funnel": "modeling_funnel.py @ v4.57.6 753d6110: FunnelEmbeddings",
     "xlm": "modeling_xlm.py @ v4.57.6 753d6110: XLMModel.forward's embeddings",
+    "fsmt": "modeling_fsmt.py @ v4.57.6 753d6110: FSMTEncoder, SinusoidalPositionalEmbedding, make_positions",
     "flaubert": "modeling_flaubert.py @ v4.57.6 753d6110: FlaubertModel.forward's embeddings",
     "plbart": "modeling_plbart.py, configuration_plbart.py @ v4.57.6 753d6110 (BART's modules)",
     "blenderbot": "modeling_blenderbot.py @ v4.57.6 753d6110: BlenderbotLearnedPositionalEmbedding, BlenderbotEncoder",

@@ -673,7 +673,8 @@ inline std::optional<Index> default_max_positions(const std::string& family) {
     if (family == "falcon" || family == "gpt_neo" || family == "gptj" || family == "codegen") return 2048;
     if (family == "cohere") return 8192;
     if (family == "esm") return 1026;
-    if (is_bart_family(family) || family == "pegasus" || is_m2m100_family(family) || family == "marian")
+    if (is_bart_family(family) || family == "pegasus" || is_m2m100_family(family) || family == "marian" ||
+        family == "fsmt")
         return 1024;
     return std::nullopt;
 }
@@ -1115,7 +1116,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        detail::is_m2m100_family(family) || detail::is_alibi_family(family) ||
                        detail::encoder_family(family) != nullptr || family == "esm" ||
                        detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family) ||
-                       detail::is_xlm_family(family);
+                       detail::is_xlm_family(family) || family == "fsmt";
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
@@ -1137,7 +1138,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoehybrid, falcon_h1, bamba, jamba, zamba, zamba2, qwen3_next, ernie4_5_moe, dots1, phimoe, "
             "minimax, vaultgemma, chameleon, emu3, janus, fuyu, jetmoe, diffllama, doge, recurrent_gemma, clip, "
             "clip_text_model, siglip, "
-            "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert)");
+            "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert, fsmt)");
     const bool xlm = detail::is_xlm_family(family);
     if (xlm) {
         // XLMConfig's and FlaubertConfig's keys (n_words and emb_dim, their older names for
@@ -1148,6 +1149,12 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.vocab_size = words != 0 ? words : 30145;
         result.hidden_size = width != 0 ? width : 2048;
         result.max_positions = rows != 0 ? rows : 512;
+    } else if (family == "fsmt") {
+        // FSMTConfig's two vocabularies (42024 words each by default): the encoder's and the decoder's.
+        const Index source = detail::positive_key(config, name, {"src_vocab_size"}, false);
+        const Index target = detail::positive_key(config, name, {"tgt_vocab_size"}, false);
+        result.vocab_size = source != 0 ? source : 42024;
+        result.decoder_vocab_size = target != 0 ? target : 42024;
     } else {
         result.vocab_size = detail::positive_key(config, name, {"vocab_size"});
     }
@@ -1294,7 +1301,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 detail::is_deberta_family(family))
                 result.embedding_padding_idx = 0;
             else if (detail::is_roberta_family(family) || detail::is_bart_family(family) || family == "opt" ||
-                     family == "olmo" || family == "olmo2" || detail::is_m2m100_family(family))
+                     family == "olmo" || family == "olmo2" || detail::is_m2m100_family(family) || family == "fsmt")
                 result.embedding_padding_idx = 1;
             else if (family == "marian")
                 result.embedding_padding_idx = 58100;
@@ -1313,7 +1320,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             seqembed::detail::fail<format_error>(name, ": 'pad_index' is ", pad->dump(), ", not an integer");
         result.embedding_padding_idx = pad != nullptr ? pad->get<std::int64_t>() : 2;
     }
-    result.decoder_vocab_size = result.vocab_size;
+    if (family != "fsmt") result.decoder_vocab_size = result.vocab_size;
     if (family == "marian") {
         const Index decoder_vocab_size = detail::positive_key(config, name, {"decoder_vocab_size"}, false);
         if (decoder_vocab_size != 0) result.decoder_vocab_size = decoder_vocab_size;
@@ -1333,8 +1340,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             result.embedding_multiplier = multiplier->get<double>();
         }
     }
-    // M2M100Config's, NllbMoeConfig's and PLBartConfig's default: true; the others' false.
-    result.scale_embedding = detail::is_m2m100_family(family) || family == "plbart";
+    // M2M100Config's, NllbMoeConfig's, PLBartConfig's and FSMTConfig's default: true; the others' false.
+    result.scale_embedding = detail::is_m2m100_family(family) || family == "plbart" || family == "fsmt";
     if (const nlohmann::json* scale = detail::find_key(config, {"scale_embedding"})) {
         if (!scale->is_boolean())
             seqembed::detail::fail<format_error>(name, ": 'scale_embedding' is ", scale->dump(), ", not a boolean");
@@ -1902,24 +1909,46 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
 
 namespace detail {
 
-/// M2M100's (NLLB's) position table as M2M100SinusoidalPositionalEmbedding makes it: fairseq's
-/// get_embedding over max_position_embeddings + 2 rows in float32 arithmetic (row r at angle
-/// r x frequency), row padding_idx zero, read as RoBERTa's rows are (from padding_idx + 1, pad ids
-/// row padding_idx).
-inline LearnedPositionalEmbedding<float> m2m100_positions(const ModelConfig& config, std::int64_t padding_idx) {
+/// fairseq's sinusoid table as Hugging Face's M2M100SinusoidalPositionalEmbedding (and FSMT's
+/// SinusoidalPositionalEmbedding) computes it: get_embedding over `rows` rows in float32
+/// arithmetic (row r at angle r x frequency), row padding_idx zero, read as RoBERTa's rows are
+/// (from padding_idx + 1, pad ids row padding_idx). `whose` names the family in messages.
+inline LearnedPositionalEmbedding<float> fairseq_positions(const ModelConfig& config, std::int64_t padding_idx,
+                                                           Index rows, const char* whose) {
     SinusoidalOptions sinusoidal = SinusoidalOptions::fairseq(padding_idx);
     sinusoidal.offset = 0;
     sinusoidal.precision = TablePrecision::follow_scalar;
-    if (config.max_positions > std::numeric_limits<Index>::max() - 2)
-        seqembed::detail::fail<format_error>("M2M100's max_position_embeddings ", config.max_positions,
-                                             " + 2 rows do not fit an index");
-    sinusoidal.max_positions = config.max_positions + 2;
+    sinusoidal.max_positions = rows;
     if (padding_idx < 0 || padding_idx >= sinusoidal.max_positions)
-        seqembed::detail::fail<format_error>("M2M100's padding_idx ", padding_idx,
+        seqembed::detail::fail<format_error>(whose, " padding_idx ", padding_idx,
                                              " is outside its position table's ", sinusoidal.max_positions, " rows");
     RowMatrix<float> table = SinusoidalPositionalEncoding<float>(config.hidden_size, sinusoidal).table();
     table.row(static_cast<Index>(padding_idx)).setZero();
     return LearnedPositionalEmbedding<float>::from_weights(table, LearnedPositionsOptions::roberta(padding_idx));
+}
+
+/// M2M100's (NLLB's) position table: fairseq_positions over max_position_embeddings + 2 rows.
+inline LearnedPositionalEmbedding<float> m2m100_positions(const ModelConfig& config, std::int64_t padding_idx) {
+    if (config.max_positions > std::numeric_limits<Index>::max() - 2)
+        seqembed::detail::fail<format_error>("M2M100's max_position_embeddings ", config.max_positions,
+                                             " + 2 rows do not fit an index");
+    return fairseq_positions(config, padding_idx, config.max_positions + 2, "M2M100's");
+}
+
+/// FSMT's position table for `side` (encoder, decoder): max_position_embeddings + padding_idx + 1
+/// rows, the checkpoint's when it holds them (an nn.Embedding's weight, which save_pretrained
+/// writes; files converted from fairseq have none), else fairseq_positions; read as RoBERTa's.
+inline LearnedPositionalEmbedding<float> fsmt_positions(const Checkpoint& checkpoint, const std::string& side,
+                                                        std::int64_t padding_idx) {
+    const ModelConfig& config = checkpoint.config();
+    if (padding_idx < 0 || config.max_positions > std::numeric_limits<Index>::max() - 1 - padding_idx)
+        seqembed::detail::fail<format_error>("FSMT's max_position_embeddings ", config.max_positions, " + padding_idx ",
+                                             padding_idx, " + 1 rows do not fit an index");
+    const Index rows = config.max_positions + static_cast<Index>(padding_idx) + 1;
+    const std::vector<std::string> names = {"model." + side + ".embed_positions.weight", side + ".embed_positions.weight"};
+    if (checkpoint.has(names))
+        return checkpoint.positions(names, rows, config.hidden_size, LearnedPositionsOptions::roberta(padding_idx));
+    return fairseq_positions(config, padding_idx, rows, "FSMT's");
 }
 
 }  // namespace detail
@@ -1961,6 +1990,64 @@ inline LearnedModelInput load_m2m100(const std::filesystem::path& directory, con
                                 detail::shared_tokens(checkpoint, shared), positions, family),
                             std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     stage.decoder.emplace(stage.pipeline.embedding(), positions, family);
+    return stage;
+}
+
+/// @brief FSMT's input stages (model_type fsmt: facebook/wmt19-*): the encoder's
+///        (`pipeline`) reads its own token table (`model.encoder.embed_tokens.weight`,
+///        src_vocab_size rows), the decoder's (`decoder`) its own (`model.decoder.embed_tokens.weight`,
+///        or `model.decoder.output_projection.weight`, which shares it and which a deduplicating
+///        save keeps instead; tgt_vocab_size rows), or the encoder's when tie_word_embeddings;
+///        each x sqrt(d_model) (scale_embedding, true by default), + fairseq's sinusoid table
+///        (max_position_embeddings + pad_token_id + 1 rows: the checkpoint's
+///        `model.{encoder,decoder}.embed_positions.weight` when it holds them, else computed as
+///        M2M100's), positions from the ids as M2M100's (PositionNumbering::non_padding_ids:
+///        real tokens count from row pad_token_id + 1 after the past tokens, pad ids read the
+///        zero row); no LayerNorm. Positions past the table are refused (Hugging Face grows it).
+///        The decoder numbers its tokens after the past as FSMTDecoder numbers a whole prefix;
+///        transformers 4.57's generate() hands it the last token alone, which restarts the
+///        numbering: not followed.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows (both stages).
+/// @param split which rows of the token tables to read, as load_bert: the decoder's own table
+///        as split.of(tgt_vocab_size)'s rows.
+/// @return the stages.
+/// @throws file_error, format_error as the readers; value_error as load_bert, or for a
+///         padding_id other than pad_token_id.
+inline LearnedModelInput load_fsmt(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_fsmt");
+    const ModelConfig& config = checkpoint.config();
+    const std::string name = detail::path_name(directory / "config.json");
+    if (config.model_type != "fsmt")
+        seqembed::detail::fail<format_error>(name, ": model_type '", config.model_type,
+                                             "' has another input stage than load_fsmt builds; load_model reads it");
+    if (!config.embedding_padding_idx)
+        seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is null, which FSMT's positions need");
+    const std::int64_t padding_idx = *config.embedding_padding_idx;
+    const PipelineOptions family =
+        detail::family_options(options, "load_fsmt", PositionNumbering::non_padding_ids, padding_idx);
+    TokenEmbeddingOptions scaled;
+    scaled.scale = config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none();
+    LearnedModelInput stage{config,
+                            InputPipeline<float, LearnedPositionalEmbedding<float>>(
+                                checkpoint.token_embedding({"model.encoder.embed_tokens.weight",
+                                                            "encoder.embed_tokens.weight"},
+                                                           checkpoint.shard(), config.hidden_size, scaled,
+                                                           "src_vocab_size x d_model"),
+                                detail::fsmt_positions(checkpoint, "encoder", padding_idx), family),
+                            std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    const nlohmann::json json = detail::language_config(detail::read_json_object(directory / "config.json"), name);
+    std::optional<TokenEmbedding<float>> tokens;
+    if (detail::boolean_key(json, name, "tie_word_embeddings")) {  // FSMTConfig's default: false
+        tokens = stage.pipeline.embedding();
+    } else {
+        tokens = checkpoint.token_embedding({"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight",
+                                             "decoder.embed_tokens.weight", "decoder.output_projection.weight"},
+                                            checkpoint.shard_of(config.decoder_vocab_size), config.hidden_size, scaled,
+                                            "tgt_vocab_size x d_model");
+    }
+    stage.decoder.emplace(std::move(*tokens), detail::fsmt_positions(checkpoint, "decoder", padding_idx), family);
     return stage;
 }
 
