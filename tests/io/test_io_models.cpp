@@ -74,6 +74,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "xglm") return run(seqembed::io::load_xglm(directory), c);
     if (type == "xlm" || type == "flaubert") return run(seqembed::io::load_xlm(directory), c);
     if (type == "fsmt") return run(seqembed::io::load_fsmt(directory), c);
+    if (type == "trocr" || type == "trocr_printed") return run(seqembed::io::load_trocr(directory), c);
     if (type == "opt") return run(seqembed::io::load_opt(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
@@ -158,11 +159,11 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
         const fixtures::Family& family = *fixtures::all_families[f];
         // Exact where the stage is lookups, products by a float scale and sums: PyTorch's float32
         // kernels round each of them once, as seqembed's do.
-        // Not OPT (a matrix product) nor M2M100 (and NLLB-MoE, XGLM, FSMT), whose table torch computes
-        // with its own exp, sin and cos (not correctly rounded).
+        // Not OPT (a matrix product) nor M2M100 (and NLLB-MoE, XGLM, FSMT, TrOCR's sinusoid), whose
+        // table torch computes with its own exp, sin and cos (not correctly rounded).
         const std::string name = family.name;
         const bool exact = !family.layer_norm && name != "opt" && name != "m2m_100" && name != "nllb_moe" &&
-                           name != "xglm" && name != "fsmt";
+                           name != "xglm" && name != "fsmt" && name != "trocr_printed";
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
@@ -402,7 +403,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 165);
+    CHECK(families == 167);
 }
 
 namespace {
@@ -621,7 +622,7 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         // FunnelConfig sets none.
         {"roberta_prelayernorm", 1}, {"ibert", 1}, {"convbert", 0}, {"funnel", {}},
         // XLMModel's and FlaubertModel's nn.Embedding take pad_index.
-        {"xlm", 2}, {"flaubert", 2}, {"fsmt", 1},
+        {"xlm", 2}, {"flaubert", 2}, {"fsmt", 1}, {"trocr", 1}, {"trocr_printed", 1},
         {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
@@ -643,8 +644,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         const std::string type = family.name;
         const bool from_ids = type == "roberta" || type == "mpnet" || type == "m2m_100" || type == "nllb_moe" ||
                               type == "longformer" || type == "roberta_prelayernorm" || type == "ibert" ||
-                              type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" || type == "esm1b" ||
-                              type == "fsmt";
+                              type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" ||
+                              type == "esm1b" || type == "fsmt" || type == "trocr_printed";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
 }
@@ -2093,4 +2094,51 @@ TEST_CASE("FSMT: two token tables, the decoder's under its output projection's n
     }
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_fsmt(root / "bert"); })
               .find("has another input stage than load_fsmt builds") != std::string::npos);
+}
+
+TEST_CASE("TrOCR: standalone or as a vision-encoder-decoder's decoder, learned or sinusoidal positions after the "
+          "past, its config's flags",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const seqembed::io::Model handwritten = seqembed::io::load_model(root / "trocr");
+    CHECK(handwritten.config().model_type == "trocr");
+    CHECK_FALSE(handwritten.has_decoder());
+    CHECK_FALSE(handwritten.takes_position_ids());  // TrOCRDecoder.forward takes none
+    const seqembed::io::LearnedModelInput& learned = *handwritten.learned();
+    CHECK(learned.pipeline.positions().max_positions() == 34);
+    CHECK(learned.pipeline.layer_norm() != nullptr);
+    CHECK(learned.pipeline.embedding().scale() == 1.0f);
+
+    // The vision-encoder-decoder's decoder: model_type trocr, its config read from `decoder`.
+    const seqembed::io::Model printed = seqembed::io::load_model(root / "trocr_printed");
+    CHECK(printed.config().model_type == "trocr");
+    CHECK(printed.config().vocab_size == 231);
+    const seqembed::io::LearnedModelInput& sinusoid = *printed.learned();
+    CHECK(sinusoid.pipeline.layer_norm() == nullptr);
+    CHECK(sinusoid.pipeline.embedding().scale() == static_cast<float>(std::sqrt(12.0)));
+    CHECK(sinusoid.pipeline.positions().max_positions() == 34);
+    // After 3 past tokens, a real token reads row 1 + 3 + 1 of the sinusoid.
+    seqembed::IdMatrix next(1, 1);
+    next << 9;
+    const RowMatrix<float> step = printed.forward(seqembed::Batch(next, seqembed::Padding::none(), 3));
+    const RowMatrix<float> word = sinusoid.pipeline.embedding().table().row(9) * static_cast<float>(std::sqrt(12.0));
+    CHECK(step.row(0) == word + sinusoid.pipeline.positions().table().row(5));
+
+    {
+        const BrokenCopy copy("trocr_printed");
+        copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "bert"}})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("the decoder of this vision-encoder-decoder is \"bert\", which has no preset under it "
+                        "(trocr)") != std::string::npos);
+        copy.write_config(R"({"model_type": "vision-encoder-decoder"})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("has no 'decoder' object") != std::string::npos);
+        // TrOCRConfig's defaults: learned positions and layernorm_embedding, which this file has not.
+        copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "trocr",
+                              "vocab_size": 231, "d_model": 12, "max_position_embeddings": 32}})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("decoder.model.decoder.embed_positions.weight") != std::string::npos);
+    }
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_trocr(root / "bert"); })
+              .find("has another input stage than load_trocr builds") != std::string::npos);
 }

@@ -717,6 +717,88 @@ def build_fsmt(cfg):
     return root, forward
 
 
+class TrocrLearnedPositions(nn.Embedding):
+    """TrOCRLearnedPositionalEmbedding: num_embeddings + 2 rows, row = arange(past, past + seq) + 2."""
+
+    def __init__(self, num_embeddings, width):
+        self.offset = 2
+        super().__init__(num_embeddings + self.offset, width)
+        self.rows_read = None
+
+    def forward(self, input_ids, past_key_values_length=0):
+        bsz, seq_len = input_ids.shape[:2]
+        positions = torch.arange(past_key_values_length, past_key_values_length + seq_len, dtype=torch.long,
+                                 device=self.weight.device).expand(bsz, -1)
+        self.rows_read = positions + self.offset
+        return super().forward(positions + self.offset)
+
+
+class TrocrSinusoidalPositions(nn.Module):
+    """TrOCRSinusoidalPositionalEmbedding: fairseq's get_embedding (M2M100's code) over
+    max_position_embeddings + padding_idx + 1 rows (a plain tensor, never saved), looked up at
+    create_position_ids_from_input_ids: ((cumsum(mask) + past) * mask) + padding_idx."""
+
+    def __init__(self, num_positions, width, padding_idx):
+        super().__init__()
+        self.padding_idx = padding_idx
+        self.weights = M2M100Positions.get_embedding(num_positions, width, padding_idx)
+        self.rows_read = None
+
+    def forward(self, input_ids, past_key_values_length=0):
+        bsz, seq_len = input_ids.size()
+        mask = input_ids.ne(self.padding_idx).int()
+        incremental = (torch.cumsum(mask, dim=1).type_as(mask) + past_key_values_length) * mask
+        position_ids = incremental.long() + self.padding_idx
+        assert self.padding_idx + 1 + seq_len <= self.weights.size(0)
+        self.rows_read = position_ids
+        return self.weights.index_select(0, position_ids.view(-1)).view(bsz, seq_len, -1).detach()
+
+
+def build_trocr(cfg):
+    """TrOCRDecoder as TrOCRForCausalLM (`model.decoder.`) or a VisionEncoderDecoderModel
+    (`decoder.model.decoder.`, beside its image encoder's tensors) saves it: embed_tokens
+    (TrOCRScaledWordEmbedding: x sqrt(d_model) when scale_embedding, false by default) +
+    embed_positions (learned when use_learned_position_embeddings, else the sinusoid),
+    layernorm_embedding when layernorm_embedding, dropout."""
+    dec = language(cfg)
+    root = node()
+    if cfg["model_type"] == "vision-encoder-decoder":
+        root.encoder = node()
+        root.encoder.patch_projection = nn.Linear(4, 4)
+        root.decoder = node()
+        top = root.decoder
+    else:
+        top = root
+    top.model = node()
+    m = top.model.decoder = node()
+    d = dec["d_model"]
+    pad = dec["pad_token_id"]
+    embed_scale = math.sqrt(d) if dec.get("scale_embedding", False) else 1.0
+    m.embed_tokens = ScaledWordEmbedding(dec["vocab_size"], d, pad, embed_scale=embed_scale)
+    learned = dec.get("use_learned_position_embeddings", True)
+    if learned:
+        m.embed_positions = TrocrLearnedPositions(dec["max_position_embeddings"], d)
+    else:
+        m.embed_positions = TrocrSinusoidalPositions(dec["max_position_embeddings"] + pad + 1, d, pad)
+    if dec.get("layernorm_embedding", True):
+        m.layernorm_embedding = nn.LayerNorm(d)
+    dropout = dec["dropout"]
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        past_key_values_length = 0
+        inputs_embeds = m.embed_tokens(input_ids)
+        if learned:
+            embed_pos = m.embed_positions(input_ids, past_key_values_length=past_key_values_length)
+        else:
+            embed_pos = m.embed_positions(input_ids, past_key_values_length=past_key_values_length)
+        hidden_states = inputs_embeds + embed_pos
+        if hasattr(m, "layernorm_embedding"):
+            hidden_states = m.layernorm_embedding(hidden_states)
+        hidden_states = nn.functional.dropout(hidden_states, p=dropout, training=root.training)
+        return hidden_states, None, m.embed_positions.rows_read
+    return root, forward
+
+
 def build_xglm(cfg):
     """XGLMModel: embed_tokens (XGLMScaledWordEmbedding, x sqrt(d_model)) + the M2M100 sinusoid
     table (XGLMSinusoidalPositionalEmbedding) at rows arange(past, past + seq) + 2, dropout."""
@@ -887,6 +969,8 @@ def language(cfg):
     text_config; each with its config class's defaults and renamed keys (DBRX's attn_config,
     DeepSeek's head_dim = qk_rope_head_dim, Cohere 2's head_dim = hidden_size // heads)."""
     family = cfg["model_type"]
+    if family == "vision-encoder-decoder":  # TrOCR's checkpoints: the text decoder's config
+        return language(cfg["decoder"])
     if family in LLAVA_TEXT_MODEL:
         text = cfg.get("text_config", {})
         if family == "fuyu" and "text_config" not in cfg:
@@ -3548,6 +3632,34 @@ FAMILIES = [
              "max_position_embeddings + pad + 1 rows, row pad zero) at make_positions",
     ),
     dict(
+        name="trocr", seed=159, build=build_trocr,
+        config={"architectures": ["TrOCRForCausalLM"], "model_type": "trocr", "vocab_size": 230, "d_model": 12,
+                "decoder_layers": 2, "decoder_attention_heads": 2, "max_position_embeddings": 32,
+                "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "scale_embedding": False,
+                "use_learned_position_embeddings": True, "layernorm_embedding": True, "dropout": 0.1,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: row = arange(past, past + seq) + 2, whatever the padding",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=2,
+        note="TrOCRDecoder (trocr-base-handwritten's layout): embed_tokens + learned positions at offset 2, "
+             "layernorm_embedding",
+    ),
+    dict(
+        name="trocr_printed", seed=160, build=build_trocr,
+        config={"architectures": ["VisionEncoderDecoderModel"], "model_type": "vision-encoder-decoder",
+                "encoder": {"model_type": "vit", "hidden_size": 4},
+                "decoder": {"model_type": "trocr", "vocab_size": 231, "d_model": 12, "decoder_layers": 2,
+                            "decoder_attention_heads": 2, "max_position_embeddings": 32, "pad_token_id": 1,
+                            "scale_embedding": True, "use_learned_position_embeddings": False,
+                            "layernorm_embedding": False, "dropout": 0.1},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: row = (cumsum(ids != pad) + past) * (ids != pad) + pad of fairseq's table",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=2,
+        note="VisionEncoderDecoderModel with trocr-large-printed's decoder: embed_tokens x sqrt(d_model) + the "
+             "sinusoid (not in the checkpoint), no layernorm_embedding",
+    ),
+    dict(
         name="xlm", seed=156, build=build_xlm,
         config={"architectures": ["XLMWithLMHeadModel"], "model_type": "xlm", "vocab_size": 226, "emb_dim": 16,
                 "n_layers": 2, "n_heads": 2, "max_position_embeddings": 32, "n_langs": 2, "use_lang_emb": True,
@@ -3691,6 +3803,24 @@ def numpy_reference(family, tensors, ids, mask, types):
         rows = np.cumsum(m, axis=1) * m + pad
         x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"])
         return x + table.numpy().astype(np.float64)[rows], None, rows
+    if name in ("trocr", "trocr_printed"):
+        dec = language(cfg)
+        p = "model.decoder." if name == "trocr" else "decoder.model.decoder."
+        d = dec["d_model"]
+        scale = math.sqrt(d) if dec.get("scale_embedding", False) else 1.0
+        x = f[p + "embed_tokens.weight"][ids] * scale
+        if dec.get("use_learned_position_embeddings", True):
+            rows = index + 2
+            x = x + f[p + "embed_positions.weight"][rows]
+        else:
+            dpad = dec["pad_token_id"]
+            table = M2M100Positions.get_embedding(dec["max_position_embeddings"] + dpad + 1, d, dpad)
+            m = (ids != dpad).astype(np.int64)
+            rows = np.cumsum(m, axis=1) * m + dpad
+            x = x + table.numpy().astype(np.float64)[rows]
+        if dec.get("layernorm_embedding", True):
+            x = layer_norm(x, f[p + "layernorm_embedding.weight"], f[p + "layernorm_embedding.bias"], 1e-5)
+        return x, None, rows
     if name == "fsmt":
         table = M2M100Positions.get_embedding(cfg["max_position_embeddings"] + pad + 1, cfg["d_model"], pad)
         m = (ids != pad).astype(np.int64)
@@ -4327,6 +4457,9 @@ FAMILY_SOURCES = {
     "funnel": "modeling_funnel.py @ v4.57.6 753d6110: FunnelEmbeddings",
     "xlm": "modeling_xlm.py @ v4.57.6 753d6110: XLMModel.forward's embeddings",
     "fsmt": "modeling_fsmt.py @ v4.57.6 753d6110: FSMTEncoder, SinusoidalPositionalEmbedding, make_positions",
+    "trocr": "modeling_trocr.py @ v4.57.6 753d6110: TrOCRDecoder, TrOCRScaledWordEmbedding, TrOCRLearnedPositionalEmbedding",
+    "trocr_printed": "modeling_trocr.py @ v4.57.6 753d6110: TrOCRDecoder, TrOCRSinusoidalPositionalEmbedding; "
+                     "VisionEncoderDecoderModel's decoder",
     "flaubert": "modeling_flaubert.py @ v4.57.6 753d6110: FlaubertModel.forward's embeddings",
     "plbart": "modeling_plbart.py, configuration_plbart.py @ v4.57.6 753d6110 (BART's modules)",
     "blenderbot": "modeling_blenderbot.py @ v4.57.6 753d6110: BlenderbotLearnedPositionalEmbedding, BlenderbotEncoder",

@@ -212,13 +212,14 @@ public:
         return std::visit([](const auto& stage) { return stage.decoder.has_value(); }, m_stage);
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
-    ///        BART and its kin, Marian, Pegasus, M2M100, the T5s, DistilBERT, BLOOM, MPT, Funnel).
+    ///        BART and its kin, Marian, Pegasus, M2M100, FSMT, TrOCR, the T5s, DistilBERT, BLOOM,
+    ///        MPT, Funnel).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
         return !detail::is_bart_like(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
                family != "distilbert" && !detail::is_m2m100_family(family) && family != "fsmt" &&
-               !detail::is_alibi_family(family) &&
+               family != "trocr" && !detail::is_alibi_family(family) &&
                family != "funnel";
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa
@@ -804,7 +805,9 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        electra, roberta (and xlm-roberta, camembert), distilbert, albert, mpnet, modernbert,
 ///        deberta and deberta-v2 (load_deberta), gpt2, gpt_neo and gpt_bigcode, bart, mbart,
 ///        plbart, mvp, blenderbot, bigbird_pegasus and led (load_bart), opt and biogpt
-///        (load_opt), xglm (load_xglm), xlm and flaubert (load_xlm), fsmt (load_fsmt), marian and pegasus, m2m_100 (NLLB) and nllb-moe, t5, mt5
+///        (load_opt), xglm (load_xglm), xlm and flaubert (load_xlm), fsmt (load_fsmt), trocr and the
+///        vision-encoder-decoders whose decoder is TrOCR's (load_trocr), marian and pegasus,
+///        m2m_100 (NLLB) and nllb-moe, t5, mt5
 ///        and umt5, the rotary decoders
 ///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
@@ -838,6 +841,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
     if (detail::is_m2m100_family(family)) return Model(load_m2m100(directory, options, split));
     if (family == "fsmt") return Model(load_fsmt(directory, options, split));
+    if (family == "trocr") return Model(load_trocr(directory, options, split));
     if (family == "bloom") return Model(load_bloom(directory, options, split));
     if (family == "mpt") return Model(load_mpt(directory, options, split));
     if (family == "distilbert") return Model(load_distilbert(directory, options, split));

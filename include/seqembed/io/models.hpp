@@ -676,6 +676,7 @@ inline std::optional<Index> default_max_positions(const std::string& family) {
     if (is_bart_family(family) || family == "pegasus" || is_m2m100_family(family) || family == "marian" ||
         family == "fsmt")
         return 1024;
+    if (family == "trocr") return 512;
     return std::nullopt;
 }
 
@@ -686,6 +687,18 @@ inline std::optional<Index> default_max_positions(const std::string& family) {
 inline nlohmann::json language_config(const nlohmann::json& config, const std::string& name) {
     const auto type = config.find("model_type");
     const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
+    if (family == "vision-encoder-decoder") {
+        // VisionEncoderDecoderModel (TrOCR's checkpoints): the text decoder's config, `decoder`.
+        const nlohmann::json* decoder = find_key(config, {"decoder"});
+        if (decoder == nullptr || !decoder->is_object())
+            seqembed::detail::fail<format_error>(name, ": model_type 'vision-encoder-decoder' has no 'decoder' object");
+        const nlohmann::json* kind = find_key(*decoder, {"model_type"});
+        if (kind == nullptr || !kind->is_string() || kind->get<std::string>() != "trocr")
+            seqembed::detail::fail<format_error>(name, ": the decoder of this vision-encoder-decoder is ",
+                                                 kind == nullptr ? std::string("unnamed") : kind->dump(),
+                                                 ", which has no preset under it (trocr)");
+        return language_config(*decoder, name);
+    }
     if (const std::optional<Index> rows = default_max_positions(family);
         rows && config.find("max_position_embeddings") == config.end() && config.find("n_positions") == config.end()) {
         nlohmann::json filled = config;  // the config class's default, which config.json may leave out
@@ -1116,7 +1129,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        detail::is_m2m100_family(family) || detail::is_alibi_family(family) ||
                        detail::encoder_family(family) != nullptr || family == "esm" ||
                        detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family) ||
-                       detail::is_xlm_family(family) || family == "fsmt";
+                       detail::is_xlm_family(family) || family == "fsmt" || family == "trocr";
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
@@ -1138,7 +1151,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "granitemoehybrid, falcon_h1, bamba, jamba, zamba, zamba2, qwen3_next, ernie4_5_moe, dots1, phimoe, "
             "minimax, vaultgemma, chameleon, emu3, janus, fuyu, jetmoe, diffllama, doge, recurrent_gemma, clip, "
             "clip_text_model, siglip, "
-            "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert, fsmt)");
+            "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert, fsmt, "
+            "trocr, vision-encoder-decoder)");
     const bool xlm = detail::is_xlm_family(family);
     if (xlm) {
         // XLMConfig's and FlaubertConfig's keys (n_words and emb_dim, their older names for
@@ -1247,7 +1261,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         const Index embedding_size = detail::positive_key(config, name, {"embedding_size"}, false);
         if (embedding_size != 0) result.embedding_size = embedding_size;
     }
-    if (detail::is_bart_like(family)) result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
+    if (detail::is_bart_like(family) || family == "trocr")
+        result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
     if (xlm) {
         result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
         // The language table (lang_embeddings, added for the `langs` ids as token types), which
@@ -1301,7 +1316,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 detail::is_deberta_family(family))
                 result.embedding_padding_idx = 0;
             else if (detail::is_roberta_family(family) || detail::is_bart_family(family) || family == "opt" ||
-                     family == "olmo" || family == "olmo2" || detail::is_m2m100_family(family) || family == "fsmt")
+                     family == "olmo" || family == "olmo2" || detail::is_m2m100_family(family) || family == "fsmt" ||
+                     family == "trocr")
                 result.embedding_padding_idx = 1;
             else if (family == "marian")
                 result.embedding_padding_idx = 58100;
@@ -1945,7 +1961,8 @@ inline LearnedPositionalEmbedding<float> fsmt_positions(const Checkpoint& checkp
         seqembed::detail::fail<format_error>("FSMT's max_position_embeddings ", config.max_positions, " + padding_idx ",
                                              padding_idx, " + 1 rows do not fit an index");
     const Index rows = config.max_positions + static_cast<Index>(padding_idx) + 1;
-    const std::vector<std::string> names = {"model." + side + ".embed_positions.weight", side + ".embed_positions.weight"};
+    const std::vector<std::string> names = {"model." + side + ".embed_positions.weight",
+                                            side + ".embed_positions.weight"};
     if (checkpoint.has(names))
         return checkpoint.positions(names, rows, config.hidden_size, LearnedPositionsOptions::roberta(padding_idx));
     return fairseq_positions(config, padding_idx, rows, "FSMT's");
@@ -2042,13 +2059,76 @@ inline LearnedModelInput load_fsmt(const std::filesystem::path& directory, const
     if (detail::boolean_key(json, name, "tie_word_embeddings")) {  // FSMTConfig's default: false
         tokens = stage.pipeline.embedding();
     } else {
-        tokens = checkpoint.token_embedding({"model.decoder.embed_tokens.weight", "model.decoder.output_projection.weight",
-                                             "decoder.embed_tokens.weight", "decoder.output_projection.weight"},
+        tokens = checkpoint.token_embedding({"model.decoder.embed_tokens.weight",
+                                             "model.decoder.output_projection.weight", "decoder.embed_tokens.weight",
+                                             "decoder.output_projection.weight"},
                                             checkpoint.shard_of(config.decoder_vocab_size), config.hidden_size, scaled,
                                             "tgt_vocab_size x d_model");
     }
     stage.decoder.emplace(std::move(*tokens), detail::fsmt_positions(checkpoint, "decoder", padding_idx), family);
     return stage;
+}
+
+/// @brief TrOCR's decoder input stage (model_type trocr, and the `decoder` of a
+///        vision-encoder-decoder whose decoder is TrOCR's: microsoft/trocr-*): `embed_tokens` x
+///        sqrt(d_model) when scale_embedding (false by default), + positions, then
+///        `layernorm_embedding` (eps 1e-5) when layernorm_embedding (true by default). Positions
+///        with use_learned_position_embeddings (true by default): `embed_positions` (max_position_embeddings
+///        + 2 rows) from row 2 by index after the past, whatever the padding; without it:
+///        fairseq's sinusoid table (max_position_embeddings + pad_token_id + 1 rows, computed
+///        as M2M100's, not in the checkpoint) numbered from the ids as M2M100's, after the past.
+///        Tensors under `decoder.model.decoder.` (VisionEncoderDecoderModel), `model.decoder.`
+///        (TrOCRForCausalLM) or none; the image encoder's are not read.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage.
+/// @throws file_error, format_error as the readers; value_error as load_bert, or for a
+///         padding_id other than pad_token_id (sinusoidal positions).
+inline LearnedModelInput load_trocr(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                    const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_trocr");
+    const ModelConfig& config = checkpoint.config();
+    const std::string name = detail::path_name(directory / "config.json");
+    if (config.model_type != "trocr")
+        seqembed::detail::fail<format_error>(name, ": model_type '", config.model_type,
+                                             "' has another input stage than load_trocr builds; load_model reads it");
+    const nlohmann::json json = detail::language_config(detail::read_json_object(directory / "config.json"), name);
+    const auto names = [](const std::string& tail) {
+        return std::vector<std::string>{"decoder.model.decoder." + tail, "model.decoder." + tail, tail};
+    };
+    const auto flag = [&](const char* key) {  // TrOCRConfig's defaults: true
+        return json.find(key) == json.end() || detail::boolean_key(json, name, key);
+    };
+    TokenEmbedding<float> tokens = checkpoint.token_embedding(
+        names("embed_tokens.weight"), config.hidden_size,
+        config.scale_embedding ? EmbeddingScale::sqrt_d_model() : EmbeddingScale::none());
+    std::optional<InputPipeline<float, LearnedPositionalEmbedding<float>>> pipeline;
+    if (flag("use_learned_position_embeddings")) {
+        const Index rows = detail::table_rows("TrOCR's", config.max_positions, 2);
+        pipeline.emplace(std::move(tokens),
+                         checkpoint.positions(names("embed_positions.weight"), rows, config.hidden_size,
+                                              LearnedPositionsOptions::bart()),
+                         detail::family_options(options, "load_trocr", PositionNumbering::sequence_index));
+    } else {
+        if (!config.embedding_padding_idx)
+            seqembed::detail::fail<format_error>(name,
+                                                 ": 'pad_token_id' is null, which TrOCR's sinusoidal positions need");
+        const std::int64_t padding_idx = *config.embedding_padding_idx;
+        if (padding_idx < 0)
+            seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is ", padding_idx,
+                                                 ", not a row of TrOCR's sinusoid table");
+        if (config.max_positions > std::numeric_limits<Index>::max() - 1 - padding_idx)
+            seqembed::detail::fail<format_error>(name, ": max_position_embeddings ", config.max_positions,
+                                                 " + pad_token_id + 1 rows do not fit an index");
+        const Index rows = config.max_positions + static_cast<Index>(padding_idx) + 1;
+        pipeline.emplace(
+            std::move(tokens), detail::fairseq_positions(config, padding_idx, rows, "TrOCR's"),
+            detail::family_options(options, "load_trocr", PositionNumbering::non_padding_ids, padding_idx));
+    }
+    if (flag("layernorm_embedding"))
+        pipeline->set_layer_norm(checkpoint.layer_norm(names("layernorm_embedding."), config.hidden_size));
+    return {config, std::move(*pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief XGLM's decoder input stage: `model.embed_tokens.weight` (or `embed_tokens.weight`) x
