@@ -75,6 +75,8 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "xlm" || type == "flaubert") return run(seqembed::io::load_xlm(directory), c);
     if (type == "fsmt") return run(seqembed::io::load_fsmt(directory), c);
     if (type == "trocr" || type == "trocr_printed") return run(seqembed::io::load_trocr(directory), c);
+    if (type == "donut") return run(seqembed::io::load_bart(directory), c);
+    if (type == "vit_gpt2") return run(seqembed::io::load_gpt2(directory), c);
     if (type == "opt") return run(seqembed::io::load_opt(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
@@ -623,6 +625,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"roberta_prelayernorm", 1}, {"ibert", 1}, {"convbert", 0}, {"funnel", {}},
         // XLMModel's and FlaubertModel's nn.Embedding take pad_index.
         {"xlm", 2}, {"flaubert", 2}, {"fsmt", 1}, {"trocr", 1}, {"trocr_printed", 1},
+        // The vision-encoder-decoders' text decoders: MBart's pad_token_id, GPT-2's none.
+        {"donut", 1}, {"vit_gpt2", std::nullopt},
         {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
@@ -2126,10 +2130,13 @@ TEST_CASE("TrOCR: standalone or as a vision-encoder-decoder's decoder, learned o
 
     {
         const BrokenCopy copy("trocr_printed");
-        copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "bert"}})");
+        copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "xlnet"}})");
         CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
-                  .find("the decoder of this vision-encoder-decoder is \"bert\", which has no preset under it "
-                        "(trocr)") != std::string::npos);
+                  .find("model_type 'xlnet' has no preset") != std::string::npos);
+        copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"vocab_size": 3}})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("the 'decoder' of this vision-encoder-decoder has no string 'model_type'") !=
+              std::string::npos);
         copy.write_config(R"({"model_type": "vision-encoder-decoder"})");
         CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
                   .find("has no 'decoder' object") != std::string::npos);
@@ -2141,4 +2148,59 @@ TEST_CASE("TrOCR: standalone or as a vision-encoder-decoder's decoder, learned o
     }
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_trocr(root / "bert"); })
               .find("has another input stage than load_trocr builds") != std::string::npos);
+}
+
+TEST_CASE("A vision-encoder-decoder's text decoder loads under decoder.: Donut's MBart as the decoder alone, "
+          "taking past tokens, as a standalone MBartForCausalLM; ViT-GPT-2's GPT-2",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    const seqembed::io::Model donut = seqembed::io::load_model(root / "donut");
+    CHECK(donut.config().model_type == "mbart");
+    CHECK(donut.config().tensor_prefix == "decoder.");
+    CHECK(donut.config().decoder_only);
+    CHECK_FALSE(donut.has_decoder());
+    const seqembed::io::LearnedModelInput& stage = *donut.learned();
+    CHECK(stage.pipeline.embedding().vocab_size() == 232);
+    CHECK(stage.pipeline.positions().max_positions() == 34);
+    // The decoder alone takes past tokens: after 3, a token reads row 3 + 2.
+    seqembed::IdMatrix ids(1, 2);
+    ids << 9, 10;
+    const RowMatrix<float> full = donut.forward(seqembed::Batch(ids));
+    seqembed::IdMatrix last(1, 1);
+    last << 10;
+    CHECK(donut.forward(seqembed::Batch(last, seqembed::Padding::none(), 1)).row(0) == full.row(1));
+
+    // MBartForCausalLM saved alone: the same tensors under model.decoder., its architectures say so.
+    const seqembed::io::SafetensorsFile file = seqembed::io::SafetensorsFile::open(root / "donut" / "model.safetensors");
+    std::vector<seqembed::io::NamedTensor> decoder;
+    const std::string prefix = "decoder.";
+    for (const auto& info : file.tensors())
+        if (info.name.compare(0, prefix.size(), prefix) == 0)
+            decoder.emplace_back(info.name.substr(prefix.size()), file.tensor<float>(info.name));
+    REQUIRE(decoder.size() == 4);
+    test_support::TempDir dir;
+    test_support::write_bytes(dir / "config.json", R"({"architectures": ["MBartForCausalLM"], "model_type": "mbart",
+        "vocab_size": 232, "d_model": 12, "max_position_embeddings": 32, "pad_token_id": 1, "scale_embedding": true})");
+    seqembed::io::save_safetensors(dir / "model.safetensors", decoder);
+    const seqembed::io::Model alone = seqembed::io::load_model(dir.path());
+    CHECK(alone.config().decoder_only);
+    CHECK(alone.config().tensor_prefix.empty());
+    CHECK(alone.forward(seqembed::Batch(ids)) == full);
+    CHECK(alone.forward(seqembed::Batch(last, seqembed::Padding::none(), 1)).row(0) == full.row(1));
+    // Without the architectures an MBart checkpoint is the encoder-decoder, whose tensors this is not.
+    test_support::write_bytes(dir / "config.json", R"({"model_type": "mbart", "vocab_size": 232, "d_model": 12,
+        "max_position_embeddings": 32, "pad_token_id": 1})");
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(dir.path()); })
+              .find("model.encoder.embed_positions.weight") != std::string::npos);
+
+    const seqembed::io::Model captioner = seqembed::io::load_model(root / "vit_gpt2");
+    CHECK(captioner.config().model_type == "gpt2");
+    CHECK_FALSE(captioner.config().decoder_only);  // GPT-2 is a decoder itself
+    CHECK(captioner.learned()->pipeline.positions().max_positions() == 32);
+    // A missing tensor is named with the prefix, as the file would hold it.
+    const BrokenCopy copy("vit_gpt2");
+    copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "bert", "vocab_size": 233,
+                          "hidden_size": 12, "max_position_embeddings": 32, "type_vocab_size": 2}})");
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+              .find("'decoder.bert.embeddings.position_embeddings.weight'") != std::string::npos);
 }

@@ -799,6 +799,46 @@ def build_trocr(cfg):
     return root, forward
 
 
+def build_vision_decoder(cfg):
+    """VisionEncoderDecoderModel's text decoder (AutoModelForCausalLM of config.json's `decoder`,
+    its keys under `decoder.`, beside the image encoder's under `encoder.`): MBartForCausalLM
+    (Donut's, Nougat's: MBartDecoder's embed_tokens x embed_scale, a Python float, + embed_positions
+    at cache_position + 2, layernorm_embedding, dropout) or GPT2LMHeadModel (ViT-GPT-2's: wte + wpe
+    at cache_position, drop)."""
+    dec = language(cfg)
+    root = node()
+    root.encoder = node()
+    root.encoder.patch_projection = nn.Linear(4, 4)
+    root.decoder = node()
+    if dec["model_type"] == "mbart":
+        root.decoder.model = node()
+        md = root.decoder.model.decoder = node()
+        d = dec["d_model"]
+        embed_scale = math.sqrt(d) if dec.get("scale_embedding", False) else 1.0
+        md.embed_tokens = ScaledWordEmbedding(dec["vocab_size"], d, dec["pad_token_id"], embed_scale=embed_scale)
+        md.embed_positions = IndexPositionsOffset2(dec["max_position_embeddings"], d)
+        md.layernorm_embedding = nn.LayerNorm(d)
+        dropout = dec["dropout"]
+
+        def forward(input_ids, attention_mask, token_type_ids):
+            inputs_embeds = md.embed_tokens(input_ids)
+            positions = md.embed_positions(input_ids, 0)
+            hidden_states = md.layernorm_embedding(inputs_embeds + positions)
+            hidden_states = nn.functional.dropout(hidden_states, p=dropout, training=root.training)
+            return hidden_states, None, md.embed_positions.rows_read
+        return root, forward
+    t = root.decoder.transformer = node()
+    t.wte = nn.Embedding(dec["vocab_size"], dec["n_embd"])
+    t.wpe = nn.Embedding(dec["n_positions"], dec["n_embd"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        seq = input_ids.shape[-1]
+        position_ids = torch.arange(0, seq, dtype=torch.long).unsqueeze(0)
+        hidden_states = t.wte(input_ids) + t.wpe(position_ids)
+        return hidden_states, None, position_ids.expand(input_ids.shape)
+    return root, forward
+
+
 def build_xglm(cfg):
     """XGLMModel: embed_tokens (XGLMScaledWordEmbedding, x sqrt(d_model)) + the M2M100 sinusoid
     table (XGLMSinusoidalPositionalEmbedding) at rows arange(past, past + seq) + 2, dropout."""
@@ -3660,6 +3700,33 @@ FAMILIES = [
              "sinusoid (not in the checkpoint), no layernorm_embedding",
     ),
     dict(
+        name="donut", seed=161, build=build_vision_decoder,
+        config={"architectures": ["VisionEncoderDecoderModel"], "model_type": "vision-encoder-decoder",
+                "encoder": {"model_type": "donut-swin", "embed_dim": 4},
+                "decoder": {"architectures": None, "model_type": "mbart", "is_decoder": True,
+                            "is_encoder_decoder": False, "add_cross_attention": True, "vocab_size": 232,
+                            "d_model": 12, "decoder_layers": 2, "max_position_embeddings": 32, "pad_token_id": 1,
+                            "scale_embedding": True, "add_final_layer_norm": True, "dropout": 0.1},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: row = arange(past, past + seq) + 2, whatever the padding",
+        layer_norm_eps=1e-5, embed_scale=math.sqrt(12), position_offset=2,
+        note="VisionEncoderDecoderModel with Donut's MBartForCausalLM decoder (decoder.model.decoder.*): "
+             "embed_tokens x sqrt(d_model) + positions at offset 2, layernorm_embedding",
+    ),
+    dict(
+        name="vit_gpt2", seed=162, build=build_vision_decoder,
+        config={"architectures": ["VisionEncoderDecoderModel"], "model_type": "vision-encoder-decoder",
+                "encoder": {"model_type": "vit", "hidden_size": 4},
+                "decoder": {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "add_cross_attention": True,
+                            "vocab_size": 233, "n_embd": 12, "n_layer": 2, "n_head": 2, "n_positions": 32},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids = cache_position, whatever the padding",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="VisionEncoderDecoderModel with GPT2LMHeadModel (decoder.transformer.*): wte + wpe",
+    ),
+    dict(
         name="xlm", seed=156, build=build_xlm,
         config={"architectures": ["XLMWithLMHeadModel"], "model_type": "xlm", "vocab_size": 226, "emb_dim": 16,
                 "n_layers": 2, "n_heads": 2, "max_position_embeddings": 32, "n_langs": 2, "use_lang_emb": True,
@@ -3803,6 +3870,15 @@ def numpy_reference(family, tensors, ids, mask, types):
         rows = np.cumsum(m, axis=1) * m + pad
         x = f["model.shared.weight"][ids] * math.sqrt(cfg["d_model"])
         return x + table.numpy().astype(np.float64)[rows], None, rows
+    if name == "donut":
+        dec = language(cfg)
+        p = "decoder.model.decoder."
+        rows = index + 2
+        x = f[p + "embed_tokens.weight"][ids] * math.sqrt(dec["d_model"]) + f[p + "embed_positions.weight"][rows]
+        x = layer_norm(x, f[p + "layernorm_embedding.weight"], f[p + "layernorm_embedding.bias"], 1e-5)
+        return x, None, rows
+    if name == "vit_gpt2":
+        return f["decoder.transformer.wte.weight"][ids] + f["decoder.transformer.wpe.weight"][index], None, index
     if name in ("trocr", "trocr_printed"):
         dec = language(cfg)
         p = "model.decoder." if name == "trocr" else "decoder.model.decoder."
@@ -4458,6 +4534,8 @@ FAMILY_SOURCES = {
     "xlm": "modeling_xlm.py @ v4.57.6 753d6110: XLMModel.forward's embeddings",
     "fsmt": "modeling_fsmt.py @ v4.57.6 753d6110: FSMTEncoder, SinusoidalPositionalEmbedding, make_positions",
     "trocr": "modeling_trocr.py @ v4.57.6 753d6110: TrOCRDecoder, TrOCRScaledWordEmbedding, TrOCRLearnedPositionalEmbedding",
+    "donut": "modeling_vision_encoder_decoder.py, modeling_mbart.py @ v4.57.6 753d6110: MBartForCausalLM's MBartDecoder",
+    "vit_gpt2": "modeling_vision_encoder_decoder.py, modeling_gpt2.py @ v4.57.6 753d6110: GPT2LMHeadModel's GPT2Model",
     "trocr_printed": "modeling_trocr.py @ v4.57.6 753d6110: TrOCRDecoder, TrOCRSinusoidalPositionalEmbedding; "
                      "VisionEncoderDecoderModel's decoder",
     "flaubert": "modeling_flaubert.py @ v4.57.6 753d6110: FlaubertModel.forward's embeddings",

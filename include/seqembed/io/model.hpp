@@ -447,6 +447,7 @@ private:
     /// encoder takes none: BART's and Marian's (their decoders do), DistilBERT, ALBERT, MPNet,
     /// ModernBERT and DeBERTa, whose forwards take no cache.
     void require_no_past(const Batch& batch, const char* call) const {
+        if (config().decoder_only) return;  // a decoder alone (Donut's MBart) takes them
         const std::string& type = model_type();
         // Longformer, SqueezeBERT, the Nystromformer kin, Funnel, ConvBERT and I-BERT take no cache either.
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||

@@ -117,6 +117,15 @@ struct ModelConfig {
     bool token_dropout = false;
     /// @brief ESM: mask_token_id, when the config has one.
     std::optional<TokenId> mask_token_id;
+    /// @brief What the model's tensor names start with in the checkpoint: "decoder." for the
+    ///        text decoder of a vision-encoder-decoder (VisionEncoderDecoderModel: TrOCR, Donut,
+    ///        Nougat, ViT-GPT-2), whose config is config.json's `decoder`; empty elsewhere.
+    std::string tensor_prefix;
+    /// @brief Whether the checkpoint holds the decoder of an encoder-decoder family alone: a
+    ///        vision-encoder-decoder's BART-like decoder (Donut's and Nougat's MBart), or a
+    ///        BartForCausalLM or MBartForCausalLM (its `architectures`). The stage is then the
+    ///        decoder's, and takes past tokens.
+    bool decoder_only = false;
 
     /// @brief Reads config.json.
     /// @param file the config.json file.
@@ -265,7 +274,7 @@ public:
     /// Whether any of the names is in the file.
     bool has(const std::vector<std::string>& names) const {
         for (const std::string& name : names)
-            if (m_files.find(name) != nullptr) return true;
+            if (m_files.find(stored(name)) != nullptr) return true;
         return false;
     }
 
@@ -274,7 +283,8 @@ public:
     /// its rows are read (the rest of the tensor is never looked at), as part->rows x cols.
     Tensor<float> matrix(const std::vector<std::string>& names, Index rows, Index cols, const char* what,
                          const VocabularyShard* part = nullptr) const {
-        for (const std::string& name : names) {
+        for (const std::string& asked : names) {
+            const std::string name = stored(asked);
             const SafetensorsFile* file = m_files.find(name);
             if (file == nullptr) continue;
             const std::vector<std::int64_t>& shape = file->info(name).shape;
@@ -296,7 +306,8 @@ public:
 
     /// The vector under the first name the file has, `size` floats.
     Tensor<float> vector(const std::vector<std::string>& names, Index size, const char* what) const {
-        for (const std::string& name : names) {
+        for (const std::string& asked : names) {
+            const std::string name = stored(asked);
             const SafetensorsFile* file = m_files.find(name);
             if (file == nullptr) continue;
             Tensor<float> tensor = file->vector<float>(name);
@@ -370,7 +381,12 @@ public:
     }
 
 private:
-    [[noreturn]] void missing(const std::vector<std::string>& names, const std::string& shape) const {
+    /// A tensor's name in the file: the config's tensor_prefix, then `name`.
+    std::string stored(const std::string& name) const { return m_config.tensor_prefix + name; }
+
+    [[noreturn]] void missing(const std::vector<std::string>& asked, const std::string& shape) const {
+        std::vector<std::string> names;
+        for (const std::string& name : asked) names.push_back(stored(name));
         std::string spelled;
         for (const std::string& name : names) spelled += (spelled.empty() ? "'" : " or '") + name + "'";
         seqembed::detail::fail<format_error>(m_files.source(), ": has no tensor ", spelled, " (expected ", shape,
@@ -688,15 +704,15 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     const auto type = config.find("model_type");
     const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
     if (family == "vision-encoder-decoder") {
-        // VisionEncoderDecoderModel (TrOCR's checkpoints): the text decoder's config, `decoder`.
+        // VisionEncoderDecoderModel (TrOCR, Donut, Nougat, ViT-GPT-2): its text decoder's config,
+        // `decoder`, whose model_type says the family (ModelConfig::read refuses one without a preset).
         const nlohmann::json* decoder = find_key(config, {"decoder"});
         if (decoder == nullptr || !decoder->is_object())
             seqembed::detail::fail<format_error>(name, ": model_type 'vision-encoder-decoder' has no 'decoder' object");
         const nlohmann::json* kind = find_key(*decoder, {"model_type"});
-        if (kind == nullptr || !kind->is_string() || kind->get<std::string>() != "trocr")
-            seqembed::detail::fail<format_error>(name, ": the decoder of this vision-encoder-decoder is ",
-                                                 kind == nullptr ? std::string("unnamed") : kind->dump(),
-                                                 ", which has no preset under it (trocr)");
+        if (kind == nullptr || !kind->is_string())
+            seqembed::detail::fail<format_error>(name, ": the 'decoder' of this vision-encoder-decoder has no string "
+                                                       "'model_type'");
         return language_config(*decoder, name);
     }
     if (const std::optional<Index> rows = default_max_positions(family);
@@ -1115,7 +1131,8 @@ inline LookupModelInput rotary_family(const std::filesystem::path& directory, Mo
 
 inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const std::string name = detail::path_name(file);
-    const nlohmann::json config = detail::language_config(detail::read_json_object(file), name);
+    const nlohmann::json whole = detail::read_json_object(file);
+    const nlohmann::json config = detail::language_config(whole, name);
     ModelConfig result;
     const nlohmann::json* type = detail::find_key(config, {"model_type"});
     if (type == nullptr || !type->is_string()) seqembed::detail::fail<format_error>(name, ": has no string 'model_type'");
@@ -1364,6 +1381,22 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.scale_embedding = scale->get<bool>();
     }
     if (family == "led") result.scale_embedding = false;  // LEDConfig has no such key: LED never scales
+    // A vision-encoder-decoder's text decoder: its tensors under `decoder.`, and a BART-like one
+    // is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
+    const nlohmann::json* top = detail::find_key(whole, {"model_type"});
+    const bool vision_decoder = top != nullptr && *top == "vision-encoder-decoder";
+    if (vision_decoder) result.tensor_prefix = "decoder.";
+    bool causal_lm = false;
+    if (const nlohmann::json* architectures = detail::find_key(whole, {"architectures"});
+        architectures != nullptr && architectures->is_array())
+        for (const nlohmann::json& architecture : *architectures)
+            if (architecture.is_string()) {
+                const std::string& spelled = architecture.get_ref<const std::string&>();
+                const std::string tail = "ForCausalLM";
+                causal_lm = causal_lm || (spelled.size() >= tail.size() &&
+                                          spelled.compare(spelled.size() - tail.size(), tail.size(), tail) == 0);
+            }
+    result.decoder_only = detail::is_bart_like(family) && (vision_decoder || causal_lm);
     return result;
 }
 
@@ -1800,7 +1833,10 @@ inline LearnedPositionalEmbedding<float> marian_positions(const Checkpoint& chec
 ///        Tensors `model.shared.weight` or `model.{encoder,decoder}.embed_tokens.weight` (with
 ///        or without `model.`), `model.{encoder,decoder}.embed_positions.weight`,
 ///        `model.{encoder,decoder}.layernorm_embedding.*`. A checkpoint without decoder
-///        tensors (an encoder alone) gives no decoder stage.
+///        tensors (an encoder alone) gives no decoder stage. A decoder alone
+///        (ModelConfig::decoder_only: a BartForCausalLM or MBartForCausalLM, or the MBart
+///        decoder of a vision-encoder-decoder as Donut and Nougat, under `decoder.`) gives its
+///        decoder's stage as `pipeline`, which takes past tokens.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows (both stages).
 /// @param split which rows of the token table to read, as load_bert.
@@ -1817,6 +1853,9 @@ inline LearnedModelInput load_bart(const std::filesystem::path& directory, const
     const detail::BartLayout layout = detail::bart_layout(
         checkpoint.config(), detail::language_config(detail::read_json_object(directory / "config.json"), name), name);
     const PipelineOptions family = detail::family_options(options, "load_bart", PositionNumbering::sequence_index);
+    if (checkpoint.config().decoder_only)  // its decoder's stage is the model's, and takes past tokens
+        return {checkpoint.config(), detail::bart_stage(checkpoint, "decoder", layout, family), std::nullopt,
+                std::nullopt, std::nullopt, std::nullopt};
     LearnedModelInput stage{checkpoint.config(), detail::bart_stage(checkpoint, "encoder", layout, family), std::nullopt,
                             std::nullopt, std::nullopt, std::nullopt};
     if (checkpoint.has({layout.prefix + "decoder.embed_positions.weight", "decoder.embed_positions.weight"}))
@@ -2095,7 +2134,7 @@ inline LearnedModelInput load_trocr(const std::filesystem::path& directory, cons
                                              "' has another input stage than load_trocr builds; load_model reads it");
     const nlohmann::json json = detail::language_config(detail::read_json_object(directory / "config.json"), name);
     const auto names = [](const std::string& tail) {
-        return std::vector<std::string>{"decoder.model.decoder." + tail, "model.decoder." + tail, tail};
+        return std::vector<std::string>{"model.decoder." + tail, tail};
     };
     const auto flag = [&](const char* key) {  // TrOCRConfig's defaults: true
         return json.find(key) == json.end() || detail::boolean_key(json, name, key);
