@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -405,7 +406,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 167);
+    CHECK(families == 168);
 }
 
 namespace {
@@ -2192,6 +2193,20 @@ TEST_CASE("A vision-encoder-decoder's text decoder loads under decoder.: Donut's
         "max_position_embeddings": 32, "pad_token_id": 1})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(dir.path()); })
               .find("model.encoder.embed_positions.weight") != std::string::npos);
+
+    {
+        // A SpeechEncoderDecoderModel holds its text decoder as a VisionEncoderDecoderModel does.
+        const BrokenCopy copy("donut");
+        std::ifstream in(root / "donut" / "config.json");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string from = "\"model_type\": \"vision-encoder-decoder\"";
+        REQUIRE(text.find(from) != std::string::npos);
+        text.replace(text.find(from), from.size(), "\"model_type\": \"speech-encoder-decoder\"");
+        copy.write_config(text);
+        const seqembed::io::Model speech = seqembed::io::load_model(copy.directory);
+        CHECK(speech.config().decoder_only);
+        CHECK(speech.forward(seqembed::Batch(ids)) == full);
+    }
 
     const seqembed::io::Model captioner = seqembed::io::load_model(root / "vit_gpt2");
     CHECK(captioner.config().model_type == "gpt2");

@@ -119,10 +119,11 @@ struct ModelConfig {
     std::optional<TokenId> mask_token_id;
     /// @brief What the model's tensor names start with in the checkpoint: "decoder." for the
     ///        text decoder of a vision-encoder-decoder (VisionEncoderDecoderModel: TrOCR, Donut,
-    ///        Nougat, ViT-GPT-2), whose config is config.json's `decoder`; empty elsewhere.
+    ///        Nougat, ViT-GPT-2) or a speech-encoder-decoder, whose config is config.json's
+    ///        `decoder`; empty elsewhere.
     std::string tensor_prefix;
     /// @brief Whether the checkpoint holds the decoder of an encoder-decoder family alone: a
-    ///        vision-encoder-decoder's BART-like decoder (Donut's and Nougat's MBart), or a
+    ///        vision- or speech-encoder-decoder's BART-like decoder (Donut's and Nougat's MBart), or a
     ///        BartForCausalLM or MBartForCausalLM (its `architectures`). The stage is then the
     ///        decoder's, and takes past tokens.
     bool decoder_only = false;
@@ -506,6 +507,12 @@ inline bool is_bart_like(const std::string& family) {
 /// embeddings are M2M100's module for module.
 inline bool is_m2m100_family(const std::string& family) { return family == "m2m_100" || family == "nllb-moe"; }
 
+/// A VisionEncoderDecoderModel or SpeechEncoderDecoderModel: an image or audio encoder, and a
+/// text decoder (AutoModelForCausalLM of config.json's `decoder`) whose tensors are under `decoder.`.
+inline bool is_decoder_wrapper(const std::string& family) {
+    return family == "vision-encoder-decoder" || family == "speech-encoder-decoder";
+}
+
 /// XLM's input stage: XLM's and FlauBERT's (the same module and tensor names).
 inline bool is_xlm_family(const std::string& family) { return family == "xlm" || family == "flaubert"; }
 
@@ -703,16 +710,17 @@ inline std::optional<Index> default_max_positions(const std::string& family) {
 inline nlohmann::json language_config(const nlohmann::json& config, const std::string& name) {
     const auto type = config.find("model_type");
     const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
-    if (family == "vision-encoder-decoder") {
-        // VisionEncoderDecoderModel (TrOCR, Donut, Nougat, ViT-GPT-2): its text decoder's config,
-        // `decoder`, whose model_type says the family (ModelConfig::read refuses one without a preset).
+    if (is_decoder_wrapper(family)) {
+        // VisionEncoderDecoderModel (TrOCR, Donut, Nougat, ViT-GPT-2) and SpeechEncoderDecoderModel:
+        // the text decoder's config, `decoder`, whose model_type says the family (ModelConfig::read
+        // refuses one without a preset).
         const nlohmann::json* decoder = find_key(config, {"decoder"});
         if (decoder == nullptr || !decoder->is_object())
-            seqembed::detail::fail<format_error>(name, ": model_type 'vision-encoder-decoder' has no 'decoder' object");
+            seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no 'decoder' object");
         const nlohmann::json* kind = find_key(*decoder, {"model_type"});
         if (kind == nullptr || !kind->is_string())
-            seqembed::detail::fail<format_error>(name, ": the 'decoder' of this vision-encoder-decoder has no string "
-                                                       "'model_type'");
+            seqembed::detail::fail<format_error>(name, ": the 'decoder' of this ", family,
+                                                 " has no string 'model_type'");
         return language_config(*decoder, name);
     }
     if (const std::optional<Index> rows = default_max_positions(family);
@@ -1169,7 +1177,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "minimax, vaultgemma, chameleon, emu3, janus, fuyu, jetmoe, diffllama, doge, recurrent_gemma, clip, "
             "clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert, fsmt, "
-            "trocr, vision-encoder-decoder)");
+            "trocr, vision-encoder-decoder, speech-encoder-decoder)");
     const bool xlm = detail::is_xlm_family(family);
     if (xlm) {
         // XLMConfig's and FlaubertConfig's keys (n_words and emb_dim, their older names for
@@ -1381,11 +1389,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.scale_embedding = scale->get<bool>();
     }
     if (family == "led") result.scale_embedding = false;  // LEDConfig has no such key: LED never scales
-    // A vision-encoder-decoder's text decoder: its tensors under `decoder.`, and a BART-like one
-    // is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
+    // A vision- or speech-encoder-decoder's text decoder: its tensors under `decoder.`, and a
+    // BART-like one is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
     const nlohmann::json* top = detail::find_key(whole, {"model_type"});
-    const bool vision_decoder = top != nullptr && *top == "vision-encoder-decoder";
-    if (vision_decoder) result.tensor_prefix = "decoder.";
+    const bool wrapped = top != nullptr && top->is_string() && detail::is_decoder_wrapper(top->get<std::string>());
+    if (wrapped) result.tensor_prefix = "decoder.";
     bool causal_lm = false;
     if (const nlohmann::json* architectures = detail::find_key(whole, {"architectures"});
         architectures != nullptr && architectures->is_array())
@@ -1396,7 +1404,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 causal_lm = causal_lm || (spelled.size() >= tail.size() &&
                                           spelled.compare(spelled.size() - tail.size(), tail.size(), tail) == 0);
             }
-    result.decoder_only = detail::is_bart_like(family) && (vision_decoder || causal_lm);
+    result.decoder_only = detail::is_bart_like(family) && (wrapped || causal_lm);
     return result;
 }
 
