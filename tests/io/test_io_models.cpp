@@ -1979,18 +1979,19 @@ TEST_CASE("ESM-2's rotary stage takes its checkpoint's float16-rounded inv_freq,
     CHECK(esm1b.forward(by_rows) != ruled);
 }
 
-TEST_CASE("XLM and FlauBERT: langs through the language table, else token types through the word table, padded "
-          "rows zero, pad_index and the config's older keys",
+TEST_CASE("XLM and FlauBERT: token types through the word table, padded rows zero, pad_index and the config's "
+          "older keys",
           "[io][models]") {
     const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
-    // XLM with two languages: its token types are the langs, rows of lang_embeddings.
+    // XLM with two languages: its token types are token_type_ids, rows of the word table, as
+    // XLMModel looks them up; its lang_embeddings (the langs) are not read.
     const seqembed::io::Model xlm = seqembed::io::load_model(root / "xlm");
     REQUIRE(xlm.learned() != nullptr);
     REQUIRE(xlm.learned()->pipeline.token_types() != nullptr);
-    CHECK(xlm.learned()->pipeline.token_types()->type_vocab_size() == 2);
+    CHECK(xlm.learned()->pipeline.token_types()->type_vocab_size() == 226);
+    CHECK(xlm.learned()->pipeline.token_types()->table() == xlm.learned()->pipeline.embedding().table());
     CHECK(xlm.takes_position_ids());
     CHECK(xlm.config().layer_norm_eps == 1e-12);
-    // FlauBERT with one language: token_type_ids are rows of the word table.
     const seqembed::io::Model flaubert = seqembed::io::load_model(root / "flaubert");
     REQUIRE(flaubert.learned()->pipeline.token_types() != nullptr);
     CHECK(flaubert.learned()->pipeline.token_types()->type_vocab_size() == 227);
@@ -2002,24 +2003,15 @@ TEST_CASE("XLM and FlauBERT: langs through the language table, else token types 
     CHECK(whole.pipeline.padded_rows() == seqembed::PaddedRows::zero);
 
     {
-        // XLMConfig's older keys and defaults: n_words, emb_dim, pad_index 2; use_lang_emb false
-        // leaves the model without a language table.
+        // XLMConfig's older keys, which win where both are given (n_words sets vocab_size,
+        // hidden_size sets emb_dim), and its default pad_index 2.
         const BrokenCopy copy("xlm");
-        copy.write_config(R"({"model_type": "xlm", "n_words": 226, "emb_dim": 16, "max_position_embeddings": 32,
-                              "n_langs": 2, "use_lang_emb": false})");
+        copy.write_config(R"({"model_type": "xlm", "n_words": 226, "vocab_size": 5, "emb_dim": 7, "hidden_size": 16,
+                              "max_position_embeddings": 32})");
         const seqembed::io::Model model = seqembed::io::load_model(copy.directory);
         CHECK(model.config().vocab_size == 226);
         CHECK(model.config().hidden_size == 16);
-        CHECK(model.config().type_vocab_size == 0);
         CHECK(model.learned()->pipeline.embedding().padding_idx() == 2);
-        CHECK(model.learned()->pipeline.token_types()->type_vocab_size() == 226);
-    }
-    {
-        const BrokenCopy copy("xlm");
-        copy.write_config(R"({"model_type": "xlm", "vocab_size": 226, "emb_dim": 16, "max_position_embeddings": 32,
-                              "n_langs": 2, "use_lang_emb": "yes"})");
-        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
-                  .find("'use_lang_emb' is \"yes\", not a boolean") != std::string::npos);
         copy.write_config(R"({"model_type": "xlm", "vocab_size": 226, "emb_dim": 16, "max_position_embeddings": 32,
                               "pad_index": 2.5})");
         CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
@@ -2206,6 +2198,48 @@ TEST_CASE("A vision-encoder-decoder's text decoder loads under decoder.: Donut's
         const seqembed::io::Model speech = seqembed::io::load_model(copy.directory);
         CHECK(speech.config().decoder_only);
         CHECK(speech.forward(seqembed::Batch(ids)) == full);
+    }
+
+    // A tied head's name, which a deduplicating save of the wrapper may keep for the token table.
+    for (const char* family : {"donut", "vit_gpt2"}) {
+        INFO(family);
+        const seqembed::io::SafetensorsFile source =
+            seqembed::io::SafetensorsFile::open(root / family / "model.safetensors");
+        std::vector<seqembed::io::NamedTensor> renamed;
+        for (const auto& info : source.tensors()) {
+            const bool table = info.name == "decoder.model.decoder.embed_tokens.weight" ||
+                               info.name == "decoder.transformer.wte.weight";
+            renamed.emplace_back(table ? "decoder.lm_head.weight" : info.name, source.tensor<float>(info.name));
+        }
+        test_support::TempDir copy;
+        std::filesystem::copy(root / family / "config.json", copy / "config.json");
+        seqembed::io::save_safetensors(copy / "model.safetensors", renamed);
+        CHECK(seqembed::io::load_model(copy.path()).forward(seqembed::Batch(ids)) ==
+              seqembed::io::load_model(root / family).forward(seqembed::Batch(ids)));
+    }
+    {
+        // Nougat's head does not share the table (tie_word_embeddings false): lm_head is not it.
+        const seqembed::io::SafetensorsFile source = seqembed::io::SafetensorsFile::open(root / "donut" / "model.safetensors");
+        std::vector<seqembed::io::NamedTensor> renamed;
+        for (const auto& info : source.tensors())
+            renamed.emplace_back(info.name == "decoder.model.decoder.embed_tokens.weight" ? "decoder.lm_head.weight"
+                                                                                            : info.name,
+                                 source.tensor<float>(info.name));
+        test_support::TempDir copy;
+        test_support::write_bytes(copy / "config.json", R"({"model_type": "vision-encoder-decoder", "decoder": {
+            "model_type": "mbart", "vocab_size": 232, "d_model": 12, "max_position_embeddings": 32,
+            "scale_embedding": true, "tie_word_embeddings": false}})");
+        seqembed::io::save_safetensors(copy / "model.safetensors", renamed);
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.path()); })
+                  .find("'decoder.model.decoder.embed_tokens.weight'") != std::string::npos);
+    }
+    {
+        // The decoder alone of a family without a decoder-only preset is refused by name.
+        const BrokenCopy copy("donut");
+        copy.write_config(R"({"architectures": ["MarianForCausalLM"], "model_type": "marian", "vocab_size": 232,
+                              "d_model": 12, "max_position_embeddings": 32})");
+        CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
+                  .find("the decoder alone of model_type 'marian'") != std::string::npos);
     }
 
     const seqembed::io::Model captioner = seqembed::io::load_model(root / "vit_gpt2");

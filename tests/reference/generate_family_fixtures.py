@@ -865,8 +865,8 @@ def build_xlm(cfg):
     position_embeddings(position_ids[:, :slen]) expanded, + lang_embeddings(langs) when the model
     has the table (n_langs > 1 and use_lang_emb) and langs are given, + embeddings(token_type_ids)
     when they are given, layer_norm_emb, dropout, then tensor *= mask (get_masks: the attention
-    mask itself when given). The fixtures' token types are langs where the model has a language
-    table, token_type_ids otherwise."""
+    mask itself when given). The fixtures' token types are token_type_ids; no langs are given
+    (the language table is in the checkpoint, unread)."""
     root = node()
     t = root.transformer = node()
     d = cfg["emb_dim"]
@@ -880,8 +880,8 @@ def build_xlm(cfg):
 
     def forward(input_ids, attention_mask, token_type_ids):
         slen = input_ids.shape[1]
-        langs = token_type_ids if lang_table else None
-        types = None if lang_table else token_type_ids
+        langs = None
+        types = token_type_ids
         mask = attention_mask
         position_ids = torch.arange(cfg["max_position_embeddings"]).expand((1, -1))[:, :slen]
         inputs_embeds = t.embeddings(input_ids)
@@ -3735,8 +3735,8 @@ FAMILIES = [
         token_types="passed",
         position_rule="index: position_ids[:, :slen], whatever the padding",
         layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
-        note="XLMModel: embeddings + position_embeddings + lang_embeddings (the langs, passed as token types), "
-             "layer_norm_emb, then * mask",
+        note="XLMModel: embeddings + position_embeddings + embeddings(token_type_ids) (the word table; no langs, "
+             "whose lang_embeddings the checkpoint holds), layer_norm_emb, then * mask",
     ),
     dict(
         name="flaubert", seed=157, build=build_xlm,
@@ -3907,7 +3907,7 @@ def numpy_reference(family, tensors, ids, mask, types):
         p = "transformer."
         x = f[p + "embeddings.weight"][ids] + f[p + "position_embeddings.weight"][index]
         if types is not None:
-            x = x + f[p + "lang_embeddings.weight" if p + "lang_embeddings.weight" in f else p + "embeddings.weight"][types]
+            x = x + f[p + "embeddings.weight"][types]
         x = layer_norm(x, f[p + "layer_norm_emb.weight"], f[p + "layer_norm_emb.bias"], cfg["layer_norm_eps"])
         return x * mask[..., None], None, index
     if name == "bloom":

@@ -767,6 +767,18 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     return with_family_defaults(merged, family);
 }
 
+/// Whether the language model's output head shares its token table: its config's
+/// tie_word_embeddings, true unless given false (PretrainedConfig's default), read from the
+/// decoder's config in a vision- or speech-encoder-decoder.
+inline bool head_shares_tokens(const nlohmann::json& file, const std::string& name) {
+    const nlohmann::json language = language_config(file, name);
+    const auto tie = language.find("tie_word_embeddings");
+    if (tie == language.end() || tie->is_null()) return true;
+    if (!tie->is_boolean())
+        seqembed::detail::fail<format_error>(name, ": 'tie_word_embeddings' is ", tie->dump(), ", not a boolean");
+    return tie->get<bool>();
+}
+
 /// How a model with two kinds of attention layers (Gemma 3, ModernBERT) names one kind's rotary
 /// base: its key in 4.x configs, the key read when that one is null (ModernBERT's local layers
 /// take global_rope_theta), the config class's default, and whether the layers drop the
@@ -1178,12 +1190,34 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert, fsmt, "
             "trocr, vision-encoder-decoder, speech-encoder-decoder)");
+    // A vision- or speech-encoder-decoder's text decoder: its tensors under `decoder.`, and a
+    // BART-like one is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
+    const nlohmann::json* top = detail::find_key(whole, {"model_type"});
+    const bool wrapped = top != nullptr && top->is_string() && detail::is_decoder_wrapper(top->get<std::string>());
+    if (wrapped) result.tensor_prefix = "decoder.";
+    bool causal_lm = false;
+    if (const nlohmann::json* architectures = detail::find_key(whole, {"architectures"});
+        architectures != nullptr && architectures->is_array())
+        for (const nlohmann::json& architecture : *architectures)
+            if (architecture.is_string()) {
+                const std::string& spelled = architecture.get_ref<const std::string&>();
+                const std::string tail = "ForCausalLM";
+                causal_lm = causal_lm || (spelled.size() >= tail.size() &&
+                                          spelled.compare(spelled.size() - tail.size(), tail.size(), tail) == 0);
+            }
+    result.decoder_only = detail::is_bart_like(family) && (wrapped || causal_lm);
+    if ((wrapped || causal_lm) && (detail::is_marian_family(family) || detail::is_m2m100_family(family) ||
+                                   detail::is_t5_family(family) || family == "fsmt"))
+        seqembed::detail::fail<format_error>(name, ": the decoder alone of model_type '", family,
+                                             "' (a *ForCausalLM, or a vision- or speech-encoder-decoder's) has no "
+                                             "preset; BART's kin's has (load_bart)");
     const bool xlm = detail::is_xlm_family(family);
     if (xlm) {
-        // XLMConfig's and FlaubertConfig's keys (n_words and emb_dim, their older names for
-        // vocab_size and hidden_size) and defaults: 30145 words of 2048, 512 positions.
-        const Index words = detail::positive_key(config, name, {"vocab_size", "n_words"}, false);
-        const Index width = detail::positive_key(config, name, {"emb_dim", "hidden_size"}, false);
+        // XLMConfig's and FlaubertConfig's keys and defaults: 30145 words of 2048, 512 positions.
+        // n_words, where given, sets vocab_size (XLMConfig's __init__), and hidden_size emb_dim
+        // (its attribute_map, applied after emb_dim).
+        const Index words = detail::positive_key(config, name, {"n_words", "vocab_size"}, false);
+        const Index width = detail::positive_key(config, name, {"hidden_size", "emb_dim"}, false);
         const Index rows = detail::positive_key(config, name, {"max_position_embeddings"}, false);
         result.vocab_size = words != 0 ? words : 30145;
         result.hidden_size = width != 0 ? width : 2048;
@@ -1288,16 +1322,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     }
     if (detail::is_bart_like(family) || family == "trocr")
         result.layer_norm_eps = 1e-5;  // nn.LayerNorm(d_model): torch's default
-    if (xlm) {
-        result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
-        // The language table (lang_embeddings, added for the `langs` ids as token types), which
-        // the model has when n_langs > 1 and use_lang_emb (true by default).
-        const Index languages = detail::positive_key(config, name, {"n_langs"}, false);
-        const nlohmann::json* uses = detail::find_key(config, {"use_lang_emb"});
-        if (uses != nullptr && !uses->is_boolean())
-            seqembed::detail::fail<format_error>(name, ": 'use_lang_emb' is ", uses->dump(), ", not a boolean");
-        if (languages > 1 && (uses == nullptr || uses->get<bool>())) result.type_vocab_size = languages;
-    }
+    if (xlm) result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_eps"}, 1e-12);
     if (family == "bloom") result.layer_norm_eps = detail::epsilon_key(config, name, {"layer_norm_epsilon"}, 1e-5);
     if (family == "distilbert") result.layer_norm_eps = 1e-12;  // fixed in its Embeddings module
     if (family == "esm") {  // EsmConfig's defaults: token_dropout false, layer_norm_eps 1e-12
@@ -1389,22 +1414,6 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         result.scale_embedding = scale->get<bool>();
     }
     if (family == "led") result.scale_embedding = false;  // LEDConfig has no such key: LED never scales
-    // A vision- or speech-encoder-decoder's text decoder: its tensors under `decoder.`, and a
-    // BART-like one is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
-    const nlohmann::json* top = detail::find_key(whole, {"model_type"});
-    const bool wrapped = top != nullptr && top->is_string() && detail::is_decoder_wrapper(top->get<std::string>());
-    if (wrapped) result.tensor_prefix = "decoder.";
-    bool causal_lm = false;
-    if (const nlohmann::json* architectures = detail::find_key(whole, {"architectures"});
-        architectures != nullptr && architectures->is_array())
-        for (const nlohmann::json& architecture : *architectures)
-            if (architecture.is_string()) {
-                const std::string& spelled = architecture.get_ref<const std::string&>();
-                const std::string tail = "ForCausalLM";
-                causal_lm = causal_lm || (spelled.size() >= tail.size() &&
-                                          spelled.compare(spelled.size() - tail.size(), tail.size(), tail) == 0);
-            }
-    result.decoder_only = detail::is_bart_like(family) && (wrapped || causal_lm);
     return result;
 }
 
@@ -1613,7 +1622,12 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
                                    const VocabularySplit& split = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_gpt2");
     const ModelConfig& config = checkpoint.config();
-    const std::vector<std::string> wte = {"transformer.wte.weight", "wte.weight"};
+    std::vector<std::string> wte = {"transformer.wte.weight", "wte.weight"};
+    // GPT2LMHeadModel's lm_head shares wte: a deduplicating save of a model holding it (a
+    // vision-encoder-decoder's, whose class lists no tied names) may keep lm_head's name.
+    if (detail::head_shares_tokens(detail::read_json_object(directory / "config.json"),
+                                   detail::path_name(directory / "config.json")))
+        wte.push_back("lm_head.weight");
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
         checkpoint.token_embedding(wte, config.hidden_size, EmbeddingScale::none()),
         checkpoint.positions({"transformer.wpe.weight", "wpe.weight"}, config.max_positions, config.hidden_size, {}),
@@ -1629,18 +1643,19 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
 ///        checkpoint's, learned or, with sinusoidal_embeddings, the sinusoid its init wrote), then
 ///        the token types, then `layer_norm_emb` (layer_norm_eps, 1e-12 by default); padded rows
 ///        zero whatever options.padded_rows asks, as the module multiplies its output by the
-///        mask. The token types are XLM's `langs`, rows of `lang_embeddings` (n_langs rows) when
-///        the model has one (n_langs > 1 and use_lang_emb); otherwise its `token_type_ids`, which
-///        it looks up in the word table (a view of it: not for a split checkpoint, as GPT-2's).
-///        Nothing is added without them, as XLMModel adds neither when not given. A model with a
-///        language table also adds word rows for token_type_ids: that second input is not
-///        supported. Tensors under `transformer.` (the head models') or none. Hugging Face
-///        counts the mask from the pad ids when no attention mask is given, which marks the
-///        first tokens, not the real ones, of a left-padded sequence: give the batch its mask.
+///        mask. The token types are XLMModel's `token_type_ids`, which it looks up in the word
+///        table (a view of it: not for a split checkpoint, as GPT-2's), and which its tokenizers
+///        return (zeros: word row 0 added to every token); nothing is added without them. Its
+///        `langs` (rows of `lang_embeddings`, which the models with n_langs > 1 and use_lang_emb
+///        have, added before the token types) are not an input of this stage: its output is the
+///        model's without them, as Hugging Face computes it when none are given. Tensors under
+///        `transformer.` (the head models') or none. Hugging Face counts the mask from the pad
+///        ids when no attention mask is given, which marks the first tokens, not the real ones,
+///        of a left-padded sequence: give the batch its mask.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores; padded rows are zero.
 /// @param split which rows of the token table to read, as load_bert; with more than one rank
-///        a model without a language table has no token-type stage.
+///        the stage has no token-type stage.
 /// @return the stage.
 /// @throws file_error, format_error as the readers; value_error as load_bert.
 inline LearnedModelInput load_xlm(const std::filesystem::path& directory, const PipelineOptions& options = {},
@@ -1660,11 +1675,7 @@ inline LearnedModelInput load_xlm(const std::filesystem::path& directory, const 
         checkpoint.token_embedding(names("embeddings.weight"), config.hidden_size, EmbeddingScale::none()),
         checkpoint.positions(names("position_embeddings.weight"), config.max_positions, config.hidden_size, {}),
         family);
-    if (config.type_vocab_size > 0)
-        pipeline.set_token_types(checkpoint.token_types(names("lang_embeddings.weight"), config.hidden_size),
-                                 TokenTypeOptions{TokenTypeOrder::after_positions, false});
-    else if (!checkpoint.is_split())
-        detail::set_wte_token_types(checkpoint, pipeline, names("embeddings.weight"));
+    if (!checkpoint.is_split()) detail::set_wte_token_types(checkpoint, pipeline, names("embeddings.weight"));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("layer_norm_emb."), config.hidden_size));
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
@@ -1791,20 +1802,24 @@ inline BartLayout bart_layout(const ModelConfig& config, const nlohmann::json& j
 
 /// BART's encoder or decoder stage ("encoder" or "decoder") in `layout`: the shared token table
 /// times sqrt(d_model) when scale_embedding, its learned positions (BART's at offset 2), its
-/// layernorm_embedding (eps 1e-5) where the family has one.
+/// layernorm_embedding (eps 1e-5) where the family has one. With `tied_head`, the token table
+/// may be found as `lm_head.weight` too (a decoder alone whose head shares it).
 inline InputPipeline<float, LearnedPositionalEmbedding<float>> bart_stage(const Checkpoint& checkpoint,
                                                                            const std::string& side,
                                                                            const BartLayout& layout,
-                                                                           const PipelineOptions& options) {
+                                                                           const PipelineOptions& options,
+                                                                           bool tied_head = false) {
     const ModelConfig& config = checkpoint.config();
     const Index width = config.hidden_size;
     const std::string& p = layout.prefix;
     LearnedPositionsOptions rows;
     rows.offset = layout.offset;
     const Index positions = side == "encoder" ? layout.encoder_positions : layout.decoder_positions;
+    std::vector<std::string> tokens = {p + "shared.weight", p + side + ".embed_tokens.weight", "shared.weight",
+                                       side + ".embed_tokens.weight"};
+    if (tied_head) tokens.push_back("lm_head.weight");  // a *ForCausalLM's, which a deduplicating save may keep
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
-        shared_tokens(checkpoint,
-                      {p + "shared.weight", p + side + ".embed_tokens.weight", "shared.weight", side + ".embed_tokens.weight"}),
+        shared_tokens(checkpoint, tokens),
         checkpoint.positions({p + side + ".embed_positions.weight", side + ".embed_positions.weight"},
                              table_rows("BART's", positions, layout.offset), width, rows),
         options);
@@ -1861,9 +1876,11 @@ inline LearnedModelInput load_bart(const std::filesystem::path& directory, const
     const detail::BartLayout layout = detail::bart_layout(
         checkpoint.config(), detail::language_config(detail::read_json_object(directory / "config.json"), name), name);
     const PipelineOptions family = detail::family_options(options, "load_bart", PositionNumbering::sequence_index);
-    if (checkpoint.config().decoder_only)  // its decoder's stage is the model's, and takes past tokens
-        return {checkpoint.config(), detail::bart_stage(checkpoint, "decoder", layout, family), std::nullopt,
+    if (checkpoint.config().decoder_only) {  // its decoder's stage is the model's, and takes past tokens
+        const bool tied = detail::head_shares_tokens(detail::read_json_object(directory / "config.json"), name);
+        return {checkpoint.config(), detail::bart_stage(checkpoint, "decoder", layout, family, tied), std::nullopt,
                 std::nullopt, std::nullopt, std::nullopt};
+    }
     LearnedModelInput stage{checkpoint.config(), detail::bart_stage(checkpoint, "encoder", layout, family), std::nullopt,
                             std::nullopt, std::nullopt, std::nullopt};
     if (checkpoint.has({layout.prefix + "decoder.embed_positions.weight", "decoder.embed_positions.weight"}))
@@ -2269,7 +2286,8 @@ inline LookupModelInput load_bloom(const std::filesystem::path& directory, const
     pipeline.set_layer_norm(checkpoint.layer_norm(
         {"transformer.word_embeddings_layernorm.", "word_embeddings_layernorm."}, config.hidden_size));
     const std::string name = detail::path_name(directory / "config.json");
-    const Index heads = detail::attention_heads(detail::read_json_object(directory / "config.json"), name);
+    const Index heads =
+        detail::attention_heads(detail::language_config(detail::read_json_object(directory / "config.json"), name), name);
     return {config,       std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
             AlibiBias<float>(heads, AlibiOptions::bloom())};
 }
@@ -2291,7 +2309,8 @@ inline LookupModelInput load_mpt(const std::filesystem::path& directory, const P
         NoPositions<float>(config.hidden_size),
         detail::family_options(options, "load_mpt", PositionNumbering::sequence_index));
     const std::string name = detail::path_name(directory / "config.json");
-    const Index heads = detail::attention_heads(detail::read_json_object(directory / "config.json"), name);
+    const Index heads =
+        detail::attention_heads(detail::language_config(detail::read_json_object(directory / "config.json"), name), name);
     return {config,       std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
             AlibiBias<float>(heads, AlibiOptions::mpt(8.0))};
 }
