@@ -717,22 +717,6 @@ def build_fsmt(cfg):
     return root, forward
 
 
-class TrocrLearnedPositions(nn.Embedding):
-    """TrOCRLearnedPositionalEmbedding: num_embeddings + 2 rows, row = arange(past, past + seq) + 2."""
-
-    def __init__(self, num_embeddings, width):
-        self.offset = 2
-        super().__init__(num_embeddings + self.offset, width)
-        self.rows_read = None
-
-    def forward(self, input_ids, past_key_values_length=0):
-        bsz, seq_len = input_ids.shape[:2]
-        positions = torch.arange(past_key_values_length, past_key_values_length + seq_len, dtype=torch.long,
-                                 device=self.weight.device).expand(bsz, -1)
-        self.rows_read = positions + self.offset
-        return super().forward(positions + self.offset)
-
-
 class TrocrSinusoidalPositions(nn.Module):
     """TrOCRSinusoidalPositionalEmbedding: fairseq's get_embedding (M2M100's code) over
     max_position_embeddings + padding_idx + 1 rows (a plain tensor, never saved), looked up at
@@ -777,7 +761,8 @@ def build_trocr(cfg):
     m.embed_tokens = ScaledWordEmbedding(dec["vocab_size"], d, pad, embed_scale=embed_scale)
     learned = dec.get("use_learned_position_embeddings", True)
     if learned:
-        m.embed_positions = TrocrLearnedPositions(dec["max_position_embeddings"], d)
+        # TrOCRLearnedPositionalEmbedding: BART's (num_embeddings + 2 rows, arange(past, past + seq) + 2).
+        m.embed_positions = IndexPositionsOffset2(dec["max_position_embeddings"], d)
     else:
         m.embed_positions = TrocrSinusoidalPositions(dec["max_position_embeddings"] + pad + 1, d, pad)
     if dec.get("layernorm_embedding", True):
