@@ -2144,7 +2144,7 @@ TEST_CASE("TrOCR: standalone or as a vision-encoder-decoder's decoder, learned o
 }
 
 TEST_CASE("A vision-encoder-decoder's text decoder loads under decoder.: Donut's MBart as the decoder alone, "
-          "taking past tokens, as a standalone MBartForCausalLM; ViT-GPT-2's GPT-2",
+          "taking past tokens, as a standalone MBartForCausalLM, and ViT-GPT-2's GPT-2",
           "[io][models]") {
     const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
     const seqembed::io::Model donut = seqembed::io::load_model(root / "donut");
