@@ -2180,11 +2180,14 @@ TEST_CASE("A vision-encoder-decoder's text decoder loads under decoder.: Donut's
     CHECK(alone.config().tensor_prefix.empty());
     CHECK(alone.forward(seqembed::Batch(ids)) == full);
     CHECK(alone.forward(seqembed::Batch(last, seqembed::Padding::none(), 1)).row(0) == full.row(1));
-    // Without the architectures an MBart checkpoint is the encoder-decoder, whose tensors this is not.
+    // Without the architectures an MBart checkpoint is the encoder-decoder, whose tensors this is
+    // not (the encoder's table or positions named first, by the compiler's order of arguments).
     test_support::write_bytes(dir / "config.json", R"({"model_type": "mbart", "vocab_size": 232, "d_model": 12,
         "max_position_embeddings": 32, "pad_token_id": 1})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(dir.path()); })
-              .find("model.encoder.embed_positions.weight") != std::string::npos);
+              .find("has no tensor 'model.") != std::string::npos);
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(dir.path()); })
+              .find("'model.encoder.") != std::string::npos);
 
     {
         // A SpeechEncoderDecoderModel holds its text decoder as a VisionEncoderDecoderModel does.
@@ -2251,5 +2254,5 @@ TEST_CASE("A vision-encoder-decoder's text decoder loads under decoder.: Donut's
     copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "bert", "vocab_size": 233,
                           "hidden_size": 12, "max_position_embeddings": 32, "type_vocab_size": 2}})");
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
-              .find("'decoder.bert.embeddings.position_embeddings.weight'") != std::string::npos);
+              .find("has no tensor 'decoder.bert.embeddings.") != std::string::npos);
 }
