@@ -374,6 +374,230 @@ TEST_CASE("load_tokenizer finds a model directory's tokenizer as AutoTokenizer d
     fs::remove_all(work);
 }
 
+// The added tokens of a slow tokenizer's files, as transformers 4.57.6 builds its fast tokenizer from
+// them: the ids are derived from its source (PreTrainedTokenizerFast.__init__ adds the declared
+// tokens sorted by id, then the special tokens not among them, through tokenizers'
+// AddedVocabulary::add_tokens: the vocabulary's id, else the next one from the vocabulary's size),
+// the vocabulary ids from the fixtures' vocab.txt (line number - 1) and vocab.json.
+namespace added_tokens {
+
+namespace fs = std::filesystem;
+
+// A directory of `work` with BERT's vocab.txt (or GPT-2's vocab.json and merges.txt) and the
+// files given (name, text).
+fs::path directory(const fs::path& work, const std::string& name, bool gpt2,
+                   const std::vector<std::pair<std::string, std::string>>& files) {
+    const fs::path path = work / name;
+    fs::create_directories(path);
+    if (gpt2) {
+        fs::copy_file(fixture("gpt2/vocab.json"), path / "vocab.json");
+        fs::copy_file(fixture("gpt2/merges.txt"), path / "merges.txt");
+    } else {
+        fs::copy_file(fixture("bert-base-uncased/vocab.txt"), path / "vocab.txt");
+    }
+    for (const auto& [file, text] : files) std::ofstream(path / file) << text;
+    return path;
+}
+
+// added_tokens_decoder's entry for a token.
+std::string entry(const std::string& id, const std::string& content, bool normalized, bool special,
+                  bool lstrip = false, bool rstrip = false, bool single_word = false) {
+    const auto b = [](bool value) { return value ? "true" : "false"; };
+    return "\"" + id + "\": {\"content\": \"" + content + "\", \"lstrip\": " + b(lstrip) + ", \"normalized\": " +
+           b(normalized) + ", \"rstrip\": " + b(rstrip) + ", \"single_word\": " + b(single_word) +
+           ", \"special\": " + b(special) + "}";
+}
+
+// BERT's own added_tokens_decoder: its special tokens, not normalized.
+std::string bert_specials() {
+    return entry("0", "[PAD]", false, true) + ", " + entry("100", "[UNK]", false, true) + ", " +
+           entry("101", "[CLS]", false, true) + ", " + entry("102", "[SEP]", false, true) + ", " +
+           entry("103", "[MASK]", false, true);
+}
+
+using Offsets = std::vector<std::pair<std::size_t, std::size_t>>;
+
+}  // namespace added_tokens
+
+TEST_CASE("load_tokenizer adds a slow tokenizer's added tokens as transformers builds its fast tokenizer", "[text]") {
+    using namespace added_tokens;
+    const fs::path work = fs::temp_directory_path() / "seqembed_text_added_tokens";
+    fs::remove_all(work);
+    using Ids = std::vector<seqembed::TokenId>;
+    using Tokens = std::vector<std::string>;
+
+    SECTION("BERT's vocab.txt with added_tokens_decoder: added_tokens.json and special_tokens_map.json ignored") {
+        // [NEW1] normalized (lowercased by BertNormalizer, so found in "[NEW1]" and "[new1]", and
+        // written and decoded "[new1]"), [NEW2] special and not normalized (found as written);
+        // [E2], a special token of tokenizer_config.json that it does not declare, takes the next id.
+        const fs::path dir = directory(
+            work, "decoder", false,
+            {{"tokenizer_config.json", "{\"do_lower_case\": true, \"additional_special_tokens\": [\"[E2]\"], "
+                                       "\"added_tokens_decoder\": {" + bert_specials() + ", " +
+                                           entry("30522", "[NEW1]", true, false) + ", " +
+                                           entry("30523", "[NEW2]", false, true) + "}}"},
+             {"added_tokens.json", R"({"[X]": 30525})"},
+             {"special_tokens_map.json", R"({"additional_special_tokens": ["[E3]"]})"}});
+        const Tokenizer tokenizer = seqembed::text::load_tokenizer(dir.string());
+        const std::string text = "Hello [NEW1] and [new1] but [NEW2] not [new2] [E2] [X]";
+        const Encoding encoding = tokenizer.encode(text);
+        CHECK(encoding.ids == Ids{101, 7592, 30522, 1998, 30522, 2021, 30523, 2025, 1031, 2047, 2475, 1033, 30524,
+                                  1031, 1060, 1033, 102});
+        CHECK(encoding.tokens == Tokens{"[CLS]", "hello", "[new1]", "and", "[new1]", "but", "[NEW2]", "not", "[",
+                                        "new", "##2", "]", "[E2]", "[", "x", "]", "[SEP]"});
+        CHECK(encoding.offsets == Offsets{{0, 0}, {0, 5}, {6, 12}, {13, 16}, {17, 23}, {24, 27}, {28, 34}, {35, 38},
+                                          {39, 40}, {40, 43}, {43, 44}, {44, 45}, {46, 50}, {51, 52}, {52, 53},
+                                          {53, 54}, {0, 0}});
+        CHECK(tokenizer.decode(encoding.ids) ==
+              "[CLS] hello [new1] and [new1] but [NEW2] not [ new2 ] [E2] [ x ] [SEP]");
+        CHECK(tokenizer.decode(encoding.ids, true) == "hello [new1] and [new1] but not [ new2 ] [ x ]");
+        CHECK(tokenizer.token_to_id("[NEW1]") == seqembed::TokenId{30522});
+        CHECK(tokenizer.id_to_token(30523) == std::string("[NEW2]"));
+        CHECK(!tokenizer.token_to_id("[X]"));
+        CHECK(!tokenizer.token_to_id("[E3]"));
+        CHECK(tokenizer.vocab_size() == 30525);
+    }
+    SECTION("BERT cased: a normalized added token is found only in its own case") {
+        const fs::path dir =
+            directory(work, "cased", false,
+                      {{"tokenizer_config.json", "{\"do_lower_case\": false, \"added_tokens_decoder\": {" +
+                                                     entry("30522", "[NEW1]", true, false) + "}}"}});
+        const Encoding encoding = seqembed::text::load_tokenizer(dir.string()).encode("[NEW1] [new1]");
+        CHECK(encoding.ids == Ids{101, 30522, 1031, 2047, 2487, 1033, 102});
+        CHECK(encoding.tokens == Tokens{"[CLS]", "[NEW1]", "[", "new", "##1", "]", "[SEP]"});
+    }
+    SECTION("BERT's vocab.txt with the legacy added_tokens.json and special_tokens_map.json") {
+        // [E1] is special_tokens_map.json's additional special token, so not normalized; [NEW1]
+        // is normalized, not special.
+        const fs::path dir =
+            directory(work, "legacy", false,
+                      {{"added_tokens.json", R"({"[NEW1]": 30522, "[E1]": 30523})"},
+                       {"special_tokens_map.json",
+                        R"({"mask_token": "[MASK]", "additional_special_tokens": ["[E1]"]})"}});
+        const Tokenizer tokenizer = seqembed::text::load_tokenizer(dir.string());
+        const Encoding encoding = tokenizer.encode("[NEW1] [E1] [e1]");
+        CHECK(encoding.ids == Ids{101, 30522, 30523, 1031, 1041, 2487, 1033, 102});
+        CHECK(encoding.tokens == Tokens{"[CLS]", "[new1]", "[E1]", "[", "e", "##1", "]", "[SEP]"});
+        CHECK(encoding.offsets ==
+              Offsets{{0, 0}, {0, 6}, {7, 11}, {12, 13}, {13, 14}, {14, 15}, {15, 16}, {0, 0}});
+        CHECK(tokenizer.decode(encoding.ids, true) == "[new1] [ e1 ]");
+        CHECK(tokenizer.decode({30523, 30522}) == "[E1] [new1]");
+    }
+    SECTION("GPT-2's vocab.json and merges.txt with added_tokens_decoder") {
+        const fs::path dir = directory(
+            work, "gpt2", true,
+            {{"tokenizer_config.json", "{\"tokenizer_class\": \"GPT2Tokenizer\", \"pad_token\": \"<pad>\", "
+                                       "\"added_tokens_decoder\": {" + entry("50256", "<|endoftext|>", true, true) +
+                                           ", " + entry("50257", "<pad>", false, true) + ", " +
+                                           entry("50258", "[NEW1]", true, false) + "}}"}});
+        const Tokenizer tokenizer = seqembed::text::load_tokenizer(dir.string());
+        const Encoding encoding = tokenizer.encode("Hello<pad> world[NEW1]!<|endoftext|>");
+        CHECK(encoding.ids == Ids{15496, 50257, 995, 50258, 0, 50256});
+        CHECK(encoding.tokens == Tokens{"Hello", "<pad>", "\xC4\xA0world", "[NEW1]", "!", "<|endoftext|>"});
+        CHECK(encoding.offsets == Offsets{{0, 5}, {5, 10}, {10, 16}, {16, 22}, {22, 23}, {23, 36}});
+        CHECK(tokenizer.decode(encoding.ids) == "Hello<pad> world[NEW1]!<|endoftext|>");
+        CHECK(tokenizer.decode(encoding.ids, true) == "Hello world[NEW1]!");
+    }
+    SECTION("GPT-2's legacy added_tokens.json: special_tokens_map.json's pad token") {
+        const fs::path dir = directory(work, "gpt2_legacy", true,
+                                       {{"added_tokens.json", R"({"<pad>": 50257})"},
+                                        {"special_tokens_map.json", R"({"pad_token": "<pad>"})"}});
+        const Tokenizer tokenizer = seqembed::text::load_tokenizer(dir.string());
+        CHECK(tokenizer.encode("a<pad>").ids == Ids{64, 50257});
+        CHECK(tokenizer.decode({64, 50257, 50256}, true) == "a");
+    }
+    SECTION("lstrip and rstrip take the spaces beside a token, single_word skips one inside a word") {
+        const fs::path dir = directory(
+            work, "strip", false,
+            {{"tokenizer_config.json", "{\"added_tokens_decoder\": {" + bert_specials() + ", " +
+                                           entry("30522", "<ent>", false, false, true, true) + ", " +
+                                           entry("30523", "[sw]", false, false, false, false, true) + "}}"}});
+        const Tokenizer tokenizer = seqembed::text::load_tokenizer(dir.string());
+        const Encoding encoding = tokenizer.encode("a <ent> b a[sw] [sw] c");
+        CHECK(encoding.ids == Ids{101, 1037, 30522, 1038, 1037, 1031, 25430, 1033, 30523, 1039, 102});
+        CHECK(encoding.tokens == Tokens{"[CLS]", "a", " <ent> ", "b", "a", "[", "sw", "]", "[sw]", "c", "[SEP]"});
+        CHECK(encoding.offsets == Offsets{{0, 0}, {0, 1}, {1, 8}, {8, 9}, {10, 11}, {11, 12}, {12, 14}, {14, 15},
+                                          {16, 20}, {21, 22}, {0, 0}});
+        // decode writes an added token's content, without the spaces it took.
+        CHECK(tokenizer.decode(encoding.ids, true) == "a <ent> b a [ sw ] [sw] c");
+    }
+    SECTION("an added token the vocabulary has keeps the vocabulary's id, with the declared settings") {
+        const fs::path dir =
+            directory(work, "in_vocab", false,
+                      {{"tokenizer_config.json", "{\"added_tokens_decoder\": {" +
+                                                     entry("7592", "hello", false, false, false, false, true) + "}}"}});
+        const Encoding encoding = seqembed::text::load_tokenizer(dir.string()).encode("hello helloworld Hello");
+        CHECK(encoding.ids == Ids{101, 7592, 7592, 11108, 7592, 102});
+        CHECK(encoding.tokens == Tokens{"[CLS]", "hello", "hello", "##world", "hello", "[SEP]"});
+        CHECK(encoding.offsets == Offsets{{0, 0}, {0, 5}, {6, 11}, {11, 16}, {17, 22}, {0, 0}});
+    }
+    SECTION("a declared id transformers would not give is refused, naming the file, the token and both ids") {
+        const auto refused = [&](const std::string& name, bool gpt2,
+                                 const std::vector<std::pair<std::string, std::string>>& files) {
+            return seqembed::text::load_tokenizer(directory(work, name, gpt2, files).string());
+        };
+        // A gap: [NEW2] comes next after [NEW1], whatever its declared id.
+        CHECK_THROWS_WITH(refused("gap", false,
+                                  {{"tokenizer_config.json", "{\"added_tokens_decoder\": {" +
+                                                                 entry("30522", "[NEW1]", true, false) + ", " +
+                                                                 entry("30524", "[NEW2]", true, false) + "}}"}}),
+                          Catch::Contains("tokenizer_config.json: \"added_tokens_decoder\" entry \"30524\" "
+                                          "declares \"[NEW2]\" as id 30524, but transformers' fast tokenizer gives "
+                                          "it id 30523"));
+        // An id inside the vocabulary for a token it does not have.
+        CHECK_THROWS_WITH(refused("inside", false,
+                                  {{"tokenizer_config.json",
+                                    "{\"added_tokens_decoder\": {" + entry("5", "[NEW1]", true, false) + "}}"}}),
+                          Catch::Contains("declares \"[NEW1]\" as id 5, but transformers' fast tokenizer gives it id "
+                                          "30522"));
+        // A token the vocabulary has under another id.
+        CHECK_THROWS_WITH(refused("elsewhere", false,
+                                  {{"tokenizer_config.json",
+                                    "{\"added_tokens_decoder\": {" + entry("30522", "hello", true, false) + "}}"}}),
+                          Catch::Contains("declares \"hello\" as id 30522, but transformers' fast tokenizer gives it "
+                                          "id 7592"));
+        CHECK_THROWS_WITH(refused("gpt2_gap", true, {{"added_tokens.json", R"({"<pad>": 50257, "[A]": 50259})"}}),
+                          Catch::Contains("added_tokens.json: entry \"[A]\" declares \"[A]\" as id 50259, but "
+                                          "transformers' fast tokenizer gives it id 50258"));
+    }
+    fs::remove_all(work);
+}
+
+TEST_CASE("load_tokenizer names a malformed added-token file and its entry", "[text][bad-input]") {
+    using namespace added_tokens;
+    const fs::path work = fs::temp_directory_path() / "seqembed_text_added_tokens_bad";
+    fs::remove_all(work);
+    int count = 0;
+    const auto fails = [&](const std::string& file, const std::string& text, const std::string& message) {
+        const fs::path dir = directory(work, std::to_string(count++), false, {{file, text}});
+        INFO(file << ": " << text);
+        CHECK_THROWS_AS(seqembed::text::load_tokenizer(dir.string()), seqembed::value_error);
+        CHECK_THROWS_WITH(seqembed::text::load_tokenizer(dir.string()), Catch::Contains(file + ": " + message));
+    };
+    fails("tokenizer_config.json", R"({"added_tokens_decoder": ["[NEW1]"]})",
+          R"("added_tokens_decoder" is ["[NEW1]"], not an object)");
+    fails("tokenizer_config.json", R"({"added_tokens_decoder": {"one": {"content": "[NEW1]"}}})",
+          R"("added_tokens_decoder" entry "one": its id is not an integer)");
+    fails("tokenizer_config.json", R"({"added_tokens_decoder": {"30522.0": {"content": "[NEW1]"}}})",
+          R"("added_tokens_decoder" entry "30522.0": its id is not an integer)");
+    fails("tokenizer_config.json", R"({"added_tokens_decoder": {"-1": {"content": "[NEW1]"}}})",
+          R"("added_tokens_decoder" entry "-1": its id is negative)");
+    fails("tokenizer_config.json", R"({"added_tokens_decoder": {"30522": "[NEW1]"}})",
+          R"("added_tokens_decoder" entry "30522" is not an object)");
+    fails("tokenizer_config.json", R"({"added_tokens_decoder": {"30522": {"content": 7}}})",
+          R"("added_tokens_decoder" entry "30522" has no string "content")");
+    fails("tokenizer_config.json", R"({"added_tokens_decoder": {"30522": {"content": "[NEW1]", "lstrip": "yes"}}})",
+          R"("added_tokens_decoder" entry "30522"'s "lstrip" is "yes", not true or false)");
+    fails("added_tokens.json", R"(["[NEW1]"])", "is not a JSON object");
+    fails("added_tokens.json", R"({"[NEW1]": "30522"})", R"(entry "[NEW1]": its id "30522" is not an integer)");
+    fails("added_tokens.json", R"({"[NEW1]": 30522.5})", R"(entry "[NEW1]": its id 30522.5 is not an integer)");
+    fails("added_tokens.json", R"({"[NEW1]": -3})", R"(entry "[NEW1]": its id -3 is negative)");
+    fails("special_tokens_map.json", R"({"additional_special_tokens": "[E1]"})",
+          R"("additional_special_tokens" is "[E1]", not a list)");
+    fails("special_tokens_map.json", R"({"pad_token": 0})", R"("pad_token" is 0, not a token)");
+    fs::remove_all(work);
+}
+
 TEST_CASE("decode cleans up spaces as transformers does when tokenizer_config.json asks, but for BPE models",
           "[text]") {
     CHECK(seqembed::text::clean_up_tokenization("i ' m , you ' re . don ' t ? it ' s ! ' quoted ' we ' ve  . do n't") ==

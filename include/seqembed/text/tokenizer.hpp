@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -57,7 +58,20 @@ inline std::string read_file(const std::string& path) {
     return text.str();
 }
 
+/// A token to add on top of a model's vocabulary, as Hugging Face tokenizers' AddedToken.
+struct NewToken {
+    std::string content;
+    bool single_word = false;
+    bool lstrip = false;
+    bool rstrip = false;
+    bool normalized = true;
+    bool special = false;
+};
+
 }  // namespace detail
+
+class Tokenizer;
+inline Tokenizer load_tokenizer(const std::string& directory);
 
 /// @brief One text, or one pair of texts, encoded: a row of a model's input.
 struct Encoding {
@@ -499,6 +513,9 @@ private:
         std::string decoded;                // what decode() writes: content, normalized when `normalized`
     };
 
+    // load_tokenizer adds a directory's tokens as transformers' fast tokenizer adds them.
+    friend Tokenizer load_tokenizer(const std::string& directory);
+
     std::string m_source;
     std::vector<detail::Normalizer> m_normalizers;
     std::vector<detail::PreTokenizer> m_pre_tokenizers;
@@ -544,6 +561,46 @@ private:
                 std::stable_sort(list.begin(), list.end(), [&](std::size_t x, std::size_t y) {
                     return m_added[x].code_points.size() > m_added[y].code_points.size();
                 });
+    }
+
+    /// Adds tokens as tokenizers' AddedVocabulary::add_tokens (0.22 and 0.23) gives them ids,
+    /// in order: a content already added keeps its id, one the vocabulary has takes the
+    /// vocabulary's, any other the next free id, which starts at the vocabulary's size (its
+    /// count of tokens; one past the largest added id if that is not below it). An empty content
+    /// is skipped; a token re-added with other settings replaces them, its specialness kept.
+    void add_tokens(const std::vector<detail::NewToken>& tokens) {
+        const auto vocab_size = static_cast<TokenId>(detail::vocab_of(m_model).ids.size());
+        TokenId next = vocab_size;
+        for (const AddedToken& added : m_added)
+            if (added.id >= vocab_size || vocab_size == 0) next = std::max(next, added.id + 1);
+        std::vector<AddedToken> all = m_added;
+        std::unordered_map<std::string, TokenId> by_content;
+        std::unordered_map<TokenId, std::size_t> by_id;
+        for (std::size_t k = 0; k < all.size(); ++k) {
+            by_content[all[k].content] = all[k].id;
+            by_id[all[k].id] = k;
+        }
+        for (const detail::NewToken& token : tokens) {
+            if (token.content.empty()) continue;
+            TokenId id = -1;
+            if (const auto found = by_content.find(token.content); found != by_content.end())
+                id = found->second;
+            else if ((id = detail::vocab_of(m_model).find(token.content)) < 0)
+                id = next++;
+            AddedToken added{id, token.content, token.single_word, token.lstrip, token.rstrip,
+                             token.normalized, token.special, {}, {}};
+            by_content[token.content] = id;
+            if (const auto found = by_id.find(id); found != by_id.end()) {
+                // tokenizers keeps the special contents in a set that a plain re-adding leaves.
+                const AddedToken& before = all[found->second];
+                added.special = added.special || (before.special && before.content == token.content);
+                all[found->second] = std::move(added);
+            } else {
+                by_id[id] = all.size();
+                all.push_back(std::move(added));
+            }
+        }
+        set_added_tokens(std::move(all));
     }
 
     void read(const nlohmann::json& root) {
@@ -1001,14 +1058,268 @@ inline nlohmann::json object_file(const std::filesystem::path& path) {
     return object;
 }
 
-/// A special token of tokenizer_config.json: a string, or an AddedToken's {"content": ...}.
-inline std::optional<std::string> special_token(const nlohmann::json& settings, const char* key) {
-    const auto found = settings.find(key);
-    if (found == settings.end()) return std::nullopt;
-    if (found->is_string()) return found->get<std::string>();
-    if (found->is_object() && found->contains("content") && (*found)["content"].is_string())
-        return (*found)["content"].get<std::string>();
-    return std::nullopt;
+/// A token as a model directory's files give it to transformers: a special token's string
+/// (`plain`), or an AddedToken object, whose unset `normalized` means "not special" (tokenizers'
+/// default).
+struct FileToken {
+    std::string content;
+    bool single_word = false;
+    bool lstrip = false;
+    bool rstrip = false;
+    std::optional<bool> normalized;
+    bool special = false;
+    bool plain = false;
+    // Whether transformers counts it special for a legacy added_tokens.json: a string, or an
+    // object of special_tokens_map.json (one of tokenizer_config.json is still a dict then).
+    bool counted = true;
+
+    /// The same AddedToken, as tokenizers' Python AddedToken compares them (a string never is).
+    bool same_as(const FileToken& other) const {
+        return !plain && !other.plain && content == other.content && single_word == other.single_word &&
+               lstrip == other.lstrip && rstrip == other.rstrip && special == other.special &&
+               normalized.value_or(!special) == other.normalized.value_or(!other.special);
+    }
+};
+
+/// An AddedToken object of `file`, named `what` in messages: its string "content" and the
+/// settings it sets (true or false; others keys, as "__type", ignored as tokenizers does).
+/// @throws value_error naming the file and `what` when it is not one.
+inline FileToken token_object(const nlohmann::json& object, const std::string& file, const std::string& what) {
+    if (!object.is_object()) seqembed::detail::fail<value_error>(file, ": ", what, " is not an object");
+    const auto content = object.find("content");
+    if (content == object.end() || !content->is_string())
+        seqembed::detail::fail<value_error>(file, ": ", what, " has no string \"content\"");
+    FileToken token;
+    token.content = content->get<std::string>();
+    if (token.content.empty()) seqembed::detail::fail<value_error>(file, ": ", what, " has an empty \"content\"");
+    const auto flag = [&](const char* key) -> std::optional<bool> {
+        const auto found = object.find(key);
+        if (found == object.end()) return std::nullopt;
+        if (!found->is_boolean())
+            seqembed::detail::fail<value_error>(file, ": ", what, "'s \"", key, "\" is ", found->dump(),
+                                                ", not true or false");
+        return found->get<bool>();
+    };
+    token.single_word = flag("single_word").value_or(false);
+    token.lstrip = flag("lstrip").value_or(false);
+    token.rstrip = flag("rstrip").value_or(false);
+    token.normalized = flag("normalized");
+    token.special = flag("special").value_or(false);
+    return token;
+}
+
+/// A special token's value in `file` under `key`: none for null, a string, or an AddedToken
+/// object (special when special_tokens_map.json gives it, as transformers marks those).
+/// @throws value_error naming the file and the key for anything else.
+inline std::optional<FileToken> special_value(const nlohmann::json& value, const std::string& file,
+                                              const std::string& key, bool from_map) {
+    if (value.is_null()) return std::nullopt;
+    if (value.is_string()) {
+        FileToken token;
+        token.content = value.get<std::string>();
+        token.plain = true;
+        return token;
+    }
+    if (!value.is_object())
+        seqembed::detail::fail<value_error>(file, ": \"", key, "\" is ", value.dump(),
+                                            ", not a token (a string or an AddedToken object)");
+    FileToken token = token_object(value, file, "\"" + key + "\"");
+    token.special = token.special || from_map;
+    token.counted = from_map;
+    return token;
+}
+
+/// A special_tokens_map.json's or tokenizer_config.json's "additional_special_tokens": a list of
+/// tokens (none: null).
+inline std::optional<std::vector<FileToken>> special_list(const nlohmann::json& value, const std::string& file,
+                                                          bool from_map) {
+    if (value.is_null()) return std::nullopt;
+    if (!value.is_array())
+        seqembed::detail::fail<value_error>(file, ": \"additional_special_tokens\" is ", value.dump(), ", not a list");
+    std::vector<FileToken> tokens;
+    for (const nlohmann::json& item : value) {
+        std::optional<FileToken> token = special_value(item, file, "additional_special_tokens", from_map);
+        if (!token) seqembed::detail::fail<value_error>(file, ": \"additional_special_tokens\" holds a null");
+        tokens.push_back(std::move(*token));
+    }
+    return tokens;
+}
+
+/// The id of an "added_tokens_decoder" key, as Python's int() reads it (an optional sign, then
+/// digits), or none.
+inline std::optional<TokenId> integer_key(const std::string& key) {
+    std::size_t at = key.size() > 1 && (key[0] == '-' || key[0] == '+') ? 1 : 0;
+    if (at == key.size() || key.size() - at > 18) return std::nullopt;
+    TokenId value = 0;
+    for (; at < key.size(); ++at) {
+        if (key[at] < '0' || key[at] > '9') return std::nullopt;
+        value = value * 10 + (key[at] - '0');
+    }
+    return key[0] == '-' ? -value : value;
+}
+
+/// The tokens transformers 4.57's fast tokenizer adds on top of the vocabulary it converts
+/// from vocab.txt or vocab.json and merges.txt, and those the directory declares with their ids.
+struct DirectoryTokens {
+    /// What a directory declares: a token, its id, the file and the entry.
+    struct Declared {
+        std::string content;
+        TokenId id;
+        std::string file;
+        std::string entry;
+    };
+    std::vector<NewToken> to_add;     ///< in the order they are added
+    std::vector<Declared> declared;   ///< every declaration, to check against the ids given
+    std::optional<std::string> bos;   ///< bos_token's content
+};
+
+/// The added tokens of a directory without tokenizer.json, as transformers 4.57 builds its fast
+/// tokenizer (`gpt2`: GPT2TokenizerFast, else BertTokenizerFast):
+/// PreTrainedTokenizerBase._from_pretrained reads tokenizer_config.json's added_tokens_decoder
+/// or, without it, special_tokens_map.json over tokenizer_config.json and the legacy
+/// added_tokens.json ({content: id}, each normalized unless special); PreTrainedTokenizerFast's
+/// constructor adds them sorted by id, then the special tokens not among them, each special when
+/// marked or named special.
+/// @throws value_error naming the file and the entry of a malformed one.
+inline DirectoryTokens directory_tokens(const std::filesystem::path& root, const nlohmann::json& settings, bool gpt2) {
+    const std::string config_file = (root / "tokenizer_config.json").string();
+    const bool modern = settings.contains("added_tokens_decoder");
+    // The special tokens by attribute (SPECIAL_TOKENS_ATTRIBUTES' order): the class's
+    // defaults, tokenizer_config.json's over them, special_tokens_map.json's over those (legacy).
+    const char* const keys[] = {"bos_token", "eos_token", "unk_token", "sep_token",
+                                "pad_token", "cls_token", "mask_token"};
+    constexpr std::size_t count = sizeof(keys) / sizeof(keys[0]);
+    std::optional<FileToken> named[count];
+    bool set[count] = {};
+    const auto plain = [](const char* content) {
+        FileToken token;
+        token.content = content;
+        token.plain = true;
+        return std::optional<FileToken>(token);
+    };
+    if (gpt2) {
+        named[0] = named[1] = named[2] = plain("<|endoftext|>");
+    } else {
+        const char* defaults[] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"};
+        for (std::size_t k = 2; k < count; ++k) named[k] = plain(defaults[k - 2]);
+    }
+    for (std::size_t k = 0; k < count; ++k)
+        if (const auto found = settings.find(keys[k]); found != settings.end()) {
+            named[k] = special_value(*found, config_file, keys[k], false);
+            set[k] = true;
+        }
+    std::vector<FileToken> additional;
+    if (const auto found = settings.find("additional_special_tokens"); found != settings.end())
+        additional = special_list(*found, config_file, false).value_or(std::vector<FileToken>{});
+    DirectoryTokens result;
+    std::map<TokenId, FileToken> declared;  // by id: a later entry with the same id wins, as in a dict
+    if (modern) {
+        const nlohmann::json& decoder = settings["added_tokens_decoder"];
+        if (!decoder.is_object())
+            seqembed::detail::fail<value_error>(config_file, ": \"added_tokens_decoder\" is ", decoder.dump(),
+                                                ", not an object {\"id\": {\"content\": ...}}");
+        for (const auto& [key, value] : decoder.items()) {
+            const std::string entry = "\"added_tokens_decoder\" entry \"" + key + "\"";
+            const std::optional<TokenId> id = integer_key(key);
+            if (!id) seqembed::detail::fail<value_error>(config_file, ": ", entry, ": its id is not an integer");
+            if (*id < 0) seqembed::detail::fail<value_error>(config_file, ": ", entry, ": its id is negative");
+            FileToken token = token_object(value, config_file, entry);
+            result.declared.push_back({token.content, *id, config_file, entry});
+            declared[*id] = std::move(token);
+        }
+    } else {
+        const std::filesystem::path map_path = root / "special_tokens_map.json";
+        const std::string map_file = map_path.string();
+        const nlohmann::json map = object_file(map_path);
+        for (std::size_t k = 0; k < count; ++k)
+            if (const auto found = map.find(keys[k]); found != map.end()) {
+                named[k] = special_value(*found, map_file, keys[k], true);
+                set[k] = true;
+            }
+        if (const auto found = map.find("additional_special_tokens"); found != map.end()) {
+            // transformers extends tokenizer_config.json's list with the tokens it lacks (a null
+            // replaces it).
+            const std::optional<std::vector<FileToken>> listed = special_list(*found, map_file, true);
+            if (!listed) additional.clear();
+            for (const FileToken& token : listed.value_or(std::vector<FileToken>{})) {
+                const bool there = std::any_of(additional.begin(), additional.end(), [&](const FileToken& other) {
+                    return token.plain ? other.plain && other.content == token.content : token.same_as(other);
+                });
+                if (!there) additional.push_back(token);
+            }
+        }
+        const std::filesystem::path added_path = root / "added_tokens.json";
+        const std::string added_file = added_path.string();
+        const nlohmann::json added = object_file(added_path);
+        // Special, for added_tokens.json, are the strings (and special_tokens_map.json's objects)
+        // that tokenizer_config.json and special_tokens_map.json name.
+        std::vector<std::string> special;
+        for (std::size_t k = 0; k < count; ++k)
+            if (set[k] && named[k] && named[k]->counted) special.push_back(named[k]->content);
+        for (const FileToken& token : additional)
+            if (token.counted) special.push_back(token.content);
+        for (const auto& [content, id] : added.items()) {
+            const std::string entry = "entry \"" + content + "\"";
+            if (!id.is_number_integer())
+                seqembed::detail::fail<value_error>(added_file, ": ", entry, ": its id ", id.dump(),
+                                                    " is not an integer");
+            if (id.get<TokenId>() < 0)
+                seqembed::detail::fail<value_error>(added_file, ": ", entry, ": its id ", id.dump(), " is negative");
+            if (content.empty()) seqembed::detail::fail<value_error>(added_file, ": ", entry, " is an empty token");
+            FileToken token;
+            token.content = content;
+            token.special = std::find(special.begin(), special.end(), content) != special.end();
+            token.normalized = !token.special;
+            result.declared.push_back({content, id.get<TokenId>(), added_file, entry});
+            declared[id.get<TokenId>()] = std::move(token);
+        }
+    }
+    if (const auto found = settings.find("extra_special_tokens"); found != settings.end() && found->is_object())
+        for (const auto& [key, value] : found->items())
+            if (std::optional<FileToken> token = special_value(value, config_file, "extra_special_tokens", false))
+                additional.push_back(std::move(*token));
+    // GPT2Tokenizer makes its string bos, eos, unk and pad tokens AddedTokens (lstrip and rstrip
+    // off), which then match the declared ones only when equal in every setting.
+    if (gpt2)
+        for (const std::size_t k : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{4}})
+            if (named[k]) named[k]->plain = false;
+    result.bos = named[0] ? std::optional<std::string>(named[0]->content) : std::nullopt;
+    // all_special_tokens_extended: each content once, the first kept.
+    std::vector<std::pair<FileToken, bool>> specials;  // and whether it is an attribute's (bos ... mask)
+    const auto listed = [&](const std::string& content) {
+        return std::any_of(specials.begin(), specials.end(), [&](const auto& s) { return s.first.content == content; });
+    };
+    for (std::size_t k = 0; k < count; ++k)
+        if (named[k] && !named[k]->content.empty() && !listed(named[k]->content))
+            specials.emplace_back(*named[k], true);
+    for (const FileToken& token : additional)
+        if (!token.content.empty() && !listed(token.content)) specials.emplace_back(token, false);
+    std::vector<FileToken> to_add;
+    for (const auto& [id, token] : declared) to_add.push_back(token);
+    const std::size_t declared_count = to_add.size();
+    for (const auto& [token, attribute] : specials) {
+        const auto first = to_add.begin();
+        const auto last = first + static_cast<std::ptrdiff_t>(declared_count);
+        const bool same_content =
+            std::any_of(first, last, [&](const FileToken& t) { return t.content == token.content; });
+        // With added_tokens_decoder, _from_pretrained swaps an attribute's token for the declared
+        // one of its content; a string is compared by content, an AddedToken in every setting.
+        const bool there = (modern && attribute) || token.plain
+                               ? same_content
+                               : std::any_of(first, last, [&](const FileToken& t) { return token.same_as(t); });
+        if (!there) to_add.push_back(token);
+    }
+    for (const FileToken& token : to_add) {
+        NewToken added;
+        added.content = token.content;
+        added.single_word = token.single_word;
+        added.lstrip = token.lstrip;
+        added.rstrip = token.rstrip;
+        added.special = token.special || listed(token.content);
+        added.normalized = token.normalized.value_or(!added.special);
+        result.to_add.push_back(std::move(added));
+    }
+    return result;
 }
 
 }  // namespace detail
@@ -1017,22 +1328,30 @@ inline std::optional<std::string> special_token(const nlohmann::json& settings, 
 ///        tokenizer.json, or else BERT's vocab.txt, or else GPT-2's vocab.json and merges.txt,
 ///        with the settings of tokenizer_config.json that transformers' converters read
 ///        (do_lower_case, strip_accents and tokenize_chinese_chars for BERT; add_prefix_space,
-///        add_bos_token and bos_token, as OPT's, for GPT-2; the special tokens, over
-///        special_tokens_map.json's; added_tokens.json is not read). Without
-///        tokenizer.json, the tokenizer class (tokenizer_config.json's tokenizer_class, else
-///        config.json's tokenizer_class or model_type) must be one whose files these are (BERT,
-///        DistilBERT, ELECTRA; GPT-2, or OPT's GPT2Tokenizer): RoBERTa's or MPNet's vocabulary
-///        files, say, need their own special tokens and rules, and are refused rather than read
-///        as another's. Its decode() cleans up spaces when tokenizer_config.json says
-///        "clean_up_tokenization_spaces": true, but for a BPE model, which transformers leaves
-///        alone unless "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output"
-///        is true too.
+///        add_bos_token and bos_token, as OPT's, for GPT-2). Without tokenizer.json, the
+///        tokenizer class (tokenizer_config.json's tokenizer_class, else config.json's
+///        tokenizer_class or model_type) must be one whose files these are (BERT, DistilBERT,
+///        ELECTRA; GPT-2, or OPT's GPT2Tokenizer): RoBERTa's or MPNet's vocabulary files, say,
+///        need their own special tokens and rules, and are refused rather than read as
+///        another's. The added tokens are transformers 4.57's: tokenizer_config.json's
+///        added_tokens_decoder ({"id": {"content", "single_word", "lstrip", "rstrip",
+///        "normalized", "special"}}) or, without it, the legacy added_tokens.json ({"content":
+///        id}, normalized unless special), then the special tokens (bos_token ... mask_token,
+///        additional_special_tokens; special_tokens_map.json's over tokenizer_config.json's when
+///        there is no added_tokens_decoder) not among them; each takes the vocabulary's id, else
+///        the next one after the vocabulary, in the order of the declared ids. Its decode()
+///        cleans up spaces when tokenizer_config.json says "clean_up_tokenization_spaces": true,
+///        but for a BPE model, which transformers leaves alone unless
+///        "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output" is true too.
 /// @param directory the model's directory (the one io::load_model reads).
 /// @return the tokenizer.
 /// @throws file_error when the directory holds none of the files; value_error for a
-///         tokenizer_config.json or config.json that is not a JSON object, or vocabulary files
-///         of another class (naming it and the file that says so); as Tokenizer::from_file,
-///         from_bert_vocab and from_bpe_files otherwise.
+///         tokenizer_config.json, config.json, special_tokens_map.json or added_tokens.json that
+///         is not a JSON object, a malformed entry (naming the file and the entry), a declared id
+///         transformers would not give its token (naming the file, the token and both ids:
+///         transformers' slow and fast tokenizers would disagree), or vocabulary files of another
+///         class (naming it and the file that says so); as Tokenizer::from_file, from_bert_vocab
+///         and from_bpe_files otherwise.
 inline Tokenizer load_tokenizer(const std::string& directory) {
     const std::filesystem::path root(directory);
     const std::filesystem::path json = root / "tokenizer.json";
@@ -1042,10 +1361,6 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
     std::error_code ignored;
     const std::filesystem::path config_path = root / "tokenizer_config.json";
     const nlohmann::json settings = detail::object_file(config_path);
-    // The special tokens: special_tokens_map.json's, then tokenizer_config.json's over them.
-    nlohmann::json specials = detail::object_file(root / "special_tokens_map.json");
-    for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
-        if (settings.contains(key) && !settings[key].is_null()) specials[key] = settings[key];
     // The class AutoTokenizer would build from vocabulary files, and the file that names it.
     const auto require = [&](std::initializer_list<const char*> kinds, const char* files) {
         std::string kind;
@@ -1069,31 +1384,56 @@ inline Tokenizer load_tokenizer(const std::string& directory) {
                                             "from tokenizer.json only (save the tokenizer with transformers' fast "
                                             "tokenizer to write one)");
     };
+    // The added tokens of vocabulary files, as PreTrainedTokenizerFast's constructor adds them to
+    // the converted tokenizer (which has none), checked against the ids the files declare.
+    const auto add_tokens = [&](Tokenizer& tokenizer, const detail::DirectoryTokens& added) {
+        tokenizer.set_added_tokens({});
+        tokenizer.add_tokens(added.to_add);
+        for (const detail::DirectoryTokens::Declared& declared : added.declared) {
+            const std::optional<TokenId> given = tokenizer.token_to_id(declared.content);
+            if (given == declared.id) continue;
+            std::ostringstream gives;
+            if (given)
+                gives << "id " << *given;
+            else
+                gives << "no id";
+            seqembed::detail::fail<value_error>(
+                declared.file, ": ", declared.entry, " declares \"", declared.content, "\" as id ", declared.id,
+                ", but transformers' fast tokenizer gives it ", gives.str(), " (an added token takes the vocabulary's "
+                "id, else the next one after the vocabulary, in the order of the declared ids), so transformers' "
+                "tokenizers disagree on it");
+        }
+    };
     Tokenizer tokenizer = [&] {
         if (std::filesystem::is_regular_file(json, ignored)) return Tokenizer::from_file(json.string());
         if (std::filesystem::is_regular_file(vocab, ignored)) {
             require({"BertTokenizer", "DistilBertTokenizer", "ElectraTokenizer", "bert", "distilbert", "electra"},
                     "vocab.txt");
+            const detail::DirectoryTokens added = detail::directory_tokens(root, settings, false);
             BertVocabOptions options;
             options.lowercase = detail::setting(settings, "do_lower_case", true);
             if (const auto found = settings.find("strip_accents"); found != settings.end() && found->is_boolean())
                 options.strip_accents = found->get<bool>();
             options.tokenize_chinese_chars = detail::setting(settings, "tokenize_chinese_chars", true);
-            return Tokenizer::from_bert_vocab(vocab.string(), options);
+            Tokenizer bert = Tokenizer::from_bert_vocab(vocab.string(), options);
+            add_tokens(bert, added);
+            return bert;
         }
         if (std::filesystem::is_regular_file(bpe_vocab, ignored) && std::filesystem::is_regular_file(merges, ignored)) {
             require({"GPT2Tokenizer", "gpt2", "gpt_neo", "gptj", "gpt_bigcode", "opt"}, "vocab.json and merges.txt");
+            const detail::DirectoryTokens added = detail::directory_tokens(root, settings, true);
             BpeFilesOptions options;
             options.add_prefix_space = detail::setting(settings, "add_prefix_space", false);
-            std::vector<std::string> named;
-            for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"})
-                if (const std::optional<std::string> special = detail::special_token(specials, key))
-                    named.push_back(*special);
-            if (!named.empty()) options.special_tokens = named;
-            // GPT2Tokenizer's bos_token defaults to <|endoftext|>.
-            if (detail::setting(settings, "add_bos_token", false))
-                options.bos_token = detail::special_token(specials, "bos_token").value_or("<|endoftext|>");
-            return Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string(), options);
+            options.special_tokens.clear();
+            if (detail::setting(settings, "add_bos_token", false)) {
+                if (!added.bos)
+                    seqembed::detail::fail<value_error>(config_path.string(),
+                                                        ": \"add_bos_token\" is true, but bos_token is null");
+                options.bos_token = added.bos;
+            }
+            Tokenizer gpt2 = Tokenizer::from_bpe_files(bpe_vocab.string(), merges.string(), options);
+            add_tokens(gpt2, added);
+            return gpt2;
         }
         seqembed::detail::fail<file_error>(directory,
                                            ": holds no tokenizer.json, no vocab.txt and no vocab.json with merges.txt");
