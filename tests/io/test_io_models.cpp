@@ -99,7 +99,8 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     for (const char* encoder : {"longformer", "data2vec_text", "xmod", "xlm_roberta_xl", "big_bird", "megatron_bert",
                                 "ernie", "splinter", "squeezebert", "rembert", "bert_generation", "nystromformer",
                                 "roberta_prelayernorm", "ibert", "convbert", "funnel",
-                                "yoso", "mra", "roformer", "nomic_bert"})
+                                "yoso", "mra", "roformer", "nomic_bert", "chinese_clip", "chinese_clip_text_model",
+                                "align", "flava", "altclip", "clap", "bridgetower"})
         if (type == encoder) return run(seqembed::io::load_encoder(directory), c);
     if (type == "esm" || type == "esm1b") {
         // io::Model::forward applies ESM's token dropout per sequence.
@@ -112,6 +113,10 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     }
     if (type == "clip" || type == "clip_text_model" || type == "siglip" || type == "siglip2_text_model")
         return run(seqembed::io::load_clip_text(directory), c);
+    if (type == "owlvit" || type == "owlv2" || type == "xclip" || type == "groupvit" || type == "clipseg")
+        return run(seqembed::io::load_clip_text(directory), c);
+    if (type == "blip" || type == "blip_captioning") return run(seqembed::io::load_blip_text(directory), c);
+    if (type == "kosmos2") return run(seqembed::io::load_kosmos2_text(directory), c);
     if (type == "whisper") return run(seqembed::io::load_whisper(directory), c);
     if (type == "mamba" || type == "mamba2" || type == "falcon_mamba") return run(seqembed::io::load_mamba(directory), c);
     if (type == "qwen3" || type == "qwen3_moe" || type == "mixtral" || type == "gemma2" || type == "starcoder2" ||
@@ -166,7 +171,7 @@ TEST_CASE("Every model family loads from its checkpoint and matches its PyTorch 
         // table torch computes with its own exp, sin and cos (not correctly rounded).
         const std::string name = family.name;
         const bool exact = !family.layer_norm && name != "opt" && name != "m2m_100" && name != "nllb_moe" &&
-                           name != "xglm" && name != "fsmt" && name != "trocr_printed";
+                           name != "xglm" && name != "fsmt" && name != "trocr_printed" && name != "kosmos2";
         for (long k = 0; k < family.case_count; ++k) {
             const fixtures::Case& c = family.cases[k];
             INFO(family.name << ", " << c.name << " (" << family.position_rule << ")");
@@ -406,7 +411,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 168);
+    CHECK(families == 194);
 }
 
 namespace {
@@ -628,7 +633,12 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"xlm", 2}, {"flaubert", 2}, {"fsmt", 1}, {"trocr", 1}, {"trocr_printed", 1},
         // The vision-encoder-decoders' text decoders: MBart's pad_token_id, GPT-2's none.
         {"donut", 1}, {"vit_gpt2", std::nullopt},
-        {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0}};
+        {"mllama", 174}, {"aya_vision", 0}, {"granite_vision", 0},
+        // The two-tower models' text towers: CLIP's kin none; the BERT-like ones pad_token_id (their
+        // text config classes' 0, RoBERTa-like 1); BLIP's and Kosmos-2's pad_token_id.
+        {"owlvit", {}}, {"owlv2", {}}, {"xclip", {}}, {"groupvit", {}}, {"clipseg", {}}, {"chinese_clip", 0},
+        {"chinese_clip_text_model", 2}, {"align", 0}, {"flava", 0}, {"altclip", 1}, {"clap", 1}, {"bridgetower", 1},
+        {"blip", 0}, {"blip_captioning", 3}, {"kosmos2", 1}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -650,7 +660,8 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         const bool from_ids = type == "roberta" || type == "mpnet" || type == "m2m_100" || type == "nllb_moe" ||
                               type == "longformer" || type == "roberta_prelayernorm" || type == "ibert" ||
                               type == "data2vec_text" || type == "xmod" || type == "xlm_roberta_xl" ||
-                              type == "esm1b" || type == "fsmt" || type == "trocr_printed";
+                              type == "esm1b" || type == "fsmt" || type == "trocr_printed" || type == "altclip" ||
+                              type == "clap" || type == "bridgetower" || type == "kosmos2";
         CHECK(positions == (from_ids ? std::optional<std::int64_t>(1) : std::nullopt));
     }
 }
@@ -779,6 +790,87 @@ TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba, LLaVA, Smo
     CHECK(seqembed::io::load_model(root / "siglip2_text_model").learned() != nullptr);
     CHECK(seqembed::io::load_model(root / "mamba2").lookup() != nullptr);
     CHECK(seqembed::io::load_model(root / "falcon_mamba").lookup()->rotary == std::nullopt);
+}
+
+TEST_CASE("The two-tower models' text towers take their text config classes' defaults, a legacy text_config_dict, "
+          "and BLIP's two towers their own tables",
+          "[io][models]") {
+    const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
+    // OWL-ViT's detector: owlvit.text_model, OwlViTTextConfig's 16 positions; past them refused
+    // (its module has no check: torch fails on the sum's shapes).
+    const seqembed::io::LearnedModelInput owlvit = seqembed::io::load_clip_text(root / "owlvit");
+    CHECK(owlvit.pipeline.positions().max_positions() == 16);
+    const seqembed::IdMatrix past_table = seqembed::IdMatrix::Constant(1, 17, 5);
+    CHECK_THROWS_AS(owlvit.pipeline.forward(past_table), seqembed::error);
+    // X-CLIP: text_config_dict through XCLIPTextConfig (77 positions) wins over a stale text_config.
+    const seqembed::io::LearnedModelInput xclip = seqembed::io::load_clip_text(root / "xclip");
+    CHECK((xclip.config.vocab_size == 145 && xclip.config.hidden_size == 16));
+    CHECK(xclip.pipeline.positions().max_positions() == 77);
+    // ChineseCLIPTextConfig's and AltCLIPTextConfig's defaults under the fixtures' text_config.
+    const seqembed::io::Model chinese = seqembed::io::load_model(root / "chinese_clip");
+    CHECK((chinese.config().type_vocab_size == 2 && chinese.config().layer_norm_eps == 1e-12 &&
+           chinese.config().max_positions == 512));
+    const seqembed::io::Model altclip = seqembed::io::load_model(root / "altclip");
+    CHECK((altclip.config().type_vocab_size == 1 && altclip.config().layer_norm_eps == 1e-5 &&
+           altclip.config().pad_token_id == 1));
+    REQUIRE(altclip.learned() != nullptr);
+    CHECK(altclip.learned()->pipeline.positions().offset() == 2);
+
+    // BLIP for question answering: the question's stage reads text_encoder's tables, the answer's
+    // (`decoder`) text_decoder.bert's; the captioner has the decoder's alone, as both.
+    const seqembed::io::LearnedModelInput vqa = seqembed::io::load_blip_text(root / "blip");
+    REQUIRE(vqa.decoder.has_value());
+    const seqembed::io::SafetensorsFile file = seqembed::io::SafetensorsFile::open(root / "blip" / "model.safetensors");
+    const auto same = [](const seqembed::RowMatrix<float>& table, const seqembed::io::Tensor<float>& stored) {
+        if (table.rows() != stored.shape()[0] || table.cols() != stored.shape()[1]) return false;
+        return std::equal(table.data(), table.data() + table.size(), stored.data());
+    };
+    CHECK(same(vqa.pipeline.embedding().table(), file.matrix<float>("text_encoder.embeddings.word_embeddings.weight")));
+    CHECK(same(vqa.decoder->embedding().table(),
+               file.matrix<float>("text_decoder.bert.embeddings.word_embeddings.weight")));
+    CHECK(same(vqa.decoder->positions().table(),
+               file.matrix<float>("text_decoder.bert.embeddings.position_embeddings.weight")));
+    CHECK(vqa.decoder->embedding().padding_idx() == 0);
+    // The decoder numbers positions after the past: three tokens after four are the whole
+    // sequence's last three rows.
+    seqembed::IdMatrix whole(1, 7);
+    whole << 153, 17, 29, 4, 88, 91, 12;
+    const seqembed::IdMatrix last = whole.rightCols(3);
+    const seqembed::RowMatrix<float> full = vqa.decoder->forward(whole);
+    const seqembed::RowMatrix<float> step =
+        vqa.decoder->forward(seqembed::Batch(last, seqembed::Padding::none(), seqembed::StepOffsets(4)));
+    CHECK(step == full.bottomRows(3));
+    const seqembed::io::LearnedModelInput captioner = seqembed::io::load_blip_text(root / "blip_captioning");
+    REQUIRE(captioner.decoder.has_value());
+    CHECK(captioner.pipeline.embedding().table() == captioner.decoder->embedding().table());
+    CHECK(captioner.config.layer_norm_eps == 1e-5);
+
+    const auto read = [](const std::string& json) {
+        const test_support::TempDir dir;
+        std::ofstream(dir / "config.json") << json;
+        return seqembed::io::ModelConfig::read(dir / "config.json");
+    };
+    const seqembed::io::ModelConfig owl = read(R"({"model_type": "owlvit"})");
+    CHECK((owl.vocab_size == 49408 && owl.hidden_size == 512 && owl.max_positions == 16));
+    CHECK(read(R"({"model_type": "groupvit_text_model"})").hidden_size == 256);
+    const seqembed::io::ModelConfig alt = read(R"({"model_type": "altclip"})");
+    CHECK((alt.vocab_size == 250002 && alt.hidden_size == 1024 && alt.max_positions == 514 && alt.type_vocab_size == 1));
+    const seqembed::io::ModelConfig blip = read(R"({"model_type": "blip", "text_config": {}})");
+    CHECK((blip.vocab_size == 30524 && blip.hidden_size == 768 && blip.max_positions == 512 &&
+           blip.layer_norm_eps == 1e-12 && blip.embedding_padding_idx == 0));
+    const seqembed::io::ModelConfig kosmos = read(R"({"model_type": "kosmos-2"})");
+    CHECK((kosmos.vocab_size == 65037 && kosmos.hidden_size == 2048 && kosmos.max_positions == 2048 &&
+           kosmos.embedding_padding_idx == 1 && kosmos.scale_embedding));
+    CHECK(read(R"({"model_type": "kosmos_2_text_model", "embed_dim": 64})").hidden_size == 64);
+    // ChineseCLIPConfig: every key of the class built from text_config_dict wins, its defaults too.
+    const seqembed::io::ModelConfig legacy = read(R"({"model_type": "chinese_clip", "text_config_dict":
+        {"hidden_size": 32}, "text_config": {"hidden_size": 64, "vocab_size": 100}})");
+    CHECK((legacy.hidden_size == 32 && legacy.vocab_size == 30522));
+    const test_support::TempDir dir;
+    std::ofstream(dir / "config.json") << R"({"model_type": "clip", "text_config_dict": [1]})";
+    const std::string message =
+        message_of<seqembed::error>([&] { (void)seqembed::io::ModelConfig::read(dir / "config.json"); });
+    CHECK(message.find("'text_config_dict' is [1], not an object") != std::string::npos);
 }
 
 TEST_CASE("ModelConfig's embedding_padding_idx: pad_token_id, the config class's default, or none", "[io][models]") {

@@ -1013,6 +1013,9 @@ def language(cfg):
     if family in LEARNED_DEFAULTS:
         merged = dict(LEARNED_DEFAULTS[family])
         merged.update(cfg.get("text_config", cfg))
+        if "text_config_dict" in cfg:  # XCLIPConfig and its kin: the text config class built from it wins
+            merged.update(LEARNED_DEFAULTS[family])
+            merged.update(cfg["text_config_dict"])
         merged["model_type"] = family
         return merged
     if family in ("gemma3", "gemma3_text"):
@@ -1072,7 +1075,24 @@ HUNYUAN = ("hunyuan_v1_dense", "hunyuan_v1_moe")
 # text config from text_config with these where it says nothing.
 _CLIP_TEXT = {"vocab_size": 49408, "hidden_size": 512, "max_position_embeddings": 77, "pad_token_id": 1}
 _SIGLIP_TEXT = {"vocab_size": 32000, "hidden_size": 768, "max_position_embeddings": 64, "pad_token_id": 1}
+_OWL_TEXT = {"vocab_size": 49408, "hidden_size": 512, "max_position_embeddings": 16, "pad_token_id": 0}
+# The two-tower models' text config classes (ChineseCLIPTextConfig, AlignTextConfig,
+# FlavaTextConfig; AltCLIPTextConfig, ClapTextConfig, BridgeTowerTextConfig; BlipTextConfig;
+# Kosmos2TextConfig at v4.57.6 753d6110), which their configs build from text_config.
+_BERT_TOWER = {"vocab_size": 30522, "hidden_size": 768, "pad_token_id": 0, "type_vocab_size": 2,
+               "layer_norm_eps": 1e-12, "max_position_embeddings": 512}
+_ROBERTA_TOWER = {"vocab_size": 50265, "hidden_size": 768, "pad_token_id": 1, "type_vocab_size": 1,
+                  "max_position_embeddings": 514}
 LEARNED_DEFAULTS = {
+    "owlvit": _OWL_TEXT, "owlv2": _OWL_TEXT, "xclip": _CLIP_TEXT, "clipseg": _CLIP_TEXT,
+    "groupvit": dict(_CLIP_TEXT, hidden_size=256),
+    "chinese_clip": _BERT_TOWER, "chinese_clip_text_model": _BERT_TOWER, "align": _BERT_TOWER, "flava": _BERT_TOWER,
+    "altclip": dict(_ROBERTA_TOWER, vocab_size=250002, hidden_size=1024, layer_norm_eps=1e-5),
+    "clap": dict(_ROBERTA_TOWER, layer_norm_eps=1e-12), "bridgetower": dict(_ROBERTA_TOWER, layer_norm_eps=1e-5),
+    "blip": {"vocab_size": 30524, "hidden_size": 768, "pad_token_id": 0, "layer_norm_eps": 1e-12,
+             "max_position_embeddings": 512},
+    "kosmos-2": {"vocab_size": 65037, "embed_dim": 2048, "max_position_embeddings": 2048, "pad_token_id": 1,
+                 "scale_embedding": True},
     "clip": _CLIP_TEXT, "clip_text_model": _CLIP_TEXT,
     "siglip": _SIGLIP_TEXT, "siglip_text_model": _SIGLIP_TEXT, "siglip2": _SIGLIP_TEXT, "siglip2_text_model": _SIGLIP_TEXT,
     "whisper": {"vocab_size": 51865, "d_model": 384, "max_target_positions": 448, "pad_token_id": 50256},
@@ -1141,14 +1161,23 @@ def build_paligemma(cfg):
     return root, forward
 
 
+# The heads that save a CLIP-like two-tower model under a base model of their own.
+CLIP_OUTER = {"OwlViTForObjectDetection": "owlvit", "Owlv2ForObjectDetection": "owlv2",
+              "CLIPSegForImageSegmentation": "clip"}
+
+
 def build_clip_text(cfg):
     """CLIPTextEmbeddings (SiglipTextEmbeddings and Siglip2TextEmbeddings are copies of it) under
     text_model.embeddings, as CLIPModel, CLIPTextModel and SigLIP's models save it: token +
     position_embedding(position_ids[:, :seq]), the non-persistent arange buffer; no scale."""
     text = language(cfg)
     root = node()
-    root.text_model = node()
-    e = root.text_model.embeddings = node()
+    holder = root
+    if CLIP_OUTER.get(cfg["architectures"][0]):
+        setattr(root, CLIP_OUTER[cfg["architectures"][0]], node())
+        holder = getattr(root, CLIP_OUTER[cfg["architectures"][0]])
+    holder.text_model = node()
+    e = holder.text_model.embeddings = node()
     e.token_embedding = nn.Embedding(text["vocab_size"], text["hidden_size"])
     e.position_embedding = nn.Embedding(text["max_position_embeddings"], text["hidden_size"])
     e.register_buffer("position_ids", torch.arange(text["max_position_embeddings"]).expand((1, -1)),
@@ -1161,6 +1190,69 @@ def build_clip_text(cfg):
         position_ids = e.position_ids[:, :seq_length]
         embeddings = e.token_embedding(input_ids) + e.position_embedding(position_ids)
         return embeddings, None, position_ids.expand(input_ids.shape)
+    return root, forward
+
+
+class BlipTextEmbeddings(nn.Module):
+    """BlipTextEmbeddings (modeling_blip_text.py): word_embeddings (padding_idx pad_token_id) +=
+    position_embeddings(position_ids[:, past:past + seq]), the non-persistent arange buffer, then
+    LayerNorm and dropout; no token types."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(text["vocab_size"], text["hidden_size"], padding_idx=text["pad_token_id"])
+        self.position_embeddings = nn.Embedding(text["max_position_embeddings"], text["hidden_size"])
+        self.LayerNorm = nn.LayerNorm(text["hidden_size"], eps=text["layer_norm_eps"])
+        self.register_buffer("position_ids", torch.arange(text["max_position_embeddings"]).expand((1, -1)),
+                             persistent=False)
+
+    def forward(self, input_ids, past_key_values_length=0):
+        seq_length = input_ids.shape[1]
+        position_ids = self.position_ids[:, past_key_values_length:seq_length + past_key_values_length]
+        embeddings = self.word_embeddings(input_ids)
+        embeddings += self.position_embeddings(position_ids)
+        return self.LayerNorm(embeddings), position_ids
+
+
+def build_blip(cfg):
+    """BLIP's heads: BlipForQuestionAnswering holds text_encoder (BlipTextModel) and text_decoder
+    (BlipTextLMHeadModel, its BlipTextModel under bert), each with its own BlipTextEmbeddings;
+    BlipForConditionalGeneration the decoder alone. The stage is the encoder's where there is one."""
+    text = language(cfg)
+    root = node()
+    first = None
+    if cfg["architectures"][0] != "BlipForConditionalGeneration":
+        root.text_encoder = node()
+        first = root.text_encoder.embeddings = BlipTextEmbeddings(text)
+    root.text_decoder = node()
+    root.text_decoder.bert = node()
+    root.text_decoder.bert.embeddings = BlipTextEmbeddings(text)
+    first = first or root.text_decoder.bert.embeddings
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        out, position_ids = first(input_ids)
+        return out, None, position_ids.expand(input_ids.shape)
+    return root, forward
+
+
+def build_kosmos2(cfg):
+    """Kosmos2TextTransformer.forward_embedding (Kosmos2ForConditionalGeneration: text_model.model):
+    embed_tokens (padding_idx pad_token_id) times embed_scale, sqrt(embed_dim), a Python float;
+    + Kosmos2TextSinusoidalPositionalEmbedding (M2M100's table and numbering from the ids)."""
+    text = language(cfg)
+    root = node()
+    root.text_model = node()
+    root.text_model.model = node()
+    m = root.text_model.model
+    d = text["embed_dim"]
+    embed_scale = math.sqrt(d) if text["scale_embedding"] else 1.0
+    m.embed_tokens = nn.Embedding(text["vocab_size"], d, padding_idx=text["pad_token_id"])
+    m.embed_positions = M2M100Positions(text["max_position_embeddings"], d, text["pad_token_id"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = m.embed_tokens(input_ids) * embed_scale
+        positions = m.embed_positions(input_ids)
+        return inputs_embeds + positions, None, m.embed_positions.rows_read
     return root, forward
 
 
@@ -1284,6 +1376,14 @@ ENCODER_SPECS = {
     "ibert": ("ibert", "ids", True, "wtp"),
     "convbert": ("convbert", "index", True, "wpt"),
     "funnel": ("funnel", "none", True, "w"),
+    # The two-tower models' text towers, under the base model their fixtures' heads save.
+    "chinese_clip": ("text_model", "index", True, "wtp"),
+    "chinese_clip_text_model": ("", "index", True, "wtp"),
+    "align": ("text_model", "index", True, "wtp"),
+    "flava": ("flava.text_model", "index", True, "wtp"),
+    "altclip": ("text_model.roberta", "ids", True, "wtp"),
+    "clap": ("text_model", "ids", True, "wtp"),
+    "bridgetower": ("bridgetower.text_model", "ids", True, "wtp"),
 }
 
 
@@ -1366,10 +1466,14 @@ def build_encoder(cfg):
     """The encoder's base model under its prefix; RemBERT's embedding_hidden_mapping_in (in its
     encoder) and RoFormer's embeddings_project (on the model) as the projection; RoFormer's
     encoder.embed_positions (its fixed [sin | cos] table per head, as Marian's) written too."""
+    if cfg["model_type"] in LEARNED_DEFAULTS:  # a two-tower model's text tower
+        cfg = language(cfg)
     prefix = ENCODER_SPECS[cfg["model_type"]][0]
     root = node()
-    base = node()
-    setattr(root, prefix, base)
+    base = root
+    for part in prefix.split(".") if prefix else []:
+        setattr(base, part, node())
+        base = getattr(base, part)
     base.embeddings = EncoderEmbeddings(cfg)
     project = None
     if cfg["model_type"] == "rembert":
@@ -3735,6 +3839,194 @@ FAMILIES = [
         note="FlaubertModel: embeddings + position_embeddings + embeddings(token_type_ids) (the word table), "
              "layer_norm_emb, then * mask",
     ),
+    # The two-tower models' text towers (transformers v4.57.6), under the names their heads save.
+    dict(
+        name="owlvit", seed=163, build=build_clip_text,
+        # google/owlvit-base-patch32's layout: OwlViTForObjectDetection, the tower under owlvit.text_model
+        # (max_position_embeddings left out: OwlViTTextConfig's 16).
+        config={"architectures": ["OwlViTForObjectDetection"], "model_type": "owlvit", "projection_dim": 16,
+                "text_config": {"model_type": "owlvit_text_model", "vocab_size": 143, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_hidden_layers": 2, "pad_token_id": 1,
+                                "bos_token_id": 141, "eos_token_id": 142},
+                "vision_config": {"hidden_size": 24, "patch_size": 32}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip (OwlViTTextEmbeddings: no length check, 16 rows)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="OwlViTTextEmbeddings (CLIP's): token + position under owlvit.text_model.embeddings",
+    ),
+    dict(
+        name="owlv2", seed=164, build=build_clip_text,
+        config={"architectures": ["Owlv2Model"], "model_type": "owlv2",
+                "text_config": {"vocab_size": 144, "hidden_size": 16, "max_position_embeddings": 12,
+                                "num_attention_heads": 2, "num_hidden_layers": 2, "pad_token_id": 0},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Owlv2TextEmbeddings (CLIP's) under text_model.embeddings (Owlv2Model)",
+    ),
+    dict(
+        name="xclip", seed=165, build=build_clip_text,
+        # microsoft/xclip-base-patch32's config holds text_config_dict beside a text_config: XCLIPConfig
+        # builds XCLIPTextConfig from the dict and lets every key of it win (here a stale text_config).
+        config={"architectures": ["XCLIPModel"], "model_type": "xclip", "projection_dim": 16,
+                "text_config": {"vocab_size": 50, "hidden_size": 8, "max_position_embeddings": 9,
+                                "pad_token_id": 1},
+                "text_config_dict": {"vocab_size": 145, "hidden_size": 16, "num_attention_heads": 2,
+                                     "num_hidden_layers": 2},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="XCLIPTextEmbeddings (CLIP's); the text config from text_config_dict over XCLIPTextConfig's "
+             "defaults (77 positions), which wins over text_config",
+    ),
+    dict(
+        name="groupvit", seed=166, build=build_clip_text,
+        config={"architectures": ["GroupViTModel"], "model_type": "groupvit", "projection_dim": 16,
+                "text_config": {"vocab_size": 146, "hidden_size": 16, "num_attention_heads": 2,
+                                "num_hidden_layers": 2, "pad_token_id": 1},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="GroupViTTextEmbeddings (CLIP's) under text_model.embeddings",
+    ),
+    dict(
+        name="clipseg", seed=167, build=build_clip_text,
+        config={"architectures": ["CLIPSegForImageSegmentation"], "model_type": "clipseg", "projection_dim": 16,
+                "text_config": {"vocab_size": 147, "hidden_size": 16, "num_attention_heads": 2,
+                                "num_hidden_layers": 2, "pad_token_id": 1},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as clip",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="CLIPSegTextEmbeddings (CLIP's) under clip.text_model.embeddings (CIDAS/clipseg-rd64-refined)",
+    ),
+    dict(
+        name="chinese_clip", seed=168, build=build_encoder,
+        # OFA-Sys/chinese-clip-vit-base-patch16's layout: ChineseCLIPModel, text_model (no pooler),
+        # type_vocab_size, layer_norm_eps and max_position_embeddings from ChineseCLIPTextConfig.
+        config={"architectures": ["ChineseCLIPModel"], "model_type": "chinese_clip", "projection_dim": 16,
+                "text_config": {"vocab_size": 148, "hidden_size": 16, "num_attention_heads": 2,
+                                "num_hidden_layers": 2},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index: position_ids = arange(0, seq), as BERT",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="ChineseCLIPTextEmbeddings (BERT's): word + token type, += position, LayerNorm",
+    ),
+    dict(
+        name="chinese_clip_text_model", seed=169, build=build_encoder,
+        config={"architectures": ["ChineseCLIPTextModel"], "model_type": "chinese_clip_text_model",
+                "vocab_size": 149, "hidden_size": 16, "max_position_embeddings": 24, "type_vocab_size": 3,
+                "layer_norm_eps": 1e-5, "pad_token_id": 2, "num_attention_heads": 2, "num_hidden_layers": 2,
+                "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index, as BERT",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="ChineseCLIPTextModel alone: embeddings.* at the top level",
+    ),
+    dict(
+        name="align", seed=170, build=build_encoder,
+        config={"architectures": ["AlignModel"], "model_type": "align", "projection_dim": 16,
+                "text_config": {"vocab_size": 150, "hidden_size": 16, "max_position_embeddings": 40,
+                                "num_attention_heads": 2, "num_hidden_layers": 2, "layer_norm_eps": 1e-6},
+                "vision_config": {"hidden_dim": 24}, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index, as BERT",
+        layer_norm_eps=1e-6, embed_scale=1.0, position_offset=0,
+        note="AlignTextEmbeddings (BERT's) under text_model.embeddings",
+    ),
+    dict(
+        name="flava", seed=171, build=build_encoder,
+        config={"architectures": ["FlavaForPreTraining"], "model_type": "flava",
+                "text_config": {"vocab_size": 151, "hidden_size": 16, "max_position_embeddings": 40,
+                                "num_attention_heads": 2, "num_hidden_layers": 2},
+                "image_config": {"hidden_size": 24}, "multimodal_config": {"hidden_size": 24},
+                "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index, as BERT",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="FlavaTextEmbeddings (BERT's) under flava.text_model.embeddings (FlavaForPreTraining)",
+    ),
+    dict(
+        name="altclip", seed=172, build=build_encoder,
+        # BAAI/AltCLIP's layout: AltCLIPModel, XLM-R under text_model.roberta.
+        config={"architectures": ["AltCLIPModel"], "model_type": "altclip", "projection_dim": 16,
+                "text_config": {"model_type": "altclip_text_model", "vocab_size": 152, "hidden_size": 16,
+                                "max_position_embeddings": 34, "num_attention_heads": 2, "num_hidden_layers": 2,
+                                "project_dim": 16},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="ids: m = (id != pad_token_id); position = cumsum(m) * m + pad_token_id, as RoBERTa",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="AltRobertaEmbeddings (RoBERTa's) under text_model.roberta.embeddings; pad_token_id 1, "
+             "type_vocab_size 1 and eps 1e-5 from AltCLIPTextConfig",
+    ),
+    dict(
+        name="clap", seed=173, build=build_encoder,
+        config={"architectures": ["ClapModel"], "model_type": "clap", "projection_dim": 16,
+                "text_config": {"vocab_size": 153, "hidden_size": 16, "max_position_embeddings": 34,
+                                "num_attention_heads": 2, "num_hidden_layers": 2},
+                "audio_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="ids, as RoBERTa",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="ClapTextEmbeddings (RoBERTa's) under text_model.embeddings",
+    ),
+    dict(
+        name="bridgetower", seed=174, build=build_encoder,
+        config={"architectures": ["BridgeTowerForMaskedLM"], "model_type": "bridgetower",
+                "text_config": {"vocab_size": 154, "hidden_size": 16, "max_position_embeddings": 34,
+                                "num_attention_heads": 2, "num_hidden_layers": 2},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types="default",
+        position_rule="ids, as RoBERTa",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="BridgeTowerTextEmbeddings (RoBERTa's) under bridgetower.text_model.embeddings",
+    ),
+    dict(
+        name="blip", seed=175, build=build_blip,
+        # Salesforce/blip-vqa-base's layout: BlipForQuestionAnswering, the question through
+        # text_encoder, the answer through text_decoder.bert (tables of their own).
+        config={"architectures": ["BlipForQuestionAnswering"], "model_type": "blip", "projection_dim": 16,
+                "text_config": {"vocab_size": 155, "hidden_size": 16, "max_position_embeddings": 32,
+                                "num_attention_heads": 2, "num_hidden_layers": 2, "bos_token_id": 153,
+                                "sep_token_id": 102},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids[:, past:past + seq] of the arange buffer, whatever the padding",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="BlipTextEmbeddings: word += position, LayerNorm; no token types",
+    ),
+    dict(
+        name="blip_captioning", seed=176, build=build_blip,
+        config={"architectures": ["BlipForConditionalGeneration"], "model_type": "blip", "projection_dim": 16,
+                "text_config": {"vocab_size": 156, "hidden_size": 16, "max_position_embeddings": 32,
+                                "num_attention_heads": 2, "num_hidden_layers": 2, "layer_norm_eps": 1e-5,
+                                "pad_token_id": 3},
+                "vision_config": {"hidden_size": 24}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index, as blip",
+        layer_norm_eps=1e-5, embed_scale=1.0, position_offset=0,
+        note="BlipForConditionalGeneration: the text decoder's BlipTextEmbeddings alone (text_decoder.bert)",
+    ),
+    dict(
+        name="kosmos2", seed=177, build=build_kosmos2,
+        # microsoft/kosmos-2-patch14-224's layout: Kosmos2ForConditionalGeneration, text_model.model;
+        # pad_token_id (1) and scale_embedding (true) from Kosmos2TextConfig.
+        config={"architectures": ["Kosmos2ForConditionalGeneration"], "model_type": "kosmos-2",
+                "text_config": {"model_type": "kosmos_2_text_model", "vocab_size": 157, "embed_dim": 16,
+                                "max_position_embeddings": 32, "layers": 2, "attention_heads": 2,
+                                "ffn_dim": 32},
+                "vision_config": {"hidden_size": 24}, "latent_query_num": 4, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: m = (id != pad_token_id); row = cumsum(m) * m + pad_token_id of M2M100's "
+                      "sinusoidal table, row pad_token_id zero",
+        layer_norm_eps=0.0, embed_scale=4.0, position_offset=0,
+        note="Kosmos2TextTransformer.forward_embedding: embed_tokens x sqrt(embed_dim) + the float32 table",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -3965,8 +4257,23 @@ def numpy_reference(family, tensors, ids, mask, types):
     if name == "paligemma":
         return f["language_model.model.embed_tokens.weight"][ids] * math.sqrt(language(cfg)["hidden_size"]), None, None
     if family["build"] is build_clip_text:
-        p = "text_model.embeddings."
+        outer = CLIP_OUTER.get(cfg["architectures"][0])
+        p = (outer + "." if outer else "") + "text_model.embeddings."
         return f[p + "token_embedding.weight"][ids] + f[p + "position_embedding.weight"][index], None, index
+    if family["build"] is build_blip:
+        text = language(cfg)
+        p = "text_encoder.embeddings." if "text_encoder.embeddings.word_embeddings.weight" in f else \
+            "text_decoder.bert.embeddings."
+        x = f[p + "word_embeddings.weight"][ids] + f[p + "position_embeddings.weight"][index]
+        return layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], text["layer_norm_eps"]), None, index
+    if family["build"] is build_kosmos2:
+        text = language(cfg)
+        kpad = text["pad_token_id"]
+        table = M2M100Positions.get_embedding(text["max_position_embeddings"] + 2, text["embed_dim"], kpad)
+        m = (ids != kpad).astype(np.int64)
+        rows = np.cumsum(m, axis=1) * m + kpad
+        x = f["text_model.model.embed_tokens.weight"][ids] * math.sqrt(text["embed_dim"])
+        return x + table.numpy().astype(np.float64)[rows], None, rows
     if name == "whisper":
         p = "model.decoder."
         return f[p + "embed_tokens.weight"][ids] + f[p + "embed_positions.weight"][index], None, index
@@ -3977,8 +4284,11 @@ def numpy_reference(family, tensors, ids, mask, types):
         x = f["embeddings.word_embeddings.weight"][ids] + f["embeddings.token_type_embeddings.weight"][tt]
         return layer_norm(x, f["emb_ln.weight"], f["emb_ln.bias"], cfg["layer_norm_epsilon"]), None, None
     if family["build"] is build_encoder:
+        if cfg["model_type"] in LEARNED_DEFAULTS:
+            cfg = language(cfg)
+            pad = cfg["pad_token_id"]
         prefix, rule, layer_norm_here, order = ENCODER_SPECS[cfg["model_type"]]
-        p = prefix + ".embeddings."
+        p = (prefix + "." if prefix else "") + "embeddings."
         if rule == "ids":
             m = (ids != pad).astype(np.int64)
             rows = np.cumsum(m, axis=1) * m + pad
@@ -4583,6 +4893,28 @@ FAMILY_SOURCES = {
                 "apply_rotary_position_embeddings",
     "esm": "modeling_esm.py @ 0220b9db: EsmEmbeddings.forward (token_dropout), RotaryEmbedding (inv_freq buffer)",
     "esm1b": "modeling_esm.py @ 0220b9db: EsmEmbeddings.forward (absolute positions, emb_layer_norm_before)",
+    "owlvit": "modeling_owlvit.py @ v4.57.6 753d6110: OwlViTTextEmbeddings, OwlViTForObjectDetection.owlvit; "
+              "configuration_owlvit.py (OwlViTTextConfig's defaults)",
+    "owlv2": "modeling_owlv2.py @ v4.57.6 753d6110: Owlv2TextEmbeddings, Owlv2Model.text_model",
+    "xclip": "modeling_x_clip.py @ v4.57.6 753d6110: XCLIPTextEmbeddings; configuration_x_clip.py "
+             "(XCLIPConfig's text_config_dict)",
+    "groupvit": "modeling_groupvit.py @ v4.57.6 753d6110: GroupViTTextEmbeddings, GroupViTModel.text_model",
+    "clipseg": "modeling_clipseg.py @ v4.57.6 753d6110: CLIPSegTextEmbeddings, CLIPSegForImageSegmentation.clip",
+    "chinese_clip": "modeling_chinese_clip.py @ v4.57.6 753d6110: ChineseCLIPTextEmbeddings, "
+                    "ChineseCLIPModel.text_model; configuration_chinese_clip.py",
+    "chinese_clip_text_model": "modeling_chinese_clip.py @ v4.57.6 753d6110: ChineseCLIPTextModel",
+    "align": "modeling_align.py @ v4.57.6 753d6110: AlignTextEmbeddings, AlignModel.text_model",
+    "flava": "modeling_flava.py @ v4.57.6 753d6110: FlavaTextEmbeddings, FlavaForPreTraining.flava",
+    "altclip": "modeling_altclip.py @ v4.57.6 753d6110: AltRobertaEmbeddings, AltCLIPTextModel.roberta; "
+               "configuration_altclip.py (AltCLIPTextConfig's defaults)",
+    "clap": "modeling_clap.py @ v4.57.6 753d6110: ClapTextEmbeddings, ClapModel.text_model",
+    "bridgetower": "modeling_bridgetower.py @ v4.57.6 753d6110: BridgeTowerTextEmbeddings, "
+                   "BridgeTowerForMaskedLM.bridgetower",
+    "blip": "modeling_blip_text.py @ v4.57.6 753d6110: BlipTextEmbeddings; modeling_blip.py: "
+            "BlipForQuestionAnswering (text_encoder, text_decoder); configuration_blip.py (BlipTextConfig)",
+    "blip_captioning": "modeling_blip.py @ v4.57.6 753d6110: BlipForConditionalGeneration.text_decoder",
+    "kosmos2": "modeling_kosmos2.py @ v4.57.6 753d6110: Kosmos2TextTransformer.forward_embedding, "
+               "Kosmos2TextSinusoidalPositionalEmbedding; configuration_kosmos2.py (Kosmos2TextConfig)",
 }
 
 

@@ -624,7 +624,14 @@ inline RotaryOptions encoder_rotary_options(const nlohmann::json& config, const 
 ///          vocabulary rounded up to pad_vocab_size_multiple, and `rotary`: halves (unless
 ///          rotary_emb_interleaved) over n_embd / n_head x rotary_emb_fraction from
 ///          rotary_emb_base, positions 0 .. seq - 1 of the padded batch, any length; dynamic NTK
-///          past max_trained_positions when rotary_scaling_factor is set.
+///          past max_trained_positions when rotary_scaling_factor is set;
+///        - the text towers of two-tower models (keys from text_config over the text config
+///          class's defaults, and a legacy text_config_dict over it where the config class reads
+///          one; or the text model's config, chinese_clip_text_model and so on): BERT's
+///          (positions 0 .. seq - 1) in chinese_clip and align (`text_model.`) and flava
+///          (`flava.text_model.` or `text_model.`); RoBERTa's in altclip (XLM-R under
+///          `text_model.roberta.` or `roberta.`), clap (`text_model.`) and bridgetower
+///          (`bridgetower.text_model.` or `text_model.`).
 ///        Word + token type, then the position, then LayerNorm, as BertEmbeddings (Longformer,
 ///        SqueezeBERT and MRA: word + position, then the token type); tensors under the family's
 ///        prefix or none. Longformer, SqueezeBERT, Nystromformer, YOSO and MRA take no past tokens. Explicit position ids are rows of the table for the
@@ -645,12 +652,15 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
     if (family == nullptr)
         seqembed::detail::fail<format_error>(name, ": model_type '", config.model_type,
                                              "' is not one of load_encoder's encoders (load_model reads it)");
+    if (config.model_type == "blip" || config.model_type == "blip_text_model")
+        return Model(load_blip_text(directory, options, split));  // two towers under their own names
     const nlohmann::json json = detail::language_config(detail::read_json_object(directory / "config.json"), name);
     const std::string prefix = family->prefix;
     // Nomic's fine-tunes may be saved under `model.` too.
     const bool nomic = config.model_type == "nomic_bert";
     const auto names = [&](const std::string& tail) {
         std::vector<std::string> out{prefix + "embeddings." + tail, "embeddings." + tail};
+        if (*family->outer_prefix != '\0') out.insert(out.begin(), family->outer_prefix + prefix + "embeddings." + tail);
         if (nomic) out.push_back("model.embeddings." + tail);
         return out;
     };
@@ -814,8 +824,10 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and those of
 ///        detail/decoder_families.hpp), the ALiBi decoders bloom and mpt, the encoders of
-///        load_encoder and esm (load_esm), CLIP's and SigLIP's text towers (load_clip_text),
-///        whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
+///        load_encoder (with the BERT- and RoBERTa-like text towers of chinese_clip, align,
+///        flava, altclip, clap and bridgetower) and esm (load_esm), the text towers of CLIP and
+///        its kin (load_clip_text: clip, siglip, siglip2, owlvit, owlv2, xclip, groupvit, clipseg),
+///        BLIP's (load_blip_text), Kosmos-2's (load_kosmos2_text), whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
 ///        family loaders of io/models.hpp and this file.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
@@ -842,6 +854,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (detail::is_t5_family(family)) return Model(load_t5(directory, options, split));
     if (detail::is_m2m100_family(family)) return Model(load_m2m100(directory, options, split));
     if (family == "fsmt") return Model(load_fsmt(directory, options, split));
+    if (detail::is_kosmos2_family(family)) return Model(load_kosmos2_text(directory, options, split));
     if (family == "trocr") return Model(load_trocr(directory, options, split));
     if (family == "bloom") return Model(load_bloom(directory, options, split));
     if (family == "mpt") return Model(load_mpt(directory, options, split));
@@ -850,6 +863,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "mpnet") return Model(load_mpnet(directory, options, split));
     if (family == "modernbert") return Model(load_modernbert(directory, options, split));
     if (detail::is_deberta_family(family)) return load_deberta(directory, options, split);
+    if (family == "blip" || family == "blip_text_model") return Model(load_blip_text(directory, options, split));
     if (detail::encoder_family(family) != nullptr) return load_encoder(directory, options, split);
     if (family == "esm") return load_esm(directory, options, split);
     if (detail::is_clip_text_family(family)) return Model(load_clip_text(directory, options, split));

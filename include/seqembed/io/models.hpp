@@ -57,11 +57,13 @@ struct ModelConfig {
     ///        "gemma3_text", "gemma3", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo",
     ///        "olmo2", "granite", "gptj", "codegen", "falcon", "cohere", and those of
     ///        detail/decoder_families.hpp: "gpt_oss", "llama4", "deepseek_v3", "qwen2_vl", ...),
-    ///        an ALiBi decoder ("bloom", "mpt"), an encoder of detail/encoder_families.hpp
-    ///        ("longformer", "big_bird", ...), "esm", CLIP's and SigLIP's text towers ("clip",
-    ///        "clip_text_model", "siglip", "siglip_text_model", "siglip2", "siglip2_text_model"),
-    ///        "whisper" or Mamba ("mamba", "mamba2", "falcon_mamba"). The multimodal checkpoints'
-    ///        values (Gemma 3, Llama 4, Mistral 3, Qwen3-VL, CLIP, SigLIP) are their text_config's.
+    ///        an ALiBi decoder ("bloom", "mpt"), an encoder or two-tower model of
+    ///        detail/encoder_families.hpp ("longformer", "big_bird", "chinese_clip", ...), "esm",
+    ///        CLIP's text tower and its copies of detail/clip_text_towers.hpp ("clip",
+    ///        "clip_text_model", "siglip", "owlvit", ...), BLIP's ("blip", "blip_text_model"),
+    ///        Kosmos-2's ("kosmos-2", "kosmos_2_text_model"), "whisper" or Mamba ("mamba",
+    ///        "mamba2", "falcon_mamba"). The multimodal checkpoints' values (Gemma 3, Llama 4,
+    ///        Mistral 3, Qwen3-VL, the two-tower models) are their text_config's.
     std::string model_type;
     /// @brief Rows of the token table.
     Index vocab_size = 0;
@@ -513,6 +515,11 @@ inline bool is_decoder_wrapper(const std::string& family) {
     return family == "vision-encoder-decoder" || family == "speech-encoder-decoder";
 }
 
+/// Kosmos-2's text model: the two-tower config's (kosmos-2, text_config) and its own.
+inline bool is_kosmos2_family(const std::string& family) {
+    return family == "kosmos-2" || family == "kosmos_2_text_model";
+}
+
 /// XLM's input stage: XLM's and FlauBERT's (the same module and tensor names).
 inline bool is_xlm_family(const std::string& family) { return family == "xlm" || family == "flaubert"; }
 
@@ -527,11 +534,18 @@ inline bool is_gpt2_family(const std::string& family) {
     return family == "gpt2" || family == "gpt_neo" || family == "gpt_bigcode";
 }
 
-/// CLIP's and SigLIP's text towers: their text models' configs (clip_text_model,
-/// siglip_text_model, siglip2_text_model) and their two-tower models' (text_config).
-inline bool is_clip_text_family(const std::string& family) {
-    return family == "clip" || family == "clip_text_model" || family == "siglip" || family == "siglip_text_model" ||
-           family == "siglip2" || family == "siglip2_text_model";
+/// CLIP's text tower and its copies (io/detail/clip_text_towers.hpp): the two-tower models'
+/// configs (text_config) and their text models' (clip_text_model, ...).
+inline bool is_clip_text_family(const std::string& family) { return clip_text_tower(family) != nullptr; }
+
+/// Whether the two-tower config of `family` reads a legacy text_config_dict over its text_config
+/// (CLIPConfig, XCLIPConfig, GroupViTConfig, CLIPSegConfig, ChineseCLIPConfig, FlavaConfig,
+/// AltCLIPConfig).
+inline bool reads_text_config_dict(const std::string& family) {
+    const ClipTextTower* tower = clip_text_tower(family);
+    const EncoderEntry* encoder = encoder_entry(family);
+    return (tower != nullptr && family == tower->model_type && tower->reads_text_config_dict) ||
+           (encoder != nullptr && family == encoder->model_type && encoder->reads_text_config_dict);
 }
 
 /// Mamba, Mamba 2 and Falcon Mamba: a token table, no positions.
@@ -543,10 +557,7 @@ inline bool is_mamba_family(const std::string& family) {
 /// families load_clip_text, load_whisper, load_mamba, load_bart (Blenderbot's, BigBird-Pegasus's,
 /// LED's), load_opt (BioGPT's) and load_xglm read (a JSON object; "{}" for others).
 inline const char* learned_family_defaults(const std::string& family) {
-    if (family == "clip" || family == "clip_text_model")  // CLIPTextConfig
-        return R"({"vocab_size": 49408, "hidden_size": 512, "max_position_embeddings": 77})";
-    if (is_clip_text_family(family))  // SiglipTextConfig, Siglip2TextConfig
-        return R"({"vocab_size": 32000, "hidden_size": 768, "max_position_embeddings": 64})";
+    if (const ClipTextTower* tower = clip_text_tower(family)) return tower->defaults;
     if (family == "whisper")  // WhisperConfig
         return R"({"vocab_size": 51865, "d_model": 384, "max_target_positions": 448, "pad_token_id": 50256})";
     if (family == "mamba" || family == "falcon_mamba") return R"({"vocab_size": 50280})";
@@ -565,6 +576,9 @@ inline const char* learned_family_defaults(const std::string& family) {
                    "scale_embedding": true})";
     if (family == "xglm")
         return R"({"vocab_size": 256008, "d_model": 1024, "max_position_embeddings": 2048, "pad_token_id": 1,
+                   "scale_embedding": true})";
+    if (is_kosmos2_family(family))  // Kosmos2TextConfig
+        return R"({"vocab_size": 65037, "embed_dim": 2048, "max_position_embeddings": 2048, "pad_token_id": 1,
                    "scale_embedding": true})";
     return "{}";
 }
@@ -748,6 +762,21 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
         if (nested != nullptr) text = nested;
     }
     nlohmann::json defaults = nlohmann::json::parse(learned_family_defaults(family));
+    if (const nlohmann::json* legacy = find_key(config, {"text_config_dict"});
+        legacy != nullptr && reads_text_config_dict(family)) {
+        // CLIPConfig and its kin: text_config updated with the text config class built from
+        // text_config_dict, every key it has (its defaults where the dict says nothing).
+        if (!legacy->is_object())
+            seqembed::detail::fail<format_error>(name, ": 'text_config_dict' is ", legacy->dump(), ", not an object");
+        nlohmann::json built = with_encoder_defaults(defaults, family);
+        built.update(*legacy);
+        nlohmann::json updated = text == &config ? nlohmann::json::object() : *text;
+        updated.update(built);
+        nlohmann::json rewritten = config;
+        rewritten.erase("text_config_dict");
+        rewritten["text_config"] = std::move(updated);
+        return language_config(rewritten, name);
+    }
     if (is_gemma3(family)) defaults = gemma3_text_defaults();
     std::string language;
     if (is_vision_language_family(family)) {
@@ -764,7 +793,7 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
     merged.update(*text);
     merged["model_type"] = family;
     if (!language.empty()) merged["language_model_type"] = language;  // whose conventions it follows
-    return with_family_defaults(merged, family);
+    return with_family_defaults(with_encoder_defaults(merged, family), family);
 }
 
 /// Whether the language model's output head shares its token table: its config's
@@ -1166,7 +1195,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        detail::is_m2m100_family(family) || detail::is_alibi_family(family) ||
                        detail::encoder_family(family) != nullptr || family == "esm" ||
                        detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family) ||
-                       detail::is_xlm_family(family) || family == "fsmt" || family == "trocr";
+                       detail::is_xlm_family(family) || family == "fsmt" || family == "trocr" ||
+                       detail::is_kosmos2_family(family);
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
@@ -1189,7 +1219,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "minimax, vaultgemma, chameleon, emu3, janus, fuyu, jetmoe, diffllama, doge, recurrent_gemma, clip, "
             "clip_text_model, siglip, "
             "siglip_text_model, siglip2, siglip2_text_model, whisper, mamba, mamba2, falcon_mamba, xlm, flaubert, fsmt, "
-            "trocr, vision-encoder-decoder, speech-encoder-decoder)");
+            "trocr, vision-encoder-decoder, speech-encoder-decoder, owlvit, owlvit_text_model, owlv2, "
+            "owlv2_text_model, xclip, xclip_text_model, groupvit, groupvit_text_model, clipseg, clipseg_text_model, "
+            "chinese_clip, chinese_clip_text_model, align, align_text_model, flava, flava_text_model, altclip, "
+            "altclip_text_model, clap, clap_text_model, bridgetower, bridgetower_text_model, blip, blip_text_model, "
+            "kosmos-2, kosmos_2_text_model)");
     // A vision- or speech-encoder-decoder's text decoder: its tensors under `decoder.`, and a
     // BART-like one is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
     const nlohmann::json* top = detail::find_key(whole, {"model_type"});
@@ -1240,7 +1274,10 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     }
     result.num_hidden_layers = detail::layer_count(config, name);
     if (!xlm)
-        result.hidden_size = detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
+        result.hidden_size =
+            detail::is_kosmos2_family(family)  // Kosmos2TextConfig's embed_dim (its attribute_map's hidden_size)
+                ? detail::positive_key(config, name, {"embed_dim", "hidden_size"})
+                : detail::positive_key(config, name, {"hidden_size", "d_model", "n_embd", "dim", "n_embed"});
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
     const detail::EncoderFamily* encoder_entry = detail::encoder_family(family);
     const bool positions = !detail::is_t5_family(family) && !detail::is_alibi_family(family) &&
@@ -1680,15 +1717,20 @@ inline LearnedModelInput load_xlm(const std::filesystem::path& directory, const 
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
-/// @brief The text tower's input stage of CLIP and SigLIP (clip, clip_text_model; siglip,
-///        siglip_text_model; siglip2, siglip2_text_model): token_embedding + position_embedding
-///        of positions 0 .. seq - 1 whatever the padding (CLIPTextEmbeddings' position_ids
-///        buffer; no past), no scale, no padding_idx, nothing more (CLIP's final_layer_norm
-///        follows the encoder). Keys from text_config where the config has one, with
-///        CLIPTextConfig's (SiglipTextConfig's) defaults for those it leaves out. Tensors
-///        `text_model.embeddings.*` (CLIPModel, CLIPTextModel, CLIPTextModelWithProjection and
-///        SigLIP's models save them so) or `embeddings.*`; the vision tower's are not read, nor
-///        the `position_ids` buffer of files saved before transformers 4.31.
+/// @brief The text tower's input stage of CLIP and the models with its text embeddings (clip,
+///        siglip, siglip2, owlvit, owlv2, xclip, groupvit, clipseg, and each one's text model:
+///        clip_text_model, ...): token_embedding + position_embedding of positions 0 .. seq - 1
+///        whatever the padding (CLIPTextEmbeddings' position_ids buffer; no past), no scale, no
+///        padding_idx, nothing more (CLIP's final_layer_norm follows the encoder). Keys from
+///        text_config where the config has one (and a legacy text_config_dict over it, with the
+///        text config class's defaults, where the config class reads one), with the text config
+///        class's defaults for those it leaves out (OWL-ViT's 16 positions). Tensors
+///        `text_model.embeddings.*` (the two-tower models and most text models save them so),
+///        `embeddings.*`, or under the detector's or segmenter's base model:
+///        `owlvit.text_model.`, `owlv2.text_model.` (OwlViTForObjectDetection,
+///        Owlv2ForObjectDetection), `clip.text_model.` (CLIPSegForImageSegmentation); the
+///        vision tower's are not read, nor the `position_ids` buffer of files saved before
+///        transformers 4.31.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert.
@@ -1700,14 +1742,78 @@ inline LearnedModelInput load_clip_text(const std::filesystem::path& directory, 
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
                                         "load_clip_text");
     const ModelConfig& config = checkpoint.config();
-    const auto names = [](const std::string& tail) {
-        return std::vector<std::string>{"text_model.embeddings." + tail, "embeddings." + tail};
+    const detail::ClipTextTower* tower = detail::clip_text_tower(config.model_type);
+    if (tower == nullptr)
+        seqembed::detail::fail<format_error>(detail::path_name(directory / "config.json"), ": model_type '",
+                                             config.model_type, "' is not one of load_clip_text's text towers "
+                                             "(load_model reads it)");
+    const std::string outer = tower->outer_prefix;
+    const auto names = [&](const std::string& tail) {
+        std::vector<std::string> out{"text_model.embeddings." + tail, "embeddings." + tail};
+        if (!outer.empty()) out.insert(out.begin(), outer + "text_model.embeddings." + tail);
+        return out;
     };
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
         checkpoint.token_embedding(names("token_embedding.weight"), config.hidden_size, EmbeddingScale::none()),
         checkpoint.positions(names("position_embedding.weight"), config.max_positions, config.hidden_size, {}),
         detail::family_options(options, "load_clip_text", PositionNumbering::sequence_index));
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// @brief BLIP's text input stage (blip, blip_text_model): BlipTextEmbeddings, word_embeddings
+///        (padding_idx pad_token_id) + position_embeddings at past + t whatever the padding,
+///        then LayerNorm (layer_norm_eps); no token types and no scale. Keys from text_config
+///        where the config has one, over BlipTextConfig's defaults (vocabulary 30524, 768 wide,
+///        512 positions, eps 1e-12, pad_token_id 0). BLIP's heads hold one or two text towers,
+///        each with its own tables:
+///        - `pipeline`: the text encoder's (`text_encoder.`: BlipForQuestionAnswering's question,
+///          BlipForImageTextRetrieval's text; `text_model.`: BlipModel's; `embeddings.`:
+///          BlipTextModel's), else the text decoder's;
+///        - `decoder`: the text decoder's (`text_decoder.bert.`: BlipForConditionalGeneration's
+///          caption, BlipForQuestionAnswering's answer; `bert.`: BlipTextLMHeadModel's), when
+///          the checkpoint has one. BlipForConditionalGeneration.generate puts bos_token_id
+///          (30522) in place of the prompt's first id; its forward reads the ids as given.
+///        The vision tower's tensors are not read.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout (hidden_dropout_prob, 0 by default, is the caller's to give), threads,
+///        stores, padded rows.
+/// @param split which rows of the token tables to read, as load_bert.
+/// @return the stages.
+/// @throws file_error, format_error as the readers, and for a model_type other than these two;
+///         value_error as load_bert.
+inline LearnedModelInput load_blip_text(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                        const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
+                                        "load_blip_text");
+    const ModelConfig& config = checkpoint.config();
+    if (config.model_type != "blip" && config.model_type != "blip_text_model")
+        seqembed::detail::fail<format_error>(detail::path_name(directory / "config.json"), ": model_type '",
+                                             config.model_type, "' is not BLIP's (load_model reads it)");
+    using Stage = InputPipeline<float, LearnedPositionalEmbedding<float>>;
+    const auto names = [](const std::vector<std::string>& prefixes, const std::string& tail) {
+        std::vector<std::string> out;
+        for (const std::string& prefix : prefixes) out.push_back(prefix + "embeddings." + tail);
+        return out;
+    };
+    const auto stage = [&](const std::vector<std::string>& prefixes) {
+        Stage pipeline(checkpoint.token_embedding(names(prefixes, "word_embeddings.weight"), config.hidden_size,
+                                                  EmbeddingScale::none()),
+                       checkpoint.positions(names(prefixes, "position_embeddings.weight"), config.max_positions,
+                                            config.hidden_size, LearnedPositionsOptions::bert()),
+                       detail::family_options(options, "load_blip_text", PositionNumbering::sequence_index));
+        pipeline.set_layer_norm(checkpoint.layer_norm(names(prefixes, "LayerNorm."), config.hidden_size));
+        return pipeline;
+    };
+    const std::vector<std::string> encoders{"text_encoder.", "text_model.", ""};
+    const std::vector<std::string> decoders{"text_decoder.bert.", "bert."};
+    std::optional<Stage> decoder;
+    if (checkpoint.has(names(decoders, "word_embeddings.weight"))) decoder = stage(decoders);
+    std::vector<std::string> either = encoders;
+    either.insert(either.end(), decoders.begin(), decoders.end());
+    Stage pipeline = checkpoint.has(names(encoders, "word_embeddings.weight")) ? stage(encoders)
+                     : decoder                                                ? *decoder
+                                                                              : stage(either);
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
 }
 
 /// @brief Whisper's decoder input stage (whisper): embed_tokens (its padding_idx
@@ -2072,6 +2178,42 @@ inline LearnedModelInput load_m2m100(const std::filesystem::path& directory, con
                             std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     stage.decoder.emplace(stage.pipeline.embedding(), positions, family);
     return stage;
+}
+
+/// @brief Kosmos-2's text input stage (kosmos-2: its text_config over Kosmos2TextConfig's
+///        defaults; kosmos_2_text_model: the text model's config): embed_tokens x
+///        sqrt(embed_dim) (scale_embedding, true by default) + M2M100's sinusoidal table
+///        (Kosmos2TextSinusoidalPositionalEmbedding: max_position_embeddings + 2 rows, row
+///        pad_token_id zero; not in the checkpoint), positions from the ids as RoBERTa's after
+///        the past tokens (PositionNumbering::non_padding_ids); no LayerNorm. Tensors
+///        `text_model.model.embed_tokens.weight` (Kosmos2ForConditionalGeneration, Kosmos2Model)
+///        or `model.embed_tokens.weight` (Kosmos2TextModel, Kosmos2TextForCausalLM). Kosmos-2 puts
+///        the image's features in place of the rows of the ids image_embeds_position_mask marks
+///        before the scale: such a row is its feature x sqrt(embed_dim) + the row's position.
+///        Positions past the table are refused (Hugging Face grows it).
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage.
+/// @throws file_error, format_error as the readers, and for a pad_token_id of null; value_error
+///         as load_bert.
+inline LearnedModelInput load_kosmos2_text(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                           const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
+                                        "load_kosmos2_text");
+    const ModelConfig& config = checkpoint.config();
+    const std::string name = detail::path_name(directory / "config.json");
+    if (!detail::is_kosmos2_family(config.model_type))
+        seqembed::detail::fail<format_error>(name, ": model_type '", config.model_type,
+                                             "' is not Kosmos-2's (load_model reads it)");
+    if (!config.embedding_padding_idx)
+        seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is null, which Kosmos-2's positions need");
+    const std::int64_t padding_idx = *config.embedding_padding_idx;
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        detail::shared_tokens(checkpoint, {"text_model.model.embed_tokens.weight", "model.embed_tokens.weight"}),
+        detail::m2m100_positions(config, padding_idx),
+        detail::family_options(options, "load_kosmos2_text", PositionNumbering::non_padding_ids, padding_idx));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
 /// @brief FSMT's input stages (model_type fsmt: facebook/wmt19-*): the encoder's

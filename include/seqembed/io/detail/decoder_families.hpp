@@ -13,7 +13,9 @@
 
 #include "../../types.hpp"
 #include "../errors.hpp"
+#include "clip_text_towers.hpp"
 #include "config_json.hpp"
+#include "encoder_families.hpp"
 
 namespace seqembed::io::detail {
 
@@ -75,8 +77,9 @@ inline bool is_vision_language_family(const std::string& family) {
 /// Where a family's config.json holds its language model's keys: under text_config always
 /// (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's multimodal checkpoints), under text_config
 /// when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top level;
-/// GLM-4V, whose config class builds its text config from the top-level keys without one; CLIP,
-/// SigLIP and the families of is_vision_language_family), or at the top level.
+/// GLM-4V, whose config class builds its text config from the top-level keys without one; the
+/// two-tower models, CLIP and its kin, and the families of is_vision_language_family), or at the
+/// top level.
 enum class TextConfig { top_level, nested, nested_if_present };
 
 /// The TextConfig of `family` (model_type).
@@ -90,7 +93,9 @@ inline TextConfig text_config_of(const std::string& family) {
     // language model's. Without text_config, their config classes build it from defaults.)
     if (family == "emu3") return TextConfig::nested_if_present;  // Emu3Config: Emu3TextConfig() without one
     if (family == "qwen2_vl" || family == "qwen2_5_vl" || family == "glm4v" || family == "glm4v_moe" ||
-        family == "clip" || family == "siglip" || family == "siglip2" || is_vision_language_family(family))
+        is_vision_language_family(family) || is_encoder_two_tower(family) || family == "kosmos-2")
+        return TextConfig::nested_if_present;
+    if (const ClipTextTower* tower = clip_text_tower(family); tower != nullptr && family == tower->model_type)
         return TextConfig::nested_if_present;
     return TextConfig::top_level;
 }

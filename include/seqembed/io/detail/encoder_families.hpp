@@ -1,8 +1,8 @@
 /// @file io/detail/encoder_families.hpp
 /// @brief The encoders whose embeddings are BERT's or RoBERTa's with a difference (a prefix, no
-///        LayerNorm, no token types, a scale, a position rule, a projection after them): one
-///        entry per family, from its Hugging Face *Embeddings module and config class. io::load_encoder
-///        builds them.
+///        LayerNorm, no token types, a scale, a position rule, a projection after them), and the
+///        two-tower models whose text tower is such an encoder: one entry per family, from its
+///        Hugging Face *Embeddings module and config class. io::load_encoder builds them.
 #pragma once
 
 #include <string>
@@ -35,14 +35,30 @@ struct EncoderFamily {
     bool types_after_positions;
     /// The config class's values for keys config.json may leave out (a JSON object).
     const char* defaults;
+    /// A prefix some of the family's checkpoints put before `prefix` ("flava." for
+    /// FlavaForPreTraining's `flava.text_model.`), or "".
+    const char* outer_prefix = "";
 };
 
-/// The entry of `model_type`, or none.
-inline const EncoderFamily* encoder_family(const std::string& model_type) {
-    struct Entry {
-        const char* model_type;
-        EncoderFamily family;
-    };
+/// The text config classes' defaults of ChineseCLIP, ALIGN and FLAVA (BERT-base's).
+inline constexpr const char* bert_tower_defaults =
+    R"({"vocab_size": 30522, "hidden_size": 768, "pad_token_id": 0, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+        "max_position_embeddings": 512})";
+
+/// One family: its model_type and, for a two-tower model, its text model's (whose config.json
+/// holds the text tower's keys at the top level, where the two-tower config nests them under
+/// text_config).
+struct EncoderEntry {
+    const char* model_type;
+    EncoderFamily family;
+    const char* text_model_type = nullptr;
+    /// Whether the two-tower config class reads a legacy text_config_dict over text_config.
+    bool reads_text_config_dict = false;
+};
+
+/// The entry whose model_type or text model's model_type is `model_type`, or none.
+inline const EncoderEntry* encoder_entry(const std::string& model_type) {
+    using Entry = EncoderEntry;
     // From each modeling_<family>.py's *Embeddings and configuration_<family>.py.
     static const Entry entries[] = {
         {"longformer", {"longformer.", EncoderPositions::from_ids, true, true, true,
@@ -111,10 +127,56 @@ inline const EncoderFamily* encoder_family(const std::string& model_type) {
                             "layer_norm_epsilon": 1e-5, "rotary_emb_fraction": 0.0, "rotary_emb_base": 10000,
                             "rotary_emb_interleaved": false, "max_trained_positions": 2048,
                             "pad_vocab_size_multiple": 1})"}},
+        // The text towers of two-tower models, keys from text_config (over the text config
+        // class's defaults) in the two-tower config.json, at the top level in the text model's.
+        // BERT's embeddings: ChineseCLIP's, ALIGN's and FLAVA's (word + token type + position,
+        // LayerNorm, positions 0 .. seq - 1).
+        {"chinese_clip", {"text_model.", EncoderPositions::index, true, true, false, bert_tower_defaults},
+         "chinese_clip_text_model", true},
+        {"align", {"text_model.", EncoderPositions::index, true, true, false, bert_tower_defaults},
+         "align_text_model"},
+        {"flava", {"text_model.", EncoderPositions::index, true, true, false, bert_tower_defaults, "flava."},
+         "flava_text_model", true},
+        // RoBERTa's: AltCLIP's XLM-R (AltRobertaEmbeddings under text_model.roberta), CLAP's and
+        // BridgeTower's.
+        {"altclip", {"roberta.", EncoderPositions::from_ids, true, true, false,
+                     R"({"vocab_size": 250002, "hidden_size": 1024, "pad_token_id": 1, "type_vocab_size": 1,
+                         "layer_norm_eps": 1e-5, "max_position_embeddings": 514})",
+                     "text_model."},
+         "altclip_text_model", true},
+        {"clap", {"text_model.", EncoderPositions::from_ids, true, true, false,
+                  R"({"vocab_size": 50265, "hidden_size": 768, "pad_token_id": 1, "type_vocab_size": 1,
+                      "layer_norm_eps": 1e-12, "max_position_embeddings": 514})"},
+         "clap_text_model"},
+        {"bridgetower", {"text_model.", EncoderPositions::from_ids, true, true, false,
+                         R"({"vocab_size": 50265, "hidden_size": 768, "pad_token_id": 1, "type_vocab_size": 1,
+                             "layer_norm_eps": 1e-5, "max_position_embeddings": 514})",
+                         "bridgetower."},
+         "bridgetower_text_model"},
+        // BLIP's text towers: word + position, LayerNorm (io::load_blip_text reads its two).
+        {"blip", {"text_encoder.", EncoderPositions::index, false, true, false,
+                  R"({"vocab_size": 30524, "hidden_size": 768, "pad_token_id": 0, "layer_norm_eps": 1e-12,
+                      "max_position_embeddings": 512})"},
+         "blip_text_model"},
     };
     for (const Entry& entry : entries)
-        if (model_type == entry.model_type) return &entry.family;
+        if (model_type == entry.model_type ||
+            (entry.text_model_type != nullptr && model_type == entry.text_model_type))
+            return &entry;
     return nullptr;
+}
+
+/// The family of `model_type`, or none.
+inline const EncoderFamily* encoder_family(const std::string& model_type) {
+    const EncoderEntry* entry = encoder_entry(model_type);
+    return entry != nullptr ? &entry->family : nullptr;
+}
+
+/// Whether `model_type` is a two-tower model's (its text tower's keys under text_config), not
+/// its text model's.
+inline bool is_encoder_two_tower(const std::string& model_type) {
+    const EncoderEntry* entry = encoder_entry(model_type);
+    return entry != nullptr && entry->text_model_type != nullptr && model_type == entry->model_type;
 }
 
 /// `config` with the encoder's config-class defaults where config.json leaves a key out (absent:
