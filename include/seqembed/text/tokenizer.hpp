@@ -1297,7 +1297,9 @@ inline DirectoryTokens directory_tokens(const std::filesystem::path& root, const
     std::vector<FileToken> to_add;
     for (const auto& [id, token] : declared) to_add.push_back(token);
     const std::size_t declared_count = to_add.size();
-    for (const auto& [token, attribute] : specials) {
+    for (const auto& special : specials) {
+        const FileToken& token = special.first;  // named: C++17 lambdas cannot capture a structured binding
+        const bool attribute = special.second;
         const auto first = to_add.begin();
         const auto last = first + static_cast<std::ptrdiff_t>(declared_count);
         const bool same_content =
