@@ -78,7 +78,9 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "trocr" || type == "trocr_printed") return run(seqembed::io::load_trocr(directory), c);
     if (type == "donut") return run(seqembed::io::load_bart(directory), c);
     if (type == "vit_gpt2") return run(seqembed::io::load_gpt2(directory), c);
-    if (type == "opt") return run(seqembed::io::load_opt(directory), c);
+    if (type == "opt" || type == "blip2_opt") return run(seqembed::io::load_opt(directory), c);
+    if (type == "instructblip_t5") return run(seqembed::io::load_t5(directory), c);
+    if (type == "instructblip_vicuna") return run(seqembed::io::load_rotary_decoder(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
     if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
     if (type == "gpt_neo" || type == "gpt_bigcode") return run(seqembed::io::load_gpt2(directory), c);
@@ -411,7 +413,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 194);
+    CHECK(families == 197);
 }
 
 namespace {
@@ -638,7 +640,9 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         // text config classes' 0, RoBERTa-like 1); BLIP's and Kosmos-2's pad_token_id.
         {"owlvit", {}}, {"owlv2", {}}, {"xclip", {}}, {"groupvit", {}}, {"clipseg", {}}, {"chinese_clip", 0},
         {"chinese_clip_text_model", 2}, {"align", 0}, {"flava", 0}, {"altclip", 1}, {"clap", 1}, {"bridgetower", 1},
-        {"blip", 0}, {"blip_captioning", 3}, {"kosmos2", 1}};
+        {"blip", 0}, {"blip_captioning", 3}, {"kosmos2", 1},
+        // BLIP-2's and InstructBLIP's language models: OPT's, T5's (none) and Llama's pad_token_id.
+        {"blip2_opt", 1}, {"instructblip_t5", std::nullopt}, {"instructblip_vicuna", 0}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -793,7 +797,7 @@ TEST_CASE("CLIP's and SigLIP's text towers, Whisper's decoder, Mamba, LLaVA, Smo
 }
 
 TEST_CASE("The two-tower models' text towers take their text config classes' defaults, a legacy text_config_dict, "
-          "and BLIP's two towers their own tables",
+          "BLIP's two towers their own tables, and BLIP-2's language model its family's stage",
           "[io][models]") {
     const auto root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests/fixtures/models";
     // OWL-ViT's detector: owlvit.text_model, OwlViTTextConfig's 16 positions; past them refused
@@ -845,11 +849,34 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
     CHECK(captioner.pipeline.embedding().table() == captioner.decoder->embedding().table());
     CHECK(captioner.config.layer_norm_eps == 1e-5);
 
+    // BLIP-2's OPT under language_model.; where the image's query tokens come before the ids
+    // (configs without image_token_index), the mask covers them as past tokens: the text's
+    // positions count them, as OPT's cumsum over the joined mask does.
+    const seqembed::io::Model blip2 = seqembed::io::load_model(root / "blip2_opt");
+    CHECK((blip2.config().model_type == "opt" && blip2.config().tensor_prefix == "language_model."));
+    REQUIRE(blip2.learned() != nullptr);
+    seqembed::IdMatrix text(1, 3);
+    text << 20, 21, 22;
+    seqembed::Batch after_queries(text);
+    const seqembed::IdMatrix queries_and_text = seqembed::IdMatrix::Ones(1, 7);
+    after_queries.padding = seqembed::Padding::from_mask(queries_and_text);
+    const seqembed::RowMatrix<float> joined = blip2.forward(after_queries);
+    const seqembed::LearnedPositionalEmbedding<float>& opt_positions = blip2.learned()->pipeline.positions();
+    for (Index t = 0; t < 3; ++t)
+        for (Index c = 0; c < 16; ++c)
+            CHECK(joined(t, c) == blip2.learned()->pipeline.embedding().table()(text(0, t), c) +
+                                      opt_positions.table()(2 + 4 + t, c));
+    CHECK(seqembed::io::load_model(root / "instructblip_vicuna").config().model_type == "llama");
+
     const auto read = [](const std::string& json) {
         const test_support::TempDir dir;
         std::ofstream(dir / "config.json") << json;
         return seqembed::io::ModelConfig::read(dir / "config.json");
     };
+    // Blip2Config's OPT (OPTConfig's defaults) where text_config names no model_type.
+    const seqembed::io::ModelConfig bare_blip2 = read(R"({"model_type": "blip-2", "text_config": {"vocab_size": 100,
+        "hidden_size": 32, "max_position_embeddings": 64}})");
+    CHECK((bare_blip2.model_type == "opt" && bare_blip2.vocab_size == 100 && bare_blip2.max_positions == 64));
     const seqembed::io::ModelConfig owl = read(R"({"model_type": "owlvit"})");
     CHECK((owl.vocab_size == 49408 && owl.hidden_size == 512 && owl.max_positions == 16));
     CHECK(read(R"({"model_type": "groupvit_text_model"})").hidden_size == 256);
@@ -871,6 +898,9 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
     const std::string message =
         message_of<seqembed::error>([&] { (void)seqembed::io::ModelConfig::read(dir / "config.json"); });
     CHECK(message.find("'text_config_dict' is [1], not an object") != std::string::npos);
+    std::ofstream(dir / "config.json") << R"({"model_type": "instructblip", "text_config": {"model_type": 7}})";
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::ModelConfig::read(dir / "config.json"); })
+              .find("has a 'model_type' of 7, not a string") != std::string::npos);
 }
 
 TEST_CASE("ModelConfig's embedding_padding_idx: pad_token_id, the config class's default, or none", "[io][models]") {

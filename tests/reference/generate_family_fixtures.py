@@ -346,13 +346,14 @@ def build_opt(cfg):
     dec = root.model.decoder
     dec.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["word_embed_proj_dim"], cfg["pad_token_id"])
     dec.embed_positions = MaskPositionsOffset2(cfg["max_position_embeddings"], cfg["hidden_size"])
-    assert cfg["word_embed_proj_dim"] != cfg["hidden_size"]
-    dec.project_in = nn.Linear(cfg["word_embed_proj_dim"], cfg["hidden_size"], bias=False)
+    if cfg["word_embed_proj_dim"] != cfg["hidden_size"]:
+        dec.project_in = nn.Linear(cfg["word_embed_proj_dim"], cfg["hidden_size"], bias=False)
 
     def forward(input_ids, attention_mask, token_type_ids):
         inputs_embeds = dec.embed_tokens(input_ids)
         pos_embeds = dec.embed_positions(attention_mask, 0)
-        inputs_embeds = dec.project_in(inputs_embeds)  # before the positions are added
+        if hasattr(dec, "project_in"):
+            inputs_embeds = dec.project_in(inputs_embeds)  # before the positions are added
         hidden_states = inputs_embeds + pos_embeds
         return hidden_states, None, dec.embed_positions.rows_read
     return root, forward
@@ -824,6 +825,22 @@ def build_vision_decoder(cfg):
     return root, forward
 
 
+# BLIP-2's and InstructBLIP's language models, by text_config's model_type.
+WRAPPED_LANGUAGE = {"opt": build_opt, "t5": build_t5, "llama": build_llama}
+
+
+def build_language_model(cfg):
+    """Blip2ForConditionalGeneration and InstructBlipForConditionalGeneration: the language model
+    (AutoModelForCausalLM or AutoModelForSeq2SeqLM of text_config) under language_model, beside
+    the Q-Former's query tokens; its own embedding stage reads the ids."""
+    text = language(cfg)
+    inner, forward = WRAPPED_LANGUAGE[text["model_type"]](text)
+    root = node()
+    root.language_model = inner
+    root.language_projection = nn.Linear(4, text.get("hidden_size", text.get("d_model")))
+    return root, forward
+
+
 def build_xglm(cfg):
     """XGLMModel: embed_tokens (XGLMScaledWordEmbedding, x sqrt(d_model)) + the M2M100 sinusoid
     table (XGLMSinusoidalPositionalEmbedding) at rows arange(past, past + seq) + 2, dropout."""
@@ -1010,6 +1027,11 @@ def language(cfg):
             merged["rope_theta"] = text["theta"]
         merged["model_type"] = family
         return merged
+    if family in ("blip-2", "instructblip", "instructblipvideo"):
+        # Blip2Config: CONFIG_MAPPING[text_config.get("model_type", "opt")](**text_config).
+        text = dict(cfg.get("text_config", {}))
+        text.setdefault("model_type", "opt")
+        return language(text)
     if family in LEARNED_DEFAULTS:
         merged = dict(LEARNED_DEFAULTS[family])
         merged.update(cfg.get("text_config", cfg))
@@ -4027,6 +4049,47 @@ FAMILIES = [
         layer_norm_eps=0.0, embed_scale=4.0, position_offset=0,
         note="Kosmos2TextTransformer.forward_embedding: embed_tokens x sqrt(embed_dim) + the float32 table",
     ),
+    # BLIP-2's and InstructBLIP's language models under language_model.
+    dict(
+        name="blip2_opt", seed=178, build=build_language_model,
+        # Salesforce/blip2-opt-2.7b's layout: text_config without a model_type (Blip2Config's OPT),
+        # word_embed_proj_dim = hidden_size (no project_in).
+        config={"architectures": ["Blip2ForConditionalGeneration"], "model_type": "blip-2", "num_query_tokens": 4,
+                "text_config": {"vocab_size": 158, "hidden_size": 16, "word_embed_proj_dim": 16,
+                                "max_position_embeddings": 32, "pad_token_id": 1, "bos_token_id": 2,
+                                "eos_token_id": 2, "num_attention_heads": 2, "num_hidden_layers": 2},
+                "qformer_config": {"hidden_size": 4}, "vision_config": {"hidden_size": 4},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="mask: as opt (the image's query tokens, in input_ids or before them, counted)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=2,
+        note="OPTForCausalLM's stage under language_model.model.decoder: embed_tokens + embed_positions",
+    ),
+    dict(
+        name="instructblip_t5", seed=179, build=build_language_model,
+        config={"architectures": ["InstructBlipForConditionalGeneration"], "model_type": "instructblip",
+                "text_config": {"model_type": "t5", "vocab_size": 159, "d_model": 16, "pad_token_id": 0,
+                                "eos_token_id": 1, "dropout_rate": 0.1, "tie_word_embeddings": False},
+                "qformer_config": {"hidden_size": 4}, "vision_config": {"hidden_size": 4},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none, as t5",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Flan-T5 (T5ForConditionalGeneration) under language_model: the shared table",
+    ),
+    dict(
+        name="instructblip_vicuna", seed=180, build=build_language_model,
+        config={"architectures": ["InstructBlipForConditionalGeneration"], "model_type": "instructblip",
+                "text_config": {"model_type": "llama", "vocab_size": 160, "hidden_size": 16,
+                                "num_attention_heads": 2, "num_hidden_layers": 2, "max_position_embeddings": 64,
+                                "rope_theta": 10000.0, "pad_token_id": 0},
+                "qformer_config": {"hidden_size": 4}, "vision_config": {"hidden_size": 4},
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: rotary in attention, as llama",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="Vicuna (LlamaForCausalLM) under language_model.model: embed_tokens",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -4222,9 +4285,17 @@ def numpy_reference(family, tensors, ids, mask, types):
         rows = index + 2
         x = f["model.embed_tokens.weight"][ids] * math.sqrt(cfg["d_model"])
         return x + table.numpy().astype(np.float64)[rows], None, rows
+    if family["build"] is build_language_model:
+        # The wrapped language model's own stage, from its tensors under language_model.
+        text = language(cfg)
+        inner = dict(family, name=text["model_type"], config=text, build=WRAPPED_LANGUAGE[text["model_type"]])
+        stripped = {k[len("language_model."):]: v for k, v in tensors.items() if k.startswith("language_model.")}
+        return numpy_reference(inner, stripped, ids, mask, types)
     if name == "opt":
         rows = np.cumsum(mask, axis=1) * mask - 1 + 2
-        x = f["model.decoder.embed_tokens.weight"][ids] @ f["model.decoder.project_in.weight"].T
+        x = f["model.decoder.embed_tokens.weight"][ids]
+        if "model.decoder.project_in.weight" in f:
+            x = x @ f["model.decoder.project_in.weight"].T
         return x + f["model.decoder.embed_positions.weight"][rows], None, rows
     if name in ("marian", "pegasus"):
         table = "model.encoder.embed_tokens.weight" if name == "marian" else "model.shared.weight"
@@ -4913,6 +4984,10 @@ FAMILY_SOURCES = {
     "blip": "modeling_blip_text.py @ v4.57.6 753d6110: BlipTextEmbeddings; modeling_blip.py: "
             "BlipForQuestionAnswering (text_encoder, text_decoder); configuration_blip.py (BlipTextConfig)",
     "blip_captioning": "modeling_blip.py @ v4.57.6 753d6110: BlipForConditionalGeneration.text_decoder",
+    "blip2_opt": "modeling_blip_2.py @ v4.57.6 753d6110: Blip2ForConditionalGeneration.language_model; "
+                 "configuration_blip_2.py (text_config's model_type, opt by default)",
+    "instructblip_t5": "modeling_instructblip.py @ v4.57.6 753d6110: InstructBlipForConditionalGeneration",
+    "instructblip_vicuna": "modeling_instructblip.py @ v4.57.6 753d6110: InstructBlipForConditionalGeneration",
     "kosmos2": "modeling_kosmos2.py @ v4.57.6 753d6110: Kosmos2TextTransformer.forward_embedding, "
                "Kosmos2TextSinusoidalPositionalEmbedding; configuration_kosmos2.py (Kosmos2TextConfig)",
 }

@@ -122,7 +122,9 @@ struct ModelConfig {
     /// @brief What the model's tensor names start with in the checkpoint: "decoder." for the
     ///        text decoder of a vision-encoder-decoder (VisionEncoderDecoderModel: TrOCR, Donut,
     ///        Nougat, ViT-GPT-2) or a speech-encoder-decoder, whose config is config.json's
-    ///        `decoder`; empty elsewhere.
+    ///        `decoder`; "language_model." for the language model of BLIP-2, InstructBLIP and
+    ///        InstructBLIP-Video (OPT, Flan-T5, Vicuna's Llama), whose config is `text_config`;
+    ///        empty elsewhere.
     std::string tensor_prefix;
     /// @brief Whether the checkpoint holds the decoder of an encoder-decoder family alone: a
     ///        vision- or speech-encoder-decoder's BART-like decoder (Donut's and Nougat's MBart), or a
@@ -520,6 +522,13 @@ inline bool is_kosmos2_family(const std::string& family) {
     return family == "kosmos-2" || family == "kosmos_2_text_model";
 }
 
+/// BLIP-2's, InstructBLIP's and InstructBLIP-Video's configs: a Q-Former over an image encoder,
+/// and a language model (AutoModelForCausalLM or AutoModelForSeq2SeqLM of config.json's
+/// `text_config`, OPT's when it names no model_type) whose tensors are under `language_model.`.
+inline bool is_language_wrapper(const std::string& family) {
+    return family == "blip-2" || family == "instructblip" || family == "instructblipvideo";
+}
+
 /// XLM's input stage: XLM's and FlauBERT's (the same module and tensor names).
 inline bool is_xlm_family(const std::string& family) { return family == "xlm" || family == "flaubert"; }
 
@@ -724,6 +733,19 @@ inline std::optional<Index> default_max_positions(const std::string& family) {
 inline nlohmann::json language_config(const nlohmann::json& config, const std::string& name) {
     const auto type = config.find("model_type");
     const std::string family = type != config.end() && type->is_string() ? type->get<std::string>() : "";
+    if (is_language_wrapper(family)) {
+        // Blip2Config and its kin: CONFIG_MAPPING[text_config.get("model_type", "opt")](**text_config).
+        const nlohmann::json* text = find_key(config, {"text_config"});
+        if (text != nullptr && !text->is_null() && !text->is_object())
+            seqembed::detail::fail<format_error>(name, ": 'text_config' is ", text->dump(), ", not an object");
+        nlohmann::json language = text != nullptr && text->is_object() ? *text : nlohmann::json::object();
+        const nlohmann::json* kind = find_key(language, {"model_type"});
+        if (kind == nullptr) language["model_type"] = "opt";
+        else if (!kind->is_string())
+            seqembed::detail::fail<format_error>(name, ": the 'text_config' of this ", family, " has a 'model_type' of ",
+                                                 kind->dump(), ", not a string");
+        return language_config(language, name);
+    }
     if (is_decoder_wrapper(family)) {
         // VisionEncoderDecoderModel (TrOCR, Donut, Nougat, ViT-GPT-2) and SpeechEncoderDecoderModel:
         // the text decoder's config, `decoder`, whose model_type says the family (ModelConfig::read
@@ -1223,12 +1245,15 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "owlv2_text_model, xclip, xclip_text_model, groupvit, groupvit_text_model, clipseg, clipseg_text_model, "
             "chinese_clip, chinese_clip_text_model, align, align_text_model, flava, flava_text_model, altclip, "
             "altclip_text_model, clap, clap_text_model, bridgetower, bridgetower_text_model, blip, blip_text_model, "
-            "kosmos-2, kosmos_2_text_model)");
+            "kosmos-2, kosmos_2_text_model, blip-2, instructblip, instructblipvideo)");
     // A vision- or speech-encoder-decoder's text decoder: its tensors under `decoder.`, and a
     // BART-like one is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
     const nlohmann::json* top = detail::find_key(whole, {"model_type"});
     const bool wrapped = top != nullptr && top->is_string() && detail::is_decoder_wrapper(top->get<std::string>());
     if (wrapped) result.tensor_prefix = "decoder.";
+    // BLIP-2's and InstructBLIP's language model: the family's own stage under `language_model.`.
+    if (top != nullptr && top->is_string() && detail::is_language_wrapper(top->get<std::string>()))
+        result.tensor_prefix = "language_model.";
     bool causal_lm = false;
     if (const nlohmann::json* architectures = detail::find_key(whole, {"architectures"});
         architectures != nullptr && architectures->is_array())
