@@ -82,8 +82,11 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
     if (type == "instructblip_t5") return run(seqembed::io::load_t5(directory), c);
     if (type == "instructblip_vicuna") return run(seqembed::io::load_rotary_decoder(directory), c);
     if (type == "marian" || type == "pegasus") return run(seqembed::io::load_marian(directory), c);
-    if (type == "t5" || type == "mt5" || type == "umt5") return run(seqembed::io::load_t5(directory), c);
-    if (type == "gpt_neo" || type == "gpt_bigcode") return run(seqembed::io::load_gpt2(directory), c);
+    if (type == "t5" || type == "mt5" || type == "umt5" || type == "longt5" || type == "switch_transformers")
+        return run(seqembed::io::load_t5(directory), c);
+    if (type == "gpt_neo" || type == "gpt_bigcode" || type == "openai_gpt")
+        return run(seqembed::io::load_gpt2(directory), c);
+    if (type == "xlnet") return run(seqembed::io::load_xlnet(directory), c);
     if (type == "m2m_100" || type == "nllb_moe") return run(seqembed::io::load_m2m100(directory), c);
     if (type == "bloom") return run(seqembed::io::load_bloom(directory), c);
     if (type == "mpt") return run(seqembed::io::load_mpt(directory), c);
@@ -102,7 +105,7 @@ Output run_family(const fixtures::Family& family, const fixtures::Case& c, const
                                 "ernie", "splinter", "squeezebert", "rembert", "bert_generation", "nystromformer",
                                 "roberta_prelayernorm", "ibert", "convbert", "funnel",
                                 "yoso", "mra", "roformer", "nomic_bert", "chinese_clip", "chinese_clip_text_model",
-                                "align", "flava", "altclip", "clap", "bridgetower"})
+                                "align", "flava", "altclip", "clap", "bridgetower", "git", "dpr"})
         if (type == encoder) return run(seqembed::io::load_encoder(directory), c);
     if (type == "esm" || type == "esm1b") {
         // io::Model::forward applies ESM's token dropout per sequence.
@@ -390,10 +393,10 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         INFO(message);
         CHECK(message.find("config.json: its rotary options are invalid") != std::string::npos);
     }
-    copy.write_config(R"({"model_type": "xlnet", "vocab_size": 72, "hidden_size": 16})");
+    copy.write_config(R"({"model_type": "reformer", "vocab_size": 72, "hidden_size": 16})");
     const std::string unknown = message_of<seqembed::error>([&] { (void)seqembed::io::load_llama(copy.directory); });
     INFO(unknown);
-    const std::string intro = "model_type 'xlnet' has no preset (";
+    const std::string intro = "model_type 'reformer' has no preset (";
     const std::size_t open = unknown.find(intro);
     REQUIRE(open != std::string::npos);
     const std::size_t close = unknown.find(')', open);
@@ -413,7 +416,7 @@ TEST_CASE("A rotary model's bad config is an error naming the file and the key",
         }
         CHECK(message.find("has no preset") == std::string::npos);
     }
-    CHECK(families == 197);
+    CHECK(families == 203);
 }
 
 namespace {
@@ -642,7 +645,9 @@ TEST_CASE("Loaders give the token table the padding_idx of the family's nn.Embed
         {"chinese_clip_text_model", 2}, {"align", 0}, {"flava", 0}, {"altclip", 1}, {"clap", 1}, {"bridgetower", 1},
         {"blip", 0}, {"blip_captioning", 3}, {"kosmos2", 1},
         // BLIP-2's and InstructBLIP's language models: OPT's, T5's (none) and Llama's pad_token_id.
-        {"blip2_opt", 1}, {"instructblip_t5", std::nullopt}, {"instructblip_vicuna", 0}};
+        {"blip2_opt", 1}, {"instructblip_t5", std::nullopt}, {"instructblip_vicuna", 0},
+        {"longt5", std::nullopt}, {"switch_transformers", std::nullopt}, {"git", 0}, {"dpr", 0},
+        {"xlnet", std::nullopt}, {"openai_gpt", std::nullopt}};
     for (long f = 0; f < fixtures::all_families_count; ++f) {
         const fixtures::Family& family = *fixtures::all_families[f];
         INFO(family.name);
@@ -868,6 +873,27 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
                                       opt_positions.table()(2 + 4 + t, c));
     CHECK(seqembed::io::load_model(root / "instructblip_vicuna").config().model_type == "llama");
 
+    // Kosmos-2's explicit position_ids are rows of its sinusoid (index_select), as RoBERTa's:
+    // the rows its forward numbers from the ids give the same output.
+    const seqembed::io::Model kosmos2 = seqembed::io::load_model(root / "kosmos2");
+    seqembed::IdMatrix prompt(1, 4);
+    prompt << 1, 40, 41, 42;  // a pad id first: row 1, the others rows 2, 3, 4
+    seqembed::Batch numbered(prompt);
+    seqembed::IdMatrix rows(1, 4);
+    rows << 1, 2, 3, 4;
+    seqembed::Batch given = numbered;
+    given.position_ids = rows;
+    CHECK(kosmos2.forward(given) == kosmos2.forward(numbered));
+    // The towers without a cache refuse past tokens; BLIP's decoder takes them.
+    seqembed::Batch stepped(prompt, seqembed::Padding::none(), seqembed::StepOffsets(2));
+    for (const char* tower : {"owlvit", "xclip", "chinese_clip", "altclip", "clap", "bridgetower"}) {
+        INFO(tower);
+        CHECK_THROWS_AS(seqembed::io::load_model(root / tower).forward(stepped), seqembed::value_error);
+    }
+    CHECK(seqembed::io::load_model(root / "blip_captioning").forward(stepped).rows() == 4);
+    CHECK(kosmos2.forward(stepped).rows() == 4);
+    CHECK(!seqembed::io::load_model(root / "bridgetower").takes_position_ids());
+
     const auto read = [](const std::string& json) {
         const test_support::TempDir dir;
         std::ofstream(dir / "config.json") << json;
@@ -889,6 +915,18 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
     CHECK((kosmos.vocab_size == 65037 && kosmos.hidden_size == 2048 && kosmos.max_positions == 2048 &&
            kosmos.embedding_padding_idx == 1 && kosmos.scale_embedding));
     CHECK(read(R"({"model_type": "kosmos_2_text_model", "embed_dim": 64})").hidden_size == 64);
+    // AltCLIPConfig reads text_config_dict too; OWL-ViT's, CLAP's and BLIP's classes do not.
+    CHECK(read(R"({"model_type": "altclip", "text_config_dict": {"hidden_size": 48}})").hidden_size == 48);
+    for (const char* family : {"owlvit", "clap", "blip"}) {
+        INFO(family);
+        CHECK(read(std::string(R"({"model_type": ")") + family +
+                   R"(", "text_config": {"hidden_size": 40}, "text_config_dict": {"hidden_size": 48}})")
+                  .hidden_size == 40);
+    }
+    // Without text_config the text config class's defaults alone: FLAVA's own hidden_size is not
+    // its text tower's.
+    CHECK(read(R"({"model_type": "flava", "hidden_size": 32})").hidden_size == 768);
+    CHECK(read(R"({"model_type": "kosmos-2", "text_config": {"layers": 3}})").num_hidden_layers == 3);
     // ChineseCLIPConfig: every key of the class built from text_config_dict wins, its defaults too.
     const seqembed::io::ModelConfig legacy = read(R"({"model_type": "chinese_clip", "text_config_dict":
         {"hidden_size": 32}, "text_config": {"hidden_size": 64, "vocab_size": 100}})");
@@ -2245,9 +2283,9 @@ TEST_CASE("TrOCR: standalone or as a vision-encoder-decoder's decoder, learned o
 
     {
         const BrokenCopy copy("trocr_printed");
-        copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "xlnet"}})");
+        copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"model_type": "reformer"}})");
         CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
-                  .find("model_type 'xlnet' has no preset") != std::string::npos);
+                  .find("model_type 'reformer' has no preset") != std::string::npos);
         copy.write_config(R"({"model_type": "vision-encoder-decoder", "decoder": {"vocab_size": 3}})");
         CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::load_model(copy.directory); })
                   .find("the 'decoder' of this vision-encoder-decoder has no string 'model_type'") !=

@@ -314,6 +314,35 @@ def build_gpt2(cfg):
     return root, forward
 
 
+def build_openai_gpt(cfg):
+    """OpenAIGPTModel (OpenAIGPTLMHeadModel: transformer.): tokens_embed(input_ids) +
+    positions_embed(position_ids[None, :seq]), the non-persistent arange buffer (no cache), +
+    tokens_embed(token_type_ids) when given, drop."""
+    root = node()
+    t = root.transformer = node()
+    t.tokens_embed = nn.Embedding(cfg["vocab_size"], cfg["n_embd"])
+    t.positions_embed = nn.Embedding(cfg["n_positions"], cfg["n_embd"])
+    t.register_buffer("position_ids", torch.arange(cfg["n_positions"]), persistent=False)
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        position_ids = t.position_ids[None, : input_ids.shape[-1]]
+        hidden_states = t.tokens_embed(input_ids) + t.positions_embed(position_ids) + 0
+        return hidden_states, None, position_ids.expand(input_ids.shape)
+    return root, forward
+
+
+def build_xlnet(cfg):
+    """XLNetModel (XLNetLMHeadModel: transformer.): word_emb_k = word_embedding(input_ids), dropout;
+    the relative positions act in attention."""
+    root = node()
+    root.transformer = node()
+    root.transformer.word_embedding = nn.Embedding(cfg["vocab_size"], cfg["d_model"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        return root.transformer.word_embedding(input_ids), None, None
+    return root, forward
+
+
 def build_bart(cfg):
     """BartEncoder (mBART's, PLBart's, MVP's): shared lookup x sqrt(d_model) when scale_embedding
     (PLBartConfig's default true, the others' false), + positions at offset 2, layernorm_embedding."""
@@ -1398,6 +1427,8 @@ ENCODER_SPECS = {
     "ibert": ("ibert", "ids", True, "wtp"),
     "convbert": ("convbert", "index", True, "wpt"),
     "funnel": ("funnel", "none", True, "w"),
+    "git": ("git", "index", True, "wp"),
+    "dpr": ("ctx_encoder.bert_model", "index", True, "wtp"),
     # The two-tower models' text towers, under the base model their fixtures' heads save.
     "chinese_clip": ("text_model", "index", True, "wtp"),
     "chinese_clip_text_model": ("", "index", True, "wtp"),
@@ -4090,6 +4121,69 @@ FAMILIES = [
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
         note="Vicuna (LlamaForCausalLM) under language_model.model: embed_tokens",
     ),
+    dict(
+        name="longt5", seed=181, build=build_t5,
+        config={"architectures": ["LongT5ForConditionalGeneration"], "model_type": "longt5", "vocab_size": 161,
+                "d_model": 16, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0,
+                "encoder_attention_type": "transient-global", "dropout_rate": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: as t5 (local and transient-global attention carry the positions)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="LongT5Stack: the shared table's lookup, dropout",
+    ),
+    dict(
+        name="switch_transformers", seed=182, build=build_t5,
+        config={"architectures": ["SwitchTransformersForConditionalGeneration"], "model_type": "switch_transformers",
+                "vocab_size": 162, "d_model": 16, "pad_token_id": 0, "eos_token_id": 1,
+                "decoder_start_token_id": 0, "num_experts": 4, "dropout_rate": 0.1, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: as t5",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="SwitchTransformersStack: the shared table's lookup, dropout",
+    ),
+    dict(
+        name="git", seed=183, build=build_encoder,
+        # microsoft/git-base's layout: GitForCausalLM, GitModel under git.
+        config={"architectures": ["GitForCausalLM"], "model_type": "git", "vocab_size": 163, "hidden_size": 16,
+                "max_position_embeddings": 40, "layer_norm_eps": 1e-12, "pad_token_id": 0, "bos_token_id": 101,
+                "eos_token_id": 102, "num_attention_heads": 2, "num_hidden_layers": 2,
+                "vision_config": {"hidden_size": 8}, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids[:, past:past + seq] of the arange buffer",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="GitEmbeddings: word += position, LayerNorm; the image's tokens join after it",
+    ),
+    dict(
+        name="dpr", seed=184, build=build_encoder,
+        # facebook/dpr-ctx_encoder-single-nq-base's layout: DPRContextEncoder, BertModel under
+        # ctx_encoder.bert_model.
+        config={"architectures": ["DPRContextEncoder"], "model_type": "dpr", "vocab_size": 164, "hidden_size": 16,
+                "max_position_embeddings": 40, "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0,
+                "projection_dim": 0, "num_attention_heads": 2, "num_hidden_layers": 2, "torch_dtype": "float32"},
+        token_types="passed",
+        position_rule="index, as BERT",
+        layer_norm_eps=1e-12, embed_scale=1.0, position_offset=0,
+        note="BertEmbeddings under ctx_encoder.bert_model.embeddings",
+    ),
+    dict(
+        name="xlnet", seed=185, build=build_xlnet,
+        config={"architectures": ["XLNetLMHeadModel"], "model_type": "xlnet", "vocab_size": 165, "d_model": 16,
+                "n_layer": 2, "n_head": 2, "d_inner": 32, "pad_token_id": 5, "mem_len": None,
+                "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="none: relative positions (a sinusoid of distances) in attention",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="XLNetModel: word_embedding alone (no padding_idx); segment ids act in attention",
+    ),
+    dict(
+        name="openai_gpt", seed=186, build=build_openai_gpt,
+        config={"architectures": ["OpenAIGPTLMHeadModel"], "model_type": "openai-gpt", "vocab_size": 166,
+                "n_embd": 16, "n_positions": 32, "n_layer": 2, "n_head": 2, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="index: position_ids[None, :seq] of the arange buffer (no cache)",
+        layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
+        note="OpenAIGPTModel: tokens_embed + positions_embed (+ tokens_embed(token_type_ids))",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -4258,6 +4352,10 @@ def numpy_reference(family, tensors, ids, mask, types):
         return f["transformer.wte.weight"][ids], None, None
     if name in ("gpt2", "gpt_neo", "gpt_bigcode"):
         return f["transformer.wte.weight"][ids] + f["transformer.wpe.weight"][index], None, index
+    if name == "openai_gpt":
+        return f["transformer.tokens_embed.weight"][ids] + f["transformer.positions_embed.weight"][index], None, index
+    if name == "xlnet":
+        return f["transformer.word_embedding.weight"][ids], None, None
     if name in ("gptj", "codegen"):
         return f["transformer.wte.weight"][ids], None, None
     if name == "falcon":
@@ -4301,7 +4399,7 @@ def numpy_reference(family, tensors, ids, mask, types):
         table = "model.encoder.embed_tokens.weight" if name == "marian" else "model.shared.weight"
         x = f[table][ids] * math.sqrt(cfg["d_model"])
         return x + f["model.encoder.embed_positions.weight"][index], None, index
-    if name in ("t5", "mt5", "umt5"):
+    if name in ("t5", "mt5", "umt5", "longt5", "switch_transformers"):
         assert np.array_equal(f["shared.weight"], f["encoder.embed_tokens.weight"])
         return f["encoder.embed_tokens.weight"][ids], None, None
     if name in ("llama", "mistral", "qwen2", "phi", "qwen3", "qwen3_moe", "mixtral", "starcoder2", "olmo2",
@@ -4984,6 +5082,12 @@ FAMILY_SOURCES = {
     "blip": "modeling_blip_text.py @ v4.57.6 753d6110: BlipTextEmbeddings; modeling_blip.py: "
             "BlipForQuestionAnswering (text_encoder, text_decoder); configuration_blip.py (BlipTextConfig)",
     "blip_captioning": "modeling_blip.py @ v4.57.6 753d6110: BlipForConditionalGeneration.text_decoder",
+    "longt5": "modeling_longt5.py @ v4.57.6 753d6110: LongT5Stack.forward (embed_tokens, the shared table)",
+    "switch_transformers": "modeling_switch_transformers.py @ v4.57.6 753d6110: SwitchTransformersStack.forward",
+    "git": "modeling_git.py @ v4.57.6 753d6110: GitEmbeddings, GitForCausalLM.git; configuration_git.py",
+    "dpr": "modeling_dpr.py @ v4.57.6 753d6110: DPREncoder.bert_model, DPRContextEncoder.ctx_encoder",
+    "xlnet": "modeling_xlnet.py @ v4.57.6 753d6110: XLNetModel.forward (word_emb_k)",
+    "openai_gpt": "modeling_openai.py @ v4.57.6 753d6110: OpenAIGPTModel.forward",
     "blip2_opt": "modeling_blip_2.py @ v4.57.6 753d6110: Blip2ForConditionalGeneration.language_model; "
                  "configuration_blip_2.py (text_config's model_type, opt by default)",
     "instructblip_t5": "modeling_instructblip.py @ v4.57.6 753d6110: InstructBlipForConditionalGeneration",

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -213,14 +214,15 @@ public:
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
     ///        BART and its kin, Marian, Pegasus, M2M100, FSMT, TrOCR, the T5s, DistilBERT, BLOOM,
-    ///        MPT, Funnel).
+    ///        MPT, Funnel, BridgeTower's two-tower model, whose forward calls its text embeddings
+    ///        with the ids alone).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
         return !detail::is_bart_like(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
                family != "distilbert" && !detail::is_m2m100_family(family) && family != "fsmt" &&
                family != "trocr" && !detail::is_alibi_family(family) &&
-               family != "funnel";
+               family != "funnel" && family != "bridgetower";
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa
     ///        from their table; GPT-2, GPT-Neo, GPT-J and CodeGen from their token table). A
@@ -445,7 +447,8 @@ private:
 
     /// Throws for past tokens (a mask wider than the ids, or step offsets) where the family's
     /// encoder takes none: BART's and Marian's (their decoders do), DistilBERT, ALBERT, MPNet,
-    /// ModernBERT and DeBERTa, whose forwards take no cache.
+    /// ModernBERT, DeBERTa and the text towers of two-tower models (but BLIP's and Kosmos-2's),
+    /// whose forwards take no cache.
     void require_no_past(const Batch& batch, const char* call) const {
         if (config().decoder_only) return;  // a decoder alone (Donut's MBart) takes them
         const std::string& type = model_type();
@@ -453,8 +456,8 @@ private:
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||
                                   type == "esm" || type == "longformer" || type == "squeezebert" ||
                                   type == "nystromformer" || type == "yoso" || type == "mra" || type == "funnel" ||
-                                  type == "convbert" || type == "ibert" ||
-                                  detail::is_deberta_family(type);
+                                  type == "convbert" || type == "ibert" || type == "openai-gpt" ||
+                                  detail::is_deberta_family(type) || detail::is_text_tower_without_cache(type);
         if (!encoder_only && !detail::is_bart_like(type) && !detail::is_marian_family(type) &&
             !detail::is_m2m100_family(type) && type != "fsmt")
             return;
@@ -631,7 +634,10 @@ inline RotaryOptions encoder_rotary_options(const nlohmann::json& config, const 
 ///          (positions 0 .. seq - 1) in chinese_clip and align (`text_model.`) and flava
 ///          (`flava.text_model.` or `text_model.`); RoBERTa's in altclip (XLM-R under
 ///          `text_model.roberta.` or `roberta.`), clap (`text_model.`) and bridgetower
-///          (`bridgetower.text_model.` or `text_model.`).
+///          (`bridgetower.text_model.` or `text_model.`);
+///        - git (`git.`): GIT's text embeddings, word + position (past + t), LayerNorm;
+///        - dpr: BERT's under `bert_model.` in DPR's context and question encoders and reader
+///          (`ctx_encoder.`, `question_encoder.`, `span_predictor.encoder.` before it).
 ///        Word + token type, then the position, then LayerNorm, as BertEmbeddings (Longformer,
 ///        SqueezeBERT and MRA: word + position, then the token type); tensors under the family's
 ///        prefix or none. Longformer, SqueezeBERT, Nystromformer, YOSO and MRA take no past tokens. Explicit position ids are rows of the table for the
@@ -659,8 +665,11 @@ inline Model load_encoder(const std::filesystem::path& directory, const Pipeline
     // Nomic's fine-tunes may be saved under `model.` too.
     const bool nomic = config.model_type == "nomic_bert";
     const auto names = [&](const std::string& tail) {
-        std::vector<std::string> out{prefix + "embeddings." + tail, "embeddings." + tail};
-        if (*family->outer_prefix != '\0') out.insert(out.begin(), family->outer_prefix + prefix + "embeddings." + tail);
+        std::vector<std::string> out;
+        std::istringstream outer(family->outer_prefixes);
+        for (std::string before; outer >> before;) out.push_back(before + prefix + "embeddings." + tail);
+        out.push_back(prefix + "embeddings." + tail);
+        out.push_back("embeddings." + tail);
         if (nomic) out.push_back("model.embeddings." + tail);
         return out;
     };
@@ -818,8 +827,8 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        plbart, mvp, blenderbot, bigbird_pegasus and led (load_bart), opt and biogpt
 ///        (load_opt), xglm (load_xglm), xlm and flaubert (load_xlm), fsmt (load_fsmt), trocr and the
 ///        vision-encoder-decoders whose decoder is TrOCR's (load_trocr), marian and pegasus,
-///        m2m_100 (NLLB) and nllb-moe, t5, mt5
-///        and umt5, the rotary decoders
+///        m2m_100 (NLLB) and nllb-moe, t5, mt5, umt5, longt5 and switch_transformers (load_t5),
+///        the rotary decoders
 ///        load_rotary_decoder reads (llama, mistral, mixtral, qwen2, qwen2_moe,
 ///        qwen3, qwen3_moe, gemma, gemma2, gemma3_text, gemma3, phi, phi3, gpt_neox, stablelm,
 ///        starcoder2, olmo, olmo2, granite, gptj, codegen, falcon, cohere, and those of
@@ -827,7 +836,8 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        load_encoder (with the BERT- and RoBERTa-like text towers of chinese_clip, align,
 ///        flava, altclip, clap and bridgetower) and esm (load_esm), the text towers of CLIP and
 ///        its kin (load_clip_text: clip, siglip, siglip2, owlvit, owlv2, xclip, groupvit, clipseg),
-///        BLIP's (load_blip_text), Kosmos-2's (load_kosmos2_text), whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
+///        BLIP's (load_blip_text), Kosmos-2's (load_kosmos2_text), xlnet (load_xlnet),
+///        openai-gpt (load_gpt2), whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
 ///        family loaders of io/models.hpp and this file.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
@@ -869,6 +879,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (detail::is_clip_text_family(family)) return Model(load_clip_text(directory, options, split));
     if (family == "whisper") return Model(load_whisper(directory, options, split));
     if (detail::is_mamba_family(family)) return Model(load_mamba(directory, options, split));
+    if (family == "xlnet") return Model(load_xlnet(directory, options, split));
     return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 

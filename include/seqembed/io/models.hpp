@@ -535,17 +535,40 @@ inline bool is_xlm_family(const std::string& family) { return family == "xlm" ||
 /// Marian's input stage: Marian's and Pegasus's (a saved sinusoidal parameter, [sin | cos]).
 inline bool is_marian_family(const std::string& family) { return family == "marian" || family == "pegasus"; }
 
-/// T5's input stage: T5's, mT5's and UMT5's (the shared table alone).
-inline bool is_t5_family(const std::string& family) { return family == "t5" || family == "mt5" || family == "umt5"; }
+/// T5's input stage: T5's, mT5's, UMT5's, LongT5's and Switch Transformers' (the shared table
+/// alone).
+inline bool is_t5_family(const std::string& family) {
+    return family == "t5" || family == "mt5" || family == "umt5" || family == "longt5" ||
+           family == "switch_transformers";
+}
 
-/// GPT-2's input stage: GPT-2's, GPT-Neo's and GPTBigCode's (wte + wpe, token types through wte).
+/// GPT-2's input stage: GPT-2's, GPT-Neo's, GPTBigCode's and the first GPT's (wte + wpe, token
+/// types through wte; OpenAI GPT's tokens_embed and positions_embed).
 inline bool is_gpt2_family(const std::string& family) {
-    return family == "gpt2" || family == "gpt_neo" || family == "gpt_bigcode";
+    return family == "gpt2" || family == "gpt_neo" || family == "gpt_bigcode" || family == "openai-gpt";
 }
 
 /// CLIP's text tower and its copies (io/detail/clip_text_towers.hpp): the two-tower models'
 /// configs (text_config) and their text models' (clip_text_model, ...).
 inline bool is_clip_text_family(const std::string& family) { return clip_text_tower(family) != nullptr; }
+
+/// Whether `family` is a two-tower model's config, whose text tower's keys are under text_config
+/// (the CLIP kin's, the BERT- and RoBERTa-like towers', BLIP's, Kosmos-2's), not its text model's.
+inline bool is_two_tower(const std::string& family) {
+    const ClipTextTower* tower = clip_text_tower(family);
+    return (tower != nullptr && family == tower->model_type) || is_encoder_two_tower(family) || family == "kosmos-2";
+}
+
+/// Whether a text tower's model takes no past tokens: CLIP's kin, ChineseCLIP's, ALIGN's,
+/// FLAVA's, AltCLIP's and CLAP's (their forwards read positions 0 .. seq - 1 or number the ids
+/// alone), BridgeTower's two-tower model (its text model alone takes a cache); not BLIP's
+/// decoders nor Kosmos-2's.
+inline bool is_text_tower_without_cache(const std::string& family) {
+    const EncoderEntry* encoder = encoder_entry(family);
+    return is_clip_text_family(family) ||
+           (encoder != nullptr && encoder->text_model_type != nullptr && family != "bridgetower_text_model" &&
+            family != "blip" && family != "blip_text_model");
+}
 
 /// Whether the two-tower config of `family` reads a legacy text_config_dict over its text_config
 /// (CLIPConfig, XCLIPConfig, GroupViTConfig, CLIPSegConfig, ChineseCLIPConfig, FlavaConfig,
@@ -564,7 +587,8 @@ inline bool is_mamba_family(const std::string& family) {
 
 /// The config classes' values for keys config.json (or its text_config) may leave out, of the
 /// families load_clip_text, load_whisper, load_mamba, load_bart (Blenderbot's, BigBird-Pegasus's,
-/// LED's), load_opt (BioGPT's) and load_xglm read (a JSON object; "{}" for others).
+/// LED's), load_opt (BioGPT's), load_xglm, load_kosmos2_text, load_xlnet and load_gpt2 (OpenAI
+/// GPT's) read (a JSON object; "{}" for others).
 inline const char* learned_family_defaults(const std::string& family) {
     if (const ClipTextTower* tower = clip_text_tower(family)) return tower->defaults;
     if (family == "whisper")  // WhisperConfig
@@ -586,6 +610,8 @@ inline const char* learned_family_defaults(const std::string& family) {
     if (family == "xglm")
         return R"({"vocab_size": 256008, "d_model": 1024, "max_position_embeddings": 2048, "pad_token_id": 1,
                    "scale_embedding": true})";
+    if (family == "xlnet") return R"({"vocab_size": 32000, "d_model": 1024})";  // XLNetConfig
+    if (family == "openai-gpt") return R"({"vocab_size": 40478, "n_positions": 512, "n_embd": 768})";
     if (is_kosmos2_family(family))  // Kosmos2TextConfig
         return R"({"vocab_size": 65037, "embed_dim": 2048, "max_position_embeddings": 2048, "pad_token_id": 1,
                    "scale_embedding": true})";
@@ -639,11 +665,11 @@ inline bool numbers_from_ids(const std::string& family) {
 }
 
 /// The families whose forward takes position ids as rows of their table: RoBERTa's kin, ESM-1b,
-/// and Nystromformer's (its buffer holds arange + 2).
+/// Nystromformer's (its buffer holds arange + 2) and Kosmos-2's (its sinusoid's index_select).
 inline bool takes_table_rows(const std::string& family) {
     const EncoderFamily* encoder = encoder_family(family);
     // ESM's forward passes position_ids to ESM-1b's table (ESM-2's rotary module ignores them).
-    return numbers_from_ids(family) || family == "esm" ||
+    return numbers_from_ids(family) || family == "esm" || is_kosmos2_family(family) ||
            (encoder != nullptr && encoder->positions == EncoderPositions::index_plus_2);
 }
 
@@ -783,6 +809,10 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
             seqembed::detail::fail<format_error>(name, ": model_type '", family, "' has no 'text_config' object");
         if (nested != nullptr) text = nested;
     }
+    // A two-tower config without text_config builds its text config from the class's defaults
+    // alone: its own top-level keys (FLAVA's and CLAP's hidden_size) are not the text tower's.
+    static const nlohmann::json no_keys = nlohmann::json::object();
+    if (text == &config && is_two_tower(family)) text = &no_keys;
     nlohmann::json defaults = nlohmann::json::parse(learned_family_defaults(family));
     if (const nlohmann::json* legacy = find_key(config, {"text_config_dict"});
         legacy != nullptr && reads_text_config_dict(family)) {
@@ -1218,7 +1248,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        detail::encoder_family(family) != nullptr || family == "esm" ||
                        detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family) ||
                        detail::is_xlm_family(family) || family == "fsmt" || family == "trocr" ||
-                       detail::is_kosmos2_family(family);
+                       detail::is_kosmos2_family(family) || family == "xlnet";
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
@@ -1245,7 +1275,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "owlv2_text_model, xclip, xclip_text_model, groupvit, groupvit_text_model, clipseg, clipseg_text_model, "
             "chinese_clip, chinese_clip_text_model, align, align_text_model, flava, flava_text_model, altclip, "
             "altclip_text_model, clap, clap_text_model, bridgetower, bridgetower_text_model, blip, blip_text_model, "
-            "kosmos-2, kosmos_2_text_model, blip-2, instructblip, instructblipvideo)");
+            "kosmos-2, kosmos_2_text_model, blip-2, instructblip, instructblipvideo, longt5, switch_transformers, "
+            "git, dpr, xlnet, openai-gpt)");
     // A vision- or speech-encoder-decoder's text decoder: its tensors under `decoder.`, and a
     // BART-like one is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
     const nlohmann::json* top = detail::find_key(whole, {"model_type"});
@@ -1297,7 +1328,9 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         const Index multiple = detail::positive_key(config, name, {"pad_vocab_size_multiple"});
         if (result.vocab_size % multiple != 0) result.vocab_size += multiple - result.vocab_size % multiple;
     }
-    result.num_hidden_layers = detail::layer_count(config, name);
+    result.num_hidden_layers = detail::is_kosmos2_family(family)  // Kosmos2TextConfig's `layers`
+                                   ? detail::positive_key(config, name, {"layers"}, false)
+                                   : detail::layer_count(config, name);
     if (!xlm)
         result.hidden_size =
             detail::is_kosmos2_family(family)  // Kosmos2TextConfig's embed_dim (its attribute_map's hidden_size)
@@ -1306,7 +1339,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     // The rotary families: rows of the rotary table; none for T5's relative bias and ALiBi's.
     const detail::EncoderFamily* encoder_entry = detail::encoder_family(family);
     const bool positions = !detail::is_t5_family(family) && !detail::is_alibi_family(family) &&
-                           !detail::is_mamba_family(family) &&
+                           !detail::is_mamba_family(family) && family != "xlnet" &&
                            !(encoder_entry != nullptr && encoder_entry->positions == detail::EncoderPositions::none);
     if (detail::is_deberta_family(family)) {
         // DebertaConfig's and DebertaV2Config's defaults: 512 positions, added unless
@@ -1420,7 +1453,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool no_padding_idx = detail::is_gpt2_family(family) || family == "gpt_neox" || detail::is_t5_family(family) ||
                                 family == "gptj" || family == "codegen" || family == "falcon" ||
                                 detail::is_alibi_family(family) || detail::is_clip_text_family(family) ||
-                                detail::is_mamba_family(family);
+                                detail::is_mamba_family(family) || family == "xlnet";
     if (!no_padding_idx) {
         if (config.find("pad_token_id") == config.end()) {
             if (family == "bert" || family == "electra" || family == "distilbert" || family == "albert" ||
@@ -1665,10 +1698,11 @@ inline LookupModelInput load_modernbert(const std::filesystem::path& directory, 
     return stage;
 }
 
-/// @brief GPT-2's (and GPT-Neo's, GPTBigCode's) input stage: wte + wpe (positions by index
-///        after the past tokens), then, when token types are given, wte(token_type_ids) added
-///        after the positions as GPT2Model does; no scale, no LayerNorm. Tensors
-///        `transformer.wte.weight` or `wte.weight`, and wpe likewise. GPTBigCode numbers
+/// @brief GPT-2's (and GPT-Neo's, GPTBigCode's, OpenAI GPT's) input stage: wte + wpe
+///        (positions by index after the past tokens), then, when token types are given,
+///        wte(token_type_ids) added after the positions as GPT2Model does; no scale, no
+///        LayerNorm. Tensors `transformer.wte.weight` or `wte.weight`, and wpe likewise (OpenAI
+///        GPT's `tokens_embed` and `positions_embed`; it takes no past tokens). GPTBigCode numbers
 ///        positions by index, as transformers 5 does (4.x counted the mask: pass its position
 ///        ids, cumsum(mask) - 1 with pads at 1, to reproduce it).
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
@@ -1684,7 +1718,12 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
                                    const VocabularySplit& split = {}) {
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_gpt2");
     const ModelConfig& config = checkpoint.config();
-    std::vector<std::string> wte = {"transformer.wte.weight", "wte.weight"};
+    const bool gpt1 = config.model_type == "openai-gpt";
+    std::vector<std::string> wte = gpt1 ? std::vector<std::string>{"transformer.tokens_embed.weight", "tokens_embed.weight"}
+                                        : std::vector<std::string>{"transformer.wte.weight", "wte.weight"};
+    const std::vector<std::string> wpe = gpt1 ? std::vector<std::string>{"transformer.positions_embed.weight",
+                                                                         "positions_embed.weight"}
+                                              : std::vector<std::string>{"transformer.wpe.weight", "wpe.weight"};
     // GPT2LMHeadModel's lm_head shares wte: a deduplicating save of a model holding it (a
     // vision-encoder-decoder's, whose class lists no tied names) may keep lm_head's name.
     if (detail::head_shares_tokens(detail::read_json_object(directory / "config.json"),
@@ -1692,7 +1731,7 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
         wte.push_back("lm_head.weight");
     InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
         checkpoint.token_embedding(wte, config.hidden_size, EmbeddingScale::none()),
-        checkpoint.positions({"transformer.wpe.weight", "wpe.weight"}, config.max_positions, config.hidden_size, {}),
+        checkpoint.positions(wpe, config.max_positions, config.hidden_size, {}),
         detail::family_options(options, "load_gpt2", PositionNumbering::sequence_index));
     // A shard holds part of wte, which token types read whole: shard mode refuses them.
     if (!checkpoint.is_split()) detail::set_wte_token_types(checkpoint, pipeline, wte);
@@ -1797,7 +1836,9 @@ inline LearnedModelInput load_clip_text(const std::filesystem::path& directory, 
 ///        - `decoder`: the text decoder's (`text_decoder.bert.`: BlipForConditionalGeneration's
 ///          caption, BlipForQuestionAnswering's answer; `bert.`: BlipTextLMHeadModel's), when
 ///          the checkpoint has one. BlipForConditionalGeneration.generate puts bos_token_id
-///          (30522) in place of the prompt's first id; its forward reads the ids as given.
+///          (30522) in place of the prompt's first id and drops its last, and passes the mask's
+///          cumsum - 1 as position_ids (on a padded prompt not the module's past + t: give
+///          them, as io::Model::forward takes them); its forward reads the ids as given.
 ///        The vision tower's tensors are not read.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout (hidden_dropout_prob, 0 by default, is the caller's to give), threads,
@@ -2386,7 +2427,7 @@ inline LearnedModelInput load_xglm(const std::filesystem::path& directory, const
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
-/// @brief T5's (and mT5's, UMT5's) input stages: the shared token table, no scale, no positions (T5's relative bias
+/// @brief T5's (and mT5's, UMT5's, LongT5's, Switch Transformers') input stages: the shared token table, no scale, no positions (T5's relative bias
 ///        acts in attention); the decoder's stage reads the same table. Tensors `shared.weight`
 ///        or `encoder.embed_tokens.weight`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
@@ -2428,6 +2469,27 @@ inline LookupModelInput load_mamba(const std::filesystem::path& directory, const
                                    config.hidden_size, EmbeddingScale::none()),
         NoPositions<float>(config.hidden_size),
         detail::family_options(options, "load_mamba", PositionNumbering::sequence_index));
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// @brief XLNet's input stage (xlnet): word_embedding alone (no scale, no padding_idx); its
+///        relative positions (a sinusoid of the distances, with its memory's) and its segment
+///        ids act in attention, not here. Tensors `transformer.word_embedding.weight` (the head
+///        models') or `word_embedding.weight`.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage.
+/// @throws file_error, format_error as the readers; value_error as load_bert.
+inline LookupModelInput load_xlnet(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                   const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_xlnet");
+    const ModelConfig& config = checkpoint.config();
+    InputPipeline<float, NoPositions<float>> pipeline(
+        checkpoint.token_embedding({"transformer.word_embedding.weight", "word_embedding.weight"}, config.hidden_size,
+                                   EmbeddingScale::none()),
+        NoPositions<float>(config.hidden_size),
+        detail::family_options(options, "load_xlnet", PositionNumbering::sequence_index));
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 

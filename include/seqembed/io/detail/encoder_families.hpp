@@ -35,9 +35,9 @@ struct EncoderFamily {
     bool types_after_positions;
     /// The config class's values for keys config.json may leave out (a JSON object).
     const char* defaults;
-    /// A prefix some of the family's checkpoints put before `prefix` ("flava." for
-    /// FlavaForPreTraining's `flava.text_model.`), or "".
-    const char* outer_prefix = "";
+    /// The prefixes some of the family's checkpoints put before `prefix`, separated by spaces
+    /// ("flava." for FlavaForPreTraining's `flava.text_model.`; DPR's three encoders'), or "".
+    const char* outer_prefixes = "";
 };
 
 /// The text config classes' defaults of ChineseCLIP, ALIGN and FLAVA (BERT-base's).
@@ -153,6 +153,17 @@ inline const EncoderEntry* encoder_entry(const std::string& model_type) {
                              "layer_norm_eps": 1e-5, "max_position_embeddings": 514})",
                          "bridgetower."},
          "bridgetower_text_model"},
+        // DPR's encoders: BertModel under bert_model, in DPRContextEncoder, DPRQuestionEncoder and
+        // DPRReader.
+        {"dpr", {"bert_model.", EncoderPositions::index, true, true, false,
+                 R"({"vocab_size": 30522, "hidden_size": 768, "pad_token_id": 0, "type_vocab_size": 2,
+                     "layer_norm_eps": 1e-12, "max_position_embeddings": 512})",
+                 "ctx_encoder. question_encoder. span_predictor.encoder."}},
+        // GIT's text embeddings (GitForCausalLM: git.): word + position (past + t; the image's
+        // tokens, put before the text's after the embeddings, not counted), LayerNorm.
+        {"git", {"git.", EncoderPositions::index, false, true, false,
+                 R"({"vocab_size": 30522, "hidden_size": 768, "pad_token_id": 0, "layer_norm_eps": 1e-12,
+                     "max_position_embeddings": 1024})"}},
         // BLIP's text towers: word + position, LayerNorm (io::load_blip_text reads its two).
         {"blip", {"text_encoder.", EncoderPositions::index, false, true, false,
                   R"({"vocab_size": 30524, "hidden_size": 768, "pad_token_id": 0, "layer_norm_eps": 1e-12,
