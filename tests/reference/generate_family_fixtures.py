@@ -1286,6 +1286,25 @@ def build_blip(cfg):
     return root, forward
 
 
+def build_speech2text(cfg):
+    """Speech2TextDecoder (Speech2TextForConditionalGeneration: model.decoder): embed_tokens
+    (padding_idx pad_token_id) times embed_scale, sqrt(d_model), a Python float; + embed_positions
+    (Speech2TextSinusoidalPositionalEmbedding: M2M100's table and numbering from the ids)."""
+    root = node()
+    root.model = node()
+    dec = root.model.decoder = node()
+    d = cfg["d_model"]
+    embed_scale = math.sqrt(d) if cfg.get("scale_embedding", True) else 1.0
+    dec.embed_tokens = nn.Embedding(cfg["vocab_size"], d, cfg["pad_token_id"])
+    dec.embed_positions = M2M100Positions(cfg["max_target_positions"], d, cfg["pad_token_id"])
+
+    def forward(input_ids, attention_mask, token_type_ids):
+        inputs_embeds = dec.embed_tokens(input_ids) * embed_scale
+        positions = dec.embed_positions(input_ids)
+        return inputs_embeds + positions, None, dec.embed_positions.rows_read
+    return root, forward
+
+
 def build_kosmos2(cfg):
     """Kosmos2TextTransformer.forward_embedding (Kosmos2ForConditionalGeneration: text_model.model):
     embed_tokens (padding_idx pad_token_id) times embed_scale, sqrt(embed_dim), a Python float;
@@ -4184,6 +4203,19 @@ FAMILIES = [
         layer_norm_eps=0.0, embed_scale=1.0, position_offset=0,
         note="OpenAIGPTModel: tokens_embed + positions_embed (+ tokens_embed(token_type_ids))",
     ),
+    dict(
+        name="speech_to_text", seed=187, build=build_speech2text,
+        # facebook/s2t-small-librispeech-asr's layout: Speech2TextForConditionalGeneration's decoder.
+        config={"architectures": ["Speech2TextForConditionalGeneration"], "model_type": "speech_to_text",
+                "vocab_size": 167, "d_model": 12, "max_target_positions": 32, "max_source_positions": 64,
+                "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "decoder_start_token_id": 2,
+                "scale_embedding": True, "torch_dtype": "float32"},
+        token_types=None,
+        position_rule="ids: m = (id != pad_token_id); row = cumsum(m) * m + pad_token_id of M2M100's "
+                      "sinusoidal table (max_target_positions + 2 rows)",
+        layer_norm_eps=0.0, embed_scale=math.sqrt(12), position_offset=0,
+        note="Speech2TextDecoder: embed_tokens x sqrt(d_model) + the float32 table; the encoder reads features",
+    ),
 ]
 
 # Tied duplicates left out of the checkpoint (one name per table, as a deduplicating save does).
@@ -4435,6 +4467,12 @@ def numpy_reference(family, tensors, ids, mask, types):
             "text_decoder.bert.embeddings."
         x = f[p + "word_embeddings.weight"][ids] + f[p + "position_embeddings.weight"][index]
         return layer_norm(x, f[p + "LayerNorm.weight"], f[p + "LayerNorm.bias"], text["layer_norm_eps"]), None, index
+    if family["build"] is build_speech2text:
+        table = M2M100Positions.get_embedding(cfg["max_target_positions"] + 2, cfg["d_model"], pad)
+        m = (ids != pad).astype(np.int64)
+        rows = np.cumsum(m, axis=1) * m + pad
+        x = f["model.decoder.embed_tokens.weight"][ids] * math.sqrt(cfg["d_model"])
+        return x + table.numpy().astype(np.float64)[rows], None, rows
     if family["build"] is build_kosmos2:
         text = language(cfg)
         kpad = text["pad_token_id"]
@@ -5085,6 +5123,8 @@ FAMILY_SOURCES = {
     "longt5": "modeling_longt5.py @ v4.57.6 753d6110: LongT5Stack.forward (embed_tokens, the shared table)",
     "switch_transformers": "modeling_switch_transformers.py @ v4.57.6 753d6110: SwitchTransformersStack.forward",
     "git": "modeling_git.py @ v4.57.6 753d6110: GitEmbeddings, GitForCausalLM.git; configuration_git.py",
+    "speech_to_text": "modeling_speech_to_text.py @ v4.57.6 753d6110: Speech2TextDecoder.forward, "
+                      "Speech2TextSinusoidalPositionalEmbedding",
     "dpr": "modeling_dpr.py @ v4.57.6 753d6110: DPREncoder.bert_model, DPRContextEncoder.ctx_encoder",
     "xlnet": "modeling_xlnet.py @ v4.57.6 753d6110: XLNetModel.forward (word_emb_k)",
     "openai_gpt": "modeling_openai.py @ v4.57.6 753d6110: OpenAIGPTModel.forward",

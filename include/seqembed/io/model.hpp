@@ -214,15 +214,15 @@ public:
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
     ///        BART and its kin, Marian, Pegasus, M2M100, FSMT, TrOCR, the T5s, DistilBERT, BLOOM,
-    ///        MPT, Funnel, BridgeTower's two-tower model, whose forward calls its text embeddings
-    ///        with the ids alone).
+    ///        MPT, Funnel, Speech2Text, BridgeTower's two-tower model, whose forward calls its text
+    ///        embeddings with the ids alone).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
         return !detail::is_bart_like(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
                family != "distilbert" && !detail::is_m2m100_family(family) && family != "fsmt" &&
                family != "trocr" && !detail::is_alibi_family(family) &&
-               family != "funnel" && family != "bridgetower";
+               family != "funnel" && family != "bridgetower" && family != "speech_to_text";
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa
     ///        from their table; GPT-2, GPT-Neo, GPT-J and CodeGen from their token table). A
@@ -837,7 +837,7 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        flava, altclip, clap and bridgetower) and esm (load_esm), the text towers of CLIP and
 ///        its kin (load_clip_text: clip, siglip, siglip2, owlvit, owlv2, xclip, groupvit, clipseg),
 ///        BLIP's (load_blip_text), Kosmos-2's (load_kosmos2_text), xlnet (load_xlnet),
-///        openai-gpt (load_gpt2), whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
+///        openai-gpt (load_gpt2), speech_to_text's decoder (load_speech2text), whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
 ///        family loaders of io/models.hpp and this file.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).
@@ -880,6 +880,7 @@ inline Model load_model(const std::filesystem::path& directory, const PipelineOp
     if (family == "whisper") return Model(load_whisper(directory, options, split));
     if (detail::is_mamba_family(family)) return Model(load_mamba(directory, options, split));
     if (family == "xlnet") return Model(load_xlnet(directory, options, split));
+    if (family == "speech_to_text") return Model(load_speech2text(directory, options, split));
     return Model(load_rotary_decoder(directory, options, split));  // ModelConfig::read refused every other type
 }
 

@@ -610,6 +610,9 @@ inline const char* learned_family_defaults(const std::string& family) {
     if (family == "xglm")
         return R"({"vocab_size": 256008, "d_model": 1024, "max_position_embeddings": 2048, "pad_token_id": 1,
                    "scale_embedding": true})";
+    if (family == "speech_to_text")  // Speech2TextConfig
+        return R"({"vocab_size": 10000, "d_model": 256, "max_target_positions": 1024, "pad_token_id": 1,
+                   "scale_embedding": true})";
     if (family == "xlnet") return R"({"vocab_size": 32000, "d_model": 1024})";  // XLNetConfig
     if (family == "openai-gpt") return R"({"vocab_size": 40478, "n_positions": 512, "n_embd": 768})";
     if (is_kosmos2_family(family))  // Kosmos2TextConfig
@@ -1248,7 +1251,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                        detail::encoder_family(family) != nullptr || family == "esm" ||
                        detail::is_clip_text_family(family) || family == "whisper" || detail::is_mamba_family(family) ||
                        detail::is_xlm_family(family) || family == "fsmt" || family == "trocr" ||
-                       detail::is_kosmos2_family(family) || family == "xlnet";
+                       detail::is_kosmos2_family(family) || family == "xlnet" || family == "speech_to_text";
     if (!known)
         seqembed::detail::fail<format_error>(
             name, ": model_type '", family,
@@ -1276,7 +1279,7 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
             "chinese_clip, chinese_clip_text_model, align, align_text_model, flava, flava_text_model, altclip, "
             "altclip_text_model, clap, clap_text_model, bridgetower, bridgetower_text_model, blip, blip_text_model, "
             "kosmos-2, kosmos_2_text_model, blip-2, instructblip, instructblipvideo, longt5, switch_transformers, "
-            "git, dpr, xlnet, openai-gpt)");
+            "git, dpr, xlnet, openai-gpt, speech_to_text)");
     // A vision- or speech-encoder-decoder's text decoder: its tensors under `decoder.`, and a
     // BART-like one is that family's decoder alone, as a BartForCausalLM (MBartForCausalLM, ...) is.
     const nlohmann::json* top = detail::find_key(whole, {"model_type"});
@@ -1367,7 +1370,8 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
         const std::initializer_list<const char*> keys = {"max_position_embeddings", "n_positions"};
         // (LED: its encoder's table, max_encoder_position_embeddings.)
         result.max_positions = !positions           ? 0
-                               : family == "whisper" ? detail::positive_key(config, name, {"max_target_positions"})
+                               : family == "whisper" || family == "speech_to_text"
+                                   ? detail::positive_key(config, name, {"max_target_positions"})
                                : family == "led" ? detail::positive_key(config, name, {"max_encoder_position_embeddings"})
                                : xlm             ? result.max_positions
                                                      : detail::positive_key(config, name, keys);
@@ -2280,6 +2284,39 @@ inline LearnedModelInput load_kosmos2_text(const std::filesystem::path& director
         detail::m2m100_positions(config, padding_idx),
         detail::family_options(options, "load_kosmos2_text", PositionNumbering::non_padding_ids, padding_idx));
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+}
+
+/// @brief Speech2Text's decoder input stage (speech_to_text: facebook/s2t-*; the encoder reads
+///        filter-bank features, not ids): embed_tokens x sqrt(d_model) (scale_embedding, true by
+///        default; padding_idx pad_token_id) + M2M100's sinusoidal table
+///        (Speech2TextSinusoidalPositionalEmbedding: max_target_positions + 2 rows, row
+///        pad_token_id zero; not in the checkpoint), positions from the ids as RoBERTa's after the
+///        past tokens; no LayerNorm. Tensors `model.decoder.*` (Speech2TextForConditionalGeneration)
+///        or `decoder.*` (Speech2TextModel). Positions past the table are refused.
+/// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
+/// @param options dropout, threads, stores, padded rows.
+/// @param split which rows of the token table to read, as load_bert.
+/// @return the stage, as `pipeline` and as `decoder` (the same tables).
+/// @throws file_error, format_error as the readers, and for a pad_token_id of null; value_error
+///         as load_bert.
+inline LearnedModelInput load_speech2text(const std::filesystem::path& directory, const PipelineOptions& options = {},
+                                          const VocabularySplit& split = {}) {
+    const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split,
+                                        "load_speech2text");
+    const ModelConfig& config = checkpoint.config();
+    const std::string name = detail::path_name(directory / "config.json");
+    if (config.model_type != "speech_to_text")
+        seqembed::detail::fail<format_error>(name, ": model_type '", config.model_type,
+                                             "' is not Speech2Text's (load_model reads it)");
+    if (!config.embedding_padding_idx)
+        seqembed::detail::fail<format_error>(name, ": 'pad_token_id' is null, which Speech2Text's positions need");
+    const std::int64_t padding_idx = *config.embedding_padding_idx;
+    InputPipeline<float, LearnedPositionalEmbedding<float>> pipeline(
+        detail::shared_tokens(checkpoint, {"model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"}),
+        detail::m2m100_positions(config, padding_idx),
+        detail::family_options(options, "load_speech2text", PositionNumbering::non_padding_ids, padding_idx));
+    InputPipeline<float, LearnedPositionalEmbedding<float>> decoder = pipeline;
+    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
 }
 
 /// @brief FSMT's input stages (model_type fsmt: facebook/wmt19-*): the encoder's
