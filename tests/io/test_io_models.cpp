@@ -857,11 +857,14 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
     CHECK(captioner.pipeline.embedding().table() == captioner.decoder->embedding().table());
     CHECK(captioner.config.layer_norm_eps == 1e-5);
 
-    // BLIP-2's OPT under language_model.; where the image's query tokens come before the ids
-    // (configs without image_token_index), the mask covers them as past tokens: the text's
-    // positions count them, as OPT's cumsum over the joined mask does.
+    // BLIP-2's OPT under language_model. (its Hub config's text_config without
+    // max_position_embeddings nor pad_token_id: OPTConfig's 2048 rows and padding_idx 1). Where
+    // the image's query tokens come before the ids (transformers 4.54 and before, configs without
+    // image_token_index), the mask covers them as past tokens: the text's positions count them,
+    // as OPT's cumsum over the joined mask does.
     const seqembed::io::Model blip2 = seqembed::io::load_model(root / "blip2_opt");
     CHECK((blip2.config().model_type == "opt" && blip2.config().tensor_prefix == "language_model."));
+    CHECK((blip2.config().max_positions == 2048 && blip2.config().embedding_padding_idx == 1));
     REQUIRE(blip2.learned() != nullptr);
     seqembed::IdMatrix text(1, 3);
     text << 20, 21, 22;
@@ -875,6 +878,7 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
             CHECK(joined(t, c) == blip2.learned()->pipeline.embedding().table()(text(0, t), c) +
                                       opt_positions.table()(2 + 4 + t, c));
     CHECK(seqembed::io::load_model(root / "instructblip_vicuna").config().model_type == "llama");
+    CHECK(seqembed::io::read_rotary_config(root / "instructblip_vicuna" / "config.json").head_dim == 8);
 
     // Kosmos-2's explicit position_ids are rows of its sinusoid (index_select), as RoBERTa's:
     // the rows its forward numbers from the ids give the same output.
@@ -889,13 +893,16 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
     CHECK(kosmos2.forward(given) == kosmos2.forward(numbered));
     // The towers without a cache refuse past tokens; BLIP's decoder takes them.
     seqembed::Batch stepped(prompt, seqembed::Padding::none(), seqembed::StepOffsets(2));
-    for (const char* tower : {"owlvit", "xclip", "chinese_clip", "altclip", "clap", "bridgetower"}) {
+    for (const char* tower : {"owlvit", "xclip", "chinese_clip", "altclip", "clap", "bridgetower", "dpr"}) {
         INFO(tower);
         CHECK_THROWS_AS(seqembed::io::load_model(root / tower).forward(stepped), seqembed::value_error);
     }
     CHECK(seqembed::io::load_model(root / "blip_captioning").forward(stepped).rows() == 4);
     CHECK(kosmos2.forward(stepped).rows() == 4);
-    CHECK(!seqembed::io::load_model(root / "bridgetower").takes_position_ids());
+    for (const char* family : {"bridgetower", "dpr", "xlnet", "speech_to_text", "mamba"}) {
+        INFO(family);
+        CHECK(!seqembed::io::load_model(root / family).takes_position_ids());
+    }
     // Speech2Text's decoder numbers its ids after the past: a step is the whole prefix's last rows.
     const seqembed::io::LearnedModelInput s2t = seqembed::io::load_speech2text(root / "speech_to_text");
     REQUIRE(s2t.decoder.has_value());
@@ -914,11 +921,20 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
     const seqembed::io::ModelConfig bare_blip2 = read(R"({"model_type": "blip-2", "text_config": {"vocab_size": 100,
         "hidden_size": 32, "max_position_embeddings": 64}})");
     CHECK((bare_blip2.model_type == "opt" && bare_blip2.vocab_size == 100 && bare_blip2.max_positions == 64));
+    const seqembed::io::ModelConfig default_opt = read(R"({"model_type": "blip-2"})");
+    CHECK((default_opt.vocab_size == 50272 && default_opt.hidden_size == 768 && default_opt.max_positions == 2048));
+    // InstructBLIP's Vicuna without max_position_embeddings (OPTConfig's and LlamaConfig's 2048).
+    CHECK(read(R"({"model_type": "instructblip", "text_config": {"model_type": "llama", "vocab_size": 32001,
+        "hidden_size": 64, "num_attention_heads": 4}})").max_positions == 2048);
+    // XLNetConfig's n_token is its vocab_size.
+    CHECK(read(R"({"model_type": "xlnet", "n_token": 32000, "d_model": 64})").vocab_size == 32000);
+    CHECK(read(R"({"model_type": "xlnet", "n_token": 500, "d_model": 64})").vocab_size == 500);
     const seqembed::io::ModelConfig owl = read(R"({"model_type": "owlvit"})");
     CHECK((owl.vocab_size == 49408 && owl.hidden_size == 512 && owl.max_positions == 16));
     CHECK(read(R"({"model_type": "groupvit_text_model"})").hidden_size == 256);
     const seqembed::io::ModelConfig alt = read(R"({"model_type": "altclip"})");
-    CHECK((alt.vocab_size == 250002 && alt.hidden_size == 1024 && alt.max_positions == 514 && alt.type_vocab_size == 1));
+    CHECK((alt.vocab_size == 250002 && alt.hidden_size == 1024 && alt.max_positions == 514 &&
+           alt.type_vocab_size == 1));
     const seqembed::io::ModelConfig blip = read(R"({"model_type": "blip", "text_config": {}})");
     CHECK((blip.vocab_size == 30524 && blip.hidden_size == 768 && blip.max_positions == 512 &&
            blip.layer_norm_eps == 1e-12 && blip.embedding_padding_idx == 0));
@@ -947,6 +963,10 @@ TEST_CASE("The two-tower models' text towers take their text config classes' def
     const std::string message =
         message_of<seqembed::error>([&] { (void)seqembed::io::ModelConfig::read(dir / "config.json"); });
     CHECK(message.find("'text_config_dict' is [1], not an object") != std::string::npos);
+    std::ofstream(dir / "config.json") << R"({"model_type": "blip-2", "architectures":
+        ["Blip2ForImageTextRetrieval"], "qformer_config": {"hidden_size": 4}})";
+    CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::ModelConfig::read(dir / "config.json"); })
+              .find("Blip2ForImageTextRetrieval has no language model") != std::string::npos);
     std::ofstream(dir / "config.json") << R"({"model_type": "instructblip", "text_config": {"model_type": 7}})";
     CHECK(message_of<seqembed::error>([&] { (void)seqembed::io::ModelConfig::read(dir / "config.json"); })
               .find("has a 'model_type' of 7, not a string") != std::string::npos);

@@ -1060,6 +1060,10 @@ def language(cfg):
         # Blip2Config: CONFIG_MAPPING[text_config.get("model_type", "opt")](**text_config).
         text = dict(cfg.get("text_config", {}))
         text.setdefault("model_type", "opt")
+        if text["model_type"] == "opt":  # OPTConfig's defaults, which the Hub's text_config leaves out
+            text = dict({"vocab_size": 50272, "hidden_size": 768, "max_position_embeddings": 2048,
+                         "pad_token_id": 1}, **text)
+            text.setdefault("word_embed_proj_dim", text["hidden_size"])
         return language(text)
     if family in LEARNED_DEFAULTS:
         merged = dict(LEARNED_DEFAULTS[family])
@@ -4102,12 +4106,14 @@ FAMILIES = [
     # BLIP-2's and InstructBLIP's language models under language_model.
     dict(
         name="blip2_opt", seed=178, build=build_language_model,
-        # Salesforce/blip2-opt-2.7b's layout: text_config without a model_type (Blip2Config's OPT),
-        # word_embed_proj_dim = hidden_size (no project_in).
+        # Salesforce/blip2-opt-2.7b's layout: text_config saved as a difference from OPTConfig's
+        # defaults (no max_position_embeddings nor pad_token_id: 2048 rows, padding_idx 1),
+        # word_embed_proj_dim = hidden_size (no project_in), image_token_index set.
         config={"architectures": ["Blip2ForConditionalGeneration"], "model_type": "blip-2", "num_query_tokens": 4,
-                "text_config": {"vocab_size": 158, "hidden_size": 16, "word_embed_proj_dim": 16,
-                                "max_position_embeddings": 32, "pad_token_id": 1, "bos_token_id": 2,
-                                "eos_token_id": 2, "num_attention_heads": 2, "num_hidden_layers": 2},
+                "image_token_index": 157,
+                "text_config": {"model_type": "opt", "vocab_size": 158, "hidden_size": 16,
+                                "word_embed_proj_dim": 16, "bos_token_id": 2, "eos_token_id": 2,
+                                "num_attention_heads": 2, "num_hidden_layers": 2},
                 "qformer_config": {"hidden_size": 4}, "vision_config": {"hidden_size": 4},
                 "torch_dtype": "float32"},
         token_types=None,

@@ -214,15 +214,16 @@ public:
     }
     /// @brief Whether forward() takes explicit position ids, as the family's forward does (not
     ///        BART and its kin, Marian, Pegasus, M2M100, FSMT, TrOCR, the T5s, DistilBERT, BLOOM,
-    ///        MPT, Funnel, Speech2Text, BridgeTower's two-tower model, whose forward calls its text
-    ///        embeddings with the ids alone).
+    ///        MPT, Funnel, Speech2Text, DPR, XLNet, Mamba, BridgeTower's two-tower model, whose
+    ///        forward calls its text embeddings with the ids alone).
     /// @return true when Batch::position_ids may be set.
     bool takes_position_ids() const noexcept {
         const std::string& family = model_type();
         return !detail::is_bart_like(family) && !detail::is_marian_family(family) && !detail::is_t5_family(family) &&
                family != "distilbert" && !detail::is_m2m100_family(family) && family != "fsmt" &&
                family != "trocr" && !detail::is_alibi_family(family) &&
-               family != "funnel" && family != "bridgetower" && family != "speech_to_text";
+               family != "funnel" && family != "bridgetower" && family != "speech_to_text" && family != "dpr" &&
+               family != "xlnet" && !detail::is_mamba_family(family);
     }
     /// @brief Whether forward() takes token type ids (BERT, ELECTRA, RoBERTa, ALBERT, DeBERTa
     ///        from their table; GPT-2, GPT-Neo, GPT-J and CodeGen from their token table). A
@@ -456,7 +457,7 @@ private:
         const bool encoder_only = type == "distilbert" || type == "albert" || type == "mpnet" || type == "modernbert" ||
                                   type == "esm" || type == "longformer" || type == "squeezebert" ||
                                   type == "nystromformer" || type == "yoso" || type == "mra" || type == "funnel" ||
-                                  type == "convbert" || type == "ibert" || type == "openai-gpt" ||
+                                  type == "convbert" || type == "ibert" || type == "openai-gpt" || type == "dpr" ||
                                   detail::is_deberta_family(type) || detail::is_text_tower_without_cache(type);
         if (!encoder_only && !detail::is_bart_like(type) && !detail::is_marian_family(type) &&
             !detail::is_m2m100_family(type) && type != "fsmt")
@@ -837,7 +838,8 @@ inline Model load_esm(const std::filesystem::path& directory, const PipelineOpti
 ///        flava, altclip, clap and bridgetower) and esm (load_esm), the text towers of CLIP and
 ///        its kin (load_clip_text: clip, siglip, siglip2, owlvit, owlv2, xclip, groupvit, clipseg),
 ///        BLIP's (load_blip_text), Kosmos-2's (load_kosmos2_text), xlnet (load_xlnet),
-///        openai-gpt (load_gpt2), speech_to_text's decoder (load_speech2text), whisper's decoder (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
+///        openai-gpt (load_gpt2), speech_to_text's decoder (load_speech2text), whisper's decoder
+///        (load_whisper), mamba, mamba2 and falcon_mamba (load_mamba): the
 ///        family loaders of io/models.hpp and this file.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and
 ///        its shards).

@@ -511,22 +511,10 @@ inline bool is_bart_like(const std::string& family) {
 /// embeddings are M2M100's module for module.
 inline bool is_m2m100_family(const std::string& family) { return family == "m2m_100" || family == "nllb-moe"; }
 
-/// A VisionEncoderDecoderModel or SpeechEncoderDecoderModel: an image or audio encoder, and a
-/// text decoder (AutoModelForCausalLM of config.json's `decoder`) whose tensors are under `decoder.`.
-inline bool is_decoder_wrapper(const std::string& family) {
-    return family == "vision-encoder-decoder" || family == "speech-encoder-decoder";
-}
 
 /// Kosmos-2's text model: the two-tower config's (kosmos-2, text_config) and its own.
 inline bool is_kosmos2_family(const std::string& family) {
     return family == "kosmos-2" || family == "kosmos_2_text_model";
-}
-
-/// BLIP-2's, InstructBLIP's and InstructBLIP-Video's configs: a Q-Former over an image encoder,
-/// and a language model (AutoModelForCausalLM or AutoModelForSeq2SeqLM of config.json's
-/// `text_config`, OPT's when it names no model_type) whose tensors are under `language_model.`.
-inline bool is_language_wrapper(const std::string& family) {
-    return family == "blip-2" || family == "instructblip" || family == "instructblipvideo";
 }
 
 /// XLM's input stage: XLM's and FlauBERT's (the same module and tensor names).
@@ -613,6 +601,12 @@ inline const char* learned_family_defaults(const std::string& family) {
     if (family == "speech_to_text")  // Speech2TextConfig
         return R"({"vocab_size": 10000, "d_model": 256, "max_target_positions": 1024, "pad_token_id": 1,
                    "scale_embedding": true})";
+    // OPTConfig's and LlamaConfig's, which the language models of BLIP-2 and InstructBLIP take
+    // where their text_config, saved as a difference from OPTConfig's, leaves them out
+    // (word_embed_proj_dim is hidden_size's when absent).
+    if (family == "opt")
+        return R"({"vocab_size": 50272, "hidden_size": 768, "max_position_embeddings": 2048, "pad_token_id": 1})";
+    if (family == "llama") return R"({"max_position_embeddings": 2048})";
     if (family == "xlnet") return R"({"vocab_size": 32000, "d_model": 1024})";  // XLNetConfig
     if (family == "openai-gpt") return R"({"vocab_size": 40478, "n_positions": 512, "n_embd": 768})";
     if (is_kosmos2_family(family))  // Kosmos2TextConfig
@@ -771,8 +765,8 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
         const nlohmann::json* kind = find_key(language, {"model_type"});
         if (kind == nullptr) language["model_type"] = "opt";
         else if (!kind->is_string())
-            seqembed::detail::fail<format_error>(name, ": the 'text_config' of this ", family, " has a 'model_type' of ",
-                                                 kind->dump(), ", not a string");
+            seqembed::detail::fail<format_error>(name, ": the 'text_config' of this ", family,
+                                                 " has a 'model_type' of ", kind->dump(), ", not a string");
         return language_config(language, name);
     }
     if (is_decoder_wrapper(family)) {
@@ -793,6 +787,12 @@ inline nlohmann::json language_config(const nlohmann::json& config, const std::s
         nlohmann::json filled = config;  // the config class's default, which config.json may leave out
         filled["max_position_embeddings"] = *rows;
         return language_config(filled, name);
+    }
+    if (family == "xlnet" && config.find("n_token") != config.end() && config.find("vocab_size") == config.end()) {
+        nlohmann::json renamed = config;  // XLNetConfig's attribute_map: n_token is vocab_size
+        renamed["vocab_size"] = renamed["n_token"];
+        renamed.erase("n_token");
+        return language_config(renamed, name);
     }
     if ((family == "falcon" || family == "bloom") && config.find("n_embed") != config.end() &&
         !config["n_embed"].is_null()) {
@@ -1286,9 +1286,11 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
     const bool wrapped = top != nullptr && top->is_string() && detail::is_decoder_wrapper(top->get<std::string>());
     if (wrapped) result.tensor_prefix = "decoder.";
     // BLIP-2's and InstructBLIP's language model: the family's own stage under `language_model.`.
-    if (top != nullptr && top->is_string() && detail::is_language_wrapper(top->get<std::string>()))
-        result.tensor_prefix = "language_model.";
+    const bool language_wrapped =
+        top != nullptr && top->is_string() && detail::is_language_wrapper(top->get<std::string>());
+    if (language_wrapped) result.tensor_prefix = "language_model.";
     bool causal_lm = false;
+    std::string retrieval;  // BLIP-2's heads without a language model
     if (const nlohmann::json* architectures = detail::find_key(whole, {"architectures"});
         architectures != nullptr && architectures->is_array())
         for (const nlohmann::json& architecture : *architectures)
@@ -1297,7 +1299,14 @@ inline ModelConfig ModelConfig::read(const std::filesystem::path& file) {
                 const std::string tail = "ForCausalLM";
                 causal_lm = causal_lm || (spelled.size() >= tail.size() &&
                                           spelled.compare(spelled.size() - tail.size(), tail.size(), tail) == 0);
+                if (spelled == "Blip2ForImageTextRetrieval" || spelled == "Blip2TextModelWithProjection")
+                    retrieval = spelled;
             }
+    if (language_wrapped && !retrieval.empty())
+        seqembed::detail::fail<format_error>(name, ": ", retrieval,
+                                             " has no language model: its text goes through the Q-Former's "
+                                             "embeddings, which have no preset (Blip2ForConditionalGeneration's "
+                                             "language model has)");
     result.decoder_only = detail::is_bart_like(family) && (wrapped || causal_lm);
     if ((wrapped || causal_lm) && (detail::is_marian_family(family) || detail::is_m2m100_family(family) ||
                                    detail::is_t5_family(family) || family == "fsmt"))
@@ -1723,8 +1732,9 @@ inline LearnedModelInput load_gpt2(const std::filesystem::path& directory, const
     const detail::Checkpoint checkpoint(directory, ModelConfig::read(directory / "config.json"), split, "load_gpt2");
     const ModelConfig& config = checkpoint.config();
     const bool gpt1 = config.model_type == "openai-gpt";
-    std::vector<std::string> wte = gpt1 ? std::vector<std::string>{"transformer.tokens_embed.weight", "tokens_embed.weight"}
-                                        : std::vector<std::string>{"transformer.wte.weight", "wte.weight"};
+    std::vector<std::string> wte = gpt1
+                                       ? std::vector<std::string>{"transformer.tokens_embed.weight", "tokens_embed.weight"}
+                                       : std::vector<std::string>{"transformer.wte.weight", "wte.weight"};
     const std::vector<std::string> wpe = gpt1 ? std::vector<std::string>{"transformer.positions_embed.weight",
                                                                          "positions_embed.weight"}
                                               : std::vector<std::string>{"transformer.wpe.weight", "wpe.weight"};
@@ -2464,9 +2474,10 @@ inline LearnedModelInput load_xglm(const std::filesystem::path& directory, const
     return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
 }
 
-/// @brief T5's (and mT5's, UMT5's, LongT5's, Switch Transformers') input stages: the shared token table, no scale, no positions (T5's relative bias
-///        acts in attention); the decoder's stage reads the same table. Tensors `shared.weight`
-///        or `encoder.embed_tokens.weight`.
+/// @brief T5's (and mT5's, UMT5's, LongT5's, Switch Transformers') input stages: the shared
+///        token table, no scale, no positions (T5's relative bias acts in attention); the
+///        decoder's stage reads the same table. Tensors `shared.weight` or
+///        `encoder.embed_tokens.weight`.
 /// @param directory holds config.json and model.safetensors (or model.safetensors.index.json and its shards).
 /// @param options dropout, threads, stores, padded rows.
 /// @param split which rows of the token table to read, as load_bert.

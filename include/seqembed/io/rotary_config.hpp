@@ -239,6 +239,17 @@ inline nlohmann::json language_keys(const nlohmann::json& given, const std::stri
 inline RotaryOptions rotary_options_from_json(const nlohmann::json& whole, const std::string& source) {
     if (!whole.is_object()) seqembed::detail::fail<format_error>(source, ": is not a JSON object");
     const std::string model_type = detail::RopeKeys(whole, source, "").text("model_type").value_or("");
+    // A wrapper's language model: a vision- or speech-encoder-decoder's `decoder`, BLIP-2's and
+    // InstructBLIP's `text_config` (OPT's without a model_type).
+    if (detail::is_decoder_wrapper(model_type) || detail::is_language_wrapper(model_type)) {
+        const char* key = detail::is_decoder_wrapper(model_type) ? "decoder" : "text_config";
+        const auto inner = whole.find(key);
+        nlohmann::json language =
+            inner != whole.end() && inner->is_object() ? *inner : nlohmann::json(nlohmann::json::object());
+        if (!language.contains("model_type") && detail::is_language_wrapper(model_type))
+            language["model_type"] = "opt";
+        return rotary_options_from_json(language, source);
+    }
     // Gemma 3's rotary stage read here is its global layers' (rope_theta and the rule).
     const nlohmann::json given = detail::language_keys(whole, model_type);
     // The config class's defaults where the file leaves keys out (gpt-oss's yarn rule, GLM's

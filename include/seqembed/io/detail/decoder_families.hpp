@@ -74,6 +74,19 @@ inline bool is_vision_language_family(const std::string& family) {
     return false;
 }
 
+/// A VisionEncoderDecoderModel or SpeechEncoderDecoderModel: an image or audio encoder, and a
+/// text decoder (AutoModelForCausalLM of config.json's `decoder`) whose tensors are under `decoder.`.
+inline bool is_decoder_wrapper(const std::string& family) {
+    return family == "vision-encoder-decoder" || family == "speech-encoder-decoder";
+}
+
+/// BLIP-2's, InstructBLIP's and InstructBLIP-Video's configs: a Q-Former over an image encoder,
+/// and a language model (AutoModelForCausalLM or AutoModelForSeq2SeqLM of config.json's
+/// `text_config`, OPT's when it names no model_type) whose tensors are under `language_model.`.
+inline bool is_language_wrapper(const std::string& family) {
+    return family == "blip-2" || family == "instructblip" || family == "instructblipvideo";
+}
+
 /// Where a family's config.json holds its language model's keys: under text_config always
 /// (Gemma 3's, Llama 4's, Mistral 3's and Qwen3-VL's multimodal checkpoints), under text_config
 /// when it has one (Qwen2-VL and Qwen2.5-VL, whose older configs keep them at the top level;
