@@ -2,8 +2,8 @@
 # Two builds of seqembed side by side in one program (bench/pairs/main.cpp): a revision's headers
 # against the working tree's, timed call by call in alternation.
 #   bench/pairs/pairs.sh [revision] [rounds] [workload...]   (scripts/run.sh pairs; HEAD, 41)
-# Workloads: forward backward fused_sparse_adam bert_backward (all by default). The compiler is
-# $CXX (g++), the flags -O2 and $PAIRS_FLAGS (say -march=native).
+# Workloads: forward backward fused_sparse_adam bert_backward evaluation forward_bf16 evaluation_bf16
+# (all by default). The compiler is $CXX (g++), the flags -O2 and $PAIRS_FLAGS (say -march=native).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 revision=${1:-HEAD}

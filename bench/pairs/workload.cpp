@@ -19,12 +19,16 @@ using Index = seqembed::Index;
 template <typename T>
 using RowMatrix = seqembed::RowMatrix<T>;
 using Pipeline = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>>;
+using Bf16Pipeline = seqembed::InputPipeline<float, seqembed::LearnedPositionalEmbedding<float>,
+                                             seqembed::TokenEmbedding<float, Eigen::bfloat16>>;
+
+bool is_bf16(int workload) { return workload == pairs::forward_bf16 || workload == pairs::evaluation_bf16; }
 
 // A workload's pipeline, batch and output gradient, the same values on both sides.
 struct Case {
     explicit Case(int workload_id)
         : workload(workload_id),
-          width(workload == pairs::bert_backward ? 768 : 512),
+          width(workload == pairs::bert_backward || is_bf16(workload) ? 768 : 512),
           vocab(workload == pairs::bert_backward ? 30522 : 32000),
           weights(random(vocab, width, 1)),
           positions(random(512, width, 2)),
@@ -42,7 +46,14 @@ struct Case {
             pipeline.set_token_types(seqembed::TokenTypeEmbedding<float>::from_weights(random(2, width, 5)));
             pipeline.set_layer_norm(seqembed::LayerNorm<float>(width, 1e-12));
         }
-        pipeline.set_training(true);
+        if (is_bf16(workload)) {
+            const RowMatrix<Eigen::bfloat16> rounded = weights.cast<Eigen::bfloat16>();
+            bf16.emplace(seqembed::TokenEmbedding<float, Eigen::bfloat16>::from_weights(rounded),
+                         seqembed::LearnedPositionalEmbedding<float>::from_weights(positions),
+                         seqembed::PipelineOptions{0.1, 7});
+            bf16->set_training(workload == pairs::forward_bf16);
+        }
+        pipeline.set_training(workload != pairs::evaluation);
         call = pipeline.forward_into(batch(), out);
         static_cast<void>(pipeline.trainable());
     }
@@ -75,6 +86,7 @@ struct Case {
     seqembed::optim::SparseAdam<float> token_step;
     std::optional<std::uint64_t> call;
     seqembed::PipelineGradients<float> gradients;
+    std::optional<Bf16Pipeline> bf16;
 };
 
 // FNV-1a over the bytes of n values.
@@ -99,7 +111,12 @@ double SEQEMBED_PAIRS_NAME(run)(void* workload) {
     const auto start = std::chrono::steady_clock::now();
     switch (c.workload) {
         case pairs::forward:
+        case pairs::evaluation:
             c.pipeline.forward_into(batch, c.out);
+            break;
+        case pairs::forward_bf16:
+        case pairs::evaluation_bf16:
+            c.bf16->forward_into(batch, c.out);
             break;
         case pairs::backward:
         case pairs::bert_backward:

@@ -7,11 +7,23 @@ namespace pairs {
 
 /// The workloads, at the headline shape (32 x 512 tokens, d_model 512, vocabulary 32000, learned
 /// positions, dropout 0.1, one thread) but BERT's (d_model 768, vocabulary 30522, token types,
-/// LayerNorm).
-enum Workload : int { forward, backward, fused_sparse_adam, bert_backward, workload_count };
+/// LayerNorm) and the bfloat16 ones (d_model 768, a bfloat16 token table). `forward` and
+/// `forward_bf16` are training forwards, `evaluation` and `evaluation_bf16` the same pipelines
+/// in evaluation mode.
+enum Workload : int {
+    forward,
+    backward,
+    fused_sparse_adam,
+    bert_backward,
+    evaluation,
+    forward_bf16,
+    evaluation_bf16,
+    workload_count
+};
 
 /// The workloads' names, as main.cpp takes and prints them.
-inline const char* const workload_names[] = {"forward", "backward", "fused_sparse_adam", "bert_backward"};
+inline const char* const workload_names[] = {"forward",    "backward",     "fused_sparse_adam", "bert_backward",
+                                             "evaluation", "forward_bf16", "evaluation_bf16"};
 
 }  // namespace pairs
 
