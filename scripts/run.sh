@@ -2,7 +2,8 @@
 # The project's commands. Each installs what it needs from Debian's packages if missing.
 #   scripts/run.sh demo      build and run the seed walkthrough demo
 #   scripts/run.sh test      build and run every test: g++ -Werror, then clang++ with ASan+UBSan,
-#                            then an aarch64 cross build (g++ -Werror) run under qemu-aarch64,
+#                            then an aarch64 cross build (g++ -Werror, the core suite without
+#                            seqembed::io) run under qemu-aarch64,
 #                            then the file readers' libFuzzer targets (about a minute each); the
 #                            tokenizers whose licence keeps them out of the tree are fetched with
 #                            npm first (their tests are skipped by name where that fails)
