@@ -8,9 +8,9 @@
 #              warnings as errors; linked and run when RUN is ON or a launcher (such as
 #              qemu-i386); compiled only when it is OFF; only checked by the front end
 #              (-fsyntax-only, templates instantiated, no code generated) when it is SYNTAX
-#   headers    every header alone in a translation unit, with the same warnings; with
-#              -DTOGETHER=ON, every header twice in one translation unit instead (the warnings
-#              of the compiler that does not check self-containment)
+#   headers    every public header (outside detail/) alone in a translation unit, with the same
+#              warnings; with -DTOGETHER=ON, every header, detail/ too, twice in one translation
+#              unit instead (the warnings of the compiler that does not check self-containment)
 #   macros     the macros a translation unit receives from seqembed.hpp (and seqembed/io/io.hpp)
 #              beyond those of its own includes: only public SEQEMBED_ ones; and none of
 #              <immintrin.h> from the headers that run no kernel
@@ -95,6 +95,9 @@ elseif(MODE STREQUAL "headers")
         list(APPEND extra_flags -isystem "${dir}")
       endforeach()
     endif()
+    if(NOT TOGETHER AND header MATCHES "/detail/")
+      continue()
+    endif()
     if(TOGETHER)
       list(APPEND together_flags ${extra_flags})
       string(APPEND together_text "#include <${header}>\n#include <${header}>\n")
@@ -117,12 +120,13 @@ elseif(MODE STREQUAL "headers")
     message(STATUS "${together_count} headers compile together, each twice included")
     return()
   endif()
-  list(LENGTH headers count)
   if(failed)
     list(JOIN failed "\n  " failed)
     message(FATAL_ERROR "headers that do not compile on their own, twice included, with strict warnings:\n  ${failed}")
   endif()
-  message(STATUS "${count} headers compile on their own")
+  list(FILTER headers EXCLUDE REGEX "/detail/")
+  list(LENGTH headers count)
+  message(STATUS "${count} public headers compile on their own")
 
 elseif(MODE STREQUAL "macros")
   # macros_of(<var> <text>): the names of the macros defined after preprocessing text.
