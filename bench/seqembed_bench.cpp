@@ -430,11 +430,14 @@ void register_mask_words() {
                         MaskDraw::software);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
     const bool avx2 = seqembed::isa_supported(seqembed::Isa::avx2);
-    const bool avx512 = seqembed::isa_supported(seqembed::Isa::avx512);
     register_mask_words("avx2", avx2, &detail::avx2_isa::MaskWords::runs, &detail::avx2_isa::mask_words,
                         MaskDraw::aes128);
     register_mask_words("avx2", avx2, &detail::avx2_isa::MaskWords::runs, &detail::avx2_isa::mask_words,
                         MaskDraw::aes256);
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS) && \
+    !defined(SEQEMBED_NO_AVX512_KERNELS)
+    const bool avx512 = seqembed::isa_supported(seqembed::Isa::avx512);
     register_mask_words("avx512", avx512, &detail::avx512_isa::MaskWords::runs, &detail::avx512_isa::mask_words,
                         MaskDraw::aes128);
     register_mask_words("avx512", avx512, &detail::avx512_isa::MaskWords::runs, &detail::avx512_isa::mask_words,

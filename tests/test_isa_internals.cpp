@@ -20,6 +20,15 @@
 using seqembed::Index;
 using seqembed::Isa;
 
+// Whether this build compiles the AVX-512 backends (x86-64 kernels without
+// SEQEMBED_NO_AVX512_KERNELS), whose parts some tests below reach by name.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS) && \
+    !defined(SEQEMBED_NO_AVX512_KERNELS)
+#define SEQEMBED_TEST_AVX512_KERNELS 1
+#else
+#define SEQEMBED_TEST_AVX512_KERNELS 0
+#endif
+
 namespace {
 
 /// Each of `draws`, the ways an ISA's MaskWords draws (runs: whether the CPU runs one; words: its
@@ -64,6 +73,8 @@ TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documen
     namespace scalar_isa = seqembed::detail::scalar_isa;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
     namespace avx2_isa = seqembed::detail::avx2_isa;
+#endif
+#if SEQEMBED_TEST_AVX512_KERNELS
     namespace avx512_isa = seqembed::detail::avx512_isa;
 #endif
 #if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
@@ -77,12 +88,16 @@ TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documen
     } else {
         WARN("this CPU cannot run avx2: its mask words not tested");
     }
+#endif
+#if SEQEMBED_TEST_AVX512_KERNELS
     if (seqembed::isa_supported(seqembed::Isa::avx512)) {
         check_mask_words("avx512", &avx512_isa::MaskWords::runs, &avx512_isa::mask_words,
                          {MaskDraw::software, MaskDraw::aes128, MaskDraw::aes512});
     } else {
         WARN("this CPU cannot run avx512: its mask words not tested");
     }
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
+    WARN("this build leaves out avx512's kernels (SEQEMBED_NO_AVX512_KERNELS): its mask words not tested");
 #endif
 #if defined(__aarch64__) && defined(__ARM_NEON) && !defined(SEQEMBED_NO_NEON_KERNELS)
     check_mask_words("neon", &neon_isa::MaskWords::runs, &neon_isa::mask_words, {MaskDraw::software, MaskDraw::aes128});
@@ -100,7 +115,7 @@ TEST_CASE("Every ISA's mask words, drawn every way its CPU runs, are the documen
     });
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
+#if SEQEMBED_TEST_AVX512_KERNELS
 namespace {
 
 /// 32 floats split into even and odd lanes, stored by AVX-512 BF16's conversion and by AVX-512's
@@ -178,6 +193,10 @@ TEST_CASE("AVX-512 BF16's conversion gives narrow_split's bits but for subnormal
                   Eigen::numext::bit_cast<std::uint16_t>(k < used ? converted[k] : untouched));
         }
     }
+}
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SEQEMBED_NO_X86_KERNELS)
+TEST_CASE("AVX-512 BF16's conversion gives narrow_split's bits but for subnormals", "[isa][rotary]") {
+    WARN("this build leaves out avx512bf16's kernels (SEQEMBED_NO_AVX512_KERNELS): its conversion not tested");
 }
 #endif
 

@@ -8,7 +8,9 @@
 /// elsewhere.
 /// SEQEMBED_ISA=scalar|avx2|avx512|avx512bf16|neon in
 /// the environment replaces the default when the process first needs a kernel; set_isa()
-/// replaces it at any time.
+/// replaces it at any time. SEQEMBED_NO_X86_KERNELS, SEQEMBED_NO_AVX512_KERNELS (the two AVX-512
+/// backends alone) and SEQEMBED_NO_NEON_KERNELS, defined before the first seqembed header, leave
+/// backends out of a build; isa_supported() is then false for them.
 #pragma once
 
 #include "detail/requirements.hpp"  // first: C++17, no -ffast-math
@@ -78,6 +80,15 @@ inline bool cpu_runs_avx512_bf16() noexcept {
 /// An x86 row's check where this build compiles the x86 kernels, none (not compiled) elsewhere.
 #define SEQEMBED_DETAIL_IF_X86(check) nullptr
 #endif
+#if SEQEMBED_DETAIL_AVX512_KERNELS
+/// An AVX-512 row's check where this build compiles the AVX-512 kernels (x86 kernels without
+/// SEQEMBED_NO_AVX512_KERNELS), none elsewhere.
+#define SEQEMBED_DETAIL_IF_AVX512(check) &check
+#else
+/// An AVX-512 row's check where this build compiles the AVX-512 kernels (x86 kernels without
+/// SEQEMBED_NO_AVX512_KERNELS), none elsewhere.
+#define SEQEMBED_DETAIL_IF_AVX512(check) nullptr
+#endif
 
 /// A check that always passes: the scalar backend, and NEON (the baseline of AArch64).
 inline bool cpu_runs_always() noexcept { return true; }
@@ -111,11 +122,12 @@ struct IsaTraits {
 inline constexpr IsaTraits isa_table[] = {
     {Isa::scalar, "scalar", 0, &cpu_runs_always},
     {Isa::avx2, "avx2", 2, SEQEMBED_DETAIL_IF_X86(cpu_runs_avx2)},
-    {Isa::avx512, "avx512", 3, SEQEMBED_DETAIL_IF_X86(cpu_runs_avx512)},
-    {Isa::avx512_bf16, "avx512bf16", 4, SEQEMBED_DETAIL_IF_X86(cpu_runs_avx512_bf16)},
+    {Isa::avx512, "avx512", 3, SEQEMBED_DETAIL_IF_AVX512(cpu_runs_avx512)},
+    {Isa::avx512_bf16, "avx512bf16", 4, SEQEMBED_DETAIL_IF_AVX512(cpu_runs_avx512_bf16)},
     {Isa::neon, "neon", 1, SEQEMBED_DETAIL_IF_NEON(cpu_runs_always)},
 };
 #undef SEQEMBED_DETAIL_IF_X86
+#undef SEQEMBED_DETAIL_IF_AVX512
 #undef SEQEMBED_DETAIL_IF_NEON
 
 /// Number of ISAs.

@@ -279,7 +279,9 @@ namespace seqembed::detail::avx2_isa {
 #include "kernels-inl.hpp"
 }  // namespace seqembed::detail::avx2_isa
 SEQEMBED_DETAIL_TARGET_END
+#endif  // SEQEMBED_DETAIL_X86_KERNELS
 
+#if SEQEMBED_DETAIL_AVX512_KERNELS
 SEQEMBED_DETAIL_TARGET_BEGIN("avx512f,avx512bw,vaes,aes")
 #include "../simd/avx512.hpp"
 namespace seqembed::detail::avx512_isa {
@@ -307,7 +309,7 @@ struct Backend : avx512_isa::Backend {
 };
 }  // namespace seqembed::detail::avx512_bf16_isa
 SEQEMBED_DETAIL_TARGET_END
-#endif  // SEQEMBED_DETAIL_X86_KERNELS
+#endif  // SEQEMBED_DETAIL_AVX512_KERNELS
 
 #if SEQEMBED_DETAIL_NEON_KERNELS
 #include "../simd/neon.hpp"
@@ -330,6 +332,8 @@ template <>
 struct IsaBackend<Isa::avx2> {
     using type = avx2_isa::Backend;
 };
+#endif
+#if SEQEMBED_DETAIL_AVX512_KERNELS
 template <>
 struct IsaBackend<Isa::avx512> {
     using type = avx512_isa::Backend;

@@ -16,7 +16,7 @@
 // Included by detail/engine/kernels.hpp, which ends these macros after its last use.
 #include "backend_macros.hpp"
 
-#if SEQEMBED_DETAIL_X86_KERNELS
+#if SEQEMBED_DETAIL_AVX512_KERNELS
 #include <immintrin.h>
 
 namespace seqembed::detail::avx512_bf16_isa {
