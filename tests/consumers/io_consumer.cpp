@@ -1,6 +1,8 @@
 // A consumer of seqembed::io: writes a safetensors file, maps it back as a token embedding and
-// embeds one id. Exit status 0 when the row is the one written, times sqrt(d_model).
-#include <seqembed/io/io.hpp>
+// embeds one id. Exit status 0 when the row is the one written, times sqrt(d_model). It includes
+// the header it uses, as a user does: every route builds it, and io.hpp (every loader) took
+// twice as long to compile; the strict matrix compiles io.hpp alone and every header together.
+#include <seqembed/io/safetensors.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -427,7 +427,9 @@ elseif(CONSUMER STREQUAL "find_package")
 
 elseif(CONSUMER STREQUAL "build_tree")
   # The package this build exported into its own directory, without an install.
-  configure_build_run(find_package "-Dseqembed_DIR=${BINARY_DIR}"
+  # Its headers are the source tree's, which consumer.find_package builds under -I (installed
+  # byte for byte): the programs are built once, as the package gives them (-isystem).
+  configure_build_run(find_package "-Dseqembed_DIR=${BINARY_DIR}" -DSEQEMBED_CONSUMER_WARNINGS=OFF
                       "-DSEQEMBED_EXPECTED_DIR=${BINARY_DIR}"
                       "-DSEQEMBED_REQUEST_VERSION=${VERSION}" "-DSEQEMBED_EXPECT_IO=${HAVE_IO}"
                       "-DSEQEMBED_EXPECT_SENTENCEPIECE=${HAVE_SENTENCEPIECE}" "-DSEQEMBED_EXPECT_TEXT=${HAVE_TEXT}")
@@ -463,7 +465,9 @@ elseif(CONSUMER STREQUAL "pkg_config_pthread")
     message(FATAL_ERROR "consumer.${CONSUMER}: seqembed.pc lacks -pthread: '${cflags}' '${libs}'")
   endif()
   message(STATUS "consumer.${CONSUMER}: lib/pkgconfig/seqembed.pc: ${cflags}; ${libs}")
-  find_package_route("${prefix}" "${pcdir}" -DSEQEMBED_EXPECT_IO=OFF ${threads_args})
+  # The -I builds are consumer.find_package's, on the same headers.
+  find_package_route("${prefix}" "${pcdir}" -DSEQEMBED_EXPECT_IO=OFF -DSEQEMBED_CONSUMER_WARNINGS=OFF
+                     ${threads_args})
 
 elseif(CONSUMER STREQUAL "compiled_kernels")
   # seqembed built with SEQEMBED_COMPILED_KERNELS=ON (its library, nothing else), then found in
