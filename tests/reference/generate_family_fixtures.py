@@ -491,8 +491,15 @@ build_qwen3 = build_llama
 build_qwen3_moe = build_llama
 build_mixtral = build_llama
 build_starcoder2 = build_llama
-build_olmo2 = build_llama
 build_stablelm = build_llama
+
+
+def build_olmo2(cfg):
+    """Olmo2Model embeds as LlamaModel; its nn.Embedding's padding_idx is Olmo2Config's
+    pad_token_id, 1 when the config leaves it out."""
+    return build_llama(dict(cfg, pad_token_id=cfg.get("pad_token_id", 1)))
+
+
 # Gemma2Model: the same normalizer as GemmaModel, torch.tensor(hidden_size**0.5, dtype=...).
 build_gemma2 = build_gemma
 

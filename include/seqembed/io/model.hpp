@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -24,6 +25,29 @@ namespace seqembed::io {
 
 namespace detail {
 
+/// Whether a pipeline adds a learned (or fixed) position table.
+template <typename Pipeline>
+inline constexpr bool has_position_table =
+    std::is_same_v<std::decay_t<decltype(std::declval<const Pipeline&>().positions())>,
+                   LearnedPositionalEmbedding<float>>;
+
+/// Per sequence of the batch, its mask tokens and its attended tokens, for ESM's token dropout.
+template <typename Pipeline>
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> mask_token_counts(const TokenDropout& rule,
+                                                                                   const Pipeline& pipeline,
+                                                                                   const Batch& batch) {
+    const auto rows = static_cast<std::size_t>(batch.ids.rows());
+    std::vector<std::int64_t> masked(rows, 0);
+    std::vector<std::int64_t> attended(rows, 0);
+    seqembed::detail::for_each_position(batch, pipeline.numbering(), pipeline.padding_id(), 0, batch.ids.rows(),
+                                        [&](Index b, Index t, bool real, std::int64_t) {
+                                            const auto at = static_cast<std::size_t>(b);
+                                            if (batch.ids(b, t) == rule.mask_token_id) ++masked[at];
+                                            if (real) ++attended[at];
+                                        });
+    return {std::move(masked), std::move(attended)};
+}
+
 /// ESM's token dropout over a forward's output `out` (the pipeline's rows, whose token rows it
 /// already multiplied by float(1 - 0.15 * 0.8)): in each sequence holding mask tokens, their rows
 /// zero and every other real row divided by float(1 - float(count) / float(attended)), as
@@ -35,14 +59,10 @@ void apply_token_dropout(const TokenDropout& rule, const Pipeline& pipeline, con
                          RowMatrix<float>& out) {
     const Index rows = batch.ids.rows();
     const Index seq = batch.ids.cols();
-    std::vector<std::int64_t> masked(static_cast<std::size_t>(rows), 0);
-    std::vector<std::int64_t> attended(static_cast<std::size_t>(rows), 0);
-    seqembed::detail::for_each_position(batch, pipeline.numbering(), pipeline.padding_id(), 0, rows,
-                                        [&](Index b, Index t, bool real, std::int64_t) {
-                                            if (batch.ids(b, t) == rule.mask_token_id) ++masked[static_cast<std::size_t>(b)];
-                                            if (real) ++attended[static_cast<std::size_t>(b)];
-                                        });
-    constexpr bool absolute = std::is_same_v<std::decay_t<decltype(pipeline.positions())>, LearnedPositionalEmbedding<float>>;
+    const auto counts = mask_token_counts(rule, pipeline, batch);
+    const std::vector<std::int64_t>& masked = counts.first;
+    const std::vector<std::int64_t>& attended = counts.second;
+    constexpr bool absolute = has_position_table<Pipeline>;
     for (Index b = 0; b < rows; ++b) {
         const auto count = masked[static_cast<std::size_t>(b)];
         const auto real_count = attended[static_cast<std::size_t>(b)];
@@ -96,7 +116,135 @@ void apply_token_dropout(const TokenDropout& rule, const Pipeline& pipeline, con
     }
 }
 
+/// A row-sparse gradient from rows summed in double, keyed by table row.
+inline RowGradient<float> row_gradient(const std::map<std::int64_t, Eigen::RowVectorXd>& sums, Index table_rows,
+                                       Index width) {
+    RowGradient<float> out;
+    out.table_rows = table_rows;
+    out.d_model = width;
+    out.values.resize(static_cast<Index>(sums.size()), width);
+    Index k = 0;
+    for (const auto& [row, sum] : sums) {
+        out.rows.push_back(row);
+        out.values.row(k++) = sum.cast<float>();
+    }
+    return out;
+}
+
+/// The backward of apply_token_dropout. `grad`, the gradient of Model::forward's rows, becomes
+/// the gradient of the rows the pipeline wrote: divided by the divisor, and zero for mask tokens,
+/// where the rows were only divided. The rows apply_token_dropout computed again from the
+/// tables (before positions or LayerNorm) are zeroed in `grad`, and the gradients of their
+/// tables returned: through LayerNorm's backward, then to each token row (its gradient / the
+/// divisor x the table's scale, as autograd takes (row x scale) / divisor; none for mask tokens)
+/// and to each position row, in double per table row.
+template <typename Pipeline>
+PipelineGradients<float> token_dropout_backward(const TokenDropout& rule, const Pipeline& pipeline, const Batch& batch,
+                                                RowMatrix<float>& grad) {
+    const Index rows = batch.ids.rows();
+    const Index seq = batch.ids.cols();
+    const Index width = grad.cols();
+    const auto counts = mask_token_counts(rule, pipeline, batch);
+    const std::vector<std::int64_t>& masked = counts.first;
+    const std::vector<std::int64_t>& attended = counts.second;
+    constexpr bool absolute = has_position_table<Pipeline>;
+    const auto* norm = pipeline.layer_norm();
+    std::map<std::int64_t, Eigen::RowVectorXd> token_sums;
+    std::map<std::int64_t, Eigen::RowVectorXd> position_sums;
+    PipelineGradients<float> out;
+    for (Index b = 0; b < rows; ++b) {
+        const auto count = masked[static_cast<std::size_t>(b)];
+        const auto real_count = attended[static_cast<std::size_t>(b)];
+        if (count == 0 || real_count == 0) continue;
+        const float divisor = 1.0f - static_cast<float>(count) / static_cast<float>(real_count);
+        if (!absolute && norm == nullptr) {
+            for (Index t = 0; t < seq; ++t) {
+                auto row = grad.row(b * seq + t);
+                if (batch.ids(b, t) == rule.mask_token_id)
+                    row.setZero();
+                else
+                    row /= divisor;
+            }
+            continue;
+        }
+        // The sequence's real rows as apply_token_dropout made them: x = (token x scale) /
+        // divisor + position, then LayerNorm; padded rows zero, so without a gradient.
+        const auto table = pipeline.embedding().table();
+        const float scale = pipeline.embedding().scale();
+        std::vector<Index> real_t;
+        std::vector<std::int64_t> position_rows;
+        RowMatrix<float> x(seq, width);
+        seqembed::detail::for_each_position(
+            batch, pipeline.numbering(), pipeline.padding_id(), b, b + 1,
+            [&](Index, Index t, bool real, std::int64_t position) {
+                if (!real) return;
+                auto row = x.row(static_cast<Index>(real_t.size()));
+                const TokenId id = batch.ids(b, t);
+                if (id != rule.mask_token_id)
+                    row = (table.row(static_cast<Index>(id)).template cast<float>() * scale) / divisor;
+                else
+                    row.setZero();
+                if constexpr (absolute) {
+                    const std::int64_t at = pipeline.positions().offset() + position;
+                    row += pipeline.positions().table().row(static_cast<Index>(at)).template cast<float>();
+                    position_rows.push_back(at);
+                } else {
+                    (void)position;
+                }
+                real_t.push_back(t);
+            });
+        const auto n = static_cast<Index>(real_t.size());
+        RowMatrix<float> g(n, width);
+        for (Index k = 0; k < n; ++k) g.row(k) = grad.row(b * seq + real_t[static_cast<std::size_t>(k)]);
+        for (Index t = 0; t < seq; ++t) grad.row(b * seq + t).setZero();
+        RowMatrix<float> dx = g;
+        if (norm != nullptr) {
+            LayerNormGradients<float> ln = norm->backward(x.topRows(n), g);
+            dx = std::move(ln.x);
+            PipelineGradients<float> part;
+            part.gamma = std::move(ln.gamma);
+            part.beta = std::move(ln.beta);
+            out.add(part);
+        }
+        const std::optional<TokenId> token_pad = pipeline.embedding().padding_idx();
+        for (Index k = 0; k < n; ++k) {
+            const TokenId id = batch.ids(b, real_t[static_cast<std::size_t>(k)]);
+            if (id != rule.mask_token_id && id != token_pad) {
+                const Eigen::RowVectorXd row = ((dx.row(k) / divisor) * scale).template cast<double>();
+                auto [at, fresh] = token_sums.try_emplace(id, row);
+                if (!fresh) at->second += row;
+            }
+            if constexpr (absolute) {
+                const std::int64_t at_row = position_rows[static_cast<std::size_t>(k)];
+                if (at_row == pipeline.positions().padding_idx()) continue;
+                const Eigen::RowVectorXd row = dx.row(k).template cast<double>();
+                auto [at, fresh] = position_sums.try_emplace(at_row, row);
+                if (!fresh) at->second += row;
+            }
+        }
+    }
+    if (!token_sums.empty()) out.token = row_gradient(token_sums, pipeline.embedding().vocab_size(), width);
+    if constexpr (absolute) {
+        if (!position_sums.empty())
+            out.positions = row_gradient(position_sums, pipeline.positions().max_positions(), width);
+    }
+    return out;
+}
+
 }  // namespace detail
+
+/// @brief What io::Model::backward gives: the gradients of the stage's tables and of ELECTRA's or
+///        ALBERT's projection.
+struct ModelGradients {
+    /// @brief Of the pipeline's tables (InputPipeline::backward's): the token table (OPT's with
+    ///        project_in folded in, the table the stage holds), the position table (ERNIE's
+    ///        with its task row folded in), the token-type table, LayerNorm.
+    PipelineGradients<float> stage;
+    /// @brief Of the projection's weight (out_features x in_features); empty without one.
+    RowMatrix<float> projection_weight;
+    /// @brief Of the projection's bias; empty without one.
+    Eigen::Matrix<float, 1, Eigen::Dynamic> projection_bias;
+};
 
 /// @brief A model's input stage, loaded by model_type: the family's pipeline (its positions, token
 ///        types, LayerNorm and padding rules), ELECTRA's or ALBERT's projection, the rotary stage of the
@@ -317,6 +465,92 @@ public:
             m_stage);
     }
 
+    /// @brief The dropout call the next training forward of the (encoder's) stage takes, to give
+    ///        to backward: read it before forward().
+    /// @return the stage's dropout().calls().
+    std::uint64_t next_call() const noexcept {
+        return std::visit([](const auto& stage) { return stage.pipeline.dropout().calls(); }, m_stage);
+    }
+
+    /// @brief The gradients of forward(batch) from the gradient of its output, as autograd gives
+    ///        them for the family's module: through ELECTRA's and ALBERT's projection, ESM's token
+    ///        dropout and the pipeline (InputPipeline::backward), with the batch converted as
+    ///        forward converts it (RoBERTa's and MPNet's position ids, DeBERTa-v3's unused type
+    ///        ids).
+    /// @param batch the forward's batch.
+    /// @param grad_output (batch * seq) x the output's width (hidden_size after a projection).
+    /// @param call the forward's dropout call (next_call() before it); none in evaluation mode.
+    /// @return the gradients. The projection's input is the pipeline's output, computed again
+    ///         (with the call's mask), so run the backward before a step changes the tables.
+    /// @throws as forward for the batch; shape_error for grad_output of another shape;
+    ///         value_error as InputPipeline::backward for the call.
+    ModelGradients backward(const Batch& batch, const Eigen::Ref<const RowMatrix<float>>& grad_output,
+                            std::optional<std::uint64_t> call = std::nullopt) const {
+        return std::visit(
+            [&](const auto& stage) {
+                require_taken(batch, stage.pipeline, "backward");
+                require_no_past(batch, "backward");
+                const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
+                Batch given = rows ? with_position_ids(batch, *rows) : batch;
+                if (stage.pipeline.token_types() == nullptr) given.token_types.reset();
+                if (ignores_position_ids()) given.position_ids.reset();
+                const Batch& family = given;
+                const Index width = stage.projection ? stage.projection->weight.rows() : stage.pipeline.d_model();
+                seqembed::detail::require_shape("gradient of Model::forward's output", grad_output.rows(),
+                                                grad_output.cols(), family.ids.size(), width);
+                stage.pipeline.check_forward(family);
+                ModelGradients out;
+                RowMatrix<float> grad = grad_output;
+                if (stage.projection) {
+                    if (stage.pipeline.padded_rows() == PaddedRows::zero) {  // forward zeroed these rows
+                        const Index seq = family.ids.cols();
+                        seqembed::detail::for_each_position(
+                            family, stage.pipeline.numbering(), stage.pipeline.padding_id(), 0, family.ids.rows(),
+                            [&](Index b, Index t, bool real, std::int64_t) {
+                                if (!real) grad.row(b * seq + t).setZero();
+                            });
+                    }
+                    const RowMatrix<float> x = stage_output(stage.pipeline, family, call);
+                    LinearGradients linear = stage.projection->backward(x, grad);
+                    out.projection_weight = std::move(linear.weight);
+                    out.projection_bias = std::move(linear.bias);
+                    grad = std::move(linear.x);
+                }
+                PipelineGradients<float> recomputed;
+                if (stage.token_dropout)
+                    recomputed = detail::token_dropout_backward(*stage.token_dropout, stage.pipeline, family, grad);
+                out.stage = stage.pipeline.backward(family, grad, call);
+                out.stage.add(recomputed);
+                if (stage.fixed_positions) out.stage.positions = {};
+                if (!stage.config.layer_norm_bias) out.stage.beta.resize(0);  // ModernBERT's: no bias
+                return out;
+            },
+            m_stage);
+    }
+
+    /// @brief The gradients of forward_decoder(batch): the decoder pipeline's backward.
+    /// @param batch the forward's batch.
+    /// @param grad_output (batch * seq) x d_model.
+    /// @param call the forward's dropout call (the decoder's dropout().calls() before it); none in
+    ///        evaluation mode.
+    /// @return the gradients of the decoder's tables. Where the checkpoint shares the token
+    ///         table with the encoder, add both token gradients to train it as one table.
+    /// @throws value_error without a decoder stage; as InputPipeline::backward.
+    PipelineGradients<float> backward_decoder(const Batch& batch, const Eigen::Ref<const RowMatrix<float>>& grad_output,
+                                              std::optional<std::uint64_t> call = std::nullopt) const {
+        return std::visit(
+            [&](const auto& stage) -> PipelineGradients<float> {
+                if (!stage.decoder)
+                    seqembed::detail::fail<value_error>("model_type '", model_type(),
+                                                        "' has no decoder stage (the encoder-decoders have one)");
+                require_taken(batch, *stage.decoder, "backward_decoder");
+                PipelineGradients<float> out = stage.decoder->backward(batch, grad_output, call);
+                if (stage.fixed_positions) out.positions = {};
+                return out;
+            },
+            m_stage);
+    }
+
     /// @brief The position of every token as the family's forward computes it, for the rotary
     ///        stage (rotary()->apply(q, k, q_heads, k_heads, positions)) or to inspect a learned
     ///        table's rows: explicit position ids as given, else the family's rule (past + t for
@@ -468,6 +702,19 @@ private:
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", type,
                                                 "' takes no past tokens (a mask wider than the ids, or step offsets)",
                                                 encoder_only ? "" : " in its encoder; forward_decoder takes them");
+    }
+
+    /// The pipeline's output of a forward with dropout call `call` (none: in evaluation), for a
+    /// projection's backward: an evaluation copy's forward, then the call's mask.
+    template <typename Pipeline>
+    static RowMatrix<float> stage_output(const Pipeline& pipeline, const Batch& batch,
+                                         std::optional<std::uint64_t> call) {
+        Pipeline evaluation = pipeline;  // shares the tables and the call counter; its own mode
+        evaluation.set_training(false);
+        RowMatrix<float> out = evaluation.forward(batch);
+        if (call && pipeline.dropout().threshold() != 0)
+            pipeline.dropout().apply(out.data(), out.size(), *call, 0);
+        return out;
     }
 
     static Batch with_position_ids(const Batch& batch, const IdMatrix& position_ids) {

@@ -140,6 +140,16 @@ struct ModelConfig {
     static ModelConfig read(const std::filesystem::path& file);
 };
 
+/// @brief What Linear::backward gives: the gradients of the layer's input, weight and bias.
+struct LinearGradients {
+    /// @brief Of the input: rows x in_features.
+    RowMatrix<float> x;
+    /// @brief Of the weight: out_features x in_features.
+    RowMatrix<float> weight;
+    /// @brief Of the bias: out_features values (none for a layer without a bias).
+    Eigen::Matrix<float, 1, Eigen::Dynamic> bias;
+};
+
 /// @brief A dense layer y = x W^T + b, as nn.Linear: ELECTRA's embeddings_project, applied to the
 ///        stage's output when embedding_size differs from hidden_size.
 struct Linear {
@@ -159,6 +169,27 @@ struct Linear {
         RowMatrix<float> y = x * weight.transpose();
         if (bias.size() != 0) y.rowwise() += bias;
         return y;
+    }
+
+    /// @brief The gradients of forward(x), as nn.Linear's backward: of x, grad_y W; of the
+    ///        weight, grad_y^T x; of the bias, the sum of grad_y's rows. The products and sums run
+    ///        in double and are rounded once (equal to PyTorch's float32 to rounding).
+    /// @param x the forward's input, rows x in_features.
+    /// @param grad_y the gradient of its output, rows x out_features.
+    /// @return the gradients.
+    /// @throws shape_error if x.cols() != in_features, or grad_y is not x.rows() x out_features.
+    LinearGradients backward(const Eigen::Ref<const RowMatrix<float>>& x,
+                             const Eigen::Ref<const RowMatrix<float>>& grad_y) const {
+        if (x.cols() != weight.cols())
+            seqembed::detail::fail<shape_error>("Linear input has ", x.cols(), " columns, expected ", weight.cols());
+        seqembed::detail::require_shape("gradient of the Linear output", grad_y.rows(), grad_y.cols(), x.rows(),
+                                        weight.rows());
+        const Eigen::MatrixXd g = grad_y.cast<double>();
+        LinearGradients out;
+        out.x = (g * weight.cast<double>()).cast<float>();
+        out.weight = (g.transpose() * x.cast<double>()).cast<float>();
+        if (bias.size() != 0) out.bias = g.colwise().sum().cast<float>();
+        return out;
     }
 };
 
@@ -235,6 +266,13 @@ struct ModelInputStage {
     ///        config.json and its vision_config), which io::Model::multimodal_positions reads;
     ///        empty for the other families.
     std::optional<VisionTokens> vision = std::nullopt;
+    /// @brief Whether the position table (and the decoder's) is a fixed sinusoid in the
+    ///        family's module, a buffer or a parameter that does not train: Marian's and
+    ///        Pegasus's, M2M100's, NLLB-MoE's, FSMT's, XGLM's, Kosmos-2's, Speech2Text's, TrOCR's
+    ///        without use_learned_position_embeddings, DistilBERT's with sinusoidal_pos_embds and
+    ///        XLM's with sinusoidal_embeddings. io::Model::backward then gives it no gradient, as
+    ///        autograd gives none.
+    bool fixed_positions = false;
 };
 
 /// @brief A learned-position model's stage (BERT, ELECTRA, RoBERTa, DistilBERT, ALBERT, MPNet,
@@ -1619,7 +1657,12 @@ inline LearnedModelInput load_distilbert(const std::filesystem::path& directory,
         checkpoint.positions(names("position_embeddings.weight"), config.max_positions, config.hidden_size, {}),
         detail::family_options(options, "load_distilbert", PositionNumbering::sequence_index));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    const std::string file = detail::path_name(directory / "config.json");
+    const nlohmann::json json = detail::read_json_object(directory / "config.json");
+    stage.fixed_positions =
+        json.find("sinusoidal_pos_embds") != json.end() && detail::boolean_key(json, file, "sinusoidal_pos_embds");
+    return stage;
 }
 
 /// @brief ALBERT's input stage: as BERT's at width embedding_size (word + token type, +
@@ -1792,7 +1835,12 @@ inline LearnedModelInput load_xlm(const std::filesystem::path& directory, const 
         family);
     if (!checkpoint.is_split()) detail::set_wte_token_types(checkpoint, pipeline, names("embeddings.weight"));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("layer_norm_emb."), config.hidden_size));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    const std::string file = detail::path_name(directory / "config.json");
+    const nlohmann::json json = detail::read_json_object(directory / "config.json");
+    stage.fixed_positions =
+        json.find("sinusoidal_embeddings") != json.end() && detail::boolean_key(json, file, "sinusoidal_embeddings");
+    return stage;
 }
 
 /// @brief The text tower's input stage of CLIP and the models with its text embeddings (clip,
@@ -2170,6 +2218,7 @@ inline LearnedModelInput load_marian(const std::filesystem::path& directory, con
         tokens = stage.pipeline.embedding();
     }
     stage.decoder.emplace(std::move(*tokens), detail::marian_positions(checkpoint, "decoder"), family);
+    stage.fixed_positions = true;
     return stage;
 }
 
@@ -2257,6 +2306,7 @@ inline LearnedModelInput load_m2m100(const std::filesystem::path& directory, con
                                 detail::shared_tokens(checkpoint, shared), positions, family),
                             std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     stage.decoder.emplace(stage.pipeline.embedding(), positions, family);
+    stage.fixed_positions = true;
     return stage;
 }
 
@@ -2293,7 +2343,9 @@ inline LearnedModelInput load_kosmos2_text(const std::filesystem::path& director
         detail::shared_tokens(checkpoint, {"text_model.model.embed_tokens.weight", "model.embed_tokens.weight"}),
         detail::m2m100_positions(config, padding_idx),
         detail::family_options(options, "load_kosmos2_text", PositionNumbering::non_padding_ids, padding_idx));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    stage.fixed_positions = true;
+    return stage;
 }
 
 /// @brief Speech2Text's decoder input stage (speech_to_text: facebook/s2t-*; the encoder reads
@@ -2326,7 +2378,9 @@ inline LearnedModelInput load_speech2text(const std::filesystem::path& directory
         detail::m2m100_positions(config, padding_idx),
         detail::family_options(options, "load_speech2text", PositionNumbering::non_padding_ids, padding_idx));
     InputPipeline<float, LearnedPositionalEmbedding<float>> decoder = pipeline;
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
+    LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::move(decoder), std::nullopt};
+    stage.fixed_positions = true;
+    return stage;
 }
 
 /// @brief FSMT's input stages (model_type fsmt: facebook/wmt19-*): the encoder's
@@ -2385,6 +2439,7 @@ inline LearnedModelInput load_fsmt(const std::filesystem::path& directory, const
                                             "tgt_vocab_size x d_model");
     }
     stage.decoder.emplace(std::move(*tokens), detail::fsmt_positions(checkpoint, "decoder", padding_idx), family);
+    stage.fixed_positions = true;
     return stage;
 }
 
@@ -2447,7 +2502,9 @@ inline LearnedModelInput load_trocr(const std::filesystem::path& directory, cons
     }
     if (flag("layernorm_embedding"))
         pipeline->set_layer_norm(checkpoint.layer_norm(names("layernorm_embedding."), config.hidden_size));
-    return {config, std::move(*pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    LearnedModelInput stage{config, std::move(*pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    stage.fixed_positions = !flag("use_learned_position_embeddings");
+    return stage;
 }
 
 /// @brief XGLM's decoder input stage: `model.embed_tokens.weight` (or `embed_tokens.weight`) x
@@ -2471,7 +2528,9 @@ inline LearnedModelInput load_xglm(const std::filesystem::path& directory, const
         detail::shared_tokens(checkpoint, {"model.embed_tokens.weight", "embed_tokens.weight"}),
         LearnedPositionalEmbedding<float>::from_weights(rows, LearnedPositionsOptions::bart()),
         detail::family_options(options, "load_xglm", PositionNumbering::sequence_index));
-    return {config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    stage.fixed_positions = true;
+    return stage;
 }
 
 /// @brief T5's (and mT5's, UMT5's, LongT5's, Switch Transformers') input stages: the shared
