@@ -70,6 +70,82 @@ Dense checkpoint_tensor(const std::filesystem::path& directory, const std::strin
 
 }  // namespace model_backward_test
 
+namespace model_backward_test {
+
+/// How many of each path the comparisons took.
+struct Counts {
+    int folded_projections = 0;
+    int task_rows = 0;
+    int projections = 0;
+    int layer_norms = 0;
+};
+
+/// model.backward(batch, <prefix>.grad_output) against the fixture's gradients under `prefix`.
+void compare(const seqembed::io::Model& model, const std::filesystem::path& directory, const SafetensorsFile& file,
+             const std::string& prefix, const seqembed::Batch& batch, Counts& counts) {
+    const auto key = [&](const char* role) { return prefix + "." + role; };
+    const RowMatrix<float> grad = file.matrix<float>(key("grad_output")).matrix();
+    const seqembed::io::ModelGradients got = model.backward(batch, grad);
+    const seqembed::PipelineGradients<float>& stage = got.stage;
+
+    // OPT's project_in is folded into the token table the stage holds (table x W^T), so the
+    // checkpoint's table has the folded gradient times W, and W the folded gradient's rows
+    // times the table's.
+    const bool folded = file.contains(key("projection_weight")) && model.projection() == nullptr;
+    if (folded) {
+        ++counts.folded_projections;
+        const Dense table = checkpoint_tensor(directory, "embed_tokens.weight");
+        const Dense w = checkpoint_tensor(directory, "project_in.weight");
+        const Dense folded_gradient = dense_of(stage.token);
+        CHECK(worst(folded_gradient * w, expected_table(file, key("token"), table.rows())) <= bound);
+        // Padded rows that read the pad id add to W's gradient in the framework, but the folded
+        // table's padding_idx row takes none: only without them is W's the product.
+        if (model.learned()->pipeline.padded_rows() == seqembed::PaddedRows::zero)
+            CHECK(worst(folded_gradient.transpose() * table, read_dense(file, key("projection_weight"))) <= bound);
+    } else {
+        REQUIRE(file.contains(key("token")));
+        CHECK(worst(dense_of(stage.token), expected_table(file, key("token"), stage.token.table_rows)) <= bound);
+    }
+    if (file.contains(key("positions"))) {
+        CHECK(worst(dense_of(stage.positions), expected_table(file, key("positions"), stage.positions.table_rows)) <=
+              bound);
+    } else {
+        CHECK(stage.positions.empty());
+    }
+    if (file.contains(key("task_types"))) {
+        // ERNIE's task row 0 is folded into the position table: its gradient is the sum of theirs.
+        ++counts.task_rows;
+        const Dense summed = dense_of(stage.positions).colwise().sum();
+        CHECK(worst(summed, expected_table(file, key("task_types"), 1)) <= bound);
+    }
+    if (file.contains(key("token_types"))) {
+        CHECK(worst(dense_of(stage.token_types),
+                    expected_table(file, key("token_types"), stage.token_types.table_rows)) <= bound);
+    } else {
+        CHECK(stage.token_types.empty());
+    }
+    if (file.contains(key("gamma"))) {
+        ++counts.layer_norms;
+        CHECK(worst(stage.gamma.cast<double>(), read_dense(file, key("gamma"))) <= bound);
+    } else {
+        CHECK(stage.gamma.size() == 0);
+    }
+    if (file.contains(key("beta"))) {
+        CHECK(worst(stage.beta.cast<double>(), read_dense(file, key("beta"))) <= bound);
+    } else {
+        CHECK(stage.beta.size() == 0);
+    }
+    if (!folded && file.contains(key("projection_weight"))) {
+        ++counts.projections;
+        CHECK(worst(got.projection_weight.cast<double>(), read_dense(file, key("projection_weight"))) <= bound);
+        CHECK(worst(got.projection_bias.cast<double>(), read_dense(file, key("projection_bias"))) <= bound);
+    } else if (!folded) {
+        CHECK(got.projection_weight.size() == 0);
+    }
+}
+
+}  // namespace model_backward_test
+
 TEST_CASE("io::Model::backward gives PyTorch autograd's gradients for every model family", "[io][models][backward]") {
     using namespace model_backward_test;
     const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
@@ -78,86 +154,38 @@ TEST_CASE("io::Model::backward gives PyTorch autograd's gradients for every mode
         if (std::filesystem::exists(entry.path() / "backward.safetensors")) directories.push_back(entry.path());
     std::sort(directories.begin(), directories.end());
     CHECK(directories.size() == 181);
-    int folded_projections = 0, task_rows = 0, projections = 0, layer_norms = 0;
+    seqembed::PipelineOptions computed_rows;
+    computed_rows.padded_rows = seqembed::PaddedRows::computed;
+    Counts counts, computed_counts;
     for (const std::filesystem::path& directory : directories) {
         const std::string family = directory.filename().string();
         INFO(family);
         const seqembed::io::Model model = seqembed::io::load_model(directory);
+        const seqembed::io::Model computed = seqembed::io::load_model(directory, computed_rows);
         const SafetensorsFile file = SafetensorsFile::open(directory / "backward.safetensors");
         for (const std::string case_name : {"right_padding", "left_padding", "no_padding"}) {
             INFO(case_name);
-            const auto key = [&](const char* role) { return case_name + "." + role; };
             // The batch views these.
-            const seqembed::IdMatrix ids = file.ids(key("input_ids"));
-            const seqembed::IdMatrix mask = file.ids(key("attention_mask"));
-            const bool typed = file.contains(key("token_type_ids"));
-            const seqembed::IdMatrix types = typed ? file.ids(key("token_type_ids")) : seqembed::IdMatrix();
+            const seqembed::IdMatrix ids = file.ids(case_name + ".input_ids");
+            const seqembed::IdMatrix mask = file.ids(case_name + ".attention_mask");
+            const bool typed = file.contains(case_name + ".token_type_ids");
+            const seqembed::IdMatrix types = typed ? file.ids(case_name + ".token_type_ids") : seqembed::IdMatrix();
             seqembed::Batch batch(ids);
             batch.padding = seqembed::Padding::from_mask(mask);
             if (typed) batch.token_types = types;
-            const RowMatrix<float> grad = file.matrix<float>(key("grad_output")).matrix();
-            const seqembed::io::ModelGradients got = model.backward(batch, grad);
-            const seqembed::PipelineGradients<float>& stage = got.stage;
-
-            // OPT's project_in is folded into the token table the stage holds (table x W^T), so the
-            // checkpoint's table has the folded gradient times W, and W the folded gradient's
-            // rows times the table's.
-            const bool folded = file.contains(key("projection_weight")) && model.projection() == nullptr;
-            if (folded) {
-                ++folded_projections;
-                const Dense table = checkpoint_tensor(directory, "embed_tokens.weight");
-                const Dense w = checkpoint_tensor(directory, "project_in.weight");
-                const Dense folded_gradient = dense_of(stage.token);
-                CHECK(worst(folded_gradient * w, expected_table(file, key("token"), table.rows())) <= bound);
-                CHECK(worst(folded_gradient.transpose() * table, read_dense(file, key("projection_weight"))) <= bound);
-            } else {
-                REQUIRE(file.contains(key("token")));
-                CHECK(worst(dense_of(stage.token), expected_table(file, key("token"), stage.token.table_rows)) <= bound);
-            }
-            if (file.contains(key("positions"))) {
-                CHECK(worst(dense_of(stage.positions),
-                            expected_table(file, key("positions"), stage.positions.table_rows)) <= bound);
-            } else {
-                CHECK(stage.positions.empty());
-            }
-            if (file.contains(key("task_types"))) {
-                // ERNIE's task row 0 is folded into the position table: its gradient is the sum of theirs.
-                ++task_rows;
-                const Dense summed = dense_of(stage.positions).colwise().sum();
-                CHECK(worst(summed, expected_table(file, key("task_types"), 1)) <= bound);
-            }
-            if (file.contains(key("token_types"))) {
-                CHECK(worst(dense_of(stage.token_types),
-                            expected_table(file, key("token_types"), stage.token_types.table_rows)) <= bound);
-            } else {
-                CHECK(stage.token_types.empty());
-            }
-            if (file.contains(key("gamma"))) {
-                ++layer_norms;
-                CHECK(worst(stage.gamma.cast<double>(), read_dense(file, key("gamma"))) <= bound);
-            } else {
-                CHECK(stage.gamma.size() == 0);
-            }
-            if (file.contains(key("beta"))) {
-                CHECK(worst(stage.beta.cast<double>(), read_dense(file, key("beta"))) <= bound);
-            } else {
-                CHECK(stage.beta.size() == 0);
-            }
-            if (!folded && file.contains(key("projection_weight"))) {
-                ++projections;
-                CHECK(worst(got.projection_weight.cast<double>(), read_dense(file, key("projection_weight"))) <= bound);
-                CHECK(worst(got.projection_bias.cast<double>(), read_dense(file, key("projection_bias"))) <= bound);
-            } else if (!folded) {
-                CHECK(got.projection_weight.size() == 0);
-            }
+            compare(model, directory, file, case_name, batch, counts);
+            // Every row's gradient, padded ones too, through the rows the framework computes.
+            const bool padded = (mask.array() == 0).any();
+            REQUIRE(file.contains(case_name + ".computed.grad_output") == padded);
+            if (padded) compare(computed, directory, file, case_name + ".computed", batch, computed_counts);
         }
     }
     // What the families above hold, so that none of the paths goes untested.
-    CHECK(folded_projections == 3);
-    CHECK(task_rows == 3);
-    CHECK(projections == 15);
-    std::printf("model backward: %d folded projections, %d task rows, %d projections, %d LayerNorms\n", folded_projections, task_rows, projections, layer_norms);
-    CHECK(layer_norms == 147);
+    CHECK(counts.folded_projections == 3);
+    CHECK(counts.task_rows == 3);
+    CHECK(counts.projections == 15);
+    CHECK(counts.layer_norms == 147);
+    CHECK(computed_counts.layer_norms == 98);
 }
 
 TEST_CASE("io::Model::backward takes a training forward's call, and checks what it is given",

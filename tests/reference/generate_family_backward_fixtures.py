@@ -14,6 +14,10 @@ with gradients, and writes into tests/fixtures/models/<family>/backward.safetens
                                             zero on padded tokens' rows; width is the model
                                             output's (ELECTRA's and ALBERT's after their
                                             projection);
+  <case>.computed.*                         for the cases with padding, the same draw on every
+                                            row (grad_output) and the gradients below from it:
+                                            what a stage that computes the padded rows as the
+                                            framework does (PaddedRows::computed) passes back;
   <case>.<role>.rows, <case>.<role>         I64 and F64: the rows of a table with a nonzero
                                             gradient and their gradient, for the roles token,
                                             positions, token_types and task_types (ERNIE's);
@@ -140,23 +144,27 @@ def generate():
                                               None if types is None else torch.from_numpy(types))
             width = (projected if projected is not None else out).shape[-1]
             draw = np.random.default_rng([ISSUE, family["seed"], index])
-            grad_output = draw.standard_normal((ids.size, width)).astype(np.float32)
-            grad_output[mask.reshape(-1) == 0, :] = 0  # padded rows pass nothing back
-            gradients = gradients_of(family, root64, forward64, ids, mask, types, grad_output)
-
+            whole = draw.standard_normal((ids.size, width)).astype(np.float32)
             tensors[f"{case}.input_ids"] = torch.from_numpy(ids)
             tensors[f"{case}.attention_mask"] = torch.from_numpy(mask)
             if types is not None:
                 tensors[f"{case}.token_type_ids"] = torch.from_numpy(types)
-            tensors[f"{case}.grad_output"] = torch.from_numpy(grad_output)
-            for role, grad in sorted(gradients.items()):
-                if role in ("token", "positions", "token_types", "task_types"):
-                    rows = np.flatnonzero(np.any(grad != 0, axis=1)).astype(np.int64)
-                    tensors[f"{case}.{role}.rows"] = torch.from_numpy(rows)
-                    tensors[f"{case}.{role}"] = torch.from_numpy(np.ascontiguousarray(grad[rows]))
-                else:
-                    tensors[f"{case}.{role}"] = torch.from_numpy(np.ascontiguousarray(grad))
-            print(f"{name:24s} {case:13s} " + ", ".join(f"{r} {g.shape}" for r, g in sorted(gradients.items())))
+            # Padded rows pass nothing back; with padding, again with a gradient on every row,
+            # for a stage that computes the padded rows as the framework does.
+            variants = [(case, np.where(mask.reshape(-1, 1) == 0, np.float32(0), whole))]
+            if not mask.all():
+                variants.append((f"{case}.computed", whole))
+            for prefix, grad_output in variants:
+                gradients = gradients_of(family, root64, forward64, ids, mask, types, grad_output)
+                tensors[f"{prefix}.grad_output"] = torch.from_numpy(np.ascontiguousarray(grad_output))
+                for role, grad in sorted(gradients.items()):
+                    if role in ("token", "positions", "token_types", "task_types"):
+                        rows = np.flatnonzero(np.any(grad != 0, axis=1)).astype(np.int64)
+                        tensors[f"{prefix}.{role}.rows"] = torch.from_numpy(rows)
+                        tensors[f"{prefix}.{role}"] = torch.from_numpy(np.ascontiguousarray(grad[rows]))
+                    else:
+                        tensors[f"{prefix}.{role}"] = torch.from_numpy(np.ascontiguousarray(grad))
+                print(f"{name:24s} {prefix:22s} " + ", ".join(f"{r} {g.shape}" for r, g in sorted(gradients.items())))
         (family_dir / "backward.safetensors").write_bytes(safetensors_bytes(tensors, {"format": "pt"}))
         written_families += 1
     print(f"wrote backward.safetensors for {written_families} families")

@@ -441,10 +441,12 @@ build_qwen2 = build_llama
 
 def build_gemma(cfg):
     """GemmaModel.forward: hidden_states = inputs_embeds; normalizer =
-    torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype); hidden_states * normalizer."""
+    torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype); hidden_states * normalizer. The
+    nn.Embedding's padding_idx is the config class's pad_token_id (0 by default)."""
     root = node()
     root.model = node()
-    root.model.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], cfg.get("pad_token_id"))
+    pad = language(cfg).get("pad_token_id", 0)
+    root.model.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"], pad)
 
     def forward(input_ids, attention_mask, token_type_ids):
         inputs_embeds = root.model.embed_tokens(input_ids)
