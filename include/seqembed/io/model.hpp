@@ -237,8 +237,10 @@ PipelineGradients<float> token_dropout_backward(const TokenDropout& rule, const 
 ///        ALBERT's projection.
 struct ModelGradients {
     /// @brief Of the pipeline's tables (InputPipeline::backward's): the token table (OPT's with
-    ///        project_in folded in, the table the stage holds), the position table (ERNIE's
-    ///        with its task row folded in), the token-type table, LayerNorm.
+    ///        project_in folded in, the table the stage holds: the checkpoint's table has this
+    ///        gradient times project_in's weight), the position table (ERNIE's with its task row
+    ///        folded in; none for a fixed sinusoid, ModelInputStage::fixed_positions), the
+    ///        token-type table, LayerNorm (no beta for ModernBERT's, which has no bias).
     PipelineGradients<float> stage;
     /// @brief Of the projection's weight (out_features x in_features); empty without one.
     RowMatrix<float> projection_weight;
