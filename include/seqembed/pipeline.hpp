@@ -752,9 +752,18 @@ private:
         detail::require_shape("gradient of InputPipeline's output", grad_output.rows(), grad_output.cols(),
                               batch.ids.size(), d_model());
         check(batch);
+        // GCC 12 reports the payload of a disengaged call, passed down through std::visit, as
+        // maybe uninitialized (a false positive: it is read only when engaged).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
         if (call && *call >= m_dropout.calls())
             detail::fail<value_error>("dropout call ", *call, " was never used: this pipeline's forwards have used calls "
                                       "below ", m_dropout.calls());
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
     }
 
     /// The backward of a checked batch: the gradient through dropout and LayerNorm for each row

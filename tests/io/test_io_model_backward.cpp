@@ -254,3 +254,36 @@ TEST_CASE("io::Model::backward_decoder is the decoder stage's backward, its fixe
         CHECK_FALSE(want.positions.empty());
     }
 }
+
+TEST_CASE("io::Model::backward converts explicit position ids as forward does", "[io][models][backward]") {
+    using namespace model_backward_test;
+    const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+    for (const char* family : {"roberta", "bert", "gpt2"}) {
+        INFO(family);
+        const seqembed::io::Model model = seqembed::io::load_model(root / family);
+        const SafetensorsFile file = SafetensorsFile::open(root / family / "backward.safetensors");
+        const seqembed::IdMatrix ids = file.ids("left_padding.input_ids");
+        const seqembed::IdMatrix mask = file.ids("left_padding.attention_mask");
+        seqembed::Batch batch(ids);
+        batch.padding = seqembed::Padding::from_mask(mask);
+        const RowMatrix<float> grad = file.matrix<float>("left_padding.grad_output").matrix();
+        // The ids the family's forward would compute, given as Hugging Face takes them (RoBERTa's
+        // are table rows).
+        const seqembed::io::Model::PositionVector positions = model.positions(batch);
+        const std::int64_t shift =
+            std::string(family) == "roberta" ? model.learned()->pipeline.positions().offset() : 0;
+        seqembed::IdMatrix given(ids.rows(), ids.cols());
+        for (Index k = 0; k < given.size(); ++k) given.data()[k] = positions[k] + shift;
+        seqembed::Batch explicit_ids = batch;
+        explicit_ids.position_ids = given;
+        const seqembed::io::ModelGradients by_rule = model.backward(batch, grad);
+        const seqembed::io::ModelGradients by_ids = model.backward(explicit_ids, grad);
+        CHECK(by_ids.stage.positions.rows == by_rule.stage.positions.rows);
+        CHECK((by_ids.stage.positions.values.array() == by_rule.stage.positions.values.array()).all());
+        CHECK((by_ids.stage.token.values.array() == by_rule.stage.token.values.array()).all());
+        // Other ids read other rows.
+        const seqembed::IdMatrix one_row = seqembed::IdMatrix::Constant(ids.rows(), ids.cols(), shift + 1);
+        explicit_ids.position_ids = one_row;
+        CHECK(model.backward(explicit_ids, grad).stage.positions.rows.size() == 1);
+    }
+}
