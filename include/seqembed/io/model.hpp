@@ -425,25 +425,13 @@ public:
     RowMatrix<float> forward(const Batch& batch) const {
         return std::visit(
             [&](const auto& stage) {
-                require_taken(batch, stage.pipeline, "forward");
-                require_no_past(batch, "forward");
-                const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
-                Batch given = rows ? with_position_ids(batch, *rows) : batch;
-                if (stage.pipeline.token_types() == nullptr) given.token_types.reset();  // DeBERTa-v3's, unused
-                if (ignores_position_ids()) given.position_ids.reset();
-                const Batch& family = given;
+                std::optional<IdMatrix> rows;  // RoBERTa's position ids as positions, which `family` views
+                const Batch family = family_batch(batch, stage.pipeline, "forward", rows);
                 RowMatrix<float> out = stage.pipeline.forward(family);
                 if (stage.token_dropout) detail::apply_token_dropout(*stage.token_dropout, stage.pipeline, family, out);
                 if (!stage.projection) return out;
                 RowMatrix<float> projected = stage.projection->forward(out);
-                if (stage.pipeline.padded_rows() == PaddedRows::zero) {  // padded rows stay zero
-                    const Index seq = family.ids.cols();
-                    seqembed::detail::for_each_position(
-                        family, stage.pipeline.numbering(), stage.pipeline.padding_id(), 0, family.ids.rows(),
-                        [&](Index b, Index t, bool real, std::int64_t) {
-                            if (!real) projected.row(b * seq + t).setZero();
-                        });
-                }
+                zero_padded_rows(family, stage.pipeline, projected);  // padded rows stay zero
                 return projected;
             },
             m_stage);
@@ -490,13 +478,8 @@ public:
                             std::optional<std::uint64_t> call = std::nullopt) const {
         return std::visit(
             [&](const auto& stage) {
-                require_taken(batch, stage.pipeline, "backward");
-                require_no_past(batch, "backward");
-                const std::optional<IdMatrix> rows = converted_position_ids(batch, stage.pipeline);
-                Batch given = rows ? with_position_ids(batch, *rows) : batch;
-                if (stage.pipeline.token_types() == nullptr) given.token_types.reset();
-                if (ignores_position_ids()) given.position_ids.reset();
-                const Batch& family = given;
+                std::optional<IdMatrix> rows;  // RoBERTa's position ids as positions, which `family` views
+                const Batch family = family_batch(batch, stage.pipeline, "backward", rows);
                 const Index width = stage.projection ? stage.projection->weight.rows() : stage.pipeline.d_model();
                 seqembed::detail::require_shape("gradient of Model::forward's output", grad_output.rows(),
                                                 grad_output.cols(), family.ids.size(), width);
@@ -504,14 +487,7 @@ public:
                 ModelGradients out;
                 RowMatrix<float> grad = grad_output;
                 if (stage.projection) {
-                    if (stage.pipeline.padded_rows() == PaddedRows::zero) {  // forward zeroed these rows
-                        const Index seq = family.ids.cols();
-                        seqembed::detail::for_each_position(
-                            family, stage.pipeline.numbering(), stage.pipeline.padding_id(), 0, family.ids.rows(),
-                            [&](Index b, Index t, bool real, std::int64_t) {
-                                if (!real) grad.row(b * seq + t).setZero();
-                            });
-                    }
+                    zero_padded_rows(family, stage.pipeline, grad);  // forward zeroed these rows
                     const RowMatrix<float> x = stage_output(stage.pipeline, family, call);
                     LinearGradients linear = stage.projection->backward(x, grad);
                     out.projection_weight = std::move(linear.weight);
@@ -704,6 +680,32 @@ private:
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", type,
                                                 "' takes no past tokens (a mask wider than the ids, or step offsets)",
                                                 encoder_only ? "" : " in its encoder; forward_decoder takes them");
+    }
+
+    /// The batch as the family's forward takes it, after checking that it takes what the batch
+    /// holds: RoBERTa's and MPNet's position ids made positions (into `rows`, which the batch
+    /// returned views), DeBERTa-v3's unused type ids and ESM-2's ignored position ids dropped.
+    template <typename Pipeline>
+    Batch family_batch(const Batch& batch, const Pipeline& pipeline, const char* call,
+                       std::optional<IdMatrix>& rows) const {
+        require_taken(batch, pipeline, call);
+        require_no_past(batch, call);
+        rows = converted_position_ids(batch, pipeline);
+        Batch family = rows ? with_position_ids(batch, *rows) : batch;
+        if (pipeline.token_types() == nullptr) family.token_types.reset();  // DeBERTa-v3's, unused
+        if (ignores_position_ids()) family.position_ids.reset();
+        return family;
+    }
+
+    /// Zeroes the rows of `rows` that are padded tokens under PaddedRows::zero.
+    template <typename Pipeline>
+    static void zero_padded_rows(const Batch& batch, const Pipeline& pipeline, RowMatrix<float>& rows) {
+        if (pipeline.padded_rows() != PaddedRows::zero) return;
+        const Index seq = batch.ids.cols();
+        seqembed::detail::for_each_position(batch, pipeline.numbering(), pipeline.padding_id(), 0, batch.ids.rows(),
+                                            [&](Index b, Index t, bool real, std::int64_t) {
+                                                if (!real) rows.row(b * seq + t).setZero();
+                                            });
     }
 
     /// The pipeline's output of a forward with dropout call `call` (none: in evaluation), for a

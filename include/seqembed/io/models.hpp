@@ -1658,10 +1658,9 @@ inline LearnedModelInput load_distilbert(const std::filesystem::path& directory,
         detail::family_options(options, "load_distilbert", PositionNumbering::sequence_index));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("LayerNorm."), config.hidden_size));
     LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
-    const std::string file = detail::path_name(directory / "config.json");
-    const nlohmann::json json = detail::read_json_object(directory / "config.json");
+    const std::filesystem::path file = directory / "config.json";
     stage.fixed_positions =
-        json.find("sinusoidal_pos_embds") != json.end() && detail::boolean_key(json, file, "sinusoidal_pos_embds");
+        detail::boolean_key(detail::read_json_object(file), detail::path_name(file), "sinusoidal_pos_embds");
     return stage;
 }
 
@@ -1836,10 +1835,9 @@ inline LearnedModelInput load_xlm(const std::filesystem::path& directory, const 
     if (!checkpoint.is_split()) detail::set_wte_token_types(checkpoint, pipeline, names("embeddings.weight"));
     pipeline.set_layer_norm(checkpoint.layer_norm(names("layer_norm_emb."), config.hidden_size));
     LearnedModelInput stage{config, std::move(pipeline), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
-    const std::string file = detail::path_name(directory / "config.json");
-    const nlohmann::json json = detail::read_json_object(directory / "config.json");
+    const std::filesystem::path file = directory / "config.json";
     stage.fixed_positions =
-        json.find("sinusoidal_embeddings") != json.end() && detail::boolean_key(json, file, "sinusoidal_embeddings");
+        detail::boolean_key(detail::read_json_object(file), detail::path_name(file), "sinusoidal_embeddings");
     return stage;
 }
 
