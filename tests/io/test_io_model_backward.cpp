@@ -226,6 +226,19 @@ TEST_CASE("io::Model::backward takes a training forward's call, and checks what 
         const seqembed::io::ModelGradients other = electra.backward(batch, grad, 0);
         CHECK((other.projection_weight.array() != got.projection_weight.array()).any());
     }
+    SECTION("accumulation adds two backwards as one of both batches") {
+        seqembed::io::ModelGradients sum = electra.backward(batch, grad);
+        sum.add(electra.backward(batch, grad));
+        const seqembed::io::ModelGradients once = electra.backward(batch, grad);
+        CHECK(sum.projection_weight == 2.0f * once.projection_weight);  // x + x is 2x exactly
+        CHECK(sum.projection_bias == 2.0f * once.projection_bias);
+        CHECK(sum.stage.gamma == 2.0f * once.stage.gamma);
+        seqembed::io::ModelGradients other;
+        other.projection_weight = RowMatrix<float>::Zero(3, 3);
+        const RowMatrix<float> before = sum.projection_weight;
+        CHECK_THROWS_AS(sum.add(other), seqembed::shape_error);
+        CHECK(sum.projection_weight == before);
+    }
     SECTION("bad input") {
         CHECK_THROWS_AS(electra.backward(batch, RowMatrix<float>::Zero(ids.size(), 8)), seqembed::shape_error);
         CHECK_THROWS_AS(electra.backward(batch, grad, 5), seqembed::value_error);  // a call never used

@@ -246,6 +246,32 @@ struct ModelGradients {
     RowMatrix<float> projection_weight;
     /// @brief Of the projection's bias; empty without one.
     Eigen::Matrix<float, 1, Eigen::Dynamic> projection_bias;
+
+    /// @brief Adds the gradients of another backward of the same model (accumulation over
+    ///        several batches before a step).
+    /// @param other the gradients to add.
+    /// @throws shape_error if a table's or the projection's shape differs; this is then unchanged.
+    void add(const ModelGradients& other) {
+        ModelGradients sum = *this;
+        sum.stage.add(other.stage);
+        add_matrix(sum.projection_weight, other.projection_weight);
+        add_matrix(sum.projection_bias, other.projection_bias);
+        *this = std::move(sum);
+    }
+
+private:
+    template <typename Matrix>
+    static void add_matrix(Matrix& into, const Matrix& other) {
+        if (other.size() == 0) return;
+        if (into.size() == 0) {
+            into = other;
+            return;
+        }
+        if (into.rows() != other.rows() || into.cols() != other.cols())
+            seqembed::detail::fail<shape_error>("gradient of the projection, ", other.rows(), " x ", other.cols(),
+                                                ", added to one of ", into.rows(), " x ", into.cols());
+        into += other;
+    }
 };
 
 /// @brief A model's input stage, loaded by model_type: the family's pipeline (its positions, token
