@@ -4,6 +4,7 @@
 // relative to max(1, |y|), the bound of issue 28, for every table, LayerNorm and projection.
 #include <seqembed/io/model.hpp>
 #include <seqembed/io/safetensors.hpp>
+#include <seqembed/optim.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -238,6 +239,21 @@ TEST_CASE("io::Model::backward takes a training forward's call, and checks what 
         const RowMatrix<float> before = sum.projection_weight;
         CHECK_THROWS_AS(sum.add(other), seqembed::shape_error);
         CHECK(sum.projection_weight == before);
+    }
+    SECTION("a dense optimizer steps the projection") {
+        seqembed::io::Linear& projection = *electra.learned()->projection;
+        const RowMatrix<float> weight = projection.weight;
+        const Eigen::Matrix<float, 1, Eigen::Dynamic> bias = projection.bias;
+        const seqembed::io::ModelGradients got = electra.backward(batch, grad);
+        seqembed::optim::Adam<float> weight_step("projection weight", weight.rows(), weight.cols());
+        seqembed::optim::Adam<float> bias_step("projection bias", 1, bias.cols());
+        weight_step.step(projection.weight, got.projection_weight, 1e-2);
+        bias_step.step(projection.bias, got.projection_bias, 1e-2);
+        // Adam's first step moves each value by lr against its gradient's sign.
+        for (Index k = 0; k < weight.size(); ++k)
+            if (got.projection_weight.data()[k] != 0.0f)
+                CHECK((projection.weight.data()[k] < weight.data()[k]) == (got.projection_weight.data()[k] > 0.0f));
+        CHECK((projection.bias.array() != bias.array()).all());
     }
     SECTION("bad input") {
         CHECK_THROWS_AS(electra.backward(batch, RowMatrix<float>::Zero(ids.size(), 8)), seqembed::shape_error);
