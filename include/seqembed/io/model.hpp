@@ -475,7 +475,7 @@ public:
                 if (!stage.decoder)
                     seqembed::detail::fail<value_error>("model_type '", model_type(),
                                                         "' has no decoder stage (the encoder-decoders have one)");
-                require_taken(batch, *stage.decoder, "forward_decoder");
+                require_taken(batch, stage.decoder->token_types() != nullptr, "forward_decoder");
                 return stage.decoder->forward(batch);
             },
             m_stage);
@@ -547,7 +547,7 @@ public:
                 if (!stage.decoder)
                     seqembed::detail::fail<value_error>("model_type '", model_type(),
                                                         "' has no decoder stage (the encoder-decoders have one)");
-                require_taken(batch, *stage.decoder, "backward_decoder");
+                require_taken(batch, stage.decoder->token_types() != nullptr, "backward_decoder");
                 PipelineGradients<float> out = stage.decoder->backward(batch, grad_output, call);
                 if (stage.fixed_positions) out.positions = {};
                 return out;
@@ -673,13 +673,13 @@ private:
     /// forward is given (they reach only ESM-1b's absolute table).
     bool ignores_position_ids() const noexcept { return model_type() == "esm" && lookup() != nullptr; }
 
-    /// Throws unless the family's forward takes what the batch holds.
-    template <typename Pipeline>
-    void require_taken(const Batch& batch, const Pipeline& pipeline, const char* call) const {
+    /// Throws unless the family's forward takes what the batch holds (`type_table`: whether the
+    /// stage has a token-type table).
+    void require_taken(const Batch& batch, bool type_table, const char* call) const {
         if (batch.position_ids && !takes_position_ids())
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
                                                 "' takes no position ids (its forward numbers tokens itself)");
-        if (batch.token_types && pipeline.token_types() == nullptr && !detail::is_deberta_family(model_type()))
+        if (batch.token_types && !type_table && !detail::is_deberta_family(model_type()))
             seqembed::detail::fail<value_error>("Model::", call, ": model_type '", model_type(),
                                                 "' takes no token type ids");
     }
@@ -714,7 +714,7 @@ private:
     template <typename Pipeline>
     Batch family_batch(const Batch& batch, const Pipeline& pipeline, const char* call,
                        std::optional<IdMatrix>& rows) const {
-        require_taken(batch, pipeline, call);
+        require_taken(batch, pipeline.token_types() != nullptr, call);
         require_no_past(batch, call);
         rows = converted_position_ids(batch, pipeline);
         Batch family = rows ? with_position_ids(batch, *rows) : batch;
