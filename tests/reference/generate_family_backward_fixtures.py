@@ -8,7 +8,9 @@ script and each of its cases, it builds the same modules (the same builders, see
 the same weights and ids; checked against the written model.safetensors), runs the float64 copy
 with gradients, and writes into tests/fixtures/models/<family>/backward.safetensors:
 
-  <case>.input_ids, <case>.attention_mask   I64, batch x seq (the case's);
+  <case>.input_ids, <case>.attention_mask   I64, batch x seq (the case's; a fourth case, low_ids,
+                                            reads rows 0 to 6 with every token attended, so that
+                                            each family's padding_idx row is read);
   <case>.token_type_ids                     I64, when the case passes token types;
   <case>.grad_output                        F32, (batch * seq) x width: a seeded normal draw,
                                             zero on padded tokens' rows; width is the model
@@ -53,6 +55,10 @@ import generate_family_fixtures as families  # noqa: E402  (the builders, weight
 from generate_io_fixtures import read_safetensors, safetensors_bytes  # noqa: E402
 
 ISSUE = 28
+# A fourth case, every token attended, that reads the table rows 0 to 6 (where the families'
+# pad ids are: nn.Embedding's padding_idx row takes no gradient, whatever the mask says).
+LOW_IDS = "low_ids"
+LOW_ID_ROWS = [[0, 1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 2, 1, 0], [1, 1, 0, 0, 2, 2, 3]]
 
 
 def roles_of(root):
@@ -128,10 +134,14 @@ def generate():
         text = families.language(cfg)
         pad = text.get("pad_token_id", 0)
         tensors = {}
-        for index, case in enumerate(families.CASE_NAMES):
-            vocab = text["vocab_size"] if "vocab_size" in text else text["src_vocab_size"]
-            ids, mask = families.make_case(case, vocab, pad, rng)
-            if "mask_tokens" in family:
+        vocab = text["vocab_size"] if "vocab_size" in text else text["src_vocab_size"]
+        for index, case in enumerate(families.CASE_NAMES + [LOW_IDS]):
+            if case == LOW_IDS:
+                ids = np.array(LOW_ID_ROWS, dtype=np.int64)
+                mask = np.ones_like(ids)
+            else:
+                ids, mask = families.make_case(case, vocab, pad, rng)
+            if "mask_tokens" in family and case != LOW_IDS:
                 for row, count in enumerate(family["mask_tokens"]):
                     real = np.flatnonzero(mask[row])
                     ids[row, real[1:1 + count]] = cfg["mask_token_id"]
