@@ -270,6 +270,26 @@ TEST_CASE("io::Model::backward takes a training forward's call, and checks what 
     }
 }
 
+TEST_CASE("io::Model::backward refuses an ESM sequence of mask tokens alone, as forward does",
+          "[io][models][backward]") {
+    using namespace model_backward_test;
+    const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+    for (const char* family : {"esm", "esm1b"}) {
+        INFO(family);
+        const seqembed::io::Model model = seqembed::io::load_model(root / family);
+        const auto mask_id = static_cast<seqembed::TokenId>(model.config().mask_token_id.value());
+        const seqembed::IdMatrix ids = seqembed::IdMatrix::Constant(2, 4, mask_id);
+        const seqembed::Batch batch(ids);
+        const RowMatrix<float> grad = RowMatrix<float>::Ones(ids.size(), model.learned() != nullptr
+                                                                             ? model.learned()->pipeline.d_model()
+                                                                             : model.lookup()->pipeline.d_model());
+        CHECK_THROWS_AS(model.forward(batch), seqembed::value_error);
+        const std::string message =
+            test_support::message_of<seqembed::value_error>([&] { static_cast<void>(model.backward(batch, grad)); });
+        CHECK(message.find("sequence 0 has 4 mask tokens") != std::string::npos);
+    }
+}
+
 TEST_CASE("io::Model::backward_decoder is the decoder stage's backward, its fixed sinusoid left out",
           "[io][models][backward]") {
     using namespace model_backward_test;

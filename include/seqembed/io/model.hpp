@@ -48,6 +48,19 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> mask_token_count
     return {std::move(masked), std::move(attended)};
 }
 
+/// The divisor of ESM's token dropout for sequence b, 1 - float(count) / float(attended), as
+/// EsmEmbeddings computes it in float32.
+/// @throws value_error when it is zero or not finite (every attended token a mask token).
+inline float token_dropout_divisor(const TokenDropout& rule, Index b, std::int64_t count, std::int64_t attended) {
+    const float ratio = static_cast<float>(count) / static_cast<float>(attended);
+    const float divisor = 1.0f - ratio;
+    if (!(divisor != 0.0f) || !std::isfinite(divisor))
+        seqembed::detail::fail<value_error>("ESM token dropout: sequence ", b, " has ", count, " mask tokens (id ",
+                                            rule.mask_token_id, ") among ", attended,
+                                            " attended ones: its scale 1 / (1 - ", ratio, ") is not finite");
+    return divisor;
+}
+
 /// ESM's token dropout over a forward's output `out` (the pipeline's rows, whose token rows it
 /// already multiplied by float(1 - 0.15 * 0.8)): in each sequence holding mask tokens, their rows
 /// zero and every other real row divided by float(1 - float(count) / float(attended)), as
@@ -67,12 +80,7 @@ void apply_token_dropout(const TokenDropout& rule, const Pipeline& pipeline, con
         const auto count = masked[static_cast<std::size_t>(b)];
         const auto real_count = attended[static_cast<std::size_t>(b)];
         if (count == 0 || real_count == 0) continue;  // divided by 1, or every row padded (zero)
-        const float ratio = static_cast<float>(count) / static_cast<float>(real_count);
-        const float divisor = 1.0f - ratio;
-        if (!(divisor != 0.0f) || !std::isfinite(divisor))
-            seqembed::detail::fail<value_error>("ESM token dropout: sequence ", b, " has ", count, " mask tokens (id ",
-                                                rule.mask_token_id, ") among ", real_count,
-                                                " attended ones: its scale 1 / (1 - ", ratio, ") is not finite");
+        const float divisor = token_dropout_divisor(rule, b, count, real_count);
         if (!absolute && pipeline.layer_norm() == nullptr) {
             // The rows are the scaled word rows alone: divide them, and zero the mask's.
             for (Index t = 0; t < seq; ++t) {
@@ -156,7 +164,7 @@ PipelineGradients<float> token_dropout_backward(const TokenDropout& rule, const 
         const auto count = masked[static_cast<std::size_t>(b)];
         const auto real_count = attended[static_cast<std::size_t>(b)];
         if (count == 0 || real_count == 0) continue;
-        const float divisor = 1.0f - static_cast<float>(count) / static_cast<float>(real_count);
+        const float divisor = token_dropout_divisor(rule, b, count, real_count);
         if (!absolute && norm == nullptr) {
             for (Index t = 0; t < seq; ++t) {
                 auto row = grad.row(b * seq + t);
