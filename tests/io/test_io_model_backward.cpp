@@ -25,6 +25,11 @@ using Dense = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 
 constexpr double bound = 4e-6;
 
+/// The generated family checkpoints, tests/fixtures/models.
+std::filesystem::path models_directory() {
+    return std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+}
+
 /// The largest |got - want| / max(1, |want|).
 double worst(const Dense& got, const Dense& want) {
     REQUIRE(got.rows() == want.rows());
@@ -156,7 +161,7 @@ void compare(const seqembed::io::Model& model, const std::filesystem::path& dire
 
 TEST_CASE("io::Model::backward gives PyTorch autograd's gradients for every model family", "[io][models][backward]") {
     using namespace model_backward_test;
-    const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+    const std::filesystem::path root = models_directory();
     std::vector<std::filesystem::path> directories;
     for (const auto& entry : std::filesystem::directory_iterator(root))
         if (std::filesystem::exists(entry.path() / "backward.safetensors")) directories.push_back(entry.path());
@@ -199,7 +204,7 @@ TEST_CASE("io::Model::backward gives PyTorch autograd's gradients for every mode
 TEST_CASE("io::Model::backward takes a training forward's call, and checks what it is given",
           "[io][models][backward]") {
     using namespace model_backward_test;
-    const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+    const std::filesystem::path root = models_directory();
     seqembed::PipelineOptions options;
     options.dropout = 0.25;
     options.dropout_seed = 7;
@@ -273,7 +278,7 @@ TEST_CASE("io::Model::backward takes a training forward's call, and checks what 
 TEST_CASE("io::Model::backward refuses an ESM sequence of mask tokens alone, as forward does",
           "[io][models][backward]") {
     using namespace model_backward_test;
-    const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+    const std::filesystem::path root = models_directory();
     for (const char* family : {"esm", "esm1b"}) {
         INFO(family);
         const seqembed::io::Model model = seqembed::io::load_model(root / family);
@@ -293,7 +298,7 @@ TEST_CASE("io::Model::backward refuses an ESM sequence of mask tokens alone, as 
 TEST_CASE("io::Model::backward_decoder is the decoder stage's backward, its fixed sinusoid left out",
           "[io][models][backward]") {
     using namespace model_backward_test;
-    const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+    const std::filesystem::path root = models_directory();
     for (const char* family : {"m2m_100", "fsmt"}) {
         INFO(family);
         const seqembed::io::Model model = seqembed::io::load_model(root / family);
@@ -313,7 +318,7 @@ TEST_CASE("io::Model::backward_decoder is the decoder stage's backward, its fixe
 
 TEST_CASE("io::Model::backward converts explicit position ids as forward does", "[io][models][backward]") {
     using namespace model_backward_test;
-    const std::filesystem::path root = std::filesystem::path(SEQEMBED_SOURCE_DIR) / "tests" / "fixtures" / "models";
+    const std::filesystem::path root = models_directory();
     for (const char* family : {"roberta", "bert", "gpt2"}) {
         INFO(family);
         const seqembed::io::Model model = seqembed::io::load_model(root / family);
